@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// Dense tensors with optional quantization parameters: the data type shared by the graph IR, the
+// reference executor, the NPU lowering and the MCU code generator.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace num {
+
+enum class DType : uint8_t { F32, F16, I8, U8, I16, U16, I32, I64, Bool };
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+
+/// Per-tensor (axis = -1, one scale) or per-axis quantization, onnxruntime/ONNX semantics:
+/// real = (q - zero_point) * scale.
+struct QuantParams {
+    std::vector<float> scale;
+    std::vector<int32_t> zero_point;
+    int axis = -1;
+    bool empty() const { return scale.empty(); }
+    bool per_axis() const { return scale.size() > 1; }
+};
+
+/// Row-major dense tensor owning its bytes.
+class Tensor {
+   public:
+    Tensor() = default;
+    Tensor(DType dtype, std::vector<int64_t> shape);
+
+    DType dtype() const { return dtype_; }
+    const std::vector<int64_t>& shape() const { return shape_; }
+    int rank() const { return static_cast<int>(shape_.size()); }
+    int64_t dim(int i) const { return shape_.at(static_cast<size_t>(i < 0 ? i + rank() : i)); }
+    size_t numel() const;
+    size_t nbytes() const { return bytes_.size(); }
+
+    template <typename T>
+    T* data() { return reinterpret_cast<T*>(bytes_.data()); }
+    template <typename T>
+    const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+    uint8_t* raw() { return bytes_.data(); }
+    const uint8_t* raw() const { return bytes_.data(); }
+
+    QuantParams quant;
+
+    std::string shape_str() const;
+
+   private:
+    DType dtype_ = DType::F32;
+    std::vector<int64_t> shape_;
+    std::vector<uint8_t> bytes_;
+};
+
+}  // namespace num

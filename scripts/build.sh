@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Configure and build npusim (Release, ccache, warnings as errors). Incremental on a second run.
+#   scripts/build.sh [--sanitize] [ninja targets...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=build
+EXTRA=()
+if [ "${1:-}" = "--sanitize" ]; then
+  shift; BUILD_DIR=build-asan
+  EXTRA=(-DNPUSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+export CCACHE_DIR="${CCACHE_DIR:-$PWD/.cache/ccache}"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DNPUSIM_WERROR=ON "${EXTRA[@]}"
+fi
+cmake --build "$BUILD_DIR" --parallel "${NPUSIM_JOBS:-2}" ${1:+--target "$@"}
