@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// Regcmd stream builder: register writes checked against the register database (the register
+// must exist in the target block, every field value must fit), and the four task-ending entries
+// (hardware-facts.md Part I §1.2). Field overflow is reported the way RKNN's REGTASK errors are,
+// but naming the register and field, not just the offset.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hw/regcmd.h"
+#include "hw/regdb.h"
+
+namespace drv::regcmd {
+
+/// A programming error caught while emitting (e.g. a value wider than its field).
+class EmitError : public std::runtime_error {
+   public:
+    using std::runtime_error::runtime_error;
+};
+
+/// One field assignment; `name` is the register field name in the regdb.
+struct FieldValue {
+    const char* name;
+    uint64_t value;
+};
+
+class Builder {
+   public:
+    /// Raw write of a whole register value. `reg` is "BLOCK_REG" as in the regdb (e.g.
+    /// "CNA_CONV_CON3"); throws EmitError if the register does not exist.
+    void write(const std::string& reg, uint32_t value);
+    /// Write a register assembled from named fields; every field must exist and its value fit.
+    void write_fields(const std::string& reg, std::initializer_list<FieldValue> fields);
+    /// Close the task: PC_BASE_ADDRESS = next task's regcmd address (0 if last),
+    /// PC_REGISTER_AMOUNTS = next task's fetch amount, the 0x0041 sync entry and the 0x0081
+    /// op-enable entry with the per-block enable mask.
+    void end_task(uint32_t next_regcmd_addr, uint32_t next_amount, uint32_t enable_mask);
+    /// Pad with NOP entries to a multiple of `entries` (tasks are fetched in whole units).
+    void align(size_t entries);
+
+    const std::vector<uint64_t>& words() const { return words_; }
+    size_t size() const { return words_.size(); }
+    void clear() { words_.clear(); }
+
+   private:
+    std::vector<uint64_t> words_;
+};
+
+/// Fetch amount for a task of `entries` 64-bit words (including the 4 ending entries) as the PC
+/// expects it: ceil(entries / scale) - 1 (vendor rknpu_job_subcore_commit_pc).
+uint32_t pc_data_amount(size_t entries, int pc_data_amount_scale);
+
+}  // namespace drv::regcmd

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// What a convolution task programs into CNA/CORE/DPU/DPU_RDMA, decoded from the register file at
+// op-enable (SG-8.4: decode is pure and latched, like NVDLA's register groups).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/profile.h"
+#include "npu/rknpu/reg_file.h"
+
+namespace npu::rknpu {
+
+/// Values of CNA_CONV_CON1.PROC_PRECISION / DPU_DATA_FORMAT precision fields.
+enum class Precision : uint32_t { Int8 = 0, Int16 = 1, Fp16 = 2 };
+
+/// DPU ALU algorithms (BS_ALU_ALGO). UNVERIFIED: the add encoding follows the open driver's bias path.
+enum class AluAlgo : uint32_t { Max = 0, Min = 1, Add = 2 };
+
+struct ConvConfig {
+    // CNA: input cube (NC1HWC2), kernel, geometry
+    uint32_t in_w = 0, in_h = 0, in_c = 0, in_c_real = 0;
+    uint32_t kernel_w = 0, kernel_h = 0, kernels = 0;
+    uint32_t stride_x = 1, stride_y = 1, dilation_x = 1, dilation_y = 1;
+    uint32_t pad_top = 0, pad_left = 0;
+    int32_t pad_value = 0;
+    uint32_t feature_addr = 0, line_stride_bytes = 0, surf_stride_bytes = 0;
+    uint32_t weight_addr = 0, weight_bytes = 0, weight_bytes_per_kernel = 0;
+    uint32_t data_banks = 0, weight_banks = 0, data_entries = 0;
+    bool weight_reuse = false;
+    bool depthwise = false;
+    Precision precision = Precision::Int8;
+    // CORE: output cube
+    uint32_t out_w = 0, out_h = 0, out_c = 0;
+    // DPU / DPU_RDMA: post-processing and write-back
+    uint32_t dst_addr = 0, dst_surf_stride_bytes = 0;
+    bool bs_bypass = true, bs_alu_bypass = true, bs_relu_bypass = true;
+    uint32_t bs_alu_src = 0;  ///< 1: per-channel operand from memory (RDMA_BS_BASE_ADDR)
+    AluAlgo bs_alu_algo = AluAlgo::Add;
+    int32_t bs_alu_operand = 0;
+    uint32_t bias_addr = 0;
+    int32_t out_cvt_offset = 0;
+    uint32_t out_cvt_scale = 1, out_cvt_shift = 0;
+    uint32_t block_enable_mask = 0;  ///< from the op-enable entry (GLOBAL.OPERATION_ENABLE bit order)
+
+    uint64_t input_bytes() const;   ///< bytes the CNA reads for the feature cube
+    uint64_t output_bytes() const;  ///< bytes the DPU WDMA writes
+    uint64_t bias_bytes() const;
+    uint32_t c2() const { return 16; }
+};
+
+/// A programming error found when the task starts: names block, register, field and value.
+struct Fault {
+    std::string block;
+    std::string reg;
+    std::string field;
+    uint64_t value = 0;
+    std::string message;
+};
+
+/// Decode the conv-path registers. Geometry the registers cannot express is left to validate().
+ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask);
+
+/// Check a decoded task against the profile; empty when legal.
+std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p);
+
+}  // namespace npu::rknpu

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Functional model of the int8 convolution path: CNA reads the NC1HWC2 feature cube and packed
+// weights, CORE accumulates in int32, DPU adds bias (BS ALU), applies ReLU and the output convert
+// (offset/scale/shift, saturating to int8) and WDMA writes NC1HWC2. No time here (SG-8.4).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "npu/rknpu/conv_config.h"
+
+namespace npu::rknpu {
+
+/// Byte images the DMA engines fetched for one task.
+struct ConvOperands {
+    std::vector<uint8_t> feature;  ///< input_bytes() from feature_addr with the programmed strides
+    std::vector<uint8_t> weights;  ///< weight_bytes from weight_addr
+    std::vector<uint8_t> bias;     ///< bias_bytes() from bias_addr (int32 little-endian per channel)
+};
+
+/// Weight packing the model reads (UNVERIFIED against silicon captures): kernel after kernel,
+/// each kernel laid out [kh][kw][C] with C padded to the C2 atomic (16 int8 values).
+inline uint64_t weight_index(const ConvConfig& c, uint32_t k, uint32_t kh, uint32_t kw, uint32_t ch) {
+    return (static_cast<uint64_t>(k) * c.kernel_h * c.kernel_w + kh * c.kernel_w + kw) * c.in_c + ch;
+}
+
+/// Address offset of element (c, h, w) in an NC1HWC2 cube with C2 = 16.
+inline uint64_t nc1hwc2_offset(uint32_t c, uint32_t h, uint32_t w, uint32_t line_stride, uint64_t surf_stride) {
+    return (c / 16) * surf_stride + static_cast<uint64_t>(h) * line_stride + w * 16u + (c % 16);
+}
+
+/// Compute the output cube for a validated config, compacted (surface after surface, each
+/// out_w*out_h*16 bytes); the WDMA scatters surfaces to dst_addr + c1 * dst_surf_stride.
+std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops);
+
+/// Layout helpers for the feature image the DMA gathers: the engine expects the feature cube
+/// compacted to line_stride = in_w*16 and surf_stride = in_h*in_w*16 (the DMA does the gather).
+uint64_t compact_feature_offset(const ConvConfig& c, uint32_t ch, uint32_t h, uint32_t w);
+
+}  // namespace npu::rknpu

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// Decode and validation of the convolution path (CNA -> CORE -> DPU) from the register file.
+#include "npu/rknpu/conv_config.h"
+
+#include <fmt/format.h>
+
+#include "hw/rknpu_regs.h"
+
+namespace npu::rknpu {
+
+using namespace hw::rknpu;
+
+namespace {
+int32_t sign_extend(uint32_t v, int bits) {
+    const uint32_t m = 1u << (bits - 1);
+    return static_cast<int32_t>((v ^ m) - m);
+}
+}  // namespace
+
+uint64_t ConvConfig::input_bytes() const {
+    const uint64_t c1 = (in_c + c2() - 1) / c2();
+    return c1 * in_h * in_w * c2();
+}
+uint64_t ConvConfig::output_bytes() const {
+    const uint64_t c1 = (out_c + c2() - 1) / c2();
+    return c1 * out_h * out_w * c2();
+}
+uint64_t ConvConfig::bias_bytes() const { return (!bs_bypass && !bs_alu_bypass && bs_alu_src) ? 4ull * out_c : 0; }
+
+ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask) {
+    ConvConfig c;
+    c.block_enable_mask = block_enable_mask;
+    auto f = [&](uint16_t off, hw::Field fld) { return rf.field(off, fld); };
+    c.precision = static_cast<Precision>(f(CNA_CONV_CON1::kOffset, CNA_CONV_CON1::PROC_PRECISION));
+    c.depthwise = f(CORE_MISC_CFG::kOffset, CORE_MISC_CFG::DW_EN) != 0;
+    c.in_w = f(CNA_DATA_SIZE0::kOffset, CNA_DATA_SIZE0::DATAIN_WIDTH);
+    c.in_h = f(CNA_DATA_SIZE0::kOffset, CNA_DATA_SIZE0::DATAIN_HEIGHT);
+    c.in_c = f(CNA_DATA_SIZE1::kOffset, CNA_DATA_SIZE1::DATAIN_CHANNEL);
+    c.in_c_real = f(CNA_DATA_SIZE1::kOffset, CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL) + 1;
+    c.kernel_w = f(CNA_WEIGHT_SIZE2::kOffset, CNA_WEIGHT_SIZE2::WEIGHT_WIDTH);
+    c.kernel_h = f(CNA_WEIGHT_SIZE2::kOffset, CNA_WEIGHT_SIZE2::WEIGHT_HEIGHT);
+    c.kernels = f(CNA_WEIGHT_SIZE2::kOffset, CNA_WEIGHT_SIZE2::WEIGHT_KERNELS);
+    c.weight_bytes = rf.read(CNA_WEIGHT_SIZE0::kOffset);
+    c.weight_bytes_per_kernel = f(CNA_WEIGHT_SIZE1::kOffset, CNA_WEIGHT_SIZE1::WEIGHT_BYTES_PER_KERNEL);
+    c.stride_x = f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::CONV_X_STRIDE);
+    c.stride_y = f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::CONV_Y_STRIDE);
+    // ATROUS fields hold the dilation rate; 0 is read as 1 (no dilation) as drivers leave it 0.
+    c.dilation_x = std::max(1u, f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::ATROUS_X_DILATION));
+    c.dilation_y = std::max(1u, f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::ATROUS_Y_DILATION));
+    c.pad_top = f(CNA_PAD_CON0::kOffset, CNA_PAD_CON0::PAD_TOP);
+    c.pad_left = f(CNA_PAD_CON0::kOffset, CNA_PAD_CON0::PAD_LEFT);
+    c.pad_value = static_cast<int32_t>(rf.read(CNA_PAD_CON1::kOffset));
+    c.feature_addr = rf.read(CNA_FEATURE_DATA_ADDR::kOffset);
+    c.line_stride_bytes = f(CNA_DMA_CON1::kOffset, CNA_DMA_CON1::LINE_STRIDE);
+    c.surf_stride_bytes = f(CNA_DMA_CON2::kOffset, CNA_DMA_CON2::SURF_STRIDE);
+    c.weight_addr = rf.read(CNA_DCOMP_ADDR0::kOffset);
+    c.data_banks = f(CNA_CBUF_CON0::kOffset, CNA_CBUF_CON0::DATA_BANK);
+    c.weight_banks = f(CNA_CBUF_CON0::kOffset, CNA_CBUF_CON0::WEIGHT_BANK);
+    c.weight_reuse = f(CNA_CBUF_CON0::kOffset, CNA_CBUF_CON0::WEIGHT_REUSE) != 0;
+    c.data_entries = f(CNA_CBUF_CON1::kOffset, CNA_CBUF_CON1::DATA_ENTRIES);
+
+    // CORE counts output dimensions minus one, like most NVDLA-derived size registers.
+    c.out_w = f(CORE_DATAOUT_SIZE_0::kOffset, CORE_DATAOUT_SIZE_0::DATAOUT_WIDTH) + 1;
+    c.out_h = f(CORE_DATAOUT_SIZE_0::kOffset, CORE_DATAOUT_SIZE_0::DATAOUT_HEIGHT) + 1;
+    c.out_c = f(CORE_DATAOUT_SIZE_1::kOffset, CORE_DATAOUT_SIZE_1::DATAOUT_CHANNEL) + 1;
+
+    c.dst_addr = rf.read(DPU_DST_BASE_ADDR::kOffset);
+    c.dst_surf_stride_bytes = DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.get(rf.read(DPU_DST_SURF_STRIDE::kOffset)) << 4;
+    const uint32_t bs = rf.read(DPU_BS_CFG::kOffset);
+    c.bs_bypass = DPU_BS_CFG::BS_BYPASS.get(bs) != 0;
+    c.bs_alu_bypass = DPU_BS_CFG::BS_ALU_BYPASS.get(bs) != 0;
+    c.bs_relu_bypass = DPU_BS_CFG::BS_RELU_BYPASS.get(bs) != 0;
+    c.bs_alu_src = DPU_BS_CFG::BS_ALU_SRC.get(bs);
+    c.bs_alu_algo = static_cast<AluAlgo>(DPU_BS_CFG::BS_ALU_ALGO.get(bs));
+    c.bs_alu_operand = static_cast<int32_t>(rf.read(DPU_BS_ALU_CFG::kOffset));
+    c.bias_addr = rf.read(DPU_RDMA_RDMA_BS_BASE_ADDR::kOffset);
+    c.out_cvt_offset = static_cast<int32_t>(rf.read(DPU_OUT_CVT_OFFSET::kOffset));
+    c.out_cvt_scale = f(DPU_OUT_CVT_SCALE::kOffset, DPU_OUT_CVT_SCALE::OUT_CVT_SCALE);
+    c.out_cvt_shift = f(DPU_OUT_CVT_SHIFT::kOffset, DPU_OUT_CVT_SHIFT::OUT_CVT_SHIFT);
+    (void)sign_extend;
+    return c;
+}
+
+std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
+    std::vector<Fault> out;
+    auto fault = [&](const char* block, const char* reg, const char* field, uint64_t v, std::string msg) {
+        out.push_back(Fault{block, reg, field, v, std::move(msg)});
+    };
+    const uint32_t need = (1u << 0) | (1u << 2) | (1u << 3);  // CNA, CORE, DPU
+    if ((c.block_enable_mask & need) != need)
+        fault("PC", "OPERATION_ENABLE", "OP_EN", c.block_enable_mask,
+              "convolution task without CNA, CORE and DPU enabled (need bits 0, 2, 3)");
+    if (c.precision != Precision::Int8)
+        fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
+              "only int8 (0) convolutions are modelled so far");
+    if (c.depthwise)
+        fault("CORE", "MISC_CFG", "DW_EN", 1, "depthwise convolution is not modelled yet");
+    if (c.in_w == 0 || c.in_h == 0 || c.in_c == 0)
+        fault("CNA", "DATA_SIZE0", "DATAIN_WIDTH/HEIGHT", c.in_w * 65536ull + c.in_h, "empty input cube");
+    if (c.in_c % c.c2() != 0)
+        fault("CNA", "DATA_SIZE1", "DATAIN_CHANNEL", c.in_c, fmt::format("must be a multiple of C2 = {}", c.c2()));
+    if (c.kernel_w == 0 || c.kernel_h == 0)
+        fault("CNA", "WEIGHT_SIZE2", "WEIGHT_WIDTH/HEIGHT", c.kernel_w * 256ull + c.kernel_h, "kernel size 0");
+    if (c.stride_x == 0 || c.stride_y == 0)
+        fault("CNA", "CONV_CON3", "CONV_X/Y_STRIDE", c.stride_x * 8ull + c.stride_y, "stride 0");
+    const uint32_t banks = static_cast<uint32_t>(p.npu.cbuf_banks.value);
+    if (c.data_banks + c.weight_banks > banks)
+        fault("CNA", "CBUF_CON0", "DATA_BANK+WEIGHT_BANK", c.data_banks + c.weight_banks,
+              fmt::format("{} + {} banks exceed the {} CBUF banks of {}", c.data_banks, c.weight_banks, banks, p.name));
+    if (c.kernels != c.out_c)
+        fault("CORE", "DATAOUT_SIZE_1", "DATAOUT_CHANNEL", c.out_c - 1,
+              fmt::format("output channels {} != CNA WEIGHT_KERNELS {}", c.out_c, c.kernels));
+    if (c.kernel_w && c.kernel_h && c.stride_x && c.stride_y) {
+        const int64_t eff_w = (c.kernel_w - 1) * c.dilation_x + 1, eff_h = (c.kernel_h - 1) * c.dilation_y + 1;
+        const int64_t max_w = (static_cast<int64_t>(c.in_w) + 2 * c.pad_left - eff_w) / c.stride_x + 1;
+        const int64_t max_h = (static_cast<int64_t>(c.in_h) + 2 * c.pad_top - eff_h) / c.stride_y + 1;
+        if (c.out_w > max_w || c.out_h > max_h)
+            fault("CORE", "DATAOUT_SIZE_0", "DATAOUT_WIDTH/HEIGHT", c.out_w * 65536ull + c.out_h,
+                  fmt::format("output {}x{} larger than the {}x{} the input and padding allow", c.out_w, c.out_h,
+                              max_w, max_h));
+    }
+    const uint64_t per_kernel = static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c;
+    if (!c.depthwise && c.weight_bytes_per_kernel != per_kernel)
+        fault("CNA", "WEIGHT_SIZE1", "WEIGHT_BYTES_PER_KERNEL", c.weight_bytes_per_kernel,
+              fmt::format("expected kernel_w*kernel_h*channels = {}", per_kernel));
+    if (!c.depthwise && c.weight_bytes != per_kernel * c.kernels)
+        fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
+              fmt::format("expected bytes_per_kernel*kernels = {}", per_kernel * c.kernels));
+    if (c.line_stride_bytes < c.in_w * c.c2())
+        fault("CNA", "DMA_CON1", "LINE_STRIDE", c.line_stride_bytes,
+              fmt::format("line stride below width*C2 = {} bytes", c.in_w * c.c2()));
+    if (c.in_c > c.c2() && c.surf_stride_bytes < static_cast<uint64_t>(c.line_stride_bytes) * c.in_h)
+        fault("CNA", "DMA_CON2", "SURF_STRIDE", c.surf_stride_bytes, "surface stride below line_stride*height");
+    if (c.out_c > c.c2() && c.dst_surf_stride_bytes < static_cast<uint64_t>(c.out_w) * c.out_h * c.c2())
+        fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", c.dst_surf_stride_bytes,
+              "output surface stride below width*height*C2");
+    if (c.out_cvt_shift > 63)
+        fault("DPU", "OUT_CVT_SHIFT", "OUT_CVT_SHIFT", c.out_cvt_shift, "shift beyond the 64-bit accumulator path");
+    return out;
+}
+
+}  // namespace npu::rknpu
