@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// One RKNPU core as a SystemC module: an MMIO target for its register window, a DMA initiator
+// into the interconnect, and an interrupt line. The PC fetches regcmd entries over the bus,
+// writes them into the register file, executes a task at its op-enable entry (CNA -> CORE -> DPU
+// through the functional engines, timed from the profile and the DDR model) and follows the
+// PC_BASE_ADDRESS/PC_REGISTER_AMOUNTS chain until TASK_CON's task count is reached.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "hw/profile.h"
+#include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/reg_file.h"
+#include "trace/trace_writer.h"
+
+namespace npu::tlm_models {
+
+/// Per-task figures the run report is built from (times in picoseconds).
+struct TaskRecord {
+    int core = 0;
+    int index = 0;  ///< task index within the kick
+    uint64_t start_ps = 0, end_ps = 0;
+    uint64_t fetch_ps = 0;    ///< regcmd fetch + decode
+    uint64_t dma_read_ps = 0; ///< feature/weight/bias loads (overlap with compute)
+    uint64_t compute_ps = 0;  ///< MAC array busy
+    uint64_t write_ps = 0;    ///< DPU write-back tail
+    uint64_t overhead_ps = 0; ///< fixed per-task cost
+    uint64_t regcmd_entries = 0;
+    uint64_t bytes_read = 0, bytes_written = 0;
+    uint64_t macs = 0, macs_padded = 0;
+    std::vector<rknpu::Fault> faults;
+};
+
+enum class SimMode { Full, Timing };
+
+class RknpuCore : public sc_core::sc_module {
+   public:
+    tlm_utils::simple_target_socket<RknpuCore> mmio;
+    tlm_utils::simple_initiator_socket<RknpuCore> dma;
+    sc_core::sc_out<bool> irq;
+
+    RknpuCore(sc_core::sc_module_name name, int index, const hw::SocProfile& soc, SimMode mode,
+              trace::TraceWriter* tw);
+    SC_HAS_PROCESS(RknpuCore);
+
+    const std::vector<TaskRecord>& tasks() const { return records_; }
+    /// Human-readable diagnostics (faults) in the order they happened.
+    const std::vector<std::string>& diagnostics() const { return diags_; }
+    /// Soft reset (driver timeout path): registers, status and interrupt cleared.
+    void reset() { reset_core_state(); }
+
+   private:
+    void mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned int mmio_dbg(tlm::tlm_generic_payload& gp);
+    uint32_t reg_read(uint32_t offset) const;
+    void reg_write(uint32_t offset, uint32_t value);
+    void update_irq();
+    void irq_method();  ///< the only writer of the irq port
+    void pc_thread();
+    void run_kick();
+    bool fetch(uint64_t addr, uint64_t bytes, std::vector<uint8_t>& out, sc_core::sc_time& t, const char* what);
+    bool store(uint64_t addr, const uint8_t* data, uint64_t bytes, sc_core::sc_time& t, const char* what);
+    void exec_conv(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps);
+    void raise_fault(TaskRecord& rec, uint32_t status_bits);
+    void reset_core_state();
+
+    int index_;
+    const hw::SocProfile& soc_;
+    SimMode mode_;
+    trace::TraceWriter* tw_;
+    rknpu::RegFile rf_;
+    uint32_t raw_status_ = 0;
+    uint32_t task_status_ = 0;
+    bool busy_ = false;
+    bool done_ = false;  ///< the last kick finished (completion or fault)
+    sc_core::sc_event kick_;
+    sc_core::sc_event irq_ev_;
+    bool irq_level_ = false;
+    std::vector<TaskRecord> records_;
+    std::vector<std::string> diags_;
+    struct Tracks {
+        int pc = -1, cna = -1, core = -1, dpu = -1, dma_rd = -1, dma_wr = -1;
+    } tr_;
+    uint64_t clock_ps_;  ///< one NPU clock cycle
+};
+
+}  // namespace npu::tlm_models

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// RKNPU core: MMIO register window, interrupt logic and the PC (regcmd fetch, decode, chaining).
+#include "npu/tlm/rknpu_core.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "hw/regcmd.h"
+#include "hw/regdb.h"
+#include "npu/tlm/time.h"
+
+namespace npu::tlm_models {
+
+using namespace hw::rknpu;
+
+namespace {
+constexpr uint32_t kErrorBits = PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask() |
+                                PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask() |
+                                PC_INTERRUPT_RAW_STATUS::SIM_PROGRAMMING_FAULT.mask();
+/// VERSION register value reported by the model (UNVERIFIED: silicon values are not public).
+constexpr uint32_t kModelVersion = 0x00010000;
+}  // namespace
+
+RknpuCore::RknpuCore(sc_core::sc_module_name name, int index, const hw::SocProfile& soc, SimMode mode,
+                     trace::TraceWriter* tw)
+    : sc_module(name), mmio("mmio"), dma("dma"), irq("irq"), index_(index), soc_(soc), mode_(mode), tw_(tw) {
+    mmio.register_b_transport(this, &RknpuCore::mmio_transport);
+    mmio.register_transport_dbg(this, &RknpuCore::mmio_dbg);
+    clock_ps_ = static_cast<uint64_t>(1e12 / static_cast<double>(soc.npu.core_clock_hz.value) + 0.5);
+    if (tw_) {
+        const std::string p = this->name();
+        tr_.pc = tw_->track(p, "PC");
+        tr_.cna = tw_->track(p, "CNA");
+        tr_.core = tw_->track(p, "CORE");
+        tr_.dpu = tw_->track(p, "DPU");
+        tr_.dma_rd = tw_->track(p, "DMA read");
+        tr_.dma_wr = tw_->track(p, "DMA write");
+    }
+    SC_THREAD(pc_thread);
+    SC_METHOD(irq_method);
+    sensitive << irq_ev_;
+    dont_initialize();
+}
+
+uint32_t RknpuCore::reg_read(uint32_t offset) const {
+    const uint32_t mask = rf_.read(PC_INTERRUPT_MASK::kOffset);
+    if (offset == PC_INTERRUPT_RAW_STATUS::kOffset) return raw_status_;
+    if (offset == PC_INTERRUPT_STATUS::kOffset) return raw_status_ & (mask | kErrorBits);
+    if (offset == soc_.npu.pc_task_status_offset.value) return task_status_;
+    if (offset == PC_VERSION::kOffset) return kModelVersion;
+    if (offset == PC_INTERRUPT_CLEAR::kOffset) return 0;
+    return rf_.read(offset);
+}
+
+void RknpuCore::reg_write(uint32_t offset, uint32_t value) {
+    if (offset == PC_INTERRUPT_CLEAR::kOffset) {
+        raw_status_ &= ~value;
+        update_irq();
+        return;
+    }
+    const RegInfo* r = find_reg(static_cast<uint16_t>(offset));
+    if (r && r->access == hw::Access::RO) return;  // writes to read-only registers are ignored
+    rf_.write(offset, value);
+    if (offset == PC_INTERRUPT_MASK::kOffset) update_irq();
+    if (offset == PC_OPERATION_ENABLE::kOffset && (value & 1)) {
+        if (busy_) {
+            diags_.push_back(fmt::format("{}: OPERATION_ENABLE written while a kick is running; ignored", name()));
+            return;
+        }
+        busy_ = true;
+        done_ = false;
+        kick_.notify(sc_core::SC_ZERO_TIME);
+    }
+}
+
+void RknpuCore::update_irq() {
+    const uint32_t mask = rf_.read(PC_INTERRUPT_MASK::kOffset);
+    irq_level_ = done_ && (raw_status_ & (mask | kErrorBits)) != 0;
+    irq_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void RknpuCore::irq_method() { irq.write(irq_level_); }
+
+void RknpuCore::mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    if (gp.get_data_length() != 4 || (gp.get_address() & 3) || gp.get_byte_enable_ptr()) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+    const uint32_t off = static_cast<uint32_t>(gp.get_address());
+    if (off >= rknpu::RegFile::kWindowBytes) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    uint32_t v = 0;
+    if (gp.is_write()) {
+        std::memcpy(&v, gp.get_data_ptr(), 4);
+        reg_write(off, v);
+    } else {
+        v = reg_read(off);
+        std::memcpy(gp.get_data_ptr(), &v, 4);
+    }
+    delay += from_ps(clock_ps_);  // one register access on the AHB slave
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int RknpuCore::mmio_dbg(tlm::tlm_generic_payload& gp) {
+    if (gp.get_data_length() != 4 || gp.is_write()) return 0;
+    const uint32_t v = reg_read(static_cast<uint32_t>(gp.get_address()));
+    std::memcpy(gp.get_data_ptr(), &v, 4);
+    return 4;
+}
+
+bool RknpuCore::fetch(uint64_t addr, uint64_t bytes, std::vector<uint8_t>& out, sc_core::sc_time& t, const char* what) {
+    out.resize(bytes);
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_address(addr);
+    gp.set_data_ptr(out.data());
+    gp.set_data_length(static_cast<unsigned int>(bytes));
+    gp.set_streaming_width(static_cast<unsigned int>(bytes));
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const sc_core::sc_time issue = t;
+    dma->b_transport(gp, t);
+    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
+        diags_.push_back(fmt::format("{}: DMA read of {} bytes at 0x{:x} ({}) failed: {}", name(), bytes, addr, what,
+                                     gp.get_response_string()));
+        return false;
+    }
+    if (tw_)
+        tw_->complete(tr_.dma_rd, what, to_ps(sc_core::sc_time_stamp() + issue), to_ps(t - issue),
+                      {trace::arg("addr", fmt_hex(addr)), trace::arg("bytes", bytes)}, "dma");
+    return true;
+}
+
+bool RknpuCore::store(uint64_t addr, const uint8_t* data, uint64_t bytes, sc_core::sc_time& t, const char* what) {
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(addr);
+    gp.set_data_ptr(const_cast<uint8_t*>(data));
+    gp.set_data_length(static_cast<unsigned int>(bytes));
+    gp.set_streaming_width(static_cast<unsigned int>(bytes));
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const sc_core::sc_time issue = t;
+    dma->b_transport(gp, t);
+    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
+        diags_.push_back(fmt::format("{}: DMA write of {} bytes at 0x{:x} ({}) failed: {}", name(), bytes, addr, what,
+                                     gp.get_response_string()));
+        return false;
+    }
+    if (tw_)
+        tw_->complete(tr_.dma_wr, what, to_ps(sc_core::sc_time_stamp() + issue), to_ps(t - issue),
+                      {trace::arg("addr", fmt_hex(addr)), trace::arg("bytes", bytes)}, "dma");
+    return true;
+}
+
+void RknpuCore::raise_fault(TaskRecord& rec, uint32_t status_bits) {
+    for (const rknpu::Fault& f : rec.faults)
+        diags_.push_back(fmt::format("{}: task {}: {}.{}.{} = {} (0x{:x}): {}", name(), rec.index, f.block, f.reg,
+                                     f.field, f.value, f.value, f.message));
+    raw_status_ |= status_bits;
+}
+
+void RknpuCore::pc_thread() {
+    for (;;) {
+        sc_core::wait(kick_);
+        run_kick();
+        busy_ = false;
+        done_ = true;
+        update_irq();
+    }
+}
+
+void RknpuCore::reset_core_state() {
+    rf_.clear();
+    raw_status_ = 0;
+    task_status_ = 0;
+    done_ = false;
+    update_irq();
+}
+
+}  // namespace npu::tlm_models

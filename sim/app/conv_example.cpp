@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+#include "app/conv_example.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "drv/regcmd/builder.h"
+#include "drv/rknpu/conv_lowering.h"
+#include "drv/rknpu/driver.h"
+#include "hal_sim/sim_hal.h"
+#include "numerics/requant.h"
+#include "platform/platform.h"
+
+namespace sim {
+
+ConvExampleSpec ConvExampleSpec::from_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(fmt::format("cannot open '{}'", path));
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+    }
+    ConvExampleSpec s;
+    if (!j.is_object()) throw std::runtime_error(fmt::format("{}: top level must be an object", path));
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        auto num = [&](int& dst, int lo, int hi) {
+            if (!it->is_number_integer() || it->get<int64_t>() < lo || it->get<int64_t>() > hi)
+                throw std::runtime_error(fmt::format("{}: '{}' must be an integer in [{}, {}]", path, k, lo, hi));
+            dst = it->get<int>();
+        };
+        if (k == "name" && it->is_string()) s.name = it->get<std::string>();
+        else if (k == "in_c") num(s.in_c, 1, 4096);
+        else if (k == "in_h") num(s.in_h, 1, 2048);
+        else if (k == "in_w") num(s.in_w, 1, 2048);
+        else if (k == "out_c") num(s.out_c, 1, 8192);
+        else if (k == "kernel") num(s.kernel, 1, 31);
+        else if (k == "stride") num(s.stride, 1, 7);
+        else if (k == "pad") num(s.pad, 0, 15);
+        else if (k == "dilation") num(s.dilation, 1, 31);
+        else if (k == "relu" && it->is_boolean()) s.relu = it->get<bool>();
+        else if (k == "seed" && it->is_number_unsigned()) s.seed = it->get<uint32_t>();
+        else throw std::runtime_error(fmt::format("{}: unknown or mistyped key '{}'", path, k));
+    }
+    return s;
+}
+
+std::vector<int8_t> reference_conv(const std::vector<int8_t>& x, const std::vector<int8_t>& w,
+                                   const std::vector<int32_t>& bias, int in_c, int in_h, int in_w, int out_c, int k,
+                                   int stride, int pad, int dilation, bool relu, float in_s, int in_zp, float w_s,
+                                   float out_s, int out_zp) {
+    const int eff = (k - 1) * dilation + 1;
+    const int oh = (in_h + 2 * pad - eff) / stride + 1, ow = (in_w + 2 * pad - eff) / stride + 1;
+    std::vector<int8_t> y(static_cast<size_t>(out_c) * oh * ow);
+    for (int o = 0; o < out_c; ++o)
+        for (int oy = 0; oy < oh; ++oy)
+            for (int ox = 0; ox < ow; ++ox) {
+                int64_t acc = bias[static_cast<size_t>(o)];
+                for (int c = 0; c < in_c; ++c)
+                    for (int ky = 0; ky < k; ++ky)
+                        for (int kx = 0; kx < k; ++kx) {
+                            const int iy = oy * stride - pad + ky * dilation, ix = ox * stride - pad + kx * dilation;
+                            if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) continue;  // zero in real terms
+                            const int xv = x[(static_cast<size_t>(c) * in_h + iy) * in_w + ix] - in_zp;
+                            acc += int64_t{xv} * w[((static_cast<size_t>(o) * in_c + c) * k + ky) * k + kx];
+                        }
+                double real = static_cast<double>(acc) * in_s * w_s;
+                if (relu && real < 0) real = 0;
+                y[(static_cast<size_t>(o) * oh + oy) * ow + ox] = num::quantize_real_i8(real / out_s, out_zp);
+            }
+    return y;
+}
+
+namespace {
+
+struct ExampleData {
+    drv::rknpu::ConvLayer layer;
+    std::vector<int8_t> input;
+};
+
+ExampleData make_data(const ConvExampleSpec& s) {
+    std::mt19937 rng(s.seed);  // raw mt19937 output is specified by the standard: portable data
+    auto i8 = [&]() { return static_cast<int8_t>(static_cast<int>(rng() % 256) - 128); };
+    ExampleData d;
+    drv::rknpu::ConvLayer& L = d.layer;
+    L.name = s.name;
+    L.in_c = s.in_c, L.in_h = s.in_h, L.in_w = s.in_w, L.out_c = s.out_c;
+    L.kernel_h = L.kernel_w = s.kernel;
+    L.stride_h = L.stride_w = s.stride;
+    L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = s.pad;
+    L.dilation_h = L.dilation_w = s.dilation;
+    L.relu = s.relu;
+    L.in_scale = 0.05f, L.in_zp = -3, L.w_scale = 0.02f, L.out_zp = -10;
+    // Output scale so that one accumulator standard deviation maps to ~40 LSB.
+    const double sigma = std::sqrt(static_cast<double>(s.in_c) * s.kernel * s.kernel) * 74.0 * 73.0;
+    L.out_scale = static_cast<float>(L.in_scale * L.w_scale * sigma / 40.0);
+    L.weights.resize(static_cast<size_t>(s.out_c) * s.in_c * s.kernel * s.kernel);
+    for (auto& v : L.weights) v = std::max<int8_t>(-127, i8());
+    L.bias.resize(static_cast<size_t>(s.out_c));
+    for (auto& b : L.bias) b = static_cast<int32_t>(rng() % 20001) - 10000;
+    d.input.resize(static_cast<size_t>(s.in_c) * s.in_h * s.in_w);
+    for (auto& v : d.input) v = i8();
+    return d;
+}
+
+uint64_t cycles(uint64_t ps, uint64_t clock_hz) {
+    return static_cast<uint64_t>(std::llround(static_cast<double>(ps) * static_cast<double>(clock_hz) / 1e12));
+}
+
+}  // namespace
+
+RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, int core,
+                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw) {
+    RunResult r;
+    r.platform = soc.name;
+    r.platform_name = soc.display_name;
+    r.model = spec.name;
+    r.mode = mode == npu::tlm_models::SimMode::Full ? "full" : "timing";
+    r.clock_hz = soc.npu.core_clock_hz.value;
+    if (core < 0 || core >= soc.npu.core_count.value)
+        throw std::invalid_argument(fmt::format("core {} does not exist on {} ({} cores)", core, soc.name,
+                                                soc.npu.core_count.value));
+    ExampleData d = make_data(spec);
+    const drv::rknpu::LoweredConv low = drv::rknpu::lower_conv(d.layer, soc);  // throws on bad geometry
+
+    Platform plat("soc", soc, mode, tw);
+    std::vector<int8_t> npu_out;
+    drv::rknpu::SubmitResult sub;
+    plat.set_host_program([&]() {
+        // The DMA pool starts 16 MiB into DDR (below: nothing, as on an IOMMU-backed domain).
+        SimHal hal(plat, soc.mem.ddr_base.value + (16u << 20), 256u << 20);
+        drv::rknpu::CoreConfig cc{soc.npu.core_count.value, soc.npu.pc_data_amount_scale.value,
+                                  soc.npu.pc_task_number_bits.value, soc.npu.pc_task_status_offset.value};
+        drv::rknpu::Driver drvr(hal, cc);
+        const auto bin = hal.bo_create(low.input_bytes, 64);
+        const auto bw = hal.bo_create(low.weights.size(), 64);
+        const auto bb = hal.bo_create(low.bias.size(), 64);
+        const auto bout = hal.bo_create(low.output_bytes, 64);
+        const std::vector<uint8_t> packed = drv::rknpu::pack_input(d.layer, low, d.input);
+        hal.bo_write(bin, 0, packed.data(), packed.size());
+        hal.bo_write(bw, 0, low.weights.data(), low.weights.size());
+        hal.bo_write(bb, 0, low.bias.data(), low.bias.size());
+        drv::regcmd::Builder b;
+        const drv::rknpu::ConvAddresses addr{static_cast<uint32_t>(bin.dma_addr), static_cast<uint32_t>(bw.dma_addr),
+                                             static_cast<uint32_t>(bb.dma_addr), static_cast<uint32_t>(bout.dma_addr)};
+        drv::rknpu::emit_conv_task(d.layer, low, addr, b);
+        const uint32_t regcfg = static_cast<uint32_t>(b.size());
+        b.end_task(0, 0, hw::rknpu::kConvOpEnableMask);
+        b.align(8);  // 64-byte aligned task blocks, as the open driver lays them out
+        const auto breg = hal.bo_create(b.size() * 8, 64);
+        hal.bo_write(breg, 0, b.words().data(), b.size() * 8);
+        drv::rknpu::Task task;
+        task.regcmd_addr = breg.dma_addr;
+        task.regcfg_amount = regcfg;
+        task.enable_mask = hw::rknpu::kConvOpEnableMask;
+        sub = drvr.submit(core, {task});
+        std::vector<uint8_t> img(low.output_bytes);
+        hal.bo_read(bout, 0, img.data(), img.size());
+        npu_out = drv::rknpu::unpack_output(d.layer, low, img);
+    });
+    sc_core::sc_start();
+
+    r.hw_elapse_ns = sub.hw_elapse_ns;
+    if (!sub.ok) r.errors.push_back(sub.error);
+    for (int i = 0; i < plat.core_count(); ++i)
+        for (const std::string& m : plat.core(i).diagnostics()) r.errors.push_back(m);
+
+    const auto& recs = plat.core(core).tasks();
+    LayerReport lr;
+    lr.name = spec.name;
+    lr.op = fmt::format("Conv2D {}x{}/{} p{}{}{}", spec.kernel, spec.kernel, spec.stride, spec.pad, " +bias",
+                        spec.relu ? " +ReLU" : "");
+    lr.input_shape = fmt::format("1x{}x{}x{}", spec.in_c, spec.in_h, spec.in_w);
+    lr.output_shape = fmt::format("1x{}x{}x{}", spec.out_c, d.layer.out_h(), d.layer.out_w());
+    lr.core = core;
+    lr.tasks = static_cast<int>(recs.size());
+    uint64_t total_ps = 0;
+    for (const auto& t : recs) {
+        lr.macs += t.macs;
+        lr.macs_padded += t.macs_padded;
+        lr.regcmd_entries += t.regcmd_entries;
+        lr.fetch_cycles += cycles(t.fetch_ps, r.clock_hz);
+        lr.dma_read_cycles += cycles(t.dma_read_ps, r.clock_hz);
+        lr.compute_cycles += cycles(t.compute_ps, r.clock_hz);
+        lr.write_cycles += cycles(t.write_ps, r.clock_hz);
+        lr.overhead_cycles += cycles(t.overhead_ps, r.clock_hz);
+        lr.ddr_read_bytes += t.bytes_read;
+        lr.ddr_write_bytes += t.bytes_written;
+        total_ps += t.end_ps - t.start_ps;
+    }
+    lr.total_cycles = cycles(total_ps, r.clock_hz);
+    lr.time_us = static_cast<double>(total_ps) / 1e6;
+    if (lr.total_cycles)
+        lr.mac_utilisation = static_cast<double>(lr.macs) /
+                             (static_cast<double>(lr.total_cycles) * soc.npu.int8_macs_per_cycle.value);
+    const uint64_t fixed = lr.fetch_cycles + lr.write_cycles + lr.overhead_cycles;
+    lr.bound = lr.compute_cycles >= lr.dma_read_cycles ? (lr.compute_cycles >= fixed ? "compute" : "overhead")
+                                                      : (lr.dma_read_cycles >= fixed ? "memory" : "overhead");
+    r.layers.push_back(lr);
+    r.total_ps = total_ps;
+
+    if (mode == npu::tlm_models::SimMode::Full && sub.ok) {
+        const drv::rknpu::ConvLayer& L = d.layer;
+        const std::vector<int8_t> ref = reference_conv(d.input, L.weights, L.bias, L.in_c, L.in_h, L.in_w, L.out_c,
+                                                       spec.kernel, spec.stride, spec.pad, spec.dilation, L.relu,
+                                                       L.in_scale, L.in_zp, L.w_scale, L.out_scale, L.out_zp);
+        r.checked = true;
+        r.check.values = ref.size();
+        for (size_t i = 0; i < ref.size(); ++i) {
+            const int diff = std::abs(int{ref[i]} - int{npu_out.at(i)});
+            r.check.max_abs_diff = std::max(r.check.max_abs_diff, diff);
+            if (diff == 0) ++r.check.equal;
+            else if (diff == 1) ++r.check.off_by_one;
+            else ++r.check.worse;
+        }
+    }
+    return r;
+}
+
+}  // namespace sim

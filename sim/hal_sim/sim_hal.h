@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// drv::NpuHal implemented on the simulated platform: MMIO as TLM transactions from the host
+// port, DMA buffers carved from simulated DDR (CPU access via debug transport, no bus time),
+// interrupts as the cores' IRQ signals. Must be called from the platform's host thread.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "drv/npu_hal.h"
+#include "platform/platform.h"
+
+namespace sim {
+
+class SimHal : public drv::NpuHal {
+   public:
+    /// Buffers are allocated from [pool_base, pool_base + pool_bytes) of DDR.
+    SimHal(Platform& p, uint64_t pool_base, uint64_t pool_bytes);
+
+    int core_count() const override { return p_.core_count(); }
+    uint32_t reg_read32(int core, uint32_t offset) override;
+    void reg_write32(int core, uint32_t offset, uint32_t value) override;
+    drv::DmaBuffer bo_create(size_t size, size_t align) override;
+    void bo_destroy(const drv::DmaBuffer& bo) override;
+    void bo_write(const drv::DmaBuffer& bo, size_t offset, const void* src, size_t len) override;
+    void bo_read(const drv::DmaBuffer& bo, size_t offset, void* dst, size_t len) override;
+    drv::WaitResult wait_irq(int core, uint64_t timeout_ns) override;
+    void reset(int core) override;
+    uint64_t now_ns() override;
+    void log(const std::string& line) override { log_.push_back(line); }
+    const std::vector<std::string>& log_lines() const { return log_; }
+
+   private:
+    void mmio(int core, uint32_t offset, uint32_t* data, bool write);
+    void debug_access(uint64_t addr, void* data, size_t len, bool write);
+
+    Platform& p_;
+    uint64_t next_, end_;
+    uint32_t next_handle_ = 1;
+    std::vector<std::string> log_;
+};
+
+}  // namespace sim

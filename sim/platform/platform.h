@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Builds a SoC from its profile: interconnect, DDR, the NPU cores with their MMIO windows and
+// interrupt lines, and a host-CPU initiator through which the driver's HAL reaches them.
+// Instance names follow the profile path (soc.npu.core0, soc.ddr) so traces and logs line up.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "hw/profile.h"
+#include "npu/tlm/ddr.h"
+#include "npu/tlm/interconnect.h"
+#include "npu/tlm/rknpu_core.h"
+#include "trace/trace_writer.h"
+
+namespace sim {
+
+class Platform : public sc_core::sc_module {
+   public:
+    /// The host CPU's bus port (driver MMIO and buffer access).
+    tlm_utils::simple_initiator_socket<Platform> host;
+
+    Platform(sc_core::sc_module_name name, const hw::SocProfile& soc, npu::tlm_models::SimMode mode,
+             trace::TraceWriter* tw);
+    SC_HAS_PROCESS(Platform);
+
+    /// The program the host CPU runs (the driver); started at time 0 in its own SC_THREAD.
+    void set_host_program(std::function<void()> fn) { host_program_ = std::move(fn); }
+
+    const hw::SocProfile& soc() const { return soc_; }
+    int core_count() const { return static_cast<int>(cores_.size()); }
+    npu::tlm_models::RknpuCore& core(int i) { return *cores_.at(static_cast<size_t>(i)); }
+    sc_core::sc_signal<bool>& irq(int i) { return *irqs_.at(static_cast<size_t>(i)); }
+    npu::tlm_models::Ddr& ddr() { return *ddr_; }
+    uint64_t core_base(int i) const { return soc_.npu.core_mmio_bases.value.at(static_cast<size_t>(i)); }
+
+   private:
+    void host_thread();
+
+    const hw::SocProfile& soc_;
+    std::unique_ptr<npu::tlm_models::Interconnect> bus_;
+    std::unique_ptr<npu::tlm_models::Ddr> ddr_;
+    std::vector<std::unique_ptr<npu::tlm_models::RknpuCore>> cores_;
+    std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> irqs_;
+    std::function<void()> host_program_;
+};
+
+}  // namespace sim
