@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// Shape/dtype rules, one small function per operator family (ONNX operator docs for opsets 7-17,
+// seed 002 for the com.microsoft quantization ops). Rules see the node's input Values and write
+// the output Values' dtype and shape; constant folding lives in constant_folding.cpp.
+#include "compiler/ir/shape_inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "shape_internal.h"
+
+namespace drv::ir {
+
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                      const std::string& what) {
+    size_t r = std::max(a.size(), b.size());
+    std::vector<int64_t> out(r);
+    for (size_t i = 0; i < r; ++i) {
+        int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+        int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+        if (da != db && da != 1 && db != 1)
+            throw GraphError(what + ": shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
+                             " do not broadcast");
+        out[i] = da == 1 ? db : da;
+    }
+    return out;
+}
+
+std::vector<int64_t> constant_ints(const Graph& g, const std::string& value, const std::string& what) {
+    const Value* v = g.find_value(value);
+    if (!v || !v->is_constant())
+        throw GraphError(what + ": input '" + value + "' must be a constant (fold it or fix it with --input-shape)");
+    const num::Tensor& t = *v->data;
+    std::vector<int64_t> out(t.numel());
+    if (t.dtype() == num::DType::I64) {
+        std::copy(t.data<int64_t>(), t.data<int64_t>() + t.numel(), out.begin());
+    } else if (t.dtype() == num::DType::I32) {
+        std::copy(t.data<int32_t>(), t.data<int32_t>() + t.numel(), out.begin());
+    } else {
+        throw GraphError(what + ": input '" + value + "' must be int32/int64, got " + num::dtype_name(t.dtype()));
+    }
+    return out;
+}
+
+namespace shape {
+
+int64_t normalize_axis(int64_t axis, size_t rank, const Ctx& c) {
+    int64_t r = static_cast<int64_t>(rank);
+    if (axis < -r || axis >= r)
+        throw GraphError(c.node.label() + ": axis " + std::to_string(axis) + " out of range for rank " +
+                         std::to_string(rank));
+    return axis < 0 ? axis + r : axis;
+}
+
+const Value& Ctx::in(size_t i) const {
+    if (!node.has_input(i)) throw GraphError(node.label() + ": required input " + std::to_string(i) + " is missing");
+    const Value& v = g.value(node.input(i), node.label());
+    if (!v.shape_known)
+        throw GraphError(node.label() + ": shape of input '" + v.name + "' is unknown");
+    return v;
+}
+
+void Ctx::set(size_t i, num::DType dt, std::vector<int64_t> shape) const {
+    if (i >= node.outputs.size() || node.outputs[i].empty()) return;
+    for (int64_t d : shape)
+        if (d < 0) throw GraphError(node.label() + ": output '" + node.outputs[i] + "' gets a negative dimension " + shape_to_string(shape));
+    Value& v = g.get_or_add_value(node.outputs[i]);
+    v.dtype = dt;
+    v.shape = std::move(shape);
+    v.shape_known = true;
+}
+
+void Ctx::fail(const std::string& what) const { throw GraphError(node.label() + ": " + what); }
+
+namespace {
+
+void same_as_input0(const Ctx& c) { c.set(0, c.in(0).dtype, c.in(0).shape); }
+
+void dropout(const Ctx& c) {
+    same_as_input0(c);
+    c.set(1, num::DType::Bool, c.in(0).shape);
+}
+
+void cast(const Ctx& c) {
+    int64_t to = attr_int(c.node.attrs, "to", -1);
+    num::DType dt = onnx_dtype(to, c);
+    c.set(0, dt, c.in(0).shape);
+}
+
+void broadcast_n(const Ctx& c, num::DType dt, std::vector<size_t> idx) {
+    std::vector<int64_t> s = c.in(idx[0]).shape;
+    for (size_t k = 1; k < idx.size(); ++k) s = broadcast_shapes(s, c.in(idx[k]).shape, c.node.label());
+    c.set(0, dt, s);
+}
+
+void binary(const Ctx& c) { broadcast_n(c, c.in(0).dtype, {0, 1}); }
+void compare(const Ctx& c) { broadcast_n(c, num::DType::Bool, {0, 1}); }
+void variadic(const Ctx& c) {
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < c.node.inputs.size(); ++i) idx.push_back(i);
+    if (idx.empty()) c.fail("needs at least one input");
+    broadcast_n(c, c.in(0).dtype, idx);
+}
+void where(const Ctx& c) { broadcast_n(c, c.in(1).dtype, {0, 1, 2}); }
+void qlinear_binary(const Ctx& c) { broadcast_n(c, c.in(0).dtype, {0, 3}); }
+void mul_integer(const Ctx& c) { broadcast_n(c, num::DType::I32, {0, 2}); }
+
+void quantize_linear(const Ctx& c) {
+    num::DType dt = num::DType::U8;
+    if (c.node.has_input(2)) dt = c.in(2).dtype;
+    c.set(0, dt, c.in(0).shape);
+}
+void dequantize_linear(const Ctx& c) { c.set(0, num::DType::F32, c.in(0).shape); }
+void qlinear_unary(const Ctx& c) { c.set(0, c.in(0).dtype, c.in(0).shape); }
+
+void shape_op(const Ctx& c) {
+    int64_t r = static_cast<int64_t>(c.in(0).shape.size());
+    int64_t start = attr_int(c.node.attrs, "start", 0), end = attr_int(c.node.attrs, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = std::clamp<int64_t>(start, 0, r);
+    end = std::clamp<int64_t>(end, 0, r);
+    c.set(0, num::DType::I64, {std::max<int64_t>(0, end - start)});
+}
+
+void size_op(const Ctx& c) { c.set(0, num::DType::I64, {}); }
+
+}  // namespace
+
+num::DType onnx_dtype(int64_t code, const Ctx& c) {
+    // TensorProto.DataType codes (onnx.proto).
+    switch (code) {
+        case 1: return num::DType::F32;
+        case 2: return num::DType::U8;
+        case 3: return num::DType::I8;
+        case 4: return num::DType::U16;
+        case 5: return num::DType::I16;
+        case 6: return num::DType::I32;
+        case 7: return num::DType::I64;
+        case 9: return num::DType::Bool;
+        case 10: return num::DType::F16;
+        default: c.fail("unsupported data type code " + std::to_string(code)); return num::DType::F32;
+    }
+}
+
+const std::map<std::string, Rule>& rules() {
+    static const std::map<std::string, Rule> table = [] {
+        std::map<std::string, Rule> t;
+        for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Ceil", "Floor", "Round",
+                               "Sin", "Cos", "Tan", "Erf", "Elu", "Selu", "Celu", "LeakyRelu", "HardSigmoid",
+                               "HardSwish", "Softplus", "Softsign", "ThresholdedRelu", "Gelu", "Not", "Identity",
+                               "Clip", "Softmax", "LogSoftmax", "Hardmax", "BatchNormalization", "Reciprocal",
+                               "InstanceNormalization", "LpNormalization", "CumSum", "Trilu", "Sign",
+                               "ScatterND", "ScatterElements", "Scatter", "ReverseSequence", "Mish", "Swish"})
+            t[std::string(":") + op] = same_as_input0;
+        t[":LayerNormalization"] = same_as_input0;
+        t[":Dropout"] = dropout;
+        t[":Cast"] = cast;
+        for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "PRelu", "And", "Or", "Xor"})
+            t[std::string(":") + op] = binary;
+        for (const char* op : {"And", "Or", "Xor", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
+            t[std::string(":") + op] = compare;
+        for (const char* op : {"Max", "Min", "Sum", "Mean"}) t[std::string(":") + op] = variadic;
+        t[":Where"] = where;
+        t[":Shape"] = shape_op;
+        t[":Size"] = size_op;
+        t[":QuantizeLinear"] = quantize_linear;
+        t[":DequantizeLinear"] = dequantize_linear;
+        t["com.microsoft:QuantizeLinear"] = quantize_linear;
+        t["com.microsoft:DequantizeLinear"] = dequantize_linear;
+        t["com.microsoft:QLinearAdd"] = qlinear_binary;
+        t["com.microsoft:QLinearMul"] = qlinear_binary;
+        t["com.microsoft:MulInteger"] = mul_integer;
+        t["com.microsoft:QLinearLeakyRelu"] = qlinear_unary;
+        t["com.microsoft:QLinearSigmoid"] = qlinear_unary;
+        add_nn_rules(t);
+        add_tensor_rules(t);
+        return t;
+    }();
+    return table;
+}
+
+}  // namespace shape
+
+bool has_shape_rule(const std::string& op_type, const std::string& domain) {
+    return shape::rules().count(domain + ":" + op_type) != 0;
+}
+
+std::vector<std::string> shape_rule_ops() {
+    std::vector<std::string> out;
+    for (const auto& [k, r] : shape::rules()) out.push_back(k);
+    return out;
+}
+
+void infer_shapes(Graph& g) {
+    g.sort_topologically();
+    const auto& table = shape::rules();
+    for (size_t i = 0; i < g.nodes().size();) {
+        const Node& n = g.nodes()[i];
+        auto it = table.find(n.domain + ":" + n.op_type);
+        if (it == table.end())
+            throw GraphError("node " + n.label() + ": operator " + (n.domain.empty() ? "ai.onnx" : n.domain) + ":" +
+                             n.op_type + " is not supported by the importer");
+        shape::Ctx c{g, n};
+        it->second(c);
+        for (const auto& o : n.outputs) {
+            if (o.empty()) continue;
+            const Value* v = g.find_value(o);
+            if (!v || !v->shape_known)
+                throw GraphError("node " + n.label() + ": output '" + o + "' shape could not be inferred");
+        }
+        if (!shape::try_fold(g, i)) ++i;  // a folded node is erased; i then names the next one
+    }
+}
+
+}  // namespace drv::ir
