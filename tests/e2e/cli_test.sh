@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# npusim CLI end to end: bundled run, output check, trace content, determinism, error handling.
+set -u
+NPUSIM="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { if eval "$2"; then echo "ok   - $1"; else echo "FAIL - $1"; fails=$((fails + 1)); fi; }
+
+"$NPUSIM" run --trace "$T/t1.json" --report "$T/r1.json" >"$T/out1.txt" 2>"$T/err1.txt"; rc=$?
+check "bundled run exits 0" "[ $rc -eq 0 ]"
+check "report has the per-layer cycles line" "grep -Eq '^conv3x3_int8 +Conv2D 3x3/1 p1 \\+bias \\+ReLU +1x16x32x32 +1x32x32x32' '$T/out1.txt'"
+check "output equals the reference (bit-exact or within 1 LSB)" "grep -Eq 'worse, max \\|diff\\| [01] -> (bit-exact|within 1 LSB)' '$T/out1.txt'"
+check "nothing on stderr" "[ ! -s '$T/err1.txt' ]"
+check "trace and report are valid JSON with complete PC/CNA/CORE/DPU/DMA events" "python3 - '$T/t1.json' '$T/r1.json' <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+ev = t['traceEvents']
+names = {(e['pid'], e['tid']): e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name'}
+tracks = {names[(e['pid'], e['tid'])] for e in ev if e['ph'] == 'X' and e['dur'] > 0}
+need = {'PC', 'CNA', 'CORE', 'DPU', 'DMA read', 'DMA write'}
+assert need <= tracks, need - tracks
+assert r['ok'] and r['layers'][0]['cycles']['compute'] == 4608, r['layers'][0]['cycles']
+PY"
+"$NPUSIM" run --trace "$T/t2.json" --report "$T/r2.json" >"$T/out2.txt" 2>&1
+check "second run: byte-identical report" "cmp -s '$T/r1.json' '$T/r2.json' && cmp -s '$T/out1.txt' '$T/out2.txt'"
+check "second run: byte-identical trace" "cmp -s '$T/t1.json' '$T/t2.json'"
+
+"$NPUSIM" run --platform nosuch >"$T/o" 2>"$T/e"; rc=$?
+check "unknown platform: non-zero exit" "[ $rc -ne 0 ]"
+check "unknown platform: one-line error naming it" "[ \$(wc -l <'$T/e') -eq 1 ] && grep -q \"unknown platform 'nosuch'\" '$T/e'"
+"$NPUSIM" run missing.onnx >"$T/o" 2>"$T/e"; rc=$?
+check "missing model: non-zero exit" "[ $rc -ne 0 ]"
+check "missing model: one-line error naming it" "[ \$(wc -l <'$T/e') -eq 1 ] && grep -q \"model file 'missing.onnx' not found\" '$T/e'"
+echo '{"in_c": 16, "kernel": 40}' >"$T/bad.json"
+"$NPUSIM" run "$T/bad.json" >"$T/o" 2>"$T/e"; rc=$?
+check "bad layer file: exit 2 naming the key" "[ $rc -eq 2 ] && grep -q \"'kernel' must be an integer in \\[1, 31\\]\" '$T/e'"
+"$NPUSIM" run --mode timing >"$T/o" 2>&1; rc=$?
+check "timing mode runs and reports cycles" "[ $rc -eq 0 ] && grep -q 'mode timing' '$T/o'"
+"$NPUSIM" --version | grep -q '^npusim [0-9]'; check "--version" "[ $? -eq 0 ]"
+for sub in run platforms; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
+"$NPUSIM" platforms | grep -q '^rk3588 '; check "platforms lists rk3588" "[ $? -eq 0 ]"
+echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null
+[ $fails -eq 0 ]

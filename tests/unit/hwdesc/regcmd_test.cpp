@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// regcmd entry encode/decode and register-database look-ups, against hand-computed words from
+// hardware-facts.md Part I §1.2 (bits 63..48 op/target, 47..16 value, 15..0 offset).
+#include <gtest/gtest.h>
+
+#include "hw/regcmd.h"
+#include "hw/regdb.h"
+#include "trace/regcmd_disasm.h"
+
+using namespace hw::rknpu;
+
+TEST(Regcmd, EncodesWriteToCnaFeatureAddress) {
+    // CNA target 0x0200 | write flag 0x1 = 0x0201; value 0x12345678; offset 0x1070.
+    const RegCmd c = reg_write(target::CNA, 0x1070, 0x12345678);
+    EXPECT_EQ(c.encode(), 0x0201'1234'5678'1070ull);
+}
+
+TEST(Regcmd, DecodesTrmOpEnableWord) {
+    // TRM: 64'h0081_0000_007f_0008 sets each block's op_en.
+    const RegCmd c = RegCmd::decode(0x0081'0000'007f'0008ull);
+    EXPECT_EQ(c.op, 0x0081u);
+    EXPECT_EQ(c.value, 0x7fu);
+    EXPECT_EQ(c.offset, 0x0008u);
+    EXPECT_TRUE(c.is_op_enable());
+    EXPECT_TRUE(c.is_write());
+    EXPECT_EQ(c.target(), 0u);
+}
+
+TEST(Regcmd, DecodesSyncWordAndNop) {
+    const RegCmd s = RegCmd::decode(0x0041'0000'0000'0000ull);
+    EXPECT_TRUE(s.is_sync());
+    EXPECT_FALSE(s.is_op_enable());
+    EXPECT_TRUE(RegCmd::decode(0).is_nop());
+}
+
+TEST(Regcmd, RoundTripsEveryRegisterWithExtremeValues) {
+    for (const RegInfo& r : kRegs) {
+        const uint32_t tgt = block_info(r.block).target;
+        if (tgt > 0xffff) continue;  // DDMA/SDMA/GLOBAL cannot be addressed by a 16-bit target
+        for (uint32_t v : {0u, 1u, 0x80000000u, 0xffffffffu}) {
+            const RegCmd c = reg_write(tgt, r.offset, v);
+            EXPECT_EQ(RegCmd::decode(c.encode()), c) << r.block_name << "." << r.name;
+        }
+    }
+}
+
+TEST(Regdb, FindsRegistersAndFields) {
+    const RegInfo* r = find_reg(0x1014);
+    ASSERT_NE(r, nullptr);
+    EXPECT_STREQ(r->block_name, "CNA");
+    EXPECT_STREQ(r->name, "CONV_CON3");
+    const hw::FieldInfo* f = find_field(*r, "CONV_X_STRIDE");
+    ASSERT_NE(f, nullptr);
+    // 3-bit stride field at bits 0..2: limit 0x7 (the RKNN "offset 0x1014 limit 0x7" error).
+    EXPECT_EQ(f->field().max(), 0x7u);
+    EXPECT_EQ(find_reg(std::string("DPU.OUT_CVT_SCALE"))->offset, 0x4084);
+    EXPECT_EQ(find_reg(uint16_t{0x1018}), nullptr);
+    EXPECT_STREQ(block_of_target(0x1001)->name, "DPU");
+    EXPECT_STREQ(block_at(0x5048)->name, "DPU_RDMA");
+}
+
+TEST(Regdb, TableIsSortedAndBlocksOwnTheirOffsets) {
+    for (int i = 1; i < kRegCount; ++i) EXPECT_LT(kRegs[i - 1].offset, kRegs[i].offset);
+    for (const RegInfo& r : kRegs) EXPECT_STREQ(block_at(r.offset)->name, r.block_name) << r.name;
+}
+
+TEST(Regdb, FieldHelpersPutAndGet) {
+    // DATA_SIZE0: DATAIN_WIDTH bits 16..26, DATAIN_HEIGHT bits 0..10.
+    const uint32_t v = CNA_DATA_SIZE0::DATAIN_WIDTH.put(224) | CNA_DATA_SIZE0::DATAIN_HEIGHT.put(112);
+    EXPECT_EQ(v, (224u << 16) | 112u);
+    EXPECT_EQ(CNA_DATA_SIZE0::DATAIN_WIDTH.get(v), 224u);
+    EXPECT_FALSE(CNA_DATA_SIZE0::DATAIN_WIDTH.fits(2048));
+    EXPECT_TRUE(CNA_DATA_SIZE0::DATAIN_WIDTH.fits(2047));
+}
+
+TEST(Disasm, NamesBlockRegisterAndFields) {
+    const RegCmd c = reg_write(target::CNA, CNA_CONV_CON3::kOffset, CNA_CONV_CON3::CONV_X_STRIDE.put(2) |
+                                                                          CNA_CONV_CON3::CONV_Y_STRIDE.put(1));
+    EXPECT_EQ(trace::disasm_entry(c), "CNA.CONV_CON3 = 0x0000000a  CONV_X_STRIDE=2 CONV_Y_STRIDE=1");
+    EXPECT_EQ(trace::disasm_entry(RegCmd::decode(0x0081'0000'001d'0008ull)), "OP_ENABLE blocks=0x1d (reg 0x0008)");
+    const std::string mismatch = trace::disasm_entry(reg_write(target::DPU, CNA_CONV_CON3::kOffset, 0));
+    EXPECT_NE(mismatch.find("does not match block CNA"), std::string::npos) << mismatch;
+}
