@@ -8,6 +8,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy clang
+  nodejs npm
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -18,4 +19,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# onnxruntime oracle for tests/oracle (its package carries the native binaries; no install script).
+ORT_NODE_VERSION=1.30.0
+ORT_DIR="$(cd "$(dirname "$0")/.." && pwd)/tests/oracle"
+if ! node -e "process.exit(require('$ORT_DIR/node_modules/onnxruntime-node/package.json').version === '$ORT_NODE_VERSION' ? 0 : 1)" 2>/dev/null; then
+  echo "npusim: installing onnxruntime-node@$ORT_NODE_VERSION into tests/oracle/node_modules"
+  npm install --ignore-scripts --no-save --no-package-lock --prefix "$ORT_DIR" "onnxruntime-node@$ORT_NODE_VERSION"
 fi

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// Convolution geometry (ONNX Conv/ConvTranspose attributes resolved to 2-D numbers; 1-D
+// convolutions are 2-D with height 1) and the im2col lowering shared by the float and 8-bit paths.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "op_common.h"
+
+namespace num::ops {
+
+struct ConvGeom {
+    int64_t n = 0, c = 0, h = 0, w = 0;  // input
+    int64_t m = 0, group = 1;            // output channels, groups
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+    int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+    int64_t oh = 0, ow = 0;
+    int spatial = 2;  // 1 or 2 spatial dims in the ONNX shapes
+    int64_t cg() const { return c / group; }
+    int64_t mg() const { return m / group; }
+    int64_t k() const { return cg() * kh * kw; }
+    int64_t p() const { return oh * ow; }
+    bool pointwise() const {
+        return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && pb == 0 && pr == 0;
+    }
+};
+
+/// Conv geometry from X [N,C,(H,)W], W [M,C/group,(kh,)kw] and the attributes.
+ConvGeom conv_geometry(const Tensor& x, const Tensor& w, const Attributes& a, const std::string& op);
+/// ConvTranspose geometry: W is [C, M/group, (kh,)kw]; o* is the output size.
+ConvGeom conv_transpose_geometry(const Tensor& x, const Tensor& w, const Attributes& a, const std::string& op);
+/// Output shape [N, M, (oh,) ow] for g.
+std::vector<int64_t> conv_out_shape(const ConvGeom& g);
+
+/// col[k][p] for one image and group: x points at the group's first channel (cg x h x w).
+template <typename T>
+void im2col(const ConvGeom& g, const T* x, T pad, T* col) {
+    const int64_t P = g.p();
+    for (int64_t c = 0; c < g.cg(); ++c)
+        for (int64_t ky = 0; ky < g.kh; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+                T* dst = col + ((c * g.kh + ky) * g.kw + kx) * P;
+                // ox range with ix = ox*sw - pl + kx*dw inside [0, w).
+                const int64_t off = kx * g.dw - g.pl;
+                int64_t lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+                int64_t hi = (g.w - off + g.sw - 1) / g.sw;  // first ox with ix >= w
+                lo = std::min(lo, g.ow);
+                hi = std::max(lo, std::min(hi, g.ow));
+                for (int64_t oy = 0; oy < g.oh; ++oy) {
+                    T* d = dst + oy * g.ow;
+                    const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+                    if (iy < 0 || iy >= g.h) {
+                        std::fill(d, d + g.ow, pad);
+                        continue;
+                    }
+                    const T* src = x + (c * g.h + iy) * g.w + off;
+                    std::fill(d, d + lo, pad);
+                    if (g.sw == 1) std::copy(src + lo, src + hi, d + lo);
+                    else
+                        for (int64_t ox = lo; ox < hi; ++ox) d[ox] = src[ox * g.sw];
+                    std::fill(d + hi, d + g.ow, pad);
+                }
+            }
+}
+
+}  // namespace num::ops

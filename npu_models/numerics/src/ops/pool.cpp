@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+// Pooling: MaxPool (fp32/int8/uint8), AveragePool, GlobalAveragePool, GlobalMaxPool and the
+// com.microsoft QLinearAveragePool / QLinearGlobalAveragePool with onnxruntime's arithmetic.
+#include <cmath>
+#include <limits>
+
+#include "qcommon.h"
+
+namespace num::ops {
+namespace {
+
+struct PoolGeom {
+    int64_t nc = 0, h = 1, w = 1, oh = 1, ow = 1;
+    int64_t k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1}, pb[2] = {0, 0}, pe[2] = {0, 0};
+    std::vector<int64_t> out_shape;
+};
+
+int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t& pb, int64_t& pe, const std::string& ap,
+                 bool ceil_mode) {
+    const int64_t ek = (k - 1) * d + 1;
+    if (ap == "VALID") {
+        pb = pe = 0;
+        return (in - ek) / s + 1;
+    }
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+        const int64_t out = (in + s - 1) / s;
+        const int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in);
+        pb = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+        pe = total - pb;
+        return out;
+    }
+    const int64_t span = in + pb + pe - ek;
+    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + pb) --out;  // last window must start inside input or left pad
+    return out;
+}
+
+PoolGeom pool_geometry(const Tensor& x, const Attributes& a, const std::string& op) {
+    if (x.rank() != 3 && x.rank() != 4) fail(op, "only 1-D and 2-D pooling is supported, X is " + x.shape_str());
+    const size_t sp = static_cast<size_t>(x.rank() - 2);
+    PoolGeom g;
+    g.nc = x.dim(0) * x.dim(1);
+    g.h = sp == 2 ? x.dim(2) : 1;
+    g.w = x.dim(-1);
+    const std::vector<int64_t> ks = a.get_ints("kernel_shape", {});
+    if (ks.size() != sp) fail(op, "kernel_shape must have one entry per spatial dim");
+    const std::vector<int64_t> st = ints_or(a, "strides", sp, 1), dl = ints_or(a, "dilations", sp, 1);
+    const std::vector<int64_t> pads = ints_or(a, "pads", 2 * sp, 0);
+    if (st.size() != sp || dl.size() != sp || pads.size() != 2 * sp) fail(op, "strides/dilations/pads rank mismatch");
+    const std::string ap = a.get_string("auto_pad", "NOTSET");
+    const bool ceil_mode = a.get_int("ceil_mode", 0) != 0;
+    const int64_t ins[2] = {g.h, g.w};
+    int64_t outs[2] = {1, 1};
+    for (size_t i = 2 - sp; i < 2; ++i) {
+        const size_t j = i - (2 - sp);
+        g.k[i] = ks[j];
+        g.s[i] = st[j];
+        g.d[i] = dl[j];
+        g.pb[i] = pads[j];
+        g.pe[i] = pads[j + sp];
+        if (g.k[i] < 1 || g.s[i] < 1 || g.d[i] < 1) fail(op, "kernel, strides and dilations must be >= 1");
+        outs[i] = pool_out(ins[i], g.k[i], g.s[i], g.d[i], g.pb[i], g.pe[i], ap, ceil_mode);
+        if (outs[i] < 1) fail(op, "output would be empty");
+    }
+    g.oh = outs[0];
+    g.ow = outs[1];
+    g.out_shape = {x.dim(0), x.dim(1)};
+    if (sp == 2) g.out_shape.push_back(g.oh);
+    g.out_shape.push_back(g.ow);
+    return g;
+}
+
+// Visits every output position with the window's valid taps: f(plane, out_index, taps, count_with_pad).
+template <typename F>
+void for_each_window(const PoolGeom& g, F f) {
+    std::vector<int64_t> taps;
+    for (int64_t p = 0; p < g.nc; ++p)
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                taps.clear();
+                const int64_t y0 = oy * g.s[0] - g.pb[0], x0 = ox * g.s[1] - g.pb[1];
+                // Window clipped to the padded extent (count_include_pad divisor, onnxruntime rule).
+                const int64_t yend = std::min(y0 + (g.k[0] - 1) * g.d[0] + 1, g.h + g.pe[0]);
+                const int64_t xend = std::min(x0 + (g.k[1] - 1) * g.d[1] + 1, g.w + g.pe[1]);
+                const int64_t padded = ((yend - y0 + g.d[0] - 1) / g.d[0]) * ((xend - x0 + g.d[1] - 1) / g.d[1]);
+                for (int64_t ky = 0; ky < g.k[0]; ++ky) {
+                    const int64_t iy = y0 + ky * g.d[0];
+                    if (iy < 0 || iy >= g.h) continue;
+                    for (int64_t kx = 0; kx < g.k[1]; ++kx) {
+                        const int64_t ix = x0 + kx * g.d[1];
+                        if (ix >= 0 && ix < g.w) taps.push_back(p * g.h * g.w + iy * g.w + ix);
+                    }
+                }
+                f((p * g.oh + oy) * g.ow + ox, taps, padded);
+            }
+}
+
+template <typename T>
+void max_pool_typed(const PoolGeom& g, const Tensor& x, Tensor& y) {
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps, int64_t) {
+        T m = std::numeric_limits<T>::lowest();
+        for (int64_t t : taps) m = std::max(m, px[t]);
+        py[o] = m;
+    });
+}
+
+Outputs max_pool(const Attributes& a, const Inputs& in) {
+    const Tensor& x = need(in, 0, "MaxPool");
+    if (a.get_int("storage_order", 0) != 0) fail("MaxPool", "storage_order=1 is not supported");
+    const PoolGeom g = pool_geometry(x, a, "MaxPool");
+    Tensor y = same_type_like(x, g.out_shape);
+    switch (x.dtype()) {
+        case DType::F32: max_pool_typed<float>(g, x, y); break;
+        case DType::I8: max_pool_typed<int8_t>(g, x, y); break;
+        case DType::U8: max_pool_typed<uint8_t>(g, x, y); break;
+        default: fail("MaxPool", std::string("unsupported type ") + dtype_name(x.dtype()));
+    }
+    return {std::move(y)};
+}
+
+Outputs avg_pool(const Attributes& a, const Inputs& in) {
+    const Tensor& x = need(in, 0, "AveragePool");
+    expect_dtype(x, DType::F32, "AveragePool", "X");
+    const PoolGeom g = pool_geometry(x, a, "AveragePool");
+    const bool include_pad = a.get_int("count_include_pad", 0) != 0;
+    Tensor y(DType::F32, g.out_shape);
+    for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps, int64_t padded) {
+        float s = 0.0f;
+        for (int64_t t : taps) s += x.data<float>()[t];
+        const int64_t cnt = include_pad ? padded : static_cast<int64_t>(taps.size());
+        y.data<float>()[o] = cnt > 0 ? s / static_cast<float>(cnt) : 0.0f;
+    });
+    return {std::move(y)};
+}
+
+// Global pools over all spatial dims of [N, C, ...].
+template <bool kMax>
+Outputs global_pool(const Attributes&, const Inputs& in) {
+    const std::string op = kMax ? "GlobalMaxPool" : "GlobalAveragePool";
+    const Tensor& x = need(in, 0, op);
+    expect_dtype(x, DType::F32, op, "X");
+    if (x.rank() < 3) fail(op, "X must be [N, C, spatial...]");
+    std::vector<int64_t> os(x.shape().begin(), x.shape().begin() + 2);
+    os.resize(x.shape().size(), 1);
+    const int64_t planes = x.dim(0) * x.dim(1), sz = prod(x.shape(), 2);
+    Tensor y(DType::F32, os);
+    for (int64_t p = 0; p < planes; ++p) {
+        const float* src = x.data<float>() + p * sz;
+        float acc = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (int64_t i = 0; i < sz; ++i) acc = kMax ? std::max(acc, src[i]) : acc + src[i];
+        y.data<float>()[p] = kMax ? acc : acc / static_cast<float>(sz);
+    }
+    return {std::move(y)};
+}
+
+// QLinearAveragePool, as onnxruntime computes it: dequantize each input to float
+// (x_scale * (x - x_zp)), sum the window in row-major order in float, divide by the count,
+// QuantizeLinear (divide by y_scale, RNE, + zp, saturate).
+Outputs qlinear_avg_pool(const Attributes& a, const Inputs& in) {
+    const std::string op = "QLinearAveragePool";
+    const Tensor& x = need(in, 0, op);
+    if (a.get_int("channels_last", 0) != 0) fail(op, "channels_last=1 is not supported");
+    const float xs = scalar_f32(need(in, 1, op), op), ys = scalar_f32(need(in, 3, op), op);
+    const int32_t xz = scalar_zp(opt(in, 2), op), yz = scalar_zp(opt(in, 4), op);
+    const PoolGeom g = pool_geometry(x, a, op);
+    const bool include_pad = a.get_int("count_include_pad", 0) != 0;
+    Tensor y(x.dtype(), g.out_shape);
+    dispatch_q8(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        std::vector<float> deq(x.numel());
+        for (size_t i = 0; i < deq.size(); ++i) deq[i] = xs * static_cast<float>(static_cast<int32_t>(x.data<T>()[i]) - xz);
+        for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps, int64_t padded) {
+            float s = 0.0f;
+            for (int64_t t : taps) s += deq[static_cast<size_t>(t)];
+            const int64_t cnt = include_pad ? padded : static_cast<int64_t>(taps.size());
+            y.data<T>()[o] = quantize_one<T>(cnt > 0 ? s / static_cast<float>(cnt) : 0.0f, ys, yz);
+        });
+        return 0;
+    });
+    return {std::move(y)};
+}
+
+// QLinearGlobalAveragePool, as onnxruntime computes it: exact int32 sum of (x - x_zp) per
+// channel, then the shared requantization with scale x_scale / (y_scale * spatial_size).
+Outputs qlinear_global_avg_pool(const Attributes& a, const Inputs& in) {
+    const std::string op = "QLinearGlobalAveragePool";
+    const Tensor& x = need(in, 0, op);
+    if (x.rank() < 3) fail(op, "X must be [N, C, spatial...] (or channels-last)");
+    const bool cl = a.get_int("channels_last", 0) != 0;
+    const float xs = scalar_f32(need(in, 1, op), op), ys = scalar_f32(need(in, 3, op), op);
+    const int32_t xz = scalar_zp(opt(in, 2), op), yz = scalar_zp(opt(in, 4), op);
+    const int64_t n = x.dim(0), c = cl ? x.dim(-1) : x.dim(1);
+    const int64_t sz = static_cast<int64_t>(x.numel()) / std::max<int64_t>(1, n * c);
+    std::vector<int64_t> os(x.shape().size(), 1);
+    os[0] = n;
+    os[cl ? os.size() - 1 : 1] = c;
+    Tensor y(x.dtype(), os);
+    const float scale = xs / (ys * static_cast<float>(sz));
+    dispatch_q8(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* px = x.data<T>();
+        for (int64_t b = 0; b < n; ++b)
+            for (int64_t ch = 0; ch < c; ++ch) {
+                int32_t acc = 0;
+                for (int64_t i = 0; i < sz; ++i) acc += cl ? px[(b * sz + i) * c + ch] : px[(b * c + ch) * sz + i];
+                y.data<T>()[b * c + ch] = requant_one<T>(acc - xz * static_cast<int32_t>(sz), scale, yz);
+            }
+        return 0;
+    });
+    return {std::move(y)};
+}
+
+}  // namespace
+
+void register_pool(OpTable& t) {
+    t[":MaxPool"] = max_pool;
+    t[":AveragePool"] = avg_pool;
+    t[":GlobalAveragePool"] = global_pool<false>;
+    t[":GlobalMaxPool"] = global_pool<true>;
+    t["com.microsoft:QLinearAveragePool"] = qlinear_avg_pool;
+    t["com.microsoft:QLinearGlobalAveragePool"] = qlinear_global_avg_pool;
+}
+
+}  // namespace num::ops

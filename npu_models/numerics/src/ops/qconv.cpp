@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// 8-bit convolutions: QLinearConv (requantized output) and ConvInteger (int32 output). im2col pads
+// with the input zero point so padded taps contribute exactly zero, then the exact qgemm.
+#include "conv_geom.h"
+#include "numerics/gemm.h"
+#include "qcommon.h"
+
+namespace num::ops {
+namespace {
+
+// Calls sink(n, group, acc[Mg x P]) with the exact int32 sums (x - x_zp)(w - w_zp).
+template <typename Sink>
+void conv_q8(const ConvGeom& g, const Tensor& x, int32_t x_zp, const Tensor& w, const std::vector<int32_t>& w_zp,
+             Sink sink) {
+    const int64_t K = g.k(), P = g.p(), mg = g.mg();
+    std::vector<uint8_t> col(g.pointwise() ? 0 : static_cast<size_t>(K * P));
+    std::vector<int32_t> acc(static_cast<size_t>(mg * P));
+    const uint8_t pad = static_cast<uint8_t>(x_zp);  // raw byte of the zero point (int8 or uint8)
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t gr = 0; gr < g.group; ++gr) {
+            const uint8_t* xs = x.data<uint8_t>() + (n * g.c + gr * g.cg()) * g.h * g.w;
+            if (!g.pointwise()) im2col(g, xs, pad, col.data());
+            Q8Operand A, B;
+            A.data = w.data<uint8_t>() + gr * mg * K;
+            A.is_signed = w.dtype() == DType::I8;
+            A.ld = K;
+            if (w_zp.size() > 1) A.zp.assign(w_zp.begin() + gr * mg, w_zp.begin() + (gr + 1) * mg);
+            else A.zp = {w_zp.empty() ? 0 : w_zp[0]};
+            B.data = g.pointwise() ? xs : col.data();
+            B.is_signed = x.dtype() == DType::I8;
+            B.ld = P;
+            B.zp = {x_zp};
+            qgemm(mg, P, K, A, B, acc.data(), P);
+            sink(n, gr, acc.data());
+        }
+}
+
+std::vector<int32_t> checked_w_zp(const Tensor* t, int64_t m, const std::string& op) {
+    std::vector<int32_t> v = zp_values(t, 1);
+    if (v.size() != 1 && static_cast<int64_t>(v.size()) != m) fail(op, "w_zero_point must be scalar or [M]");
+    return v;
+}
+
+Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
+    const std::string op = "QLinearConv";
+    const Tensor& x = need(in, 0, op);
+    const Tensor& w = need(in, 3, op);
+    if (!is_q8(x.dtype()) || !is_q8(w.dtype())) fail(op, "x and w must be int8/uint8");
+    const ConvGeom g = conv_geometry(x, w, a, op);
+    const float x_scale = scalar_f32(need(in, 1, op), op);
+    const int32_t x_zp = scalar_zp(opt(in, 2), op);
+    const Tensor& ws = need(in, 4, op);
+    expect_dtype(ws, DType::F32, op, "w_scale");
+    const std::vector<float> w_scale = float_values(ws);
+    if (w_scale.size() != 1 && static_cast<int64_t>(w_scale.size()) != g.m) fail(op, "w_scale must be scalar or [M]");
+    const std::vector<int32_t> w_zp = checked_w_zp(opt(in, 5), g.m, op);
+    const float y_scale = scalar_f32(need(in, 6, op), op);
+    const Tensor* yz = opt(in, 7);
+    const int32_t y_zp = scalar_zp(yz, op);
+    const Tensor* bias = opt(in, 8);
+    if (bias && (bias->dtype() != DType::I32 || static_cast<int64_t>(bias->numel()) != g.m)) fail(op, "B must be int32[M]");
+    std::vector<float> scale(static_cast<size_t>(g.m));
+    for (int64_t m = 0; m < g.m; ++m) scale[static_cast<size_t>(m)] = x_scale * w_scale[w_scale.size() > 1 ? static_cast<size_t>(m) : 0] / y_scale;
+    const DType yd = yz ? yz->dtype() : x.dtype();
+    Tensor y(yd, conv_out_shape(g));
+    const int64_t P = g.p(), mg = g.mg();
+    dispatch_q8(yd, op, [&](auto tag) {
+        using T = decltype(tag);
+        conv_q8(g, x, x_zp, w, w_zp, [&](int64_t n, int64_t gr, const int32_t* acc) {
+            for (int64_t i = 0; i < mg; ++i) {
+                const int64_t m = gr * mg + i;
+                const int32_t bv = bias ? bias->data<int32_t>()[m] : 0;
+                requant_row<T>(acc + i * P, P, bv, scale[static_cast<size_t>(m)], y_zp, y.data<T>() + (n * g.m + m) * P);
+            }
+        });
+        return 0;
+    });
+    return {std::move(y)};
+}
+
+Outputs conv_integer(const Attributes& a, const Inputs& in) {
+    const std::string op = "ConvInteger";
+    const Tensor& x = need(in, 0, op);
+    const Tensor& w = need(in, 1, op);
+    if (!is_q8(x.dtype()) || !is_q8(w.dtype())) fail(op, "x and w must be int8/uint8");
+    const ConvGeom g = conv_geometry(x, w, a, op);
+    const int32_t x_zp = scalar_zp(opt(in, 2), op);
+    const std::vector<int32_t> w_zp = checked_w_zp(opt(in, 3), g.m, op);
+    Tensor y(DType::I32, conv_out_shape(g));
+    const int64_t P = g.p(), mg = g.mg();
+    conv_q8(g, x, x_zp, w, w_zp, [&](int64_t n, int64_t gr, const int32_t* acc) {
+        std::copy(acc, acc + mg * P, y.data<int32_t>() + (n * g.m + gr * mg) * P);
+    });
+    return {std::move(y)};
+}
+
+}  // namespace
+
+void register_qconv(OpTable& t) {
+    t["com.microsoft:QLinearConv"] = qlinear_conv;
+    t[":QLinearConv"] = qlinear_conv;
+    t[":ConvInteger"] = conv_integer;
+}
+
+}  // namespace num::ops

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// 8-bit GEMM with exact int32 accumulation. Operands are normalised to s8 (A, broadcast side) and
+// u8 (B, vector side) by flipping the top bit (x ^ 0x80 == x -/+ 128, zero point moved with it), so
+// one u8 x s8 dot-product kernel serves u8/s8 on either side. Zero points are applied afterwards:
+//   sum (a-za)(b-zb) = sum ab - zb*rowsum(a) - za*colsum(b) + K*za*zb.
+// B is packed in 16-column panels of 4-deep k groups ([k/4][16][4] bytes), the AVX-512 VNNI
+// VPDPBUSD layout; the portable kernel reads the same layout.
+#include <algorithm>
+#include <cstring>
+
+#include "numerics/gemm.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace num {
+namespace {
+
+constexpr int64_t kNr = 16;    // columns per B panel
+constexpr int64_t kKc = 1024;  // k block (multiple of 4): B panel pair stays in L1/L2
+
+bool g_force_generic = false;
+
+struct PackedA {  // s8, rows padded to kp bytes
+    std::vector<int8_t> data;
+    std::vector<int32_t> rowsum;
+    int64_t kp = 0;
+};
+struct PackedB {  // u8 panels
+    std::vector<uint8_t> data;
+    std::vector<int32_t> colsum;
+    int64_t kp = 0, panels = 0;
+};
+
+PackedA pack_a(int64_t M, int64_t K, const Q8Operand& A) {
+    PackedA p;
+    p.kp = (K + 3) / 4 * 4;
+    p.data.assign(static_cast<size_t>(M * p.kp), 0);
+    p.rowsum.assign(static_cast<size_t>(M), 0);
+    const uint8_t flip = A.is_signed ? 0 : 0x80;
+    for (int64_t m = 0; m < M; ++m) {
+        const uint8_t* src = static_cast<const uint8_t*>(A.data) + m * A.ld;
+        int8_t* dst = p.data.data() + m * p.kp;
+        int32_t s = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            dst[k] = static_cast<int8_t>(src[k] ^ flip);
+            s += dst[k];
+        }
+        p.rowsum[static_cast<size_t>(m)] = s;
+    }
+    return p;
+}
+
+PackedB pack_b(int64_t K, int64_t N, const Q8Operand& B) {
+    PackedB p;
+    p.kp = (K + 3) / 4 * 4;
+    p.panels = (N + kNr - 1) / kNr;
+    p.data.assign(static_cast<size_t>(p.panels * p.kp * kNr), 0);
+    p.colsum.assign(static_cast<size_t>(N), 0);
+    const uint8_t flip = B.is_signed ? 0x80 : 0;
+    const uint8_t* src = static_cast<const uint8_t*>(B.data);
+    for (int64_t k4 = 0; k4 < p.kp / 4; ++k4) {
+        const uint8_t* rows[4];
+        for (int64_t t = 0; t < 4; ++t) {
+            const int64_t k = k4 * 4 + t;
+            rows[t] = k < K ? src + k * B.ld : nullptr;
+        }
+        for (int64_t pn = 0; pn < p.panels; ++pn) {
+            uint8_t* dst = p.data.data() + pn * p.kp * kNr + k4 * kNr * 4;
+            const int64_t nc = std::min(kNr, N - pn * kNr);
+            for (int64_t t = 0; t < 4; ++t) {
+                if (!rows[t]) continue;
+                const uint8_t* r = rows[t] + pn * kNr;
+                int32_t* cs = p.colsum.data() + pn * kNr;
+                for (int64_t c = 0; c < nc; ++c) {
+                    const uint8_t v = r[c] ^ flip;
+                    dst[c * 4 + t] = v;
+                    cs[c] += v;
+                }
+            }
+        }
+    }
+    return p;
+}
+
+// Portable micro-kernel: rows [m0, m0+mr) x one panel, k range [k0, k1) (multiples of 4).
+void kernel_generic(const PackedA& a, const uint8_t* panel, int64_t m0, int64_t mr, int64_t k0, int64_t k1,
+                    int32_t* acc /* mr x 16, accumulated */) {
+    for (int64_t i = 0; i < mr; ++i) {
+        const int8_t* ar = a.data.data() + (m0 + i) * a.kp;
+        int32_t* c = acc + i * kNr;
+        for (int64_t k = k0; k < k1; k += 4) {
+            const uint8_t* b = panel + (k / 4) * kNr * 4;
+            const int32_t a0 = ar[k], a1 = ar[k + 1], a2 = ar[k + 2], a3 = ar[k + 3];
+            for (int64_t j = 0; j < kNr; ++j)
+                c[j] += a0 * b[4 * j] + a1 * b[4 * j + 1] + a2 * b[4 * j + 2] + a3 * b[4 * j + 3];
+        }
+    }
+}
+
+#if defined(__x86_64__)
+constexpr int64_t kMrVnni = 6;
+
+// rows [m0, m0+mr) (mr <= 6) x panels p0 and p0+1 (np = 1 or 2), acc layout [mr][32].
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void kernel_vnni(const PackedA& a, const uint8_t* pa,
+                                                                        const uint8_t* pb, int64_t np, int64_t m0,
+                                                                        int64_t mr, int64_t k0, int64_t k1,
+                                                                        int32_t* acc) {
+    __m512i c0[kMrVnni], c1[kMrVnni];
+    for (int64_t i = 0; i < kMrVnni; ++i) {
+        c0[i] = i < mr ? _mm512_loadu_si512(acc + i * 32) : _mm512_setzero_si512();
+        c1[i] = i < mr ? _mm512_loadu_si512(acc + i * 32 + 16) : _mm512_setzero_si512();
+    }
+    const int8_t* ar[kMrVnni];
+    for (int64_t i = 0; i < kMrVnni; ++i) ar[i] = a.data.data() + (m0 + std::min(i, mr - 1)) * a.kp;
+    for (int64_t k = k0; k < k1; k += 4) {
+        const __m512i b0 = _mm512_loadu_si512(pa + k * kNr);
+        const __m512i b1 = np > 1 ? _mm512_loadu_si512(pb + k * kNr) : _mm512_setzero_si512();
+        for (int64_t i = 0; i < kMrVnni; ++i) {
+            int32_t w;
+            std::memcpy(&w, ar[i] + k, 4);
+            const __m512i av = _mm512_set1_epi32(w);
+            c0[i] = _mm512_dpbusd_epi32(c0[i], b0, av);
+            c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
+        }
+    }
+    for (int64_t i = 0; i < mr; ++i) {
+        _mm512_storeu_si512(acc + i * 32, c0[i]);
+        _mm512_storeu_si512(acc + i * 32 + 16, c1[i]);
+    }
+}
+
+bool have_vnni() {
+    static const bool v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vnni");
+    return v;
+}
+#endif
+
+void raw_gemm_generic(const PackedA& a, const PackedB& b, int64_t M, int64_t N, int32_t* C, int64_t ldc) {
+    int32_t acc[4 * kNr];
+    for (int64_t p = 0; p < b.panels; ++p) {
+        const uint8_t* panel = b.data.data() + p * b.kp * kNr;
+        const int64_t nc = std::min(kNr, N - p * kNr);
+        for (int64_t m0 = 0; m0 < M; m0 += 4) {
+            const int64_t mr = std::min<int64_t>(4, M - m0);
+            std::fill(acc, acc + 4 * kNr, 0);
+            kernel_generic(a, panel, m0, mr, 0, a.kp, acc);
+            for (int64_t i = 0; i < mr; ++i) std::copy(acc + i * kNr, acc + i * kNr + nc, C + (m0 + i) * ldc + p * kNr);
+        }
+    }
+}
+
+#if defined(__x86_64__)
+void raw_gemm_vnni(const PackedA& a, const PackedB& b, int64_t M, int64_t N, int32_t* C, int64_t ldc) {
+    std::vector<int32_t> acc(static_cast<size_t>(kMrVnni * 32));
+    for (int64_t p = 0; p < b.panels; p += 2) {
+        const int64_t np = std::min<int64_t>(2, b.panels - p);
+        const uint8_t* pa = b.data.data() + p * b.kp * kNr;
+        const uint8_t* pb = np > 1 ? pa + b.kp * kNr : pa;
+        const int64_t nc = std::min(kNr * np, N - p * kNr);
+        for (int64_t m0 = 0; m0 < M; m0 += kMrVnni) {
+            const int64_t mr = std::min(kMrVnni, M - m0);
+            std::fill(acc.begin(), acc.end(), 0);
+            for (int64_t k0 = 0; k0 < a.kp; k0 += kKc)
+                kernel_vnni(a, pa, pb, np, m0, mr, k0, std::min(a.kp, k0 + kKc), acc.data());
+            for (int64_t i = 0; i < mr; ++i)
+                std::copy(acc.begin() + i * 32, acc.begin() + i * 32 + nc, C + (m0 + i) * ldc + p * kNr);
+        }
+    }
+}
+#endif
+
+}  // namespace
+
+const char* qgemm_kernel_name() {
+#if defined(__x86_64__)
+    if (!g_force_generic && have_vnni()) return "avx512vnni";
+#endif
+    return "generic";
+}
+
+void sgemm_force_generic_internal(bool on);
+void gemm_force_generic(bool on) {
+    g_force_generic = on;
+    sgemm_force_generic_internal(on);
+}
+
+void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, int32_t* C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    const PackedA a = pack_a(M, K, A);
+    const PackedB b = pack_b(K, N, B);
+#if defined(__x86_64__)
+    if (!g_force_generic && have_vnni()) raw_gemm_vnni(a, b, M, N, C, ldc);
+    else
+#endif
+        raw_gemm_generic(a, b, M, N, C, ldc);
+    // Zero-point correction in the flipped domain (see file comment); int64 then exact int32.
+    const int64_t sa = A.is_signed ? 0 : -128, sb = B.is_signed ? 128 : 0;
+    for (int64_t m = 0; m < M; ++m) {
+        const int64_t za = (A.zp.size() > 1 ? A.zp[static_cast<size_t>(m)] : A.zp[0]) + sa;
+        const int64_t ra = a.rowsum[static_cast<size_t>(m)];
+        int32_t* c = C + m * ldc;
+        for (int64_t n = 0; n < N; ++n) {
+            const int64_t zb = (B.zp.size() > 1 ? B.zp[static_cast<size_t>(n)] : B.zp[0]) + sb;
+            const int64_t v = c[n] - zb * ra - za * b.colsum[static_cast<size_t>(n)] + K * za * zb;
+            c[n] = static_cast<int32_t>(v);
+        }
+    }
+}
+
+}  // namespace num
