@@ -109,7 +109,7 @@ void RknpuCore::run_kick() {
             raise_fault(rec, kFault);
             return;
         }
-        exec_conv(rec, pt.enable_mask, to_ps(sc_core::sc_time_stamp()));
+        exec_task(rec, pt.enable_mask, to_ps(sc_core::sc_time_stamp()));
         rec.end_ps = to_ps(sc_core::sc_time_stamp());
         const bool failed = !rec.faults.empty();
         records_.push_back(rec);

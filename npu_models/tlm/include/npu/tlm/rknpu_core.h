@@ -25,6 +25,7 @@ namespace npu::tlm_models {
 struct TaskRecord {
     int core = 0;
     int index = 0;  ///< task index within the kick
+    std::string kind;  ///< what the task computed ("conv+relu", ...)
     uint64_t start_ps = 0, end_ps = 0;
     uint64_t fetch_ps = 0;    ///< regcmd fetch + decode
     uint64_t dma_read_ps = 0; ///< feature/weight/bias loads (overlap with compute)
@@ -66,7 +67,7 @@ class RknpuCore : public sc_core::sc_module {
     void run_kick();
     bool fetch(uint64_t addr, uint64_t bytes, std::vector<uint8_t>& out, sc_core::sc_time& t, const char* what);
     bool store(uint64_t addr, const uint8_t* data, uint64_t bytes, sc_core::sc_time& t, const char* what);
-    void exec_conv(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps);
+    void exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps);
     void raise_fault(TaskRecord& rec, uint32_t status_bits);
     void reset_core_state();
 

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// One RKNPU task as the blocks see it at op-enable: which blocks run, which bytes they read and
+// write, how many cycles each pipeline stage needs, and the functional computation. The SystemC
+// core only moves the planned bytes over the bus and waits for the planned time, so every block's
+// behaviour lives here, without SystemC (SG-8.4: decode -> functional -> timing).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/profile.h"
+#include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/reg_file.h"
+
+namespace npu::rknpu {
+
+/// Per-block op-enable bits of the final regcmd entry (GLOBAL.OPERATION_ENABLE order; the vendor
+/// task enable_mask uses the same bits, e.g. 0xd = CNA|CORE|DPU).
+namespace enable {
+inline constexpr uint32_t CNA = 1u << 0;
+inline constexpr uint32_t CORE = 1u << 2;
+inline constexpr uint32_t DPU = 1u << 3;
+inline constexpr uint32_t DPU_RDMA = 1u << 4;
+inline constexpr uint32_t PPU = 1u << 5;
+inline constexpr uint32_t PPU_RDMA = 1u << 6;
+}  // namespace enable
+
+/// A DMA transfer the task performs; `what` names it in traces and faults.
+struct DmaRegion {
+    uint64_t addr = 0;
+    uint64_t bytes = 0;
+    std::string what;
+    std::string block;  ///< the DMA engine's block (CNA, DPU_RDMA, DPU, PPU_RDMA, PPU)
+};
+
+struct TaskPlan {
+    uint32_t enable_mask = 0;
+    std::string kind;  ///< "conv", "conv+relu", ... for reports
+    std::vector<DmaRegion> reads;   ///< execute() receives their bytes in this order
+    std::vector<DmaRegion> writes;  ///< execute() returns their bytes in this order
+    uint64_t core_cycles = 0;       ///< MAC array
+    uint64_t dpu_cycles = 0;        ///< post-processing stage
+    uint64_t ppu_cycles = 0;        ///< pooling stage
+    uint64_t macs = 0, macs_padded = 0;
+    std::vector<Fault> faults;      ///< non-empty: the task must not run
+    std::optional<ConvConfig> conv;
+
+    /// Stages stream into each other, so the slowest bounds the pipeline.
+    uint64_t pipeline_cycles() const;
+};
+
+/// Decode the register file for the blocks enabled by `enable_mask` and plan the task.
+TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc);
+
+/// Compute the bytes of plan.writes from the bytes of plan.reads (same order and sizes).
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads);
+
+}  // namespace npu::rknpu

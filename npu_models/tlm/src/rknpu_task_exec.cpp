@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// Execution of one task on the bus: the planned loads are issued together (the DMA engines keep
+// several bursts in flight; the DDR channel serialises their data phases), the block pipeline
+// runs in parallel with the loads, then the write-back. Bytes and cycles come from
+// npu::rknpu::plan_task / execute_task.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "hw/regdb.h"
+#include "npu/rknpu/task.h"
+#include "npu/tlm/rknpu_core.h"
+#include "npu/tlm/time.h"
+
+namespace npu::tlm_models {
+
+using namespace hw::rknpu;
+
+namespace {
+constexpr uint32_t kFault = PC_INTERRUPT_RAW_STATUS::SIM_PROGRAMMING_FAULT.mask();
+constexpr uint32_t kReadError = PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask();
+constexpr uint32_t kWriteError = PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask();
+}  // namespace
+
+void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps) {
+    const rknpu::TaskPlan plan = rknpu::plan_task(rf_, enable_mask, soc_);
+    if (!plan.faults.empty()) {
+        rec.faults = plan.faults;
+        raise_fault(rec, kFault);
+        return;
+    }
+    rec.kind = plan.kind;
+    rec.macs = plan.macs;
+    rec.macs_padded = plan.macs_padded;
+    std::vector<std::vector<uint8_t>> in(plan.reads.size());
+    sc_core::sc_time rd_done = sc_core::SC_ZERO_TIME;
+    for (size_t i = 0; i < plan.reads.size(); ++i) {
+        const rknpu::DmaRegion& r = plan.reads[i];
+        sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+        if (!fetch(r.addr, r.bytes, in[i], t, r.what.c_str())) {
+            rec.faults.push_back({r.block, r.what, "address", r.addr,
+                                  fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
+            raise_fault(rec, kReadError);
+            return;
+        }
+        rd_done = std::max(rd_done, t);
+        rec.bytes_read += r.bytes;
+    }
+    const uint64_t pipe_ps = plan.pipeline_cycles() * clock_ps_;
+    const sc_core::sc_time cna_end = std::max(rd_done, from_ps(pipe_ps));
+
+    std::vector<std::vector<uint8_t>> out;
+    if (mode_ == SimMode::Full) {
+        out = rknpu::execute_task(plan, in);
+    } else {
+        for (const auto& w : plan.writes) out.emplace_back(w.bytes, 0);  // timing mode: no data computed
+    }
+    sc_core::sc_time wr_done = cna_end;
+    for (size_t i = 0; i < plan.writes.size(); ++i) {
+        const rknpu::DmaRegion& w = plan.writes[i];
+        sc_core::sc_time t = cna_end;
+        if (!store(w.addr, out[i].data(), w.bytes, t, w.what.c_str())) {
+            rec.faults.push_back({w.block, w.what, "address", w.addr,
+                                  fmt::format("{} write of {} bytes at 0x{:x} outside memory", w.what, w.bytes, w.addr)});
+            raise_fault(rec, kWriteError);
+            return;
+        }
+        wr_done = std::max(wr_done, t);
+        rec.bytes_written += w.bytes;
+    }
+    rec.dma_read_ps = to_ps(rd_done);
+    rec.compute_ps = pipe_ps;
+    rec.write_ps = to_ps(wr_done - cna_end);
+    rec.overhead_ps = static_cast<uint64_t>(soc_.npu.task_overhead_cycles.value) * clock_ps_;
+    if (tw_) {
+        const std::string task = fmt::format("task {}", rec.index);
+        if (plan.enable_mask & rknpu::enable::CNA)
+            tw_->complete(tr_.cna, task + " load", t0_ps, to_ps(rd_done), {trace::arg("bytes", rec.bytes_read)});
+        if (plan.core_cycles)
+            tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
+                          {trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)});
+        if (plan.enable_mask & rknpu::enable::DPU)
+            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(wr_done),
+                          {trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)});
+    }
+    sc_core::wait(wr_done + from_ps(rec.overhead_ps));
+}
+
+}  // namespace npu::tlm_models
