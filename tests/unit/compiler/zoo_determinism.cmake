@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: MIT
+# ctest -P script: generates the zoo twice into fresh folders and requires identical bytes
+# (issue 3 acceptance: "same bytes twice"). Inputs: PY, ZOO, OUT, MODELS.
+foreach(run a b)
+  file(REMOVE_RECURSE ${OUT}/${run})
+  execute_process(COMMAND ${PY} ${ZOO} ${OUT}/${run} --models ${MODELS} RESULT_VARIABLE rc OUTPUT_VARIABLE log)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "zoo generator failed (${rc}): ${log}")
+  endif()
+endforeach()
+message(STATUS "${log}")
+file(GLOB models RELATIVE ${OUT}/a ${OUT}/a/*.onnx)
+list(LENGTH models n)
+if(n EQUAL 0)
+  message(FATAL_ERROR "no models generated")
+endif()
+foreach(m IN LISTS models)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/a/${m} ${OUT}/b/${m} RESULT_VARIABLE same)
+  if(NOT same EQUAL 0)
+    message(FATAL_ERROR "${m} differs between two runs")
+  endif()
+endforeach()
+message(STATUS "${n} models byte-identical across two runs")

@@ -1,0 +1,547 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""npusim model zoo (issue 3): deterministic, seeded, architecture-faithful ONNX models.
+
+Writes float and QDQ-int8 variants of MobileNetV2 (1x3x224x224), ResNet50 v2 (pre-activation,
+1x3x224x224) and YOLOv5s with ReLU (1x3x640x640, v6.0 layout, three raw head outputs as in
+rknn_model_zoo), plus small one-op-family test nets, and prints parameter and MAC counts against
+the commonly cited figures (calibration/README.md). Weights are seeded random (latency does not
+depend on them); BatchNorm after a convolution is folded into the convolution, as deployment
+toolchains do. Quantization is static: one seeded calibration input, per-tensor asymmetric int8
+activations, per-channel symmetric int8 weights restricted to 7 bits (onnxruntime's reduce_range,
+which keeps u8s8 kernels on CPUs without VNNI free of int16 saturation, so results are exact
+integer arithmetic everywhere), int32 biases with scale = x_scale * w_scale.
+
+Run with /usr/bin/python3 (needs python3-onnx and python3-numpy from Debian):
+    /usr/bin/python3 tools/zoo/make_zoo.py OUT_DIR [--models mobilenetv2,resnet50v2,yolov5s,tests]
+Same arguments, same bytes: no timestamps, no host paths, seeded generators only.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+CITED = {  # (parameters, MACs) commonly cited; calibration/README.md
+    "mobilenetv2": (3.5e6, 0.30e9),
+    "resnet50v2": (25.6e6, 4.1e9),
+    "yolov5s": (7.2e6, 8.2e9),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Numpy reference used only for calibration ranges.
+def conv2d(x, w, b, stride, pad, group):
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    oh = (xp.shape[2] - kh) // stride + 1
+    ow = (xp.shape[3] - kw) // stride + 1
+    win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride][:, :, :oh, :ow]
+    # win: n, c, oh, ow, kh, kw
+    if group == 1:
+        y = np.tensordot(win, w, axes=([1, 4, 5], [1, 2, 3]))  # n, oh, ow, m
+        y = y.transpose(0, 3, 1, 2)
+    elif group == c and cg == 1 and m == c:
+        y = np.einsum("nchwij,cij->nchw", win, w[:, 0], optimize=True)
+    else:
+        outs = []
+        mg = m // group
+        for g in range(group):
+            wi = win[:, g * cg:(g + 1) * cg]
+            outs.append(np.tensordot(wi, w[g * mg:(g + 1) * mg], axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2))
+        y = np.concatenate(outs, axis=1)
+    if b is not None:
+        y = y + b.reshape(1, -1, 1, 1)
+    return y.astype(np.float32)
+
+
+def maxpool(x, k, s, p):
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=-np.inf)
+    oh = (xp.shape[2] - k) // s + 1
+    ow = (xp.shape[3] - k) // s + 1
+    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(2, 3))[:, :, ::s, ::s][:, :, :oh, :ow]
+    return win.max(axis=(4, 5)).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------------------
+class Net:
+    """Records layers once; emits the float graph, the QDQ graph, and counts parameters/MACs."""
+
+    def __init__(self, name, seed, input_shape):
+        self.name = name
+        self.rng = np.random.RandomState(seed)
+        self.ops = []  # (kind, inputs, output, params)
+        self.vals = {}  # float activations of the calibration pass
+        self.count = 0
+        self.params = 0
+        self.macs = 0
+        self.input_shape = input_shape
+        self.vals["input"] = self.rng.uniform(-1.0, 1.0, size=input_shape).astype(np.float32)
+        self.outputs = []
+
+    def fresh(self, kind):
+        self.count += 1
+        return "%s_%d" % (kind, self.count)
+
+    def conv(self, x, cout, k, s=1, act="relu", group=1, pad=None, bias_init=0.05):
+        cin = self.vals[x].shape[1]
+        if pad is None:
+            pad = k // 2
+        fan_in = cin // group * k * k
+        w = (self.rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+        b = (self.rng.standard_normal(cout) * bias_init).astype(np.float32)
+        y = self.fresh("conv")
+        v = conv2d(self.vals[x], w, b, s, (pad,) * 4, group)
+        self.params += w.size + b.size
+        self.macs += v.size * (cin // group) * k * k
+        if act == "relu":
+            v = np.maximum(v, 0)
+        elif act == "relu6":
+            v = np.clip(v, 0, 6)
+        self.vals[y] = v
+        self.ops.append(("conv", [x], y, dict(w=w, b=b, s=s, pad=pad, group=group, act=act)))
+        return y
+
+    def add(self, a, b, act=None):
+        y = self.fresh("add")
+        v = self.vals[a] + self.vals[b]
+        if act == "relu":
+            v = np.maximum(v, 0)
+        self.vals[y] = v
+        self.ops.append(("add", [a, b], y, dict(act=act)))
+        return y
+
+    def bn_relu(self, x):
+        c = self.vals[x].shape[1]
+        scale = self.rng.uniform(0.5, 1.5, c).astype(np.float32)
+        bias = (self.rng.standard_normal(c) * 0.1).astype(np.float32)
+        mean = (self.rng.standard_normal(c) * 0.1).astype(np.float32)
+        var = self.rng.uniform(0.5, 1.5, c).astype(np.float32)
+        self.params += 2 * c
+        y = self.fresh("bnrelu")
+        v = (self.vals[x] - mean.reshape(1, -1, 1, 1)) / np.sqrt(var.reshape(1, -1, 1, 1) + 1e-5)
+        v = v * scale.reshape(1, -1, 1, 1) + bias.reshape(1, -1, 1, 1)
+        self.vals[y] = np.maximum(v, 0).astype(np.float32)
+        self.ops.append(("bnrelu", [x], y, dict(scale=scale, bias=bias, mean=mean, var=var)))
+        return y
+
+    def maxpool(self, x, k, s, p):
+        y = self.fresh("maxpool")
+        self.vals[y] = maxpool(self.vals[x], k, s, p)
+        self.ops.append(("maxpool", [x], y, dict(k=k, s=s, p=p)))
+        return y
+
+    def gap(self, x):
+        y = self.fresh("gap")
+        self.vals[y] = self.vals[x].mean(axis=(2, 3), keepdims=True)
+        self.ops.append(("gap", [x], y, {}))
+        return y
+
+    def flatten(self, x):
+        y = self.fresh("flatten")
+        self.vals[y] = self.vals[x].reshape(self.vals[x].shape[0], -1)
+        self.ops.append(("reshape", [x], y, dict(shape=[self.vals[x].shape[0], -1])))
+        return y
+
+    def gemm(self, x, n):
+        k = self.vals[x].shape[1]
+        w = (self.rng.standard_normal((n, k)) * np.sqrt(1.0 / k)).astype(np.float32)
+        b = (self.rng.standard_normal(n) * 0.05).astype(np.float32)
+        self.params += w.size + b.size
+        self.macs += k * n * self.vals[x].shape[0]
+        y = self.fresh("gemm")
+        self.vals[y] = (self.vals[x] @ w.T + b).astype(np.float32)
+        self.ops.append(("gemm", [x], y, dict(w=w, b=b)))
+        return y
+
+    def concat(self, xs):
+        y = self.fresh("concat")
+        self.vals[y] = np.concatenate([self.vals[x] for x in xs], axis=1)
+        self.ops.append(("concat", list(xs), y, {}))
+        return y
+
+    def upsample(self, x):
+        y = self.fresh("resize")
+        self.vals[y] = self.vals[x].repeat(2, axis=2).repeat(2, axis=3)
+        self.ops.append(("resize", [x], y, {}))
+        return y
+
+    def output(self, x):
+        self.outputs.append(x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Architectures.
+def mobilenetv2(seed=1):
+    n = Net("mobilenetv2", seed, (1, 3, 224, 224))
+    x = n.conv("input", 32, 3, 2, "relu6")
+    cin = 32
+    for t, c, reps, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                          (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for i in range(reps):
+            stride = s if i == 0 else 1
+            h = x
+            if t != 1:
+                h = n.conv(h, cin * t, 1, 1, "relu6")
+            h = n.conv(h, cin * t, 3, stride, "relu6", group=cin * t)
+            h = n.conv(h, c, 1, 1, None)
+            x = n.add(x, h) if stride == 1 and cin == c else h
+            cin = c
+    x = n.conv(x, 1280, 1, 1, "relu6")
+    x = n.gemm(n.flatten(n.gap(x)), 1000)
+    n.output(x)
+    return n
+
+
+def resnet50v2(seed=2):
+    # Pre-activation ResNet (He et al. 2016, "Identity mappings"), resnet50-v2-7 layout: a
+    # BN-ReLU opens each bottleneck; BN after a convolution is folded into it.
+    n = Net("resnet50v2", seed, (1, 3, 224, 224))
+    x = n.conv("input", 64, 7, 2, "relu", pad=3)
+    x = n.maxpool(x, 3, 2, 1)
+    cin = 64
+    for width, reps, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        for i in range(reps):
+            s = stride if i == 0 else 1
+            pre = n.bn_relu(x)
+            short = n.conv(pre, width * 4, 1, s, None, bias_init=0.0) if i == 0 else x
+            h = n.conv(pre, width, 1, 1, "relu")
+            h = n.conv(h, width, 3, s, "relu")
+            h = n.conv(h, width * 4, 1, 1, None)
+            x = n.add(short, h)
+            cin = width * 4
+    x = n.bn_relu(x)
+    x = n.gemm(n.flatten(n.gap(x)), 1000)
+    n.output(x)
+    return n
+
+
+def yolov5s(seed=3):
+    # YOLOv5 v6.0 "s" (depth 0.33, width 0.50) with ReLU instead of SiLU (rknn_model_zoo variant);
+    # outputs are the three raw Detect convolutions (3 anchors x 85) at strides 8/16/32.
+    n = Net("yolov5s", seed, (1, 3, 640, 640))
+
+    def c3(x, c2, reps, shortcut=True):
+        c_ = c2 // 2
+        a = n.conv(x, c_, 1)
+        for _ in range(reps):
+            h = n.conv(n.conv(a, c_, 1), c_, 3)
+            a = n.add(a, h) if shortcut else h
+        b = n.conv(x, c_, 1)
+        return n.conv(n.concat([a, b]), c2, 1)
+
+    def sppf(x, c2):
+        c_ = n.vals[x].shape[1] // 2
+        a = n.conv(x, c_, 1)
+        p1 = n.maxpool(a, 5, 1, 2)
+        p2 = n.maxpool(p1, 5, 1, 2)
+        p3 = n.maxpool(p2, 5, 1, 2)
+        return n.conv(n.concat([a, p1, p2, p3]), c2, 1)
+
+    x = n.conv("input", 32, 6, 2, pad=2)
+    x = n.conv(x, 64, 3, 2)
+    x = c3(x, 64, 1)
+    x = n.conv(x, 128, 3, 2)
+    p3 = c3(x, 128, 2)
+    x = n.conv(p3, 256, 3, 2)
+    p4 = c3(x, 256, 3)
+    x = n.conv(p4, 512, 3, 2)
+    x = c3(x, 512, 1)
+    x = sppf(x, 512)
+    h10 = n.conv(x, 256, 1)
+    x = c3(n.concat([n.upsample(h10), p4]), 256, 1, False)
+    h14 = n.conv(x, 128, 1)
+    out3 = c3(n.concat([n.upsample(h14), p3]), 128, 1, False)
+    x = n.conv(out3, 128, 3, 2)
+    out4 = c3(n.concat([x, h14]), 256, 1, False)
+    x = n.conv(out4, 256, 3, 2)
+    out5 = c3(n.concat([x, h10]), 512, 1, False)
+    for o in (out3, out4, out5):
+        n.output(n.conv(o, 255, 1, 1, None))
+    return n
+
+
+# ----------------------------------------------------------------------------------------------
+# ONNX emission.
+class Emitter:
+    def __init__(self, net, qdq):
+        self.net = net
+        self.qdq = qdq
+        self.nodes = []
+        self.inits = []
+        self.qparams = {}  # activation -> (scale, zp)
+        self.dq_name = {}  # activation -> name of its float view in the QDQ graph
+        self.k = 0
+
+    def init(self, name, arr):
+        self.inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def node(self, op, ins, outs, **attrs):
+        self.k += 1
+        self.nodes.append(helper.make_node(op, ins, outs, name="%s_n%d" % (op.lower(), self.k), **attrs))
+
+    def act_range(self, name, relu):
+        v = self.net.vals[name]
+        lo, hi = float(min(v.min(), 0.0)), float(max(v.max(), 0.0))
+        if relu:
+            lo = 0.0
+        if hi - lo < 1e-6:
+            hi = lo + 1e-3
+        scale = np.float32((hi - lo) / 255.0)
+        zp = int(np.clip(np.round(-128 - lo / scale), -128, 127))
+        return scale, zp
+
+    def quantize(self, float_name, act_name, params=None, relu=False):
+        """Q then DQ of float_name; records the params under act_name; returns the DQ output."""
+        s, z = params if params is not None else self.act_range(act_name, relu)
+        self.qparams[act_name] = (s, z)
+        sn = self.init(act_name + "_scale", np.array(s, dtype=np.float32))
+        zn = self.init(act_name + "_zp", np.array(z, dtype=np.int8))
+        self.node("QuantizeLinear", [float_name, sn, zn], [act_name + "_q"])
+        out = act_name + "_dq"
+        self.node("DequantizeLinear", [act_name + "_q", sn, zn], [out])
+        self.dq_name[act_name] = out
+        return out
+
+    def src(self, name):
+        return self.dq_name[name] if self.qdq else name
+
+    def weight(self, base, w, per_channel, x_act):
+        if not self.qdq:
+            return self.init(base + "_w", w), None
+        axes = tuple(range(1, w.ndim))
+        amax = np.abs(w).max(axis=axes) if per_channel else np.array(np.abs(w).max())
+        ws = (np.maximum(amax, 1e-8) / 63.0).astype(np.float32)  # 7-bit weights (reduce_range)
+        shape = (-1,) + (1,) * (w.ndim - 1) if per_channel else ()
+        wq = np.clip(np.round(w / ws.reshape(shape)), -63, 63).astype(np.int8)
+        self.init(base + "_wq", wq)
+        self.init(base + "_ws", ws)
+        self.init(base + "_wz", np.zeros(ws.shape, dtype=np.int8))
+        kw = {"axis": 0} if per_channel else {}
+        self.node("DequantizeLinear", [base + "_wq", base + "_ws", base + "_wz"], [base + "_w"], **kw)
+        xs = self.qparams[x_act][0]
+        return base + "_w", (ws * np.float32(xs)).astype(np.float32)
+
+    def bias(self, base, b, bscale):
+        if not self.qdq:
+            return self.init(base + "_b", b)
+        bq = np.round(b / bscale).astype(np.int32)
+        self.init(base + "_bq", bq)
+        self.init(base + "_bs", bscale.reshape(-1) if bscale.ndim else bscale)
+        self.init(base + "_bz", np.zeros(bscale.shape, dtype=np.int32))
+        kw = {"axis": 0} if bscale.ndim else {}
+        self.node("DequantizeLinear", [base + "_bq", base + "_bs", base + "_bz"], [base + "_b"], **kw)
+        return base + "_b"
+
+    def finish(self, y_float, y, relu=False, same_as=None):
+        if not self.qdq:
+            return
+        params = self.qparams[same_as] if same_as else None
+        self.quantize(y_float, y, params, relu)
+
+    def emit(self):
+        if self.qdq:
+            self.quantize("input", "input")
+        for kind, ins, y, p in self.net.ops:
+            getattr(self, "op_" + kind)(ins, y, p)
+        outs = []
+        for i, o in enumerate(self.net.outputs):
+            name = "output" if len(self.net.outputs) == 1 else "output%d" % i
+            self.rename(self.dq_name[o] if self.qdq else o, name)
+            outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(self.net.vals[o].shape)))
+        g = helper.make_graph(self.nodes, self.net.name + ("_qdq" if self.qdq else ""),
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(self.net.input_shape))],
+                              outs, self.inits)
+        m = helper.make_model(g, producer_name="npusim-zoo", producer_version="1",
+                              opset_imports=[helper.make_opsetid("", OPSET)])
+        m.ir_version = 7
+        return m
+
+    def op_conv(self, ins, y, p):
+        x = ins[0]
+        w, bscale = self.weight(y, p["w"], True, x)
+        b = self.bias(y, p["b"], bscale)
+        attrs = dict(kernel_shape=list(p["w"].shape[2:]), strides=[p["s"]] * 2, pads=[p["pad"]] * 4, group=p["group"])
+        act = p["act"]
+        raw = y + "_conv" if act else y + "_f"
+        self.node("Conv", [self.src(x), w, b], [raw], **attrs)
+        out = raw
+        if act == "relu":
+            out = y + "_f"
+            self.node("Relu", [raw], [out])
+        elif act == "relu6":
+            out = y + "_f"
+            self.node("Clip", [raw, self.init(y + "_lo", np.array(0, np.float32)),
+                               self.init(y + "_hi", np.array(6, np.float32))], [out])
+        if not self.qdq:
+            self.rename(out, y)
+        self.finish(out, y, relu=act is not None)
+
+    def rename(self, old, new):
+        for nd in self.nodes:
+            nd.output[:] = [new if o == old else o for o in nd.output]
+
+    def op_add(self, ins, y, p):
+        out = y + "_f"
+        self.node("Add", [self.src(ins[0]), self.src(ins[1])], [out])
+        if p["act"] == "relu":
+            self.node("Relu", [out], [y + "_r"])
+            out = y + "_r"
+        if not self.qdq:
+            self.rename(out, y)
+        self.finish(out, y, relu=p["act"] == "relu")
+
+    def op_bnrelu(self, ins, y, p):
+        names = [self.init(y + "_bn_" + k, p[k]) for k in ("scale", "bias", "mean", "var")]
+        self.node("BatchNormalization", [self.src(ins[0])] + names, [y + "_bn"], epsilon=1e-5)
+        out = y if not self.qdq else y + "_f"
+        self.node("Relu", [y + "_bn"], [out])
+        self.finish(out, y, relu=True)
+
+    def op_maxpool(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        self.node("MaxPool", [self.src(ins[0])], [out], kernel_shape=[p["k"]] * 2, strides=[p["s"]] * 2, pads=[p["p"]] * 4)
+        self.finish(out, y, same_as=ins[0])
+
+    def op_gap(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        self.node("GlobalAveragePool", [self.src(ins[0])], [out])
+        self.finish(out, y)
+
+    def op_reshape(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        self.node("Reshape", [self.src(ins[0]), self.init(y + "_shape", np.array(p["shape"], np.int64))], [out])
+        self.finish(out, y, same_as=ins[0])
+
+    def op_gemm(self, ins, y, p):
+        w, bscale = self.weight(y, p["w"], False, ins[0])
+        b = self.bias(y, p["b"], bscale)
+        out = y if not self.qdq else y + "_f"
+        self.node("Gemm", [self.src(ins[0]), w, b], [out], transB=1)
+        self.finish(out, y)
+
+    def op_concat(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        self.node("Concat", [self.src(i) for i in ins], [out], axis=1)
+        self.finish(out, y)
+
+    def op_resize(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        scales = self.init(y + "_scales", np.array([1, 1, 2, 2], np.float32))
+        self.node("Resize", [self.src(ins[0]), "", scales], [out], mode="nearest")
+        self.finish(out, y, same_as=ins[0])
+
+
+# ----------------------------------------------------------------------------------------------
+# Small one-op-family test nets (float), 1-2 nodes each, for importer/executor unit checks.
+def small_nets():
+    rng = np.random.RandomState(7)
+    nets = {}
+
+    def model(name, nodes, inputs, outputs, inits, domains=()):
+        g = helper.make_graph(nodes, name, inputs, outputs, inits)
+        ops = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, 1) for d in domains]
+        m = helper.make_model(g, producer_name="npusim-zoo", producer_version="1", opset_imports=ops)
+        m.ir_version = 7
+        nets[name] = m
+
+    def t(name, shape, elem=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, elem, shape)
+
+    def f32(name, arr):
+        return numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name)
+
+    def arr(name, a):
+        return numpy_helper.from_array(a, name)
+
+    model("t_conv", [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+                     helper.make_node("Relu", ["c"], ["y"])],
+          [t("x", [1, 3, 16, 16])], [t("y", [1, 8, 8, 8])],
+          [f32("w", rng.standard_normal((8, 3, 3, 3)) * 0.3), f32("b", rng.standard_normal(8) * 0.1)])
+    model("t_depthwise", [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], group=4)],
+          [t("x", [1, 4, 8, 8])], [t("y", [1, 4, 8, 8])], [f32("w", rng.standard_normal((4, 1, 3, 3)) * 0.3)])
+    model("t_pool", [helper.make_node("MaxPool", ["x"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
+                     helper.make_node("AveragePool", ["a"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                     helper.make_node("GlobalAveragePool", ["b"], ["y"])],
+          [t("x", [1, 4, 8, 8])], [t("y", [1, 4, 1, 1])], [])
+    model("t_gemm", [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)],
+          [t("x", [2, 16])], [t("y", [2, 10])], [f32("w", rng.standard_normal((10, 16)) * 0.2), f32("b", np.zeros(10))])
+    model("t_matmul", [helper.make_node("MatMul", ["x", "w"], ["y"])],
+          [t("x", [2, 3, 8])], [t("y", [2, 3, 5])], [f32("w", rng.standard_normal((8, 5)))])
+    model("t_elementwise", [helper.make_node("Add", ["x", "k"], ["a"]), helper.make_node("Mul", ["a", "x"], ["b"]),
+                            helper.make_node("Sub", ["b", "k"], ["c"]), helper.make_node("Div", ["c", "d"], ["y"])],
+          [t("x", [1, 4, 3, 3])], [t("y", [1, 4, 3, 3])],
+          [f32("k", rng.standard_normal((4, 1, 1))), f32("d", [2.0])])
+    model("t_activations", [helper.make_node("Sigmoid", ["x"], ["a"]), helper.make_node("Tanh", ["a"], ["b"]),
+                            helper.make_node("LeakyRelu", ["x"], ["c"], alpha=0.1), helper.make_node("Add", ["b", "c"], ["y"])],
+          [t("x", [1, 8])], [t("y", [1, 8])], [])
+    model("t_shape", [helper.make_node("Transpose", ["x"], ["a"], perm=[0, 2, 3, 1]),
+                      helper.make_node("Reshape", ["a", "s"], ["b"]),
+                      helper.make_node("Concat", ["b", "b"], ["c"], axis=1),
+                      helper.make_node("Slice", ["c", "st", "en", "ax"], ["y"])],
+          [t("x", [1, 2, 3, 4])], [t("y", [1, 20])],
+          [arr("s", np.array([1, -1], np.int64)), arr("st", np.array([2], np.int64)), arr("en", np.array([22], np.int64)),
+           arr("ax", np.array([1], np.int64))])
+    model("t_reduce", [helper.make_node("ReduceMean", ["x"], ["a"], axes=[2, 3], keepdims=0),
+                       helper.make_node("Softmax", ["a"], ["y"], axis=1)],
+          [t("x", [1, 6, 4, 4])], [t("y", [1, 6])], [])
+    # Integer ops: QLinearConv, MatMulInteger, ConvInteger and com.microsoft QLinearAdd.
+    i8 = lambda name, a: arr(name, np.asarray(a, dtype=np.int8))
+    model("t_qlinear", [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+                        helper.make_node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["c"], pads=[1, 1, 1, 1]),
+                        helper.make_node("QLinearAdd", ["c", "ys", "yz", "c", "ys", "yz", "zs", "zz"], ["d"], domain="com.microsoft"),
+                        helper.make_node("DequantizeLinear", ["d", "zs", "zz"], ["y"])],
+          [t("x", [1, 2, 6, 6])], [t("y", [1, 4, 6, 6])],
+          [f32("xs", 0.01), i8("xz", 3), i8("w", rng.randint(-60, 60, (4, 2, 3, 3))), f32("ws", [0.02, 0.01, 0.03, 0.02]),
+           i8("wz", [0, 0, 0, 0]), f32("ys", 0.05), i8("yz", -5), f32("zs", 0.1), i8("zz", 0)], domains=["com.microsoft"])
+    model("t_integer", [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
+          [t("a", [2, 4], TensorProto.UINT8)], [t("y", [2, 3], TensorProto.INT32)],
+          [arr("b", rng.randint(0, 255, (4, 3)).astype(np.uint8)), arr("az", np.array(10, np.uint8)), arr("bz", np.array(128, np.uint8))])
+    return nets
+
+
+# ----------------------------------------------------------------------------------------------
+def save(model, path):
+    onnx.checker.check_model(model)
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--models", default="mobilenetv2,resnet50v2,yolov5s,tests")
+    ap.add_argument("--no-qdq", action="store_true", help="float models only")
+    args = ap.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    builders = {"mobilenetv2": mobilenetv2, "resnet50v2": resnet50v2, "yolov5s": yolov5s}
+    status = 0
+    for name in args.models.split(","):
+        if name == "tests":
+            for tname, m in sorted(small_nets().items()):
+                save(m, os.path.join(args.out_dir, tname + ".onnx"))
+            print("tests: %d small nets" % len(small_nets()))
+            continue
+        if name not in builders:
+            print("unknown model '%s'" % name, file=sys.stderr)
+            return 2
+        net = builders[name]()
+        save(Emitter(net, False).emit(), os.path.join(args.out_dir, name + ".onnx"))
+        if not args.no_qdq:
+            save(Emitter(net, True).emit(), os.path.join(args.out_dir, name + "_qdq.onnx"))
+        cp, cm = CITED[name]
+        dp, dm = (net.params - cp) / cp * 100, (net.macs - cm) / cm * 100
+        ok = abs(dp) <= 5 and abs(dm) <= 5
+        status |= 0 if ok else 1
+        print("%-12s params %10d (cited %.1fM, %+5.1f%%)  MACs %13d (cited %.2fG, %+5.1f%%)  %s"
+              % (name, net.params, cp / 1e6, dp, net.macs, cm / 1e9, dm, "ok" if ok else "OUT OF 5%"))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
