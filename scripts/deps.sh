@@ -6,6 +6,7 @@ PKGS=(
   build-essential cmake ninja-build ccache pkg-config python3
   libsystemc-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libelf-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc gdb-multiarch
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy clang
   nodejs npm

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+// One RV32IMAFC hart: architectural state, the pre-decoded run loop, traps, CSRs and a built-in CLINT.
+// No SystemC and no host time in here (SG-8.2): time is the hart's own cycle count.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "riscv_iss/core_preset.h"
+#include "riscv_iss/csr_numbers.h"
+#include "riscv_iss/decoded_insn.h"
+#include "riscv_iss/memory_port.h"
+
+namespace iss {
+
+class Decoder;
+
+enum class Priv : uint8_t { kUser = 0, kMachine = 3 };
+
+/// Why Hart::run() returned.
+enum class StopReason : uint8_t {
+    kNone,         ///< not stopped
+    kInsnLimit,    ///< the max_insns budget of this run() call is used up
+    kExit,         ///< guest asked to exit (semihosting, HTIF tohost, test finisher); see exit_code()
+    kBreakpoint,   ///< a debugger breakpoint was hit (pc_ is at the breakpoint, not executed)
+    kWatchpoint,   ///< a debugger watchpoint was hit (the access has happened)
+    kWfi,          ///< WFI with no enabled interrupt and no timer event: wait for an external line
+    kFatal,        ///< an unrecoverable guest error; see stop_message()
+};
+
+/// Fatal-error categories reported to the runner (distinct exit codes, see run.h).
+enum class FatalKind : uint8_t { kNone, kIllegalInsn, kWildJump, kAccessFault, kUnhandledTrap };
+
+/// Called by the hart for the semihosting ebreak sequence (RISC-V semihosting spec 1.0, section 2).
+class SemihostHandler {
+public:
+    virtual ~SemihostHandler() = default;
+    /// a0 holds the operation, a1 the parameter; the result goes to a0. Returns false if unsupported.
+    virtual bool semihost_call(Hart& h) = 0;
+};
+
+class Hart {
+public:
+    Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, const DeviceMap& devices = {});
+    ~Hart();
+    Hart(const Hart&) = delete;
+    Hart& operator=(const Hart&) = delete;
+
+    /// Resets architectural state (x/f registers zero, M-mode, counters zero) and sets pc.
+    void reset(uint32_t pc);
+    /// Executes up to `max_insns` instructions; stops earlier on exit, breakpoint, WFI or fatal error.
+    StopReason run(uint64_t max_insns);
+
+    // ---- platform interface -------------------------------------------------------------------
+    /// External interrupt line (mip.MEIP) and local lines 16..31 of the interrupt controller.
+    void set_irq_line(unsigned irq, bool level);
+    /// Drops all cached host pointers and pre-decoded code (after remapping or external code writes).
+    void invalidate_dmi();
+    /// Discards pre-decoded instructions (fence.i, debugger memory writes).
+    void flush_decode_cache();
+    void set_semihost(SemihostHandler* handler) { semihost_ = handler; }
+    /// HTIF: address of the `tohost` symbol (0 = none). A store there ends the run (value&1) or
+    /// proxies a syscall (riscv-tests/riscv-pk "magic memory", only SYS_write).
+    void set_tohost(uint32_t tohost_addr, uint32_t fromhost_addr);
+    /// Where guest console output goes (semihosting, HTIF, MMIO console).
+    std::function<void(const char* data, size_t len)> console_out;
+    /// Optional per-instruction callback for the commit log (slows the run loop down).
+    std::function<void(const Hart& h, uint32_t pc, const DecodedInsn& d)> on_commit;
+
+    void request_stop(StopReason reason, int exit_code = 0, std::string message = {});
+    StopReason stop_reason() const { return stop_; }
+    int exit_code() const { return exit_code_; }
+    const std::string& stop_message() const { return stop_message_; }
+    FatalKind fatal_kind() const { return fatal_kind_; }
+
+    // ---- debugger interface -------------------------------------------------------------------
+    void add_breakpoint(uint32_t pc);
+    void remove_breakpoint(uint32_t pc);
+    enum class WatchKind : uint8_t { kWrite = 1, kRead = 2, kAccess = 3 };
+    void add_watchpoint(uint32_t addr, uint32_t len, WatchKind kind);
+    void remove_watchpoint(uint32_t addr, uint32_t len, WatchKind kind);
+    uint32_t watch_hit_addr() const { return watch_hit_addr_; }
+    /// Debug memory access (no side effects on MMIO devices other than the access itself).
+    bool debug_read(uint32_t addr, uint32_t len, uint8_t* data);
+    bool debug_write(uint32_t addr, uint32_t len, const uint8_t* data);
+    bool csr_read(uint32_t num, uint32_t& value, bool debugger = false);
+    bool csr_write(uint32_t num, uint32_t value, bool debugger = false);
+
+    // ---- state visible to the exec functions (src/exec_*.cpp) ----------------------------------
+    uint32_t x_[32] = {};
+    uint32_t f_[32] = {};
+    uint32_t pc_ = 0, npc_ = 0;
+    uint64_t cycles_ = 0, instret_ = 0;
+    Priv priv_ = Priv::kMachine;
+    uint32_t fflags_ = 0, frm_ = 0;
+    uint32_t mstatus_ = 0, mie_ = 0, mip_ = 0, mtvec_ = 0, mscratch_ = 0, mepc_ = 0, mcause_ = 0, mtval_ = 0;
+    uint32_t mcounteren_ = 0, mcountinhibit_ = 0;
+    uint64_t mcycle_offset_ = 0, minstret_offset_ = 0;  ///< CSR writes to mcycle/minstret
+    uint32_t pmpcfg_[4] = {}, pmpaddr_[16] = {};
+    bool reservation_valid_ = false;
+    uint32_t reservation_addr_ = 0;
+    uint32_t ialign_mask_ = 0;  ///< 2 when C is off: jump targets must be 4-byte aligned
+    const IsaConfig isa_;
+    const CycleModel cm_;
+
+    /// Takes a synchronous exception for the current instruction (npc_ becomes the trap vector).
+    void raise_exception(uint32_t cause, uint32_t tval);
+    void raise_illegal(const DecodedInsn& d) { raise_exception(cause::kIllegalInsn, d.raw); }
+    bool fp_enabled() const { return (mstatus_ & csr::kMstatusFs) != 0; }
+    void fp_dirty() { mstatus_ |= csr::kMstatusFs; }
+    void do_mret(const DecodedInsn& d);
+    void do_wfi(const DecodedInsn& d);
+    void do_ebreak(const DecodedInsn& d);
+    void do_fence_i() { flush_pending_ = true; request_attention(); }
+    void request_attention() { attention_at_ = 0; }
+    /// Executed in place of an instruction that carries a debugger breakpoint.
+    void debug_break(const DecodedInsn& d);
+    uint8_t prev_rd_ = 0;  ///< rd of the previous instruction (jalr-use hazard)
+    uint32_t last_pc_ = 0; ///< pc of the previous instruction (error messages)
+
+    template <typename T>
+    bool load(uint32_t addr, T& out);
+    template <typename T>
+    bool store(uint32_t addr, T value);
+    /// Load/store of any width through the slow path (MMIO, CLINT, misaligned, watchpoints, tohost).
+    bool load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo = false);
+    bool store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo = false);
+
+    uint64_t mtime() const { return cycles_ / cm_.mtime_divider + mtime_offset_; }
+
+private:
+    struct CodeRegion {
+        DmiRegion dmi;
+        DecodedInsn* decoded = nullptr;  // calloc'ed: size/2 entries, lazily decoded
+        uint32_t touched_lo = ~0u, touched_hi = 0;  // entry range ever decoded (what a flush must clear)
+    };
+    bool service_attention();
+    bool enter_code_region(uint32_t pc);
+    DecodedInsn* fetch_slow();
+    void decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region);
+    bool find_dmi(uint32_t addr, DmiRegion& out);
+    void take_trap(uint32_t cause, uint32_t tval, uint32_t epc);
+    void update_timer();
+    bool clint_access(uint32_t off, uint32_t len, uint32_t& value, bool write);
+    void check_watch(uint32_t addr, uint32_t len, bool write);
+    void handle_tohost(uint32_t value);
+    void recompute_watch_window();
+    bool is_fetchable(uint32_t addr);
+    void fatal(FatalKind kind, std::string message);
+    uint32_t read_counter(uint32_t num) const;
+
+    MemoryPort& mem_;
+    std::unique_ptr<Decoder> decoder_;
+    std::vector<DmiRegion> dmi_cache_;
+    DeviceMap devices_;
+    SemihostHandler* semihost_ = nullptr;
+    std::vector<CodeRegion> code_regions_;
+    // Current code region, copied out of code_regions_ for the hot loop.
+    uint32_t code_base_ = 0, code_size_ = 0;
+    DecodedInsn* code_ = nullptr;
+    // Data fast path: last region used by a load / store.
+    DmiRegion ld_, st_;
+    // Accesses in [watch_lo_, watch_lo_ + watch_len_) take the slow path (watchpoints, tohost).
+    uint32_t watch_lo_ = 0, watch_len_ = 0;
+    struct Watch {
+        uint32_t addr, len;
+        WatchKind kind;
+    };
+    std::vector<Watch> watches_;
+    std::set<uint32_t> breakpoints_;
+    bool step_over_bp_ = false;
+    uint32_t step_over_pc_ = 0;
+    uint32_t watch_hit_addr_ = 0;
+    uint32_t tohost_ = 0, fromhost_ = 0;
+    uint64_t attention_at_ = 0;
+    uint8_t prev_load_rd_ = 0;
+    bool flush_pending_ = false;
+    StopReason stop_ = StopReason::kNone;
+    FatalKind fatal_kind_ = FatalKind::kNone;
+    int exit_code_ = 0;
+    std::string stop_message_;
+    // CLINT
+    uint32_t msip_ = 0;
+    uint64_t mtimecmp_ = ~0ull;
+    uint64_t mtime_offset_ = 0;
+    uint64_t timer_deadline_cycles_ = ~0ull;
+    uint32_t irq_lines_ = 0;  // external (MEIP) and local lines as mip bits
+};
+
+// ---- hot inline paths -----------------------------------------------------------------------
+template <typename T>
+inline bool Hart::load(uint32_t addr, T& out) {
+    const uint32_t off = addr - ld_.base;
+    if (off < ld_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_) {
+        std::memcpy(&out, ld_.host + off, sizeof(T));
+        cycles_ += ld_.read_wait_cycles;
+        return true;
+    }
+    uint32_t v = 0;
+    if (!load_slow(addr, sizeof(T), v)) return false;
+    out = static_cast<T>(v);
+    return true;
+}
+
+template <typename T>
+inline bool Hart::store(uint32_t addr, T value) {
+    const uint32_t off = addr - st_.base;
+    if (off < st_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_) {
+        std::memcpy(st_.host + off, &value, sizeof(T));
+        cycles_ += st_.write_wait_cycles;
+        return true;
+    }
+    return store_slow(addr, sizeof(T), static_cast<uint32_t>(value));
+}
+
+}  // namespace iss

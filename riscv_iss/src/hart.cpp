@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+// Hart run loop over pre-decoded code regions, interrupt delivery, traps and debugger breakpoints.
+#include "riscv_iss/hart.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "cycle_cost.h"
+#include "decoder.h"
+#include "riscv_iss_isa_table.inc"
+
+namespace iss {
+
+uint32_t IsaConfig::misa() const {
+    // misa: MXL=1 (RV32) in bits 31:30, one bit per extension letter (A=bit 0 ... Z=bit 25).
+    uint32_t v = (1u << 30) | (1u << ('I' - 'A'));
+    if (m) v |= 1u << ('M' - 'A');
+    if (a) v |= 1u << ('A' - 'A');
+    if (f) v |= 1u << ('F' - 'A');
+    if (c) v |= 1u << ('C' - 'A');
+    if (u_mode) v |= 1u << ('U' - 'A');
+    return v;
+}
+
+Hart::Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, const DeviceMap& devices)
+    : isa_(isa), cm_(cycles), mem_(mem), decoder_(std::make_unique<Decoder>(isa)), devices_(devices) {
+    if (cm_.mtime_divider == 0) throw std::invalid_argument("cycle model: mtime_divider must be > 0");
+    reset(isa.reset_pc);
+}
+
+Hart::~Hart() {
+    for (CodeRegion& r : code_regions_) std::free(r.decoded);
+}
+
+void Hart::reset(uint32_t pc) {
+    std::memset(x_, 0, sizeof x_);
+    std::memset(f_, 0, sizeof f_);
+    pc_ = npc_ = last_pc_ = pc;
+    cycles_ = instret_ = 0;
+    priv_ = Priv::kMachine;
+    fflags_ = frm_ = 0;
+    mstatus_ = isa_.u_mode ? 0 : csr::kMstatusMpp;  // MPP is hardwired to M without U-mode
+    mie_ = mip_ = mtvec_ = mscratch_ = mepc_ = mcause_ = mtval_ = mcounteren_ = mcountinhibit_ = 0;
+    std::memset(pmpcfg_, 0, sizeof pmpcfg_);
+    std::memset(pmpaddr_, 0, sizeof pmpaddr_);
+    reservation_valid_ = false;
+    ialign_mask_ = isa_.c ? 0 : 2;
+    msip_ = 0;
+    mtimecmp_ = ~0ull;
+    mtime_offset_ = 0;
+    irq_lines_ = 0;
+    update_timer();
+    stop_ = StopReason::kNone;
+    fatal_kind_ = FatalKind::kNone;
+    exit_code_ = 0;
+    stop_message_.clear();
+    prev_load_rd_ = prev_rd_ = 0;
+    attention_at_ = 0;
+}
+
+void Hart::request_stop(StopReason reason, int exit_code, std::string message) {
+    if (stop_ != StopReason::kNone) return;  // the first reason wins
+    stop_ = reason;
+    exit_code_ = exit_code;
+    stop_message_ = std::move(message);
+    request_attention();
+}
+
+void Hart::fatal(FatalKind kind, std::string message) {
+    if (stop_ != StopReason::kNone) return;
+    fatal_kind_ = kind;
+    request_stop(StopReason::kFatal, 0, std::move(message));
+}
+
+StopReason Hart::run(uint64_t max_insns) {
+    stop_ = StopReason::kNone;
+    request_attention();
+    uint64_t left = max_insns;
+    while (left != 0) {
+        if (cycles_ >= attention_at_ && service_attention()) break;
+        DecodedInsn* d;
+        const uint32_t off = pc_ - code_base_;
+        if (off < code_size_) {
+            d = &code_[off >> 1];
+            if (d->fn == nullptr) decode_at(*d, pc_, code_regions_.back());
+        } else {
+            d = fetch_slow();
+            if (d == nullptr) continue;  // fetch fault taken (or fatal stop requested)
+        }
+        npc_ = pc_ + d->len;
+        cycles_ += d->cycles;
+        if (prev_load_rd_ != 0 && (d->hz_rs1 == prev_load_rd_ || d->hz_rs2 == prev_load_rd_))
+            cycles_ += cm_.load_use_penalty;
+        const uint64_t retired = ++instret_;
+        d->fn(*this, *d);
+        x_[0] = 0;
+        prev_load_rd_ = d->load_rd;
+        prev_rd_ = d->rd;
+        if (on_commit && instret_ == retired) on_commit(*this, pc_, *d);  // trapped instructions do not commit
+        last_pc_ = pc_;
+        pc_ = npc_;
+        --left;
+    }
+    if (stop_ == StopReason::kNone) stop_ = StopReason::kInsnLimit;
+    return stop_;
+}
+
+bool Hart::service_attention() {
+    if (stop_ != StopReason::kNone) return true;
+    if (flush_pending_) {
+        flush_pending_ = false;
+        flush_decode_cache();
+    }
+    mip_ = (msip_ ? csr::kMsip : 0) | (cycles_ >= timer_deadline_cycles_ ? csr::kMtip : 0) | irq_lines_;
+    const uint32_t pending = mip_ & mie_;
+    const bool enabled = priv_ == Priv::kUser || (mstatus_ & csr::kMstatusMie) != 0;
+    if (pending != 0 && enabled) {
+        // Priority: local lines 31..16 (platform-defined, highest first), then MEI > MSI > MTI
+        // (Privileged spec 3.1.9).
+        uint32_t code = 0;
+        if (pending & csr::kLocalIrqMask) {
+            code = 31 - static_cast<uint32_t>(__builtin_clz(pending & csr::kLocalIrqMask));
+        } else if (pending & csr::kMeip) {
+            code = cause::kMachineExtIrq;
+        } else if (pending & csr::kMsip) {
+            code = cause::kMachineSoftIrq;
+        } else {
+            code = cause::kMachineTimerIrq;
+        }
+        take_trap(cause::kInterrupt | code, 0, pc_);
+        pc_ = npc_;
+        if (stop_ != StopReason::kNone) return true;
+    }
+    attention_at_ = (mip_ & csr::kMtip) ? ~0ull : timer_deadline_cycles_;
+    return false;
+}
+
+void Hart::update_timer() {
+    if (mtimecmp_ <= mtime_offset_) {
+        timer_deadline_cycles_ = 0;
+        return;
+    }
+    const uint64_t ticks = mtimecmp_ - mtime_offset_;
+    timer_deadline_cycles_ = ticks > ~0ull / cm_.mtime_divider ? ~0ull : ticks * cm_.mtime_divider;
+}
+
+void Hart::set_irq_line(unsigned irq, bool level) {
+    if (irq != cause::kMachineExtIrq && (irq < 16 || irq > 31)) return;
+    const uint32_t bit = 1u << irq;
+    irq_lines_ = level ? (irq_lines_ | bit) : (irq_lines_ & ~bit);
+    request_attention();
+}
+
+void Hart::take_trap(uint32_t cause_value, uint32_t tval, uint32_t epc) {
+    const bool interrupt = (cause_value & cause::kInterrupt) != 0;
+    mepc_ = epc;
+    mcause_ = cause_value;
+    mtval_ = tval;
+    uint32_t st = mstatus_;
+    st = (st & ~csr::kMstatusMpie) | ((st & csr::kMstatusMie) ? csr::kMstatusMpie : 0);
+    st &= ~csr::kMstatusMie;
+    st = (st & ~csr::kMstatusMpp) | (static_cast<uint32_t>(priv_) << csr::kMstatusMppShift);
+    mstatus_ = st;
+    priv_ = Priv::kMachine;
+    const uint32_t base = mtvec_ & ~3u;
+    npc_ = (interrupt && (mtvec_ & 1)) ? base + 4 * (cause_value & 0x1f) : base;
+    request_attention();
+    if (!is_fetchable(npc_)) {
+        const uint32_t code = cause_value & 0x7fffffffu;
+        if (interrupt) {
+            fatal(FatalKind::kUnhandledTrap,
+                  fmt::format("interrupt {} at pc 0x{:08x} but trap vector 0x{:08x} is not executable", code, epc, npc_));
+        } else if (code == cause::kIllegalInsn) {
+            fatal(FatalKind::kIllegalInsn,
+                  fmt::format("illegal instruction 0x{:08x} at pc 0x{:08x} (no trap handler, mtvec=0x{:08x})", tval,
+                              epc, mtvec_));
+        } else if (code == cause::kInsnAccessFault) {
+            fatal(FatalKind::kWildJump,
+                  fmt::format("wild jump: fetch from unmapped address 0x{:08x}, coming from pc 0x{:08x} "
+                              "(no trap handler, mtvec=0x{:08x})", tval, last_pc_, mtvec_));
+        } else if (code == cause::kLoadAccessFault || code == cause::kStoreAccessFault) {
+            fatal(FatalKind::kAccessFault,
+                  fmt::format("{} access fault at address 0x{:08x}, pc 0x{:08x} (no trap handler)",
+                              code == cause::kLoadAccessFault ? "load" : "store", tval, epc));
+        } else {
+            fatal(FatalKind::kUnhandledTrap, fmt::format("unhandled exception cause {} at pc 0x{:08x}, mtval 0x{:08x} "
+                                                         "(no trap handler, mtvec=0x{:08x})", code, epc, tval, mtvec_));
+        }
+    }
+}
+
+void Hart::raise_exception(uint32_t cause_value, uint32_t tval) {
+    --instret_;  // the faulting instruction does not retire
+    take_trap(cause_value, tval, pc_);
+}
+
+bool Hart::is_fetchable(uint32_t addr) {
+    DmiRegion r;
+    return find_dmi(addr, r) && r.executable;
+}
+
+bool Hart::find_dmi(uint32_t addr, DmiRegion& out) {
+    for (const DmiRegion& r : dmi_cache_) {
+        if (addr - r.base < r.size) {
+            out = r;
+            return true;
+        }
+    }
+    DmiRegion r;
+    if (!mem_.get_dmi(addr, r) || r.size == 0 || addr - r.base >= r.size || r.host == nullptr) return false;
+    dmi_cache_.push_back(r);
+    out = r;
+    return true;
+}
+
+bool Hart::enter_code_region(uint32_t pc) {
+    for (std::size_t i = 0; i < code_regions_.size(); ++i) {
+        if (pc - code_regions_[i].dmi.base < code_regions_[i].dmi.size) {
+            std::swap(code_regions_[i], code_regions_.back());  // the current region is always back()
+            break;
+        }
+    }
+    if (code_regions_.empty() || pc - code_regions_.back().dmi.base >= code_regions_.back().dmi.size) {
+        DmiRegion r;
+        if (!find_dmi(pc, r) || !r.executable) return false;
+        CodeRegion cr;
+        cr.dmi = r;
+        cr.decoded = static_cast<DecodedInsn*>(std::calloc(r.size / 2, sizeof(DecodedInsn)));
+        if (cr.decoded == nullptr) throw std::bad_alloc();
+        code_regions_.push_back(cr);
+    }
+    const CodeRegion& cur = code_regions_.back();
+    code_base_ = cur.dmi.base;
+    code_size_ = cur.dmi.size;
+    code_ = cur.decoded;
+    return true;
+}
+
+DecodedInsn* Hart::fetch_slow() {
+    if (enter_code_region(pc_)) {
+        DecodedInsn* d = &code_[(pc_ - code_base_) >> 1];
+        if (d->fn == nullptr) decode_at(*d, pc_, code_regions_.back());
+        return d;
+    }
+    npc_ = pc_;
+    take_trap(cause::kInsnAccessFault, pc_, pc_);
+    pc_ = npc_;
+    return nullptr;
+}
+
+namespace {
+void ex_fetch_fault_upper_half(Hart& h, const DecodedInsn&) {
+    h.raise_exception(cause::kInsnAccessFault, h.pc_ + 2);
+}
+void ex_debug_break(Hart& h, const DecodedInsn& d) { h.debug_break(d); }
+}  // namespace
+
+void Hart::decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region) {
+    const uint32_t off = pc - region.dmi.base;
+    region.touched_lo = std::min(region.touched_lo, off >> 1);
+    region.touched_hi = std::max(region.touched_hi, (off >> 1) + 1);
+    uint16_t lo = 0, hi = 0;
+    std::memcpy(&lo, region.dmi.host + off, 2);
+    uint32_t raw = lo;
+    if ((lo & 3) == 3) {
+        if (off + 4 > region.dmi.size) {
+            std::memset(&d, 0, sizeof d);
+            d.fn = &ex_fetch_fault_upper_half;
+            d.len = 4;
+            return;
+        }
+        std::memcpy(&hi, region.dmi.host + off + 2, 2);
+        raw |= static_cast<uint32_t>(hi) << 16;
+    }
+    decoder_->decode(raw, d);
+    const Op exec_op = d.fn == &ex_illegal ? Op::kCount : kOpcodes[d.op].exec_op;
+    const uint32_t cost = base_cycles(exec_op, static_cast<uint32_t>(d.imm), cm_) + region.dmi.fetch_wait_cycles;
+    d.cycles = static_cast<uint8_t>(cost > 255 ? 255 : cost);
+    if (!breakpoints_.empty() && breakpoints_.count(pc)) d.fn = &ex_debug_break;
+}
+
+void Hart::debug_break(const DecodedInsn& d) {
+    if (step_over_bp_ && step_over_pc_ == pc_) {
+        // Resuming from this breakpoint: execute the real instruction once.
+        step_over_bp_ = false;
+        DecodedInsn real;
+        decoder_->decode(d.raw, real);
+        real.cycles = d.cycles;
+        real.fn(*this, real);
+        return;
+    }
+    --instret_;
+    cycles_ -= d.cycles;
+    npc_ = pc_;
+    request_stop(StopReason::kBreakpoint);
+    step_over_bp_ = true;
+    step_over_pc_ = pc_;
+}
+
+void Hart::flush_decode_cache() {
+    for (CodeRegion& r : code_regions_) {
+        if (r.touched_hi > r.touched_lo)
+            std::memset(r.decoded + r.touched_lo, 0, (r.touched_hi - r.touched_lo) * sizeof(DecodedInsn));
+        r.touched_lo = ~0u;
+        r.touched_hi = 0;
+    }
+}
+
+void Hart::invalidate_dmi() {
+    for (CodeRegion& r : code_regions_) std::free(r.decoded);
+    code_regions_.clear();
+    dmi_cache_.clear();
+    code_base_ = code_size_ = 0;
+    code_ = nullptr;
+    ld_ = st_ = DmiRegion{};
+}
+
+void Hart::add_breakpoint(uint32_t pc) {
+    breakpoints_.insert(pc);
+    flush_decode_cache();
+}
+
+void Hart::remove_breakpoint(uint32_t pc) {
+    breakpoints_.erase(pc);
+    flush_decode_cache();
+}
+
+}  // namespace iss

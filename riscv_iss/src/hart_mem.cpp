@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+// Hart memory slow paths: MMIO, misaligned accesses, the built-in CLINT, watchpoints, HTIF tohost and
+// debugger accesses.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "riscv_iss/hart.h"
+
+namespace iss {
+namespace {
+// SiFive CLINT register offsets (also QEMU virt's and Spike's layout).
+constexpr uint32_t kClintSize = 0x10000, kMsipOff = 0x0, kMtimecmpOff = 0x4000, kMtimeOff = 0xbff8;
+// HTIF "magic memory" syscall number for write (riscv-pk syscall.h).
+constexpr uint64_t kSysWrite = 64;
+
+uint64_t replace_half(uint64_t v, bool high, uint32_t half) {
+    return high ? ((v & 0xffffffffull) | (static_cast<uint64_t>(half) << 32)) : ((v & ~0xffffffffull) | half);
+}
+}  // namespace
+
+bool Hart::clint_access(uint32_t off, uint32_t len, uint32_t& value, bool write) {
+    if (len != 4 || (off & 3)) return false;
+    if (off == kMsipOff) {
+        if (write) {
+            msip_ = value & 1;
+            request_attention();
+        } else {
+            value = msip_;
+        }
+        return true;
+    }
+    if (off == kMtimecmpOff || off == kMtimecmpOff + 4) {
+        const bool high = off != kMtimecmpOff;
+        if (write) {
+            mtimecmp_ = replace_half(mtimecmp_, high, value);
+            update_timer();
+            request_attention();
+        } else {
+            value = static_cast<uint32_t>(high ? mtimecmp_ >> 32 : mtimecmp_);
+        }
+        return true;
+    }
+    if (off == kMtimeOff || off == kMtimeOff + 4) {
+        const bool high = off != kMtimeOff;
+        const uint64_t now = mtime();
+        if (write) {
+            mtime_offset_ = replace_half(now, high, value) - cycles_ / cm_.mtime_divider;
+            update_timer();
+            request_attention();
+        } else {
+            value = static_cast<uint32_t>(high ? now >> 32 : now);
+        }
+        return true;
+    }
+    return write;  // other offsets: writes ignored, reads fault
+}
+
+void Hart::check_watch(uint32_t addr, uint32_t len, bool write) {
+    for (const Watch& w : watches_) {
+        const bool kind_ok = write ? (static_cast<int>(w.kind) & 1) : (static_cast<int>(w.kind) & 2);
+        if (kind_ok && addr < w.addr + w.len && w.addr < addr + len) {
+            watch_hit_addr_ = std::max(addr, w.addr);
+            request_stop(StopReason::kWatchpoint);
+            return;
+        }
+    }
+}
+
+bool Hart::load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo) {
+    if (addr - watch_lo_ < watch_len_) check_watch(addr, len, false);
+    if (addr & (len - 1)) {
+        if (isa_.misaligned_trap || for_amo) {
+            raise_exception(for_amo ? cause::kStoreMisaligned : cause::kLoadMisaligned, addr);
+            return false;
+        }
+        uint32_t v = 0;
+        for (uint32_t i = 0; i < len; ++i) {
+            uint32_t b = 0;
+            if (!load_slow(addr + i, 1, b, false)) return false;
+            v |= (b & 0xff) << (8 * i);
+        }
+        value = v;
+        cycles_ += cm_.misaligned_penalty;
+        return true;
+    }
+    if (devices_.clint_base != 0 && addr - devices_.clint_base < kClintSize) {
+        if (clint_access(addr - devices_.clint_base, len, value, false)) return true;
+    } else {
+        DmiRegion r;
+        if (find_dmi(addr, r)) {
+            ld_ = r;
+            value = 0;
+            std::memcpy(&value, r.host + (addr - r.base), len);
+            cycles_ += r.read_wait_cycles;
+            return true;
+        }
+        uint8_t buf[4] = {};
+        uint64_t wait = 0;
+        if (mem_.read(addr, len, buf, cycles_, wait)) {
+            value = 0;
+            std::memcpy(&value, buf, len);
+            cycles_ += wait;
+            return true;
+        }
+    }
+    raise_exception(for_amo ? cause::kStoreAccessFault : cause::kLoadAccessFault, addr);
+    return false;
+}
+
+bool Hart::store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo) {
+    if (addr - watch_lo_ < watch_len_) check_watch(addr, len, true);
+    if (addr & (len - 1)) {
+        if (isa_.misaligned_trap || for_amo) {
+            raise_exception(cause::kStoreMisaligned, addr);
+            return false;
+        }
+        for (uint32_t i = 0; i < len; ++i)
+            if (!store_slow(addr + i, 1, (value >> (8 * i)) & 0xff, false)) return false;
+        cycles_ += cm_.misaligned_penalty;
+        return true;
+    }
+    if (devices_.clint_base != 0 && addr - devices_.clint_base < kClintSize) {
+        if (clint_access(addr - devices_.clint_base, len, value, true)) return true;
+    } else {
+        DmiRegion r;
+        if (find_dmi(addr, r)) {
+            if (r.writable) {
+                st_ = r;
+                std::memcpy(r.host + (addr - r.base), &value, len);
+                cycles_ += r.write_wait_cycles;
+                if (tohost_ != 0 && addr == tohost_ && value != 0) handle_tohost(value);
+                return true;
+            }
+        } else {
+            uint8_t buf[4];
+            std::memcpy(buf, &value, 4);
+            uint64_t wait = 0;
+            if (mem_.write(addr, len, buf, cycles_, wait)) {
+                cycles_ += wait;
+                return true;
+            }
+        }
+    }
+    raise_exception(cause::kStoreAccessFault, addr);
+    return false;
+}
+
+void Hart::set_tohost(uint32_t tohost_addr, uint32_t fromhost_addr) {
+    tohost_ = tohost_addr;
+    fromhost_ = fromhost_addr;
+    recompute_watch_window();
+}
+
+void Hart::handle_tohost(uint32_t value) {
+    // HTIF (riscv-tests env/p/riscv_test.h): bit 0 set = exit with code value >> 1.
+    if (value & 1) {
+        request_stop(StopReason::kExit, static_cast<int>(value >> 1));
+        return;
+    }
+    // Otherwise `value` points at magic_mem: uint64 {syscall, a0, a1, a2, ...}.
+    uint64_t args[4] = {};
+    if (!debug_read(value, sizeof args, reinterpret_cast<uint8_t*>(args))) return;
+    uint64_t ret = static_cast<uint64_t>(-1);
+    if (args[0] == kSysWrite && (args[1] == 1 || args[1] == 2)) {
+        std::string text(static_cast<std::size_t>(std::min<uint64_t>(args[3], 1u << 20)), '\0');
+        if (debug_read(static_cast<uint32_t>(args[2]), static_cast<uint32_t>(text.size()),
+                       reinterpret_cast<uint8_t*>(text.data()))) {
+            if (console_out) console_out(text.data(), text.size());
+            ret = text.size();
+        }
+    }
+    debug_write(value, 8, reinterpret_cast<const uint8_t*>(&ret));
+    const uint32_t zero = 0, one = 1;
+    debug_write(tohost_, 4, reinterpret_cast<const uint8_t*>(&zero));
+    if (fromhost_ != 0) debug_write(fromhost_, 4, reinterpret_cast<const uint8_t*>(&one));
+}
+
+void Hart::recompute_watch_window() {
+    uint64_t lo = ~0ull, hi = 0;
+    for (const Watch& w : watches_) {
+        lo = std::min<uint64_t>(lo, w.addr);
+        hi = std::max<uint64_t>(hi, static_cast<uint64_t>(w.addr) + w.len);
+    }
+    if (tohost_ != 0) {
+        lo = std::min<uint64_t>(lo, tohost_);
+        hi = std::max<uint64_t>(hi, static_cast<uint64_t>(tohost_) + 8);
+    }
+    if (hi == 0) {
+        watch_lo_ = watch_len_ = 0;
+        return;
+    }
+    // Widen by 3 bytes below so a misaligned-start access overlapping the window is caught.
+    lo = lo >= 3 ? lo - 3 : 0;
+    watch_lo_ = static_cast<uint32_t>(lo);
+    watch_len_ = static_cast<uint32_t>(std::min<uint64_t>(hi - lo, 0xffffffffull));
+}
+
+void Hart::add_watchpoint(uint32_t addr, uint32_t len, WatchKind kind) {
+    watches_.push_back({addr, len == 0 ? 1 : len, kind});
+    recompute_watch_window();
+}
+
+void Hart::remove_watchpoint(uint32_t addr, uint32_t len, WatchKind kind) {
+    for (auto it = watches_.begin(); it != watches_.end(); ++it) {
+        if (it->addr == addr && it->len == (len == 0 ? 1 : len) && it->kind == kind) {
+            watches_.erase(it);
+            break;
+        }
+    }
+    recompute_watch_window();
+}
+
+bool Hart::debug_read(uint32_t addr, uint32_t len, uint8_t* data) {
+    for (uint32_t i = 0; i < len; ++i) {
+        DmiRegion r;
+        const uint32_t a = addr + i;
+        if (find_dmi(a, r)) {
+            data[i] = r.host[a - r.base];
+            continue;
+        }
+        uint64_t wait = 0;
+        if (!mem_.read(a, 1, data + i, cycles_, wait)) return false;
+    }
+    return true;
+}
+
+bool Hart::debug_write(uint32_t addr, uint32_t len, const uint8_t* data) {
+    bool code_touched = false;
+    for (uint32_t i = 0; i < len; ++i) {
+        DmiRegion r;
+        const uint32_t a = addr + i;
+        if (find_dmi(a, r)) {
+            r.host[a - r.base] = data[i];
+            code_touched = code_touched || r.executable;
+            continue;
+        }
+        uint64_t wait = 0;
+        if (!mem_.write(a, 1, data + i, cycles_, wait)) return false;
+    }
+    if (code_touched) flush_pending_ = true, request_attention();
+    return true;
+}
+
+}  // namespace iss
