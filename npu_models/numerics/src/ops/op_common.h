@@ -94,6 +94,34 @@ void for_each_broadcast2(const std::vector<int64_t>& out_shape, const std::vecto
     }
 }
 
+/// Row-wise variant: f(out_start, a_start, b_start, count, a_step, b_step) once per innermost run;
+/// same-shape operands collapse to a single run.
+template <typename F>
+void for_each_broadcast_rows(const std::vector<int64_t>& out_shape, const std::vector<int64_t>& sa,
+                             const std::vector<int64_t>& sb, F f) {
+    const int64_t n = prod(out_shape);
+    if (n == 0) return;
+    if (out_shape.empty() || (sa == contiguous_strides(out_shape) && sb == sa)) {
+        f(0, 0, 0, n, 1, 1);
+        return;
+    }
+    const int64_t inner = out_shape.back();
+    std::vector<int64_t> idx(out_shape.size(), 0);
+    int64_t ia = 0, ib = 0;
+    for (int64_t o = 0; o < n; o += inner) {
+        f(o, ia, ib, inner, sa.back(), sb.back());
+        for (size_t d = out_shape.size() - 1; d-- > 0;) {
+            ++idx[d];
+            ia += sa[d];
+            ib += sb[d];
+            if (idx[d] < out_shape[d]) break;
+            ia -= sa[d] * idx[d];
+            ib -= sb[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 /// Attribute list with an explicit default; spatial ones are extended to `n` entries.
 std::vector<int64_t> ints_or(const Attributes& a, const char* name, size_t n, int64_t dflt);
 

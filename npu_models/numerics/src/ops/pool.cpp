@@ -70,39 +70,55 @@ PoolGeom pool_geometry(const Tensor& x, const Attributes& a, const std::string& 
     return g;
 }
 
-// Visits every output position with the window's valid taps: f(plane, out_index, taps, count_with_pad).
+// One pooling window: valid taps are ky in [ky0, ky1) x kx in [kx0, kx1) at input offset
+// base + (y0 + ky*dy) * w + (x0 + kx*dx); `padded` is the tap count of the window clipped to the
+// padded extent (the count_include_pad divisor, onnxruntime rule).
+struct Window {
+    int64_t base, y0, x0, ky0, ky1, kx0, kx1, padded;
+    int64_t taps() const { return std::max<int64_t>(0, ky1 - ky0) * std::max<int64_t>(0, kx1 - kx0); }
+};
+
+// Calls f(out_index, window, reduce) where reduce(g, op, init) folds op over the valid taps in
+// row-major order (the order the float sums must follow to match onnxruntime bit-for-bit).
 template <typename F>
 void for_each_window(const PoolGeom& g, F f) {
-    std::vector<int64_t> taps;
+    auto first_in = [](int64_t start, int64_t d) { return start >= 0 ? 0 : (-start + d - 1) / d; };
+    auto end_in = [](int64_t start, int64_t d, int64_t size, int64_t k) {
+        return std::min(k, start >= size ? 0 : (size - start + d - 1) / d);
+    };
     for (int64_t p = 0; p < g.nc; ++p)
         for (int64_t oy = 0; oy < g.oh; ++oy)
             for (int64_t ox = 0; ox < g.ow; ++ox) {
-                taps.clear();
-                const int64_t y0 = oy * g.s[0] - g.pb[0], x0 = ox * g.s[1] - g.pb[1];
-                // Window clipped to the padded extent (count_include_pad divisor, onnxruntime rule).
-                const int64_t yend = std::min(y0 + (g.k[0] - 1) * g.d[0] + 1, g.h + g.pe[0]);
-                const int64_t xend = std::min(x0 + (g.k[1] - 1) * g.d[1] + 1, g.w + g.pe[1]);
-                const int64_t padded = ((yend - y0 + g.d[0] - 1) / g.d[0]) * ((xend - x0 + g.d[1] - 1) / g.d[1]);
-                for (int64_t ky = 0; ky < g.k[0]; ++ky) {
-                    const int64_t iy = y0 + ky * g.d[0];
-                    if (iy < 0 || iy >= g.h) continue;
-                    for (int64_t kx = 0; kx < g.k[1]; ++kx) {
-                        const int64_t ix = x0 + kx * g.d[1];
-                        if (ix >= 0 && ix < g.w) taps.push_back(p * g.h * g.w + iy * g.w + ix);
-                    }
-                }
-                f((p * g.oh + oy) * g.ow + ox, taps, padded);
+                Window w;
+                w.base = p * g.h * g.w;
+                w.y0 = oy * g.s[0] - g.pb[0];
+                w.x0 = ox * g.s[1] - g.pb[1];
+                w.ky0 = first_in(w.y0, g.d[0]);
+                w.ky1 = end_in(w.y0, g.d[0], g.h, g.k[0]);
+                w.kx0 = first_in(w.x0, g.d[1]);
+                w.kx1 = end_in(w.x0, g.d[1], g.w, g.k[1]);
+                const int64_t yend = std::min(w.y0 + (g.k[0] - 1) * g.d[0] + 1, g.h + g.pe[0]);
+                const int64_t xend = std::min(w.x0 + (g.k[1] - 1) * g.d[1] + 1, g.w + g.pe[1]);
+                w.padded = ((yend - w.y0 + g.d[0] - 1) / g.d[0]) * ((xend - w.x0 + g.d[1] - 1) / g.d[1]);
+                f((p * g.oh + oy) * g.ow + ox, w);
             }
+}
+
+template <typename T, typename Acc, typename Op>
+Acc fold_window(const PoolGeom& g, const Window& w, const T* x, Acc acc, Op op) {
+    for (int64_t ky = w.ky0; ky < w.ky1; ++ky) {
+        const T* row = x + w.base + (w.y0 + ky * g.d[0]) * g.w + w.x0;
+        for (int64_t kx = w.kx0; kx < w.kx1; ++kx) acc = op(acc, row[kx * g.d[1]]);
+    }
+    return acc;
 }
 
 template <typename T>
 void max_pool_typed(const PoolGeom& g, const Tensor& x, Tensor& y) {
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps, int64_t) {
-        T m = std::numeric_limits<T>::lowest();
-        for (int64_t t : taps) m = std::max(m, px[t]);
-        py[o] = m;
+    for_each_window(g, [&](int64_t o, const Window& w) {
+        py[o] = fold_window(g, w, px, std::numeric_limits<T>::lowest(), [](T m, T v) { return v > m ? v : m; });
     });
 }
 
@@ -126,10 +142,9 @@ Outputs avg_pool(const Attributes& a, const Inputs& in) {
     const PoolGeom g = pool_geometry(x, a, "AveragePool");
     const bool include_pad = a.get_int("count_include_pad", 0) != 0;
     Tensor y(DType::F32, g.out_shape);
-    for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps, int64_t padded) {
-        float s = 0.0f;
-        for (int64_t t : taps) s += x.data<float>()[t];
-        const int64_t cnt = include_pad ? padded : static_cast<int64_t>(taps.size());
+    for_each_window(g, [&](int64_t o, const Window& w) {
+        const float s = fold_window(g, w, x.data<float>(), 0.0f, [](float acc, float v) { return acc + v; });
+        const int64_t cnt = include_pad ? w.padded : w.taps();
         y.data<float>()[o] = cnt > 0 ? s / static_cast<float>(cnt) : 0.0f;
     });
     return {std::move(y)};
@@ -171,10 +186,9 @@ Outputs qlinear_avg_pool(const Attributes& a, const Inputs& in) {
         using T = decltype(tag);
         std::vector<float> deq(x.numel());
         for (size_t i = 0; i < deq.size(); ++i) deq[i] = xs * static_cast<float>(static_cast<int32_t>(x.data<T>()[i]) - xz);
-        for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps, int64_t padded) {
-            float s = 0.0f;
-            for (int64_t t : taps) s += deq[static_cast<size_t>(t)];
-            const int64_t cnt = include_pad ? padded : static_cast<int64_t>(taps.size());
+        for_each_window(g, [&](int64_t o, const Window& w) {
+            const float s = fold_window(g, w, deq.data(), 0.0f, [](float acc, float v) { return acc + v; });
+            const int64_t cnt = include_pad ? w.padded : w.taps();
             y.data<T>()[o] = quantize_one<T>(cnt > 0 ? s / static_cast<float>(cnt) : 0.0f, ys, yz);
         });
         return 0;

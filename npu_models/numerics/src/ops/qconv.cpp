@@ -13,8 +13,10 @@ template <typename Sink>
 void conv_q8(const ConvGeom& g, const Tensor& x, int32_t x_zp, const Tensor& w, const std::vector<int32_t>& w_zp,
              Sink sink) {
     const int64_t K = g.k(), P = g.p(), mg = g.mg();
-    std::vector<uint8_t> col(g.pointwise() ? 0 : static_cast<size_t>(K * P));
-    std::vector<int32_t> acc(static_cast<size_t>(mg * P));
+    thread_local std::vector<uint8_t> col;  // reused: avoids page faults on every call
+    thread_local std::vector<int32_t> acc;
+    col.resize(g.pointwise() ? 0 : static_cast<size_t>(K * P));
+    acc.resize(static_cast<size_t>(mg * P));
     const uint8_t pad = static_cast<uint8_t>(x_zp);  // raw byte of the zero point (int8 or uint8)
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t gr = 0; gr < g.group; ++gr) {

@@ -21,6 +21,8 @@ constexpr int64_t kKc = 1024;  // k block (multiple of 4): B panel pair stays in
 
 bool g_force_generic = false;
 
+// Packed operands live in per-thread buffers reused across calls: fresh multi-megabyte
+// allocations per convolution cost more in page faults than the packing itself.
 struct PackedA {  // s8, rows padded to kp bytes
     std::vector<int8_t> data;
     std::vector<int32_t> rowsum;
@@ -29,14 +31,14 @@ struct PackedA {  // s8, rows padded to kp bytes
 struct PackedB {  // u8 panels
     std::vector<uint8_t> data;
     std::vector<int32_t> colsum;
+    std::vector<uint8_t> pad_row;  // stands in for rows k >= K (flip value: packs to 0)
     int64_t kp = 0, panels = 0;
 };
 
-PackedA pack_a(int64_t M, int64_t K, const Q8Operand& A) {
-    PackedA p;
+void pack_a(int64_t M, int64_t K, const Q8Operand& A, PackedA& p) {
     p.kp = (K + 3) / 4 * 4;
-    p.data.assign(static_cast<size_t>(M * p.kp), 0);
-    p.rowsum.assign(static_cast<size_t>(M), 0);
+    p.data.resize(static_cast<size_t>(M * p.kp));
+    p.rowsum.resize(static_cast<size_t>(M));
     const uint8_t flip = A.is_signed ? 0 : 0x80;
     for (int64_t m = 0; m < M; ++m) {
         const uint8_t* src = static_cast<const uint8_t*>(A.data) + m * A.ld;
@@ -46,41 +48,70 @@ PackedA pack_a(int64_t M, int64_t K, const Q8Operand& A) {
             dst[k] = static_cast<int8_t>(src[k] ^ flip);
             s += dst[k];
         }
+        for (int64_t k = K; k < p.kp; ++k) dst[k] = 0;
         p.rowsum[static_cast<size_t>(m)] = s;
     }
-    return p;
 }
 
-PackedB pack_b(int64_t K, int64_t N, const Q8Operand& B) {
-    PackedB p;
+// Interleaves 4 rows into [col][4] groups for columns [0, nc).
+inline void interleave4(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, const uint8_t* r3, uint8_t flip,
+                        int64_t nc, uint8_t* dst) {
+#if defined(__SSE2__)
+    if (nc == kNr) {  // full panel: byte/word unpacks build the 4-byte groups (SSE2 is x86-64 baseline)
+        const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+        const __m128i a = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0)), f);
+        const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r1)), f);
+        const __m128i c = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r2)), f);
+        const __m128i d = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r3)), f);
+        const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+        const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        __m128i* o = reinterpret_cast<__m128i*>(dst);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+        return;
+    }
+#endif
+    for (int64_t c = 0; c < nc; ++c) {
+        dst[c * 4] = r0[c] ^ flip;
+        dst[c * 4 + 1] = r1[c] ^ flip;
+        dst[c * 4 + 2] = r2[c] ^ flip;
+        dst[c * 4 + 3] = r3[c] ^ flip;
+    }
+}
+
+void pack_b(int64_t K, int64_t N, const Q8Operand& B, PackedB& p) {
     p.kp = (K + 3) / 4 * 4;
     p.panels = (N + kNr - 1) / kNr;
-    p.data.assign(static_cast<size_t>(p.panels * p.kp * kNr), 0);
-    p.colsum.assign(static_cast<size_t>(N), 0);
+    p.data.resize(static_cast<size_t>(p.panels * p.kp * kNr));
+    p.colsum.assign(static_cast<size_t>(p.panels * kNr), 0);
     const uint8_t flip = B.is_signed ? 0x80 : 0;
+    p.pad_row.assign(static_cast<size_t>(p.panels * kNr), flip);
     const uint8_t* src = static_cast<const uint8_t*>(B.data);
+    const int64_t tail = N % kNr;
+    if (tail) {  // the last panel's missing columns must pack to zero
+        uint8_t* last = p.data.data() + (p.panels - 1) * p.kp * kNr;
+        std::fill(last, last + p.kp * kNr, 0);
+    }
     for (int64_t k4 = 0; k4 < p.kp / 4; ++k4) {
         const uint8_t* rows[4];
         for (int64_t t = 0; t < 4; ++t) {
             const int64_t k = k4 * 4 + t;
-            rows[t] = k < K ? src + k * B.ld : nullptr;
+            rows[t] = k < K ? src + k * B.ld : p.pad_row.data();
         }
         for (int64_t pn = 0; pn < p.panels; ++pn) {
             uint8_t* dst = p.data.data() + pn * p.kp * kNr + k4 * kNr * 4;
-            const int64_t nc = std::min(kNr, N - pn * kNr);
-            for (int64_t t = 0; t < 4; ++t) {
-                if (!rows[t]) continue;
-                const uint8_t* r = rows[t] + pn * kNr;
-                int32_t* cs = p.colsum.data() + pn * kNr;
-                for (int64_t c = 0; c < nc; ++c) {
-                    const uint8_t v = r[c] ^ flip;
-                    dst[c * 4 + t] = v;
-                    cs[c] += v;
-                }
-            }
+            const int64_t off = pn * kNr, nc = std::min(kNr, N - off);
+            interleave4(rows[0] + off, rows[1] + off, rows[2] + off, rows[3] + off, flip, nc, dst);
         }
     }
-    return p;
+    // Column sums in the flipped domain (a separate, vectorisable pass).
+    int32_t* cs = p.colsum.data();
+    for (int64_t k = 0; k < K; ++k) {
+        const uint8_t* row = src + k * B.ld;
+        for (int64_t n = 0; n < N; ++n) cs[n] += static_cast<uint8_t>(row[n] ^ flip);
+    }
 }
 
 // Portable micro-kernel: rows [m0, m0+mr) x one panel, k range [k0, k1) (multiples of 4).
@@ -188,24 +219,30 @@ void gemm_force_generic(bool on) {
 
 void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, int32_t* C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
-    const PackedA a = pack_a(M, K, A);
-    const PackedB b = pack_b(K, N, B);
+    thread_local PackedA a;
+    thread_local PackedB b;
+    pack_a(M, K, A, a);
+    pack_b(K, N, B, b);
 #if defined(__x86_64__)
     if (!g_force_generic && have_vnni()) raw_gemm_vnni(a, b, M, N, C, ldc);
     else
 #endif
         raw_gemm_generic(a, b, M, N, C, ldc);
-    // Zero-point correction in the flipped domain (see file comment); int64 then exact int32.
-    const int64_t sa = A.is_signed ? 0 : -128, sb = B.is_signed ? 128 : 0;
+    // Zero-point correction in the flipped domain (see file comment):
+    //   c = raw - za*colsum[n] + zb[n]*(K*za - rowsum[m]).
+    // The exact result fits in int32, so modular uint32 arithmetic (vectorisable, no overflow UB)
+    // yields it exactly.
+    const int32_t sa = A.is_signed ? 0 : -128, sb = B.is_signed ? 128 : 0;
+    thread_local std::vector<uint32_t> zb;
+    zb.resize(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n)
+        zb[static_cast<size_t>(n)] = static_cast<uint32_t>((B.zp.size() > 1 ? B.zp[static_cast<size_t>(n)] : B.zp[0]) + sb);
+    const uint32_t* cs = reinterpret_cast<const uint32_t*>(b.colsum.data());
     for (int64_t m = 0; m < M; ++m) {
-        const int64_t za = (A.zp.size() > 1 ? A.zp[static_cast<size_t>(m)] : A.zp[0]) + sa;
-        const int64_t ra = a.rowsum[static_cast<size_t>(m)];
-        int32_t* c = C + m * ldc;
-        for (int64_t n = 0; n < N; ++n) {
-            const int64_t zb = (B.zp.size() > 1 ? B.zp[static_cast<size_t>(n)] : B.zp[0]) + sb;
-            const int64_t v = c[n] - zb * ra - za * b.colsum[static_cast<size_t>(n)] + K * za * zb;
-            c[n] = static_cast<int32_t>(v);
-        }
+        const uint32_t za = static_cast<uint32_t>((A.zp.size() > 1 ? A.zp[static_cast<size_t>(m)] : A.zp[0]) + sa);
+        const uint32_t t = static_cast<uint32_t>(K) * za - static_cast<uint32_t>(a.rowsum[static_cast<size_t>(m)]);
+        uint32_t* c = reinterpret_cast<uint32_t*>(C + m * ldc);
+        for (int64_t n = 0; n < N; ++n) c[n] = c[n] - za * cs[n] + zb[static_cast<size_t>(n)] * t;
     }
 }
 

@@ -4,6 +4,7 @@
 // LeakyRelu) and QLinearConcat's requantization are 256-entry tables built by
 // dequantize -> fp32 function -> QuantizeLinear.
 #include <cmath>
+#include <limits>
 
 #include "qcommon.h"
 
@@ -56,27 +57,63 @@ Outputs qlinear_leaky_relu(const Attributes& a, const Inputs& in) {
                      [alpha](float r) { return r >= 0.0f ? r : alpha * r; });
 }
 
-// QLinearMul as onnxruntime's x86 kernel: RNE(float((a - za) * (b - zb)) * (sa * sb / sc)) + zc,
-// saturated. The int product is exact in float, so one rounding.
-template <typename T>
-T qmul_one(int32_t va, int32_t vb, float ratio, int32_t zc) {
-    return quantize_one<T>(static_cast<float>(va * vb) * ratio, 1.0f, zc);
-}
-
 // QLinearAdd as onnxruntime's AVX2 kernel (mlas qladd): with ra = sa/sc, rb = sb/sc and
 // fixed = zc - (ra*za + rb*zb) in float, v = fma(a, ra, fma(b, rb, fixed)) on the raw codes; when
-// one operand is constant along the innermost (broadcast) span its term is folded into `fixed`
+// one operand is constant along the innermost (broadcast) run its term is folded into `fixed`
 // first (plain multiply and add). Then RNE and saturation. Matched bit-exactly against onnxruntime
 // 1.30 (tests/oracle qlinearadd_* cases cover the general, scalar-A and scalar-B variants).
 struct QAdd {
     float ra, rb, fixed;
-    bool a_const, b_const;
-    float apply(float a, float b) const {
-        if (a_const) return std::fma(b, rb, fixed + a * ra);
-        if (b_const) return std::fma(a, ra, fixed + b * rb);
-        return std::fma(a, ra, std::fma(b, rb, fixed));
-    }
 };
+
+// The span kernels only call std::fma and add the rounding constant: nothing the compiler could
+// contract differently, so the FMA-target clone and the portable one give identical results.
+template <typename T>
+inline T qadd_store(float v) {
+    constexpr float kMagic = 12582912.0f;
+    constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
+    constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
+    v = std::min(std::max(v, lo), hi);
+    return static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic));
+}
+
+template <typename T>
+inline void qadd_span_body(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb, float fixed) {
+    if (mode == 1) {  // A constant (folded into fixed)
+        for (int64_t i = 0; i < n; ++i) y[i] = qadd_store<T>(std::fma(static_cast<float>(b[i]), rb, fixed));
+    } else if (mode == 2) {  // B constant (folded into fixed)
+        for (int64_t i = 0; i < n; ++i) y[i] = qadd_store<T>(std::fma(static_cast<float>(a[i]), ra, fixed));
+    } else {
+        for (int64_t i = 0; i < n; ++i)
+            y[i] = qadd_store<T>(std::fma(static_cast<float>(a[i]), ra, std::fma(static_cast<float>(b[i]), rb, fixed)));
+    }
+}
+
+#if defined(__x86_64__)
+template <typename T>
+__attribute__((target("avx2,fma"))) void qadd_span_fma(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb,
+                                                  float fixed) {
+    qadd_span_body(a, b, y, n, mode, ra, rb, fixed);
+}
+#endif
+
+template <typename T>
+void qadd_span(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb, float fixed) {
+#if defined(__x86_64__)
+    static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (fma) return qadd_span_fma(a, b, y, n, mode, ra, rb, fixed);
+#endif
+    qadd_span_body(a, b, y, n, mode, ra, rb, fixed);
+}
+
+// QLinearMul as onnxruntime's x86 kernel: RNE(float((a - za) * (b - zb)) * (sa * sb / sc)) + zc,
+// saturated. The int product is exact in float, so one rounding.
+template <typename T>
+void qmul_span(const T* a, int64_t as, const T* b, int64_t bs, T* y, int64_t n, int32_t za, int32_t zb, float ratio, int32_t zc) {
+    for (int64_t i = 0; i < n; ++i)
+        y[i] = quantize_one<T>(static_cast<float>((static_cast<int32_t>(a[i * as]) - za) * (static_cast<int32_t>(b[i * bs]) - zb)) * ratio,
+                               1.0f, zc);
+}
 
 // QLinearAdd / QLinearMul: inputs A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp.
 template <bool kMul>
@@ -88,24 +125,26 @@ Outputs qlinear_binary(const Attributes&, const Inputs& in) {
     const QParams ap = qparams(in, 1, 2, op), bp = qparams(in, 4, 5, op), cp = qparams(in, 6, 7, op);
     const std::vector<int64_t> os = broadcast_shape(a.shape(), b.shape(), op);
     const std::vector<int64_t> sa = broadcast_strides(a.shape(), os), sb = broadcast_strides(b.shape(), os);
-    QAdd add;
-    add.ra = ap.scale / cp.scale;
-    add.rb = bp.scale / cp.scale;
-    add.fixed = static_cast<float>(cp.zp) - (add.ra * static_cast<float>(ap.zp) + add.rb * static_cast<float>(bp.zp));
-    add.a_const = a.numel() == 1 || (!os.empty() && sa.back() == 0 && a.shape() != b.shape());
-    add.b_const = !add.a_const && (b.numel() == 1 || (!os.empty() && sb.back() == 0 && a.shape() != b.shape()));
+    QAdd q;
+    q.ra = ap.scale / cp.scale;
+    q.rb = bp.scale / cp.scale;
+    q.fixed = static_cast<float>(cp.zp) - (q.ra * static_cast<float>(ap.zp) + q.rb * static_cast<float>(bp.zp));
     const float mul_ratio = ap.scale * bp.scale / cp.scale;
     Tensor y(a.dtype(), os);
     dispatch_q8(a.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
-        const T* pa = a.data<T>();
-        const T* pb = b.data<T>();
-        T* py = y.data<T>();
-        for_each_broadcast2(os, sa, sb, [&](int64_t o, int64_t ia, int64_t ib) {
+        for_each_broadcast_rows(os, sa, sb, [&](int64_t o, int64_t ia, int64_t ib, int64_t n, int64_t as, int64_t bs) {
+            const T* pa = a.data<T>() + ia;
+            const T* pb = b.data<T>() + ib;
+            T* py = y.data<T>() + o;
             if (kMul) {
-                py[o] = qmul_one<T>(static_cast<int32_t>(pa[ia]) - ap.zp, static_cast<int32_t>(pb[ib]) - bp.zp, mul_ratio, cp.zp);
+                qmul_span(pa, as, pb, bs, py, n, ap.zp, bp.zp, mul_ratio, cp.zp);
+            } else if (as == 0 && bs != 0) {
+                qadd_span(pa, pb, py, n, 1, q.ra, q.rb, q.fixed + static_cast<float>(pa[0]) * q.ra);
+            } else if (bs == 0) {
+                qadd_span(pa, pb, py, n, 2, q.ra, q.rb, q.fixed + static_cast<float>(pb[0]) * q.rb);
             } else {
-                py[o] = quantize_one<T>(add.apply(static_cast<float>(pa[ia]), static_cast<float>(pb[ib])), 1.0f, 0);
+                qadd_span(pa, pb, py, n, 0, q.ra, q.rb, q.fixed);
             }
         });
         return 0;
