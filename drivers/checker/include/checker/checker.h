@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// The constraint checker: per node of a graph and one platform's spec, the verdict NPU (or MCU
+// for MCU toolchains) / CPU fallback / unsupported, with every violated rule in plain words with
+// the actual value and the seed citation. A rule engine over the spec DB: no per-op code.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "checker/spec_db.h"
+#include "compiler/ir/graph.h"
+
+namespace drv::check {
+
+/// The model cannot be checked on this platform as given (dynamic shape where the toolchain
+/// needs static ones, structurally invalid graph). The message names the tensor/node.
+class CheckError : public std::runtime_error {
+   public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Verdict {
+    Target,       ///< runs on the platform's engine (NPU, or MCU kernels for MCU toolchains)
+    Fused,        ///< folded into the previous node by a fused operator (ConvolutionRelu, ...)
+    CpuFallback,  ///< falls back to the toolchain's CPU path
+    Unsupported,  ///< no path on this platform
+    NotInSeed,    ///< the platform has no operator tables in the seed: no verdict is guessed
+};
+const char* verdict_name(Verdict v, const PlatformSpec& p);
+
+struct Violation {
+    const Rule* rule = nullptr;
+    std::string text;  ///< "kernel_w = 33 outside [1, 31]"
+    std::string op;    ///< spec operator whose rule it is ("Convolution")
+};
+
+struct NodeResult {
+    std::string node;
+    std::string op_type;
+    std::string spec_op;     ///< matched spec operator, empty when none
+    std::string heading;     ///< its heading
+    std::string fused_into;  ///< for Verdict::Fused
+    Verdict verdict = Verdict::Target;
+    std::string reason;      ///< why, when not in the table or not in the seed
+    std::vector<Violation> violations;
+};
+
+struct CheckResult {
+    std::string platform;
+    std::vector<NodeResult> nodes;
+    size_t count(Verdict v) const;
+    /// Worst verdict over all nodes (Target < Fused < CpuFallback < Unsupported < NotInSeed).
+    Verdict overall() const;
+};
+
+struct CheckOptions {
+    /// Quantization bit width the model is converted with (tnpuv2: 4/8/12/14/16/20); 0 = from the
+    /// tensor dtype, else the platform's quant_bits_default.
+    int64_t quant_bits = 0;
+};
+
+/// Checks every node of `g` (in topological order) against `spec`. Throws CheckError for dynamic
+/// shapes on static-shape toolchains and for invalid graphs.
+CheckResult check_graph(const ir::Graph& g, const PlatformSpec& spec, const CheckOptions& opts = {});
+
+/// "int8", "float32", ... (the spec DB's dtype names).
+std::string dtype_spec_name(num::DType t);
+
+}  // namespace drv::check

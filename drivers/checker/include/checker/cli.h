@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// Library entry points behind `npusim check` and `npusim specs` (the lead wires them into sim/'s
+// CLI; drivers/checker/tools/npusim-check is the standalone front end). Both write to the given
+// streams and return the process exit code; they never call exit() and never throw.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace drv::check {
+
+/// Exit codes of run_check_cli / run_specs_cli.
+enum ExitCode : int {
+    kExitOk = 0,            ///< every node runs on the target engine (NPU, or MCU kernels)
+    kExitUsage = 2,         ///< bad flags, unknown platform
+    kExitModelError = 3,    ///< malformed model, dynamic shapes on a static-shape toolchain
+    kExitSpecError = 4,     ///< spec DB file violates the schema
+    kExitCpuFallback = 10,  ///< some node falls back to the CPU, none unsupported
+    kExitUnsupported = 11,  ///< some node is unsupported
+    kExitNotInSeed = 12,    ///< platform has no operator tables in the seed: no verdict
+};
+
+/// `npusim check --platform P MODEL... [--json] [--all-platforms]`.
+struct CheckCliOptions {
+    std::vector<std::string> models;        ///< .onnx / .tflite files
+    std::string platform;                   ///< required unless all_platforms
+    bool all_platforms = false;             ///< model x platform matrix
+    bool json = false;
+    std::vector<std::string> input_shapes;  ///< "name=1x3x224x224" (fixes dynamic dims)
+    int64_t quant_bits = 0;                 ///< --bits: quantization width (tnpuv2 4..20); 0 = dtype
+    std::string specs_dir;                  ///< empty = default_specs_dir()
+};
+
+/// `npusim specs [--platform P] [--coverage] [--json]`.
+struct SpecsCliOptions {
+    std::string platform;  ///< empty = all platforms (summary table)
+    bool coverage = false; ///< list every seed heading not encoded, with the reason
+    bool json = false;
+    std::string specs_dir;
+};
+
+int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& err);
+int run_specs_cli(const SpecsCliOptions& opts, std::ostream& out, std::ostream& err);
+
+}  // namespace drv::check
