@@ -4,6 +4,7 @@
 #include "riscv_iss/run.h"
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -46,6 +47,7 @@ int run_loaded(Hart& hart, const RunOptions& opt) {
     const uint64_t limit = opt.max_insns ? opt.max_insns : ~0ull;
     const uint64_t start = hart.instret_;
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
     StopReason r = StopReason::kNone;
     for (;;) {
         const uint64_t done = hart.instret_ - start;
@@ -54,12 +56,13 @@ int run_loaded(Hart& hart, const RunOptions& opt) {
         if (r != StopReason::kInsnLimit) break;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu_secs = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     std::fflush(stdout);
     const uint64_t insns = hart.instret_ - start;
     if (opt.stats)
-        std::fprintf(stderr, "rviss: %llu instructions, %llu cycles, %.3f s, %.1f MIPS\n",
+        std::fprintf(stderr, "rviss: %llu instructions, %llu cycles, %.3f s wall, %.3f s cpu, %.1f MIPS (cpu)\n",
                      static_cast<unsigned long long>(insns), static_cast<unsigned long long>(hart.cycles_), secs,
-                     secs > 0 ? static_cast<double>(insns) / secs / 1e6 : 0.0);
+                     cpu_secs, cpu_secs > 0 ? static_cast<double>(insns) / cpu_secs / 1e6 : 0.0);
     switch (r) {
         case StopReason::kExit: {
             const int code = hart.exit_code();
