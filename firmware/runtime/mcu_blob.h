@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* Model blob: the binary the host converter writes (drivers/mcu) and the firmware runtime executes
+ * (firmware/runtime/runtime.c). Everything is little-endian, every record 4-byte aligned, offsets are
+ * from the start of the blob. The blob sits in flash (executed/read in place); activations live in
+ * one SRAM arena whose tensor offsets the converter planned.
+ *
+ *   mk_blob_header | mk_blob_tensor[n_tensors] | mk_blob_layer[n_layers] | io indices | data...
+ *
+ * A const tensor's bytes are in the blob (weights, bias, multipliers, LUTs, the input payload);
+ * an arena tensor has an arena offset. Model inputs are arena tensors that the runtime fills from
+ * their `init` payload before the first layer; outputs are printed after the last layer. */
+#ifndef MCU_BLOB_H
+#define MCU_BLOB_H
+#include <stdint.h>
+
+#define MK_BLOB_MAGIC 0x31424b4du /* "MKB1" */
+#define MK_BLOB_VERSION 1u
+#define MK_BLOB_MAX_IN 4
+#define MK_BLOB_PARAMS 20
+
+typedef struct {
+    uint32_t magic, version, total_bytes;
+    uint32_t n_tensors, n_layers, n_inputs, n_outputs;
+    uint32_t tensors_off, layers_off, io_off; /* io: n_inputs then n_outputs uint32 tensor indices */
+    uint32_t arena_bytes;                     /* SRAM the activations need */
+    uint32_t reserved[5];
+} mk_blob_header;
+
+enum { MK_DT_F32 = 0, MK_DT_S8 = 1, MK_DT_S32 = 2 };
+enum { MK_ST_CONST = 0, MK_ST_ARENA = 1 };
+
+typedef struct {
+    uint32_t dtype, storage;
+    uint32_t offset;      /* blob offset (const) or arena offset (arena) */
+    uint32_t bytes;
+    int32_t dims[4];      /* NHWC, leading 1s for lower ranks */
+    float scale;          /* int8 quantization (per tensor) */
+    int32_t zero_point;
+    uint32_t init_off;    /* arena input tensors: blob offset of the initial bytes, else 0 */
+    uint32_t reserved;
+} mk_blob_tensor;
+
+/* Layer opcodes and the meaning of p[] (ints; floats stored as their bits). */
+enum {
+    MK_OP_CONV2D_S8 = 1,   /* in: x, w, bias, mult; p: sh sw dh dw pt pl kh kw act_min act_max, shift tensor idx */
+    MK_OP_DWCONV_S8 = 2,   /* same as CONV2D_S8 */
+    MK_OP_FC_S8 = 3,       /* in: x, w[N][K], bias, mult; p: act_min act_max shift_idx (m, k from x dims) */
+    MK_OP_ADD_S8 = 4,      /* in: a, b; p: a_mult b_mult left act_min act_max (b broadcast via strides p[5..12]) */
+    MK_OP_MUL_S8 = 5,      /* in: a, b; p: mult shift act_min act_max, p[5..12] strides */
+    MK_OP_MAXPOOL_S8 = 6,  /* p: kh kw sh sw pt pl act_min act_max */
+    MK_OP_AVGPOOL_S8 = 7,  /* same */
+    MK_OP_CLAMP_S8 = 8,    /* p: lo hi */
+    MK_OP_LUT_S8 = 9,      /* in: x, lut[256] */
+    MK_OP_SOFTMAX_S8 = 10, /* p: log_softmax */
+    MK_OP_GAP_S8 = 11,     /* p: mult shift */
+    MK_OP_QUANTIZE = 12,   /* f32 -> s8 with the output tensor's quantization */
+    MK_OP_DEQUANTIZE = 13, /* s8 -> f32 with the input tensor's quantization */
+    MK_OP_COPY = 14,       /* Reshape/Flatten/Squeeze: byte copy */
+    MK_OP_CONCAT = 15,     /* in: up to 4; p: outer inner elem_bytes, axis sizes p[3..6] */
+    MK_OP_CONV2D_F32 = 20, /* in: x, w, bias; p: sh sw dh dw pt pl kh kw act_min_f act_max_f */
+    MK_OP_DWCONV_F32 = 21,
+    MK_OP_FC_F32 = 22,     /* in: x, w, bias; p: act_min_f act_max_f */
+    MK_OP_BINARY_F32 = 23, /* p: binop, strides p[5..12] */
+    MK_OP_UNARY_F32 = 24,  /* p: unop alpha_f beta_f */
+    MK_OP_MAXPOOL_F32 = 25,
+    MK_OP_AVGPOOL_F32 = 26,
+    MK_OP_SOFTMAX_F32 = 27, /* p: log_softmax */
+    MK_OP_GRU_F32 = 28,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden */
+    MK_OP_ARGMAX = 29       /* in: s8 or f32 [rows][cols]; out: s32 [rows] */
+};
+
+typedef struct {
+    uint32_t op, n_in, n_out;
+    uint32_t in[MK_BLOB_MAX_IN];
+    uint32_t out;
+    int32_t p[MK_BLOB_PARAMS];
+    char name[24]; /* the source graph node, NUL-terminated (truncated) */
+} mk_blob_layer;
+
+#endif

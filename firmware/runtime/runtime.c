@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* Blob interpreter (see mk_runtime.h / mcu_blob.h). */
+#include "mk_runtime.h"
+
+#include <string.h>
+
+#include "mk/mk_f32.h"
+#include "mk/mk_int8.h"
+#include "mk/mk_layout.h"
+
+static const mk_blob_header* header(const uint8_t* blob) { return (const mk_blob_header*)(const void*)blob; }
+static const mk_blob_tensor* tensors(const uint8_t* blob) {
+    return (const mk_blob_tensor*)(const void*)(blob + header(blob)->tensors_off);
+}
+static const mk_blob_layer* layers(const uint8_t* blob) {
+    return (const mk_blob_layer*)(const void*)(blob + header(blob)->layers_off);
+}
+static const uint32_t* io(const uint8_t* blob) { return (const uint32_t*)(const void*)(blob + header(blob)->io_off); }
+
+void* mk_rt_tensor(const uint8_t* blob, uint8_t* arena, uint32_t idx) {
+    const mk_blob_tensor* t = &tensors(blob)[idx];
+    return t->storage == MK_ST_CONST ? (void*)(uintptr_t)(blob + t->offset) : (void*)(arena + t->offset);
+}
+
+int mk_rt_check(const uint8_t* blob, uint32_t blob_bytes, uint32_t arena_bytes) {
+    if (blob_bytes < sizeof(mk_blob_header)) return MK_RT_BAD_BLOB;
+    const mk_blob_header* h = header(blob);
+    if (h->magic != MK_BLOB_MAGIC || h->version != MK_BLOB_VERSION || h->total_bytes > blob_bytes) return MK_RT_BAD_BLOB;
+    if (h->tensors_off + h->n_tensors * sizeof(mk_blob_tensor) > h->total_bytes ||
+        h->layers_off + h->n_layers * sizeof(mk_blob_layer) > h->total_bytes ||
+        h->io_off + (h->n_inputs + h->n_outputs) * 4u > h->total_bytes)
+        return MK_RT_BAD_BLOB;
+    if (h->arena_bytes > arena_bytes) return MK_RT_ARENA_TOO_SMALL;
+    for (uint32_t i = 0; i < h->n_tensors; ++i) {
+        const mk_blob_tensor* t = &tensors(blob)[i];
+        const uint32_t limit = t->storage == MK_ST_CONST ? h->total_bytes : h->arena_bytes;
+        if (t->offset > limit || t->bytes > limit - t->offset || (t->offset & 3u) != 0) return MK_RT_BAD_BLOB;
+    }
+    for (uint32_t i = 0; i < h->n_layers; ++i) {
+        const mk_blob_layer* l = &layers(blob)[i];
+        if (l->n_in > MK_BLOB_MAX_IN || l->out >= h->n_tensors) return MK_RT_BAD_BLOB;
+        for (uint32_t k = 0; k < l->n_in; ++k)
+            if (l->in[k] >= h->n_tensors) return MK_RT_BAD_BLOB;
+    }
+    for (uint32_t i = 0; i < h->n_inputs + h->n_outputs; ++i)
+        if (io(blob)[i] >= h->n_tensors) return MK_RT_BAD_BLOB;
+    return MK_RT_OK;
+}
+
+static float as_f(int32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static mk_shape4 shape_of(const mk_blob_tensor* t) {
+    mk_shape4 s = {t->dims[0], t->dims[1], t->dims[2], t->dims[3]};
+    return s;
+}
+
+static mk_bcast4 bcast_of(const mk_blob_layer* l, mk_shape4 out) {
+    mk_bcast4 bc;
+    bc.out = out;
+    for (int i = 0; i < 4; ++i) {
+        bc.a_stride[i] = l->p[5 + i];
+        bc.b_stride[i] = l->p[9 + i];
+    }
+    return bc;
+}
+
+/* Runs one layer; returns 0 on success. */
+static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l) {
+    const mk_blob_tensor* T = tensors(blob);
+    const mk_blob_tensor* to = &T[l->out];
+    const mk_blob_tensor* t0 = &T[l->in[0]];
+    void* out = mk_rt_tensor(blob, arena, l->out);
+    const void* in[MK_BLOB_MAX_IN] = {0, 0, 0, 0};
+    for (uint32_t k = 0; k < l->n_in; ++k) in[k] = mk_rt_tensor(blob, arena, l->in[k]);
+    const int32_t* p = l->p;
+    const mk_shape4 is = shape_of(t0), os = shape_of(to);
+    const int32_t count = mk_shape4_numel(os);
+    switch (l->op) {
+        case MK_OP_CONV2D_S8:
+        case MK_OP_DWCONV_S8: {
+            mk_conv_s8_params cp;
+            cp.stride_h = p[0]; cp.stride_w = p[1]; cp.dil_h = p[2]; cp.dil_w = p[3];
+            cp.pad_top = p[4]; cp.pad_left = p[5];
+            cp.in_zp = t0->zero_point; cp.out_zp = to->zero_point;
+            cp.act_min = p[8]; cp.act_max = p[9];
+            cp.mult = (const int32_t*)in[3];
+            cp.shift = (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
+            if (l->op == MK_OP_CONV2D_S8)
+                mk_conv2d_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7], (const int32_t*)in[2],
+                             (int8_t*)out, os, &cp);
+            else
+                mk_depthwise_conv2d_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7],
+                                       (const int32_t*)in[2], (int8_t*)out, os, &cp);
+            return 0;
+        }
+        case MK_OP_FC_S8: {
+            const int32_t n = os.c, m = count / n, k = mk_shape4_numel(is) / m;
+            mk_fully_connected_s8((const int8_t*)in[0], m, k, (const int8_t*)in[1], n, (const int32_t*)in[2],
+                                  (int8_t*)out, t0->zero_point, to->zero_point, (const int32_t*)in[3],
+                                  (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[2]), p[0], p[1]);
+            return 0;
+        }
+        case MK_OP_ADD_S8:
+        case MK_OP_MUL_S8: {
+            mk_eltwise_s8_params ep;
+            const mk_bcast4 bc = bcast_of(l, os);
+            ep.a_zp = t0->zero_point; ep.b_zp = T[l->in[1]].zero_point; ep.out_zp = to->zero_point;
+            if (l->op == MK_OP_ADD_S8) {
+                ep.a_mult = p[0]; ep.b_mult = p[1]; ep.left = p[2]; ep.act_min = p[3]; ep.act_max = p[4];
+                mk_add_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, &ep);
+            } else {
+                ep.out.multiplier = p[0]; ep.out.shift = p[1]; ep.act_min = p[2]; ep.act_max = p[3];
+                mk_mul_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, &ep);
+            }
+            return 0;
+        }
+        case MK_OP_MAXPOOL_S8:
+        case MK_OP_AVGPOOL_S8:
+        case MK_OP_MAXPOOL_F32:
+        case MK_OP_AVGPOOL_F32: {
+            const mk_pool_params pp = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+            if (l->op == MK_OP_MAXPOOL_S8) mk_max_pool_s8((const int8_t*)in[0], is, (int8_t*)out, os, &pp);
+            else if (l->op == MK_OP_AVGPOOL_S8) mk_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, os, &pp);
+            else if (l->op == MK_OP_MAXPOOL_F32) mk_max_pool_f32((const float*)in[0], is, (float*)out, os, &pp);
+            else mk_avg_pool_f32((const float*)in[0], is, (float*)out, os, &pp);
+            return 0;
+        }
+        case MK_OP_CLAMP_S8: mk_clamp_s8((const int8_t*)in[0], (int8_t*)out, count, p[0], p[1]); return 0;
+        case MK_OP_LUT_S8: mk_lut_s8((const int8_t*)in[0], (int8_t*)out, count, (const int8_t*)in[1]); return 0;
+        case MK_OP_SOFTMAX_S8:
+            mk_softmax_s8((const int8_t*)in[0], (int8_t*)out, count / os.c, os.c, t0->scale, t0->zero_point, to->scale,
+                          to->zero_point, p[0], (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]));
+            return 0;
+        case MK_OP_GAP_S8: {
+            const mk_qscale s = {p[0], p[1]};
+            mk_global_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, t0->zero_point, to->zero_point, s);
+            return 0;
+        }
+        case MK_OP_QUANTIZE:
+            mk_quantize_f32_s8((const float*)in[0], (int8_t*)out, count, to->scale, to->zero_point);
+            return 0;
+        case MK_OP_DEQUANTIZE:
+            mk_dequantize_s8_f32((const int8_t*)in[0], (float*)out, count, t0->scale, t0->zero_point);
+            return 0;
+        case MK_OP_COPY:
+            if (out != in[0]) memmove(out, in[0], to->bytes);
+            return 0;
+        case MK_OP_CONCAT: {
+            int32_t sizes[MK_BLOB_MAX_IN];
+            for (uint32_t k = 0; k < l->n_in; ++k) sizes[k] = p[3 + k];
+            mk_concat(in, sizes, (int32_t)l->n_in, p[0], p[1], (size_t)p[2], out);
+            return 0;
+        }
+        case MK_OP_CONV2D_F32:
+        case MK_OP_DWCONV_F32: {
+            mk_conv_f32_params cp;
+            cp.stride_h = p[0]; cp.stride_w = p[1]; cp.dil_h = p[2]; cp.dil_w = p[3];
+            cp.pad_top = p[4]; cp.pad_left = p[5];
+            cp.act_min = as_f(p[8]); cp.act_max = as_f(p[9]);
+            if (l->op == MK_OP_CONV2D_F32)
+                mk_conv2d_f32((const float*)in[0], is, (const float*)in[1], p[6], p[7], (const float*)in[2],
+                              (float*)out, os, &cp);
+            else
+                mk_depthwise_conv2d_f32((const float*)in[0], is, (const float*)in[1], p[6], p[7], (const float*)in[2],
+                                        (float*)out, os, &cp);
+            return 0;
+        }
+        case MK_OP_FC_F32: {
+            const int32_t n = os.c, m = count / n, k = mk_shape4_numel(is) / m;
+            mk_fully_connected_f32((const float*)in[0], m, k, (const float*)in[1], n,
+                                   l->n_in > 2 ? (const float*)in[2] : 0, (float*)out, as_f(p[0]), as_f(p[1]));
+            return 0;
+        }
+        case MK_OP_BINARY_F32: {
+            const mk_bcast4 bc = bcast_of(l, os);
+            mk_binary_f32((mk_binop)p[0], (const float*)in[0], (const float*)in[1], (float*)out, &bc);
+            return 0;
+        }
+        case MK_OP_UNARY_F32:
+            mk_unary_f32((mk_unop)p[0], (const float*)in[0], (float*)out, count, as_f(p[1]), as_f(p[2]));
+            return 0;
+        case MK_OP_SOFTMAX_F32: mk_softmax_f32((const float*)in[0], (float*)out, count / os.c, os.c, p[0]); return 0;
+        case MK_OP_GRU_F32: {
+            const int32_t hidden = p[0], steps = is.h, isz = is.c;
+            float* scratch = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]); /* h (H) then 6H gates */
+            for (int32_t j = 0; j < hidden; ++j) scratch[j] = 0.0f;
+            mk_gru_f32((const float*)in[0], steps, isz, hidden, (const float*)in[1], (const float*)in[2],
+                       (const float*)in[3], scratch, (float*)out, scratch + hidden);
+            return 0;
+        }
+        case MK_OP_ARGMAX: {
+            const int32_t cols = is.c, rows = mk_shape4_numel(is) / cols;
+            if (t0->dtype == MK_DT_S8) mk_argmax_s8((const int8_t*)in[0], rows, cols, (int32_t*)out);
+            else mk_argmax_f32((const float*)in[0], (int32_t*)out, rows, cols, 1);
+            return 0;
+        }
+        default: return 1;
+    }
+}
+
+int mk_rt_run(const uint8_t* blob, uint8_t* arena, uint32_t arena_bytes, const mk_rt_hooks* hooks,
+              uint32_t* bad_layer) {
+    (void)arena_bytes;
+    const mk_blob_header* h = header(blob);
+    const mk_blob_tensor* T = tensors(blob);
+    for (uint32_t i = 0; i < h->n_inputs; ++i) {
+        const mk_blob_tensor* t = &T[io(blob)[i]];
+        if (t->storage == MK_ST_ARENA && t->init_off != 0) memcpy(arena + t->offset, blob + t->init_off, t->bytes);
+    }
+    for (uint32_t i = 0; i < h->n_layers; ++i) {
+        const mk_blob_layer* l = &layers(blob)[i];
+        const uint64_t c0 = hooks && hooks->cycles ? hooks->cycles() : 0;
+        const uint64_t i0 = hooks && hooks->instret ? hooks->instret() : 0;
+        if (run_layer(blob, arena, l) != 0) {
+            if (bad_layer) *bad_layer = i;
+            return MK_RT_BAD_LAYER;
+        }
+        const uint64_t c1 = hooks && hooks->cycles ? hooks->cycles() : 0;
+        const uint64_t i1 = hooks && hooks->instret ? hooks->instret() : 0;
+        if (hooks && hooks->on_layer) hooks->on_layer(hooks->ctx, i, l, c1 - c0, i1 - i0);
+    }
+    return MK_RT_OK;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* Common types of the MCU kernel library (C99, RV32IMFC-friendly, host-buildable): NHWC shapes,
+ * fixed-point requantization and the activation clamp shared by the int8 kernels.
+ *
+ * Requantization contract (documented once, tested in tests/unit/kernels/requant_test.cpp):
+ *   real scale s  ==  multiplier * 2^-(31 + shift),  multiplier in [2^30, 2^31), shift in [-31, 30]
+ *   requant(acc)  ==  (acc * multiplier + 2^(30 + shift)) >> (31 + shift)   (64-bit product,
+ *                     arithmetic shift: rounding half toward +infinity, "half up")
+ * onnxruntime's QLinearConv/QLinearMatMul instead round acc * float(s) half-to-even in float; the two
+ * differ by at most 1 LSB (ties, and float's 24-bit mantissa vs our 31-bit multiplier). */
+#ifndef MK_COMMON_H
+#define MK_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An NHWC activation shape (rank < 4 tensors use leading 1s). */
+typedef struct {
+    int32_t n, h, w, c;
+} mk_shape4;
+
+static inline int32_t mk_shape4_numel(mk_shape4 s) { return s.n * s.h * s.w * s.c; }
+
+/** A Q31 multiplier and right shift (see the contract above). */
+typedef struct {
+    int32_t multiplier;
+    int32_t shift;
+} mk_qscale;
+
+/** Converts a positive real scale to multiplier/shift; a scale <= 0 or too small gives {0, 0}
+ * (requant then returns 0). Host/converter side; needs no libm. */
+mk_qscale mk_quantize_scale(double real_scale);
+
+/** Fixed-point requantization of an int32 accumulator (no zero point, no saturation). */
+static inline int32_t mk_requant(int32_t acc, int32_t multiplier, int32_t shift) {
+    const int rs = 31 + shift;
+    const int64_t prod = (int64_t)acc * (int64_t)multiplier;
+    return (int32_t)((prod + ((int64_t)1 << (rs - 1))) >> rs);
+}
+
+static inline int32_t mk_clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+/** Fused activation in the quantized domain: the clamp [act_min, act_max] of the output. */
+typedef enum { MK_ACT_NONE = 0, MK_ACT_RELU = 1, MK_ACT_RELU6 = 2 } mk_act;
+
+/** int8 output range for a fused activation given the output scale and zero point. */
+void mk_act_range_s8(mk_act act, float out_scale, int32_t out_zp, int32_t* act_min, int32_t* act_max);
+
+/** Round half to even of a float (ONNX QuantizeLinear rounding); no libm. */
+static inline float mk_round_half_even(float x) {
+    const float two23 = 8388608.0f;
+    if (!(x < two23 && x > -two23)) return x; /* already integral, or NaN */
+    float r = x >= 0.0f ? (x + two23) - two23 : (x - two23) + two23; /* IEEE round-to-nearest-even */
+    return r;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

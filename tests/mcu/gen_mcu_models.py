@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Deterministic int8 QDQ ONNX models for the MCU path (issue 8), written at test time, never committed:
+  lenet5_int8.onnx   LeNet-5 digit classifier, 1x1x28x28 -> 10 logits
+  dscnn_kws_int8.onnx  DS-CNN keyword spotter, 1x1x49x10 MFCC -> 12 classes
+  resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
+Weights are seeded random (He-scaled); activation scales are fixed so values stay in range.
+Usage: gen_mcu_models.py OUTDIR"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.RandomState(8)
+
+
+class Builder:
+    def __init__(self):
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def name(self, p):
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def const(self, arr, p):
+        n = self.name(p)
+        self.inits.append(numpy_helper.from_array(arr, n))
+        return n
+
+    def q(self, x, scale, zp):
+        s, z = self.const(np.array(scale, np.float32), "s"), self.const(np.array(zp, np.int8), "z")
+        y = self.name("q")
+        self.nodes.append(helper.make_node("QuantizeLinear", [x, s, z], [y]))
+        return y, (s, z)
+
+    def dq(self, x, sz):
+        y = self.name("dq")
+        self.nodes.append(helper.make_node("DequantizeLinear", [x, sz[0], sz[1]], [y]))
+        return y
+
+    def qdq(self, x, scale, zp):
+        y, sz = self.q(x, scale, zp)
+        return self.dq(y, sz), scale
+
+    def weight_dq(self, w, axis):
+        """Per-channel symmetric int8 weights -> DequantizeLinear (axis 0)."""
+        amax = np.abs(w).reshape(w.shape[0], -1).max(axis=1) if axis == 0 else np.array(np.abs(w).max())
+        scale = (np.maximum(amax, 1e-6) / 127.0).astype(np.float32)
+        bshape = (-1,) + (1,) * (w.ndim - 1) if axis == 0 else ()
+        wq = np.clip(np.round(w / scale.reshape(bshape)), -127, 127).astype(np.int8)
+        wn, sn = self.const(wq, "w"), self.const(scale, "ws")
+        zn = self.const(np.zeros(scale.shape, np.int8), "wz")
+        y = self.name("wdq")
+        attrs = {"axis": axis} if scale.ndim else {}
+        self.nodes.append(helper.make_node("DequantizeLinear", [wn, sn, zn], [y], **attrs))
+        return y, scale
+
+    def bias_dq(self, b, scale):
+        bq = np.round(b / scale).astype(np.int32)
+        bn, sn = self.const(bq, "b"), self.const(scale.astype(np.float32), "bs")
+        zn = self.const(np.zeros(scale.shape, np.int32), "bz")
+        y = self.name("bdq")
+        attrs = {"axis": 0} if scale.ndim else {}
+        self.nodes.append(helper.make_node("DequantizeLinear", [bn, sn, zn], [y], **attrs))
+        return y
+
+    def conv(self, x, xs, cin, cout, k, stride=1, pad=0, group=1, out_scale=0.05, relu=True):
+        kh, kw = (k, k) if isinstance(k, int) else k
+        fan_in = (cin // group) * kh * kw
+        w = (rng.randn(cout, cin // group, kh, kw) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+        wd, ws = self.weight_dq(w, 0)
+        bd = self.bias_dq((rng.randn(cout) * 0.05).astype(np.float32), (xs * ws).astype(np.float32))
+        y = self.name("conv")
+        pads = [pad] * 4 if isinstance(pad, int) else pad
+        self.nodes.append(helper.make_node("Conv", [x, wd, bd], [y], kernel_shape=[kh, kw], strides=[stride, stride],
+                                           pads=pads, group=group))
+        # ReLU folded into the quantization range (zero point -128), as ORT's QDQ quantizer emits it.
+        return self.qdq(y, out_scale, -128 if relu else 0)
+
+    def gemm(self, x, xs, k, n, out_scale, relu):
+        w = (rng.randn(n, k) * np.sqrt(2.0 / k)).astype(np.float32)
+        wd, ws = self.weight_dq(w, 0)
+        bd = self.bias_dq((rng.randn(n) * 0.05).astype(np.float32), (xs * ws).astype(np.float32))
+        y = self.name("fc")
+        self.nodes.append(helper.make_node("Gemm", [x, wd, bd], [y], transB=1))
+        return self.qdq(y, out_scale, -128 if relu else 0)
+
+    def pool(self, x, xs, op, **attrs):
+        y = self.name("pool")
+        self.nodes.append(helper.make_node(op, [x], [y], **attrs))
+        return self.qdq(y, xs, -128)
+
+    def flatten(self, x, xs):
+        y = self.name("flat")
+        self.nodes.append(helper.make_node("Flatten", [x], [y], axis=1))
+        return self.qdq(y, xs, -128)
+
+    def save(self, path, in_shape, out, out_shape, name):
+        graph = helper.make_graph(self.nodes, name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, in_shape)],
+                                  [helper.make_tensor_value_info(out, TensorProto.FLOAT, out_shape)], self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="npusim-gen")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        onnx.save(model, path)
+
+
+def lenet(path):
+    b = Builder()
+    x, xs = b.qdq("input", 1.0 / 255.0, -128)  # pixels in [0, 1]
+    x, xs = b.conv(x, xs, 1, 6, 5, pad=2, out_scale=0.02)
+    x, xs = b.pool(x, xs, "MaxPool", kernel_shape=[2, 2], strides=[2, 2])
+    x, xs = b.conv(x, xs, 6, 16, 5, out_scale=0.04)
+    x, xs = b.pool(x, xs, "MaxPool", kernel_shape=[2, 2], strides=[2, 2])
+    x, xs = b.flatten(x, xs)
+    x, xs = b.gemm(x, xs, 400, 120, 0.05, True)
+    x, xs = b.gemm(x, xs, 120, 84, 0.05, True)
+    x, xs = b.gemm(x, xs, 84, 10, 0.1, False)
+    b.save(path, [1, 1, 28, 28], x, [1, 10], "lenet5_int8")
+
+
+def dscnn(path):
+    b = Builder()
+    x, xs = b.qdq("input", 0.05, 0)
+    x, xs = b.conv(x, xs, 1, 64, (10, 4), stride=2, pad=[4, 1, 5, 2], out_scale=0.05)  # 49x10 -> 25x5
+    for _ in range(4):
+        x, xs = b.conv(x, xs, 64, 64, 3, pad=1, group=64, out_scale=0.05)
+        x, xs = b.conv(x, xs, 64, 64, 1, out_scale=0.05)
+    x, xs = b.pool(x, xs, "GlobalAveragePool")
+    x, xs = b.flatten(x, xs)
+    x, xs = b.gemm(x, xs, 64, 12, 0.1, False)
+    b.save(path, [1, 1, 49, 10], x, [1, 12], "dscnn_kws_int8")
+
+
+def resnet50_stem(path):
+    b = Builder()
+    x, xs = b.qdq("input", 0.02, 0)
+    x, xs = b.conv(x, xs, 3, 64, 7, stride=2, pad=3, out_scale=0.05)  # 224 -> 112x112x64
+    x, xs = b.pool(x, xs, "MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])  # 56x56
+    x, xs = b.conv(x, xs, 64, 512, 1, stride=8, out_scale=0.05)  # to the last stage: 7x7x512
+    for _ in range(3):  # conv5_x 3x3 512->512 (2.4 MB of int8 weights each)
+        x, xs = b.conv(x, xs, 512, 512, 3, pad=1, out_scale=0.05)
+    x, xs = b.conv(x, xs, 512, 2048, 1, out_scale=0.05)
+    x, xs = b.pool(x, xs, "GlobalAveragePool")
+    x, xs = b.flatten(x, xs)
+    x, xs = b.gemm(x, xs, 2048, 1000, 0.1, False)
+    b.save(path, [1, 3, 224, 224], x, [1, 1000], "resnet50_stem_int8")
+
+
+if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    os.makedirs(out, exist_ok=True)
+    lenet(os.path.join(out, "lenet5_int8.onnx"))
+    dscnn(os.path.join(out, "dscnn_kws_int8.onnx"))
+    resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))
