@@ -17,21 +17,16 @@ int32_t sign_extend(uint32_t v, int bits) {
 }
 }  // namespace
 
-uint64_t ConvConfig::input_bytes() const {
-    const uint64_t c1 = (in_c + c2() - 1) / c2();
-    return c1 * in_h * in_w * c2();
-}
-uint64_t ConvConfig::output_bytes() const {
-    const uint64_t c1 = (out_c + c2() - 1) / c2();
-    return c1 * out_h * out_w * c2();
-}
-uint64_t ConvConfig::bias_bytes() const { return (!bs_bypass && !bs_alu_bypass && bs_alu_src) ? 4ull * out_c : 0; }
+uint64_t ConvConfig::input_bytes() const { return cube_bytes(in_w, in_h, in_c, precision); }
+uint64_t ConvConfig::output_bytes() const { return cube_bytes(out_w, out_h, out_c, dpu.out); }
+uint64_t ConvConfig::bias_bytes() const { return dpu.bs.operand_bytes(out_c); }
 
 ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask) {
     ConvConfig c;
     c.block_enable_mask = block_enable_mask;
     auto f = [&](uint16_t off, hw::Field fld) { return rf.field(off, fld); };
     c.precision = static_cast<Precision>(f(CNA_CONV_CON1::kOffset, CNA_CONV_CON1::PROC_PRECISION));
+    c.core_precision = static_cast<Precision>(f(CORE_MISC_CFG::kOffset, CORE_MISC_CFG::PROC_PRECISION));
     c.depthwise = f(CORE_MISC_CFG::kOffset, CORE_MISC_CFG::DW_EN) != 0;
     c.in_w = f(CNA_DATA_SIZE0::kOffset, CNA_DATA_SIZE0::DATAIN_WIDTH);
     c.in_h = f(CNA_DATA_SIZE0::kOffset, CNA_DATA_SIZE0::DATAIN_HEIGHT);
@@ -78,6 +73,8 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask) {
     c.out_cvt_scale = f(DPU_OUT_CVT_SCALE::kOffset, DPU_OUT_CVT_SCALE::OUT_CVT_SCALE);
     c.out_cvt_shift = f(DPU_OUT_CVT_SHIFT::kOffset, DPU_OUT_CVT_SHIFT::OUT_CVT_SHIFT);
     (void)sign_extend;
+    c.dpu = decode_dpu(rf, true);
+    c.dpu.w = c.out_w, c.dpu.h = c.out_h, c.dpu.c = c.out_c;  // the CORE streams its output cube
     return c;
 }
 
@@ -90,11 +87,19 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if ((c.block_enable_mask & need) != need)
         fault("PC", "OPERATION_ENABLE", "OP_EN", c.block_enable_mask,
               "convolution task without CNA, CORE and DPU enabled (need bits 0, 2, 3)");
-    if (c.precision != Precision::Int8)
+    if (c.precision != Precision::Int8 && c.precision != Precision::Fp16)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              "only int8 (0) convolutions are modelled so far");
-    if (c.depthwise)
-        fault("CORE", "MISC_CFG", "DW_EN", 1, "depthwise convolution is not modelled yet");
+              "only int8 (0) and fp16 (2) convolutions are modelled so far");
+    if (c.core_precision != c.precision)
+        fault("CORE", "MISC_CFG", "PROC_PRECISION", static_cast<uint32_t>(c.core_precision),
+              fmt::format("CORE precision {} differs from the CNA precision {}", static_cast<uint32_t>(c.core_precision),
+                          static_cast<uint32_t>(c.precision)));
+    if ((c.precision == Precision::Fp16) != c.dpu.float_path())
+        fault("DPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(c.dpu.proc),
+              "the DPU path must match the convolution (fp16 conv: float path 2; int8 conv: integer path 0)");
+    if (c.depthwise && c.out_c > c.in_c)
+        fault("CORE", "DATAOUT_SIZE_1", "DATAOUT_CHANNEL", c.out_c - 1,
+              fmt::format("depthwise output channels {} exceed the {} input channels", c.out_c, c.in_c));
     if (c.in_w == 0 || c.in_h == 0 || c.in_c == 0)
         fault("CNA", "DATA_SIZE0", "DATAIN_WIDTH/HEIGHT", c.in_w * 65536ull + c.in_h, "empty input cube");
     if (c.in_c % c.c2() != 0)
@@ -119,23 +124,27 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
                   fmt::format("output {}x{} larger than the {}x{} the input and padding allow", c.out_w, c.out_h,
                               max_w, max_h));
     }
-    const uint64_t per_kernel = static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c;
+    const uint64_t per_kernel = static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c * c.elem();
+    if (c.depthwise && c.weight_bytes != per_kernel)
+        fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
+              fmt::format("depthwise weights are kernel_w*kernel_h*channels*element bytes = {}", per_kernel));
     if (!c.depthwise && c.weight_bytes_per_kernel != per_kernel)
         fault("CNA", "WEIGHT_SIZE1", "WEIGHT_BYTES_PER_KERNEL", c.weight_bytes_per_kernel,
-              fmt::format("expected kernel_w*kernel_h*channels = {}", per_kernel));
+              fmt::format("expected kernel_w*kernel_h*channels{} = {}", c.elem() > 1 ? "*2" : "", per_kernel));
     if (!c.depthwise && c.weight_bytes != per_kernel * c.kernels)
         fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
               fmt::format("expected bytes_per_kernel*kernels = {}", per_kernel * c.kernels));
-    if (c.line_stride_bytes < c.in_w * c.c2())
+    if (c.line_stride_bytes < c.in_w * kAtomBytes)
         fault("CNA", "DMA_CON1", "LINE_STRIDE", c.line_stride_bytes,
-              fmt::format("line stride below width*C2 = {} bytes", c.in_w * c.c2()));
+              fmt::format("line stride below width*C2 = {} bytes", c.in_w * kAtomBytes));
     if (c.in_c > c.c2() && c.surf_stride_bytes < static_cast<uint64_t>(c.line_stride_bytes) * c.in_h)
         fault("CNA", "DMA_CON2", "SURF_STRIDE", c.surf_stride_bytes, "surface stride below line_stride*height");
-    if (c.out_c > c.c2() && c.dst_surf_stride_bytes < static_cast<uint64_t>(c.out_w) * c.out_h * c.c2())
+    if (c.out_c > c.out_c2() && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h))
         fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", c.dst_surf_stride_bytes,
               "output surface stride below width*height*C2");
     if (c.out_cvt_shift > 63)
         fault("DPU", "OUT_CVT_SHIFT", "OUT_CVT_SHIFT", c.out_cvt_shift, "shift beyond the 64-bit accumulator path");
+    for (Fault& f : validate_dpu(c.dpu, p)) out.push_back(std::move(f));
     return out;
 }
 

@@ -3,78 +3,84 @@
 
 #include <cstring>
 
-#include "numerics/requant.h"
+#include "npu/rknpu/dpu_engine.h"
 
 namespace npu::rknpu {
 
 uint64_t compact_feature_offset(const ConvConfig& c, uint32_t ch, uint32_t h, uint32_t w) {
-    return nc1hwc2_offset(ch, h, w, c.in_w * 16u, static_cast<uint64_t>(c.in_w) * c.in_h * 16u);
+    return (ch / c.c2()) * surface_bytes(c.in_w, c.in_h) + (static_cast<uint64_t>(h) * c.in_w + w) * kAtomBytes +
+           (ch % c.c2()) * c.elem();
 }
 
 namespace {
 
-/// DPU output convert: (x * scale) >> shift, rounded half up (UNVERIFIED: the CVT_ROUND
-/// encoding is not public; half-up is the usual hardware adder-then-shift), plus offset, saturated.
-int8_t out_convert(int64_t x, const ConvConfig& c) {
-    const int64_t y = num::mul_shift(x, static_cast<int32_t>(c.out_cvt_scale), static_cast<int>(c.out_cvt_shift),
-                                     num::Rounding::HalfUp);
-    return num::saturate_i8(y + c.out_cvt_offset);
+uint16_t load_u16(const std::vector<uint8_t>& b, uint64_t at) {
+    return static_cast<uint16_t>(b[at] | (b[at + 1] << 8));
 }
 
-int64_t bs_stage(int64_t acc, uint32_t k, const ConvConfig& c, const ConvOperands& ops) {
-    if (c.bs_bypass) return acc;
-    if (!c.bs_alu_bypass) {
-        int64_t operand = c.bs_alu_operand;
-        if (c.bs_alu_src) {
-            int32_t b = 0;
-            std::memcpy(&b, ops.bias.data() + 4ull * k, 4);
-            operand = b;
-        }
-        switch (c.bs_alu_algo) {
-            case AluAlgo::Add: acc += operand; break;
-            case AluAlgo::Max: acc = acc > operand ? acc : operand; break;
-            case AluAlgo::Min: acc = acc < operand ? acc : operand; break;
-        }
-    }
-    if (!c.bs_relu_bypass && acc < 0) acc = 0;
-    return acc;
-}
-
-}  // namespace
-
-std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops) {
-    const uint64_t out_c1 = (c.out_c + 15) / 16;
-    const uint64_t surf = static_cast<uint64_t>(c.out_w) * c.out_h * 16;
-    std::vector<uint8_t> out(out_c1 * surf, 0);
+/// One output element's accumulation. int8: exact products summed in 64 bits then wrapped to the
+/// 32-bit accumulator. fp16: products and sums in fp32 in (ky, kx, ch) order (UNVERIFIED: the
+/// CORE's fp32 adder-tree order is not public; tests compare with a tolerance).
+template <bool kFloat>
+void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
     const auto* feat = reinterpret_cast<const int8_t*>(ops.feature.data());
     const auto* wts = reinterpret_cast<const int8_t*>(ops.weights.data());
-    const int8_t pad = static_cast<int8_t>(c.pad_value);
-    for (uint32_t k = 0; k < c.out_c; ++k) {
-        for (uint32_t oy = 0; oy < c.out_h; ++oy) {
+    const int8_t pad_i8 = static_cast<int8_t>(c.pad_value);
+    // UNVERIFIED: on the fp16 path PAD_VALUE's low 16 bits are the fp16 pad value.
+    const float pad_f = fp16_to_fp32(static_cast<uint16_t>(static_cast<uint32_t>(c.pad_value) & 0xffffu));
+    const uint32_t cin_per_out = c.depthwise ? 1 : c.in_c;
+    for (uint32_t k = 0; k < c.out_c; ++k)
+        for (uint32_t oy = 0; oy < c.out_h; ++oy)
             for (uint32_t ox = 0; ox < c.out_w; ++ox) {
-                int64_t acc = 0;
+                int64_t isum = 0;
+                float fsum = 0.0f;
                 for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
                     const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + ky * c.dilation_y;
                     for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
                         const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + kx * c.dilation_x;
                         const bool inside = iy >= 0 && iy < c.in_h && ix >= 0 && ix < c.in_w;
-                        const int8_t* wrow = wts + weight_index(c, k, ky, kx, 0);
-                        for (uint32_t ch = 0; ch < c.in_c; ++ch) {
-                            const int8_t x = inside ? feat[compact_feature_offset(c, ch, static_cast<uint32_t>(iy),
-                                                                                  static_cast<uint32_t>(ix))]
-                                                    : pad;
-                            acc += static_cast<int32_t>(x) * wrow[ch];
+                        for (uint32_t j = 0; j < cin_per_out; ++j) {
+                            const uint32_t ch = c.depthwise ? k : j;
+                            const uint64_t wi = c.depthwise ? weight_index(c, 0, ky, kx, k) : weight_index(c, k, ky, kx, j);
+                            const uint64_t fo = inside ? compact_feature_offset(c, ch, static_cast<uint32_t>(iy),
+                                                                                static_cast<uint32_t>(ix))
+                                                       : 0;
+                            if constexpr (kFloat) {
+                                const float x = inside ? fp16_to_fp32(load_u16(ops.feature, fo)) : pad_f;
+                                fsum += x * fp16_to_fp32(load_u16(ops.weights, 2 * wi));
+                            } else {
+                                const int8_t x = inside ? feat[fo] : pad_i8;
+                                isum += static_cast<int32_t>(x) * wts[wi];
+                            }
                         }
                     }
                 }
-                // CORE accumulates in 32 bits (wraps like the hardware would on overflow).
-                const int64_t acc32 = static_cast<int32_t>(static_cast<uint32_t>(acc));
-                const int8_t y = out_convert(bs_stage(acc32, k, c, ops), c);
-                out[nc1hwc2_offset(k, oy, ox, c.out_w * 16u, surf)] = static_cast<uint8_t>(y);
+                const size_t o = acc.idx(k, oy, ox);
+                if constexpr (kFloat) acc.f[o] = fsum;
+                else acc.i[o] = static_cast<int32_t>(static_cast<uint32_t>(isum));  // 32-bit accumulator wraps
             }
-        }
-    }
-    return out;
+}
+
+}  // namespace
+
+Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops) {
+    const bool fl = c.precision == Precision::Fp16;
+    Cube acc = Cube::make(c.out_w, c.out_h, c.out_c, fl);
+    if (fl) accumulate<true>(c, ops, acc);
+    else accumulate<false>(c, ops, acc);
+    return acc;
+}
+
+Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
+                   const std::vector<uint8_t>& ew) {
+    DpuConfig d = c.dpu;
+    d.w = c.out_w, d.h = c.out_h, d.c = c.out_c;
+    return run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew});
+}
+
+std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
+                              const std::vector<uint8_t>& ew) {
+    return pack_cube(conv_dpu_cube(c, ops, bn, ew), c.dpu.out);
 }
 
 }  // namespace npu::rknpu

@@ -3,12 +3,15 @@
 #include "npu/rknpu/task.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "npu/rknpu/block_timing.h"
 #include "npu/rknpu/conv_engine.h"
 #include "npu/rknpu/conv_timing.h"
+#include "npu/rknpu/dpu_engine.h"
 
 namespace npu::rknpu {
 
@@ -16,33 +19,136 @@ uint64_t TaskPlan::pipeline_cycles() const { return std::max({core_cycles, dpu_c
 
 namespace {
 
+// DmaRegion::what names execute_task routes the bytes by.
+constexpr const char* kWeights = "weights";
+constexpr const char* kFeature = "feature";
+constexpr const char* kFeatureLine = "feature line";
+constexpr const char* kBsOperands = "bias";
+constexpr const char* kBnOperands = "bn operands";
+constexpr const char* kEwCube = "ew operand";
+constexpr const char* kDpuInput = "dpu input";
+
+/// Read of an NC1HWC2 cube of w atoms per line: one region when compact, else one per surface
+/// (compact lines) or one per line.
+void plan_cube_read(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t c1s, uint64_t line_stride,
+                    uint64_t surf_stride, const char* what, const char* block) {
+    const uint64_t line = static_cast<uint64_t>(w) * kAtomBytes, surf = line * h;
+    if (line_stride == line && (c1s == 1 || surf_stride == surf)) {
+        p.reads.push_back({addr, surf * c1s, what, block});
+    } else if (line_stride == line) {
+        for (uint32_t c1 = 0; c1 < c1s; ++c1) p.reads.push_back({addr + c1 * surf_stride, surf, what, block});
+    } else {
+        for (uint32_t c1 = 0; c1 < c1s; ++c1)
+            for (uint32_t y = 0; y < h; ++y)
+                p.reads.push_back({addr + c1 * surf_stride + y * line_stride, line, what, block});
+    }
+}
+
+void plan_cube_write(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t c, Precision prec,
+                     uint64_t surf_stride, const char* what, const char* block) {
+    const uint64_t surf = surface_bytes(w, h);
+    const uint64_t c1s = (c + c2_of(prec) - 1) / c2_of(prec);
+    for (uint64_t c1 = 0; c1 < c1s; ++c1) p.writes.push_back({addr + c1 * surf_stride, surf, what, block});
+}
+
+/// DPU_RDMA operand reads (BS, BN, EW) shared by conv and DPU-only tasks.
+void plan_dpu_operands(TaskPlan& p, const DpuConfig& d) {
+    if (const uint64_t n = d.bs.operand_bytes(d.c)) p.reads.push_back({d.bs.operand_addr, n, kBsOperands, "DPU_RDMA"});
+    if (const uint64_t n = d.bn.operand_bytes(d.c)) p.reads.push_back({d.bn.operand_addr, n, kBnOperands, "DPU_RDMA"});
+    if (d.ew_bytes()) {
+        const uint32_t c1s = (d.c + c2_of(d.ew_prec()) - 1) / c2_of(d.ew_prec());
+        const uint64_t surf = surface_bytes(d.w, d.h);
+        plan_cube_read(p, d.ew.addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * kAtomBytes,
+                       d.ew.surf_stride_bytes ? d.ew.surf_stride_bytes : surf, kEwCube, "DPU_RDMA");
+    }
+}
+
+std::string dpu_kind(const DpuConfig& d) {
+    std::string k;
+    auto add = [&](const char* s) { k += k.empty() ? s : std::string("+") + s; };
+    auto stage = [&](const DpuStage& s, const char* alu_name) {
+        if (s.bypass) return;
+        if (!s.alu_bypass) add(alu_name);
+        if (!s.mul_bypass) add(s.mul_prelu ? "leaky" : "mul");
+        if (!s.relu_bypass) add(s.relux_en ? "clip" : "relu");
+    };
+    stage(d.bs, "bias");
+    stage(d.bn, "bn");
+    if (!d.ew.bypass) {
+        if (!d.ew.op_bypass) add(d.ew.op_is_mul ? "ew-mul" : (d.ew.op_from_mem ? "eltwise" : "ew-alu"));
+        if (!d.ew.lut_bypass) add("lut");
+        if (!d.ew.relu_bypass) add(d.ew.relux_en ? "clip" : "relu");
+    }
+    return k;
+}
+
 void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     ConvConfig c = decode_conv(rf, p.enable_mask);
     p.faults = validate_conv(c, soc);
     if (!p.faults.empty()) return;
-    p.kind = c.bs_relu_bypass ? "conv" : "conv+relu";
+    const std::string post = dpu_kind(c.dpu);
+    p.kind = std::string(c.depthwise ? "dwconv" : "conv") + (c.precision == Precision::Fp16 ? "-fp16" : "");
+    if (c.bs_relu_bypass && post.find("relu") == std::string::npos) {
+        // keep the historical names: "conv" and "conv+relu"
+    }
+    if (!post.empty()) {
+        const std::string extra = post == "bias" ? "" : (post.rfind("bias+", 0) == 0 ? post.substr(5) : post);
+        if (!extra.empty()) p.kind += "+" + extra;
+    }
     const ConvCost cost = conv_cost(c, soc);
     p.core_cycles = cost.compute_cycles;
     p.macs = cost.macs;
     p.macs_padded = cost.macs_padded;
-    p.reads.push_back({c.weight_addr, c.weight_bytes, "weights", "CNA"});
-    if (c.bias_bytes()) p.reads.push_back({c.bias_addr, c.bias_bytes(), "bias", "DPU_RDMA"});
-    const uint32_t c1s = (c.in_c + 15) / 16;
-    const uint64_t line = static_cast<uint64_t>(c.in_w) * 16;
+    p.dpu_cycles = dpu_cycles(c.out_w, c.out_h, c.out_c, c.dpu.out, !c.dpu.ew.bypass && !c.dpu.ew.lut_bypass);
+    p.reads.push_back({c.weight_addr, c.weight_bytes, kWeights, "CNA"});
+    plan_dpu_operands(p, c.dpu);
+    const uint32_t c1s = (c.in_c + c.c2() - 1) / c.c2();
+    const uint64_t line = static_cast<uint64_t>(c.in_w) * kAtomBytes;
     const bool contiguous = c.line_stride_bytes == line && (c1s == 1 || c.surf_stride_bytes == line * c.in_h);
     if (contiguous) {
-        p.reads.push_back({c.feature_addr, c.input_bytes(), "feature", "CNA"});
+        p.reads.push_back({c.feature_addr, c.input_bytes(), kFeature, "CNA"});
     } else {
         for (uint32_t c1 = 0; c1 < c1s; ++c1)
             for (uint32_t h = 0; h < c.in_h; ++h)
                 p.reads.push_back({c.feature_addr + c1 * static_cast<uint64_t>(c.surf_stride_bytes) +
                                        static_cast<uint64_t>(h) * c.line_stride_bytes,
-                                   line, "feature line", "CNA"});
+                                   line, kFeatureLine, "CNA"});
     }
-    const uint64_t surf = static_cast<uint64_t>(c.out_w) * c.out_h * 16;
-    for (uint64_t c1 = 0; c1 * 16 < c.out_c; ++c1)
-        p.writes.push_back({c.dst_addr + c1 * c.dst_surf_stride_bytes, surf, "output", "DPU"});
+    plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.dpu.out, c.dst_surf_stride_bytes, "output", "DPU");
     p.conv = c;
+}
+
+void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
+    DpuConfig d = decode_dpu(rf, false);
+    p.faults = validate_dpu(d, soc);
+    if (!p.faults.empty()) return;
+    p.kind = "dpu" + (d.float_path() ? std::string("-fp16") : std::string()) + ":" + dpu_kind(d);
+    p.dpu_cycles = dpu_cycles(d.w, d.h, d.c, d.out, !d.ew.bypass && !d.ew.lut_bypass);
+    const uint32_t c1s = (d.c + c2_of(d.src_prec) - 1) / c2_of(d.src_prec);
+    plan_cube_read(p, d.src_addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * kAtomBytes, d.src_surf_stride_bytes,
+                   kDpuInput, "DPU_RDMA");
+    plan_dpu_operands(p, d);
+    plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", "DPU");
+    p.dpu = d;
+}
+
+/// Concatenated bytes of every read named `what`, in plan order.
+std::vector<uint8_t> gather(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads, const char* what) {
+    std::vector<uint8_t> out;
+    for (size_t i = 0; i < plan.reads.size(); ++i)
+        if (plan.reads[i].what == what) out.insert(out.end(), reads[i].begin(), reads[i].end());
+    return out;
+}
+
+std::vector<std::vector<uint8_t>> split_writes(const TaskPlan& plan, const std::vector<uint8_t>& img) {
+    std::vector<std::vector<uint8_t>> out;
+    uint64_t at = 0;
+    for (const DmaRegion& w : plan.writes) {
+        if (at + w.bytes > img.size()) throw std::logic_error("execute_task: output image smaller than the writes");
+        out.emplace_back(img.begin() + static_cast<std::ptrdiff_t>(at), img.begin() + static_cast<std::ptrdiff_t>(at + w.bytes));
+        at += w.bytes;
+    }
+    return out;
 }
 
 }  // namespace
@@ -50,34 +156,45 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
 TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
     TaskPlan p;
     p.enable_mask = enable_mask;
+    const uint32_t known = enable::CNA | enable::CORE | enable::DPU | enable::DPU_RDMA | enable::PPU | enable::PPU_RDMA;
     if (enable_mask & enable::CNA) {
         plan_conv(rf, soc, p);
         return p;
     }
+    if ((enable_mask & known) == (enable::DPU | enable::DPU_RDMA)) {
+        plan_dpu_only(rf, soc, p);
+        return p;
+    }
     p.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
-                        fmt::format("block combination 0x{:02x} is not modelled (tasks need CNA|CORE|DPU)", enable_mask)});
+                        fmt::format("block combination 0x{:02x} is not modelled (modelled: CNA|CORE|DPU[|DPU_RDMA], "
+                                    "DPU|DPU_RDMA)",
+                                    enable_mask)});
     return p;
 }
 
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads) {
     if (!plan.faults.empty()) throw std::logic_error("execute_task: plan has faults");
     if (reads.size() != plan.reads.size()) throw std::logic_error("execute_task: read count mismatch");
-    std::vector<std::vector<uint8_t>> out;
+    for (size_t i = 0; i < reads.size(); ++i)
+        if (reads[i].size() != plan.reads[i].bytes) throw std::logic_error("execute_task: read size mismatch");
     if (plan.conv) {
         const ConvConfig& c = *plan.conv;
         ConvOperands ops;
-        size_t i = 0;
-        ops.weights = reads[i++];
-        if (c.bias_bytes()) ops.bias = reads[i++];
-        ops.feature.reserve(c.input_bytes());
-        for (; i < reads.size(); ++i) ops.feature.insert(ops.feature.end(), reads[i].begin(), reads[i].end());
-        const std::vector<uint8_t> img = run_conv(c, ops);
-        const uint64_t surf = static_cast<uint64_t>(c.out_w) * c.out_h * 16;
-        for (size_t w = 0; w < plan.writes.size(); ++w)
-            out.emplace_back(img.begin() + static_cast<std::ptrdiff_t>(w * surf),
-                             img.begin() + static_cast<std::ptrdiff_t>((w + 1) * surf));
+        ops.weights = gather(plan, reads, kWeights);
+        ops.bias = gather(plan, reads, kBsOperands);
+        ops.feature = gather(plan, reads, kFeature);
+        const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
+        ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
+        return split_writes(plan, run_conv(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)));
     }
-    return out;
+    if (plan.dpu) {
+        const DpuConfig& d = *plan.dpu;
+        const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec);
+        const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
+                              gather(plan, reads, kEwCube)};
+        return split_writes(plan, pack_cube(run_dpu(d, in, ops), d.out));
+    }
+    return {};
 }
 
 }  // namespace npu::rknpu

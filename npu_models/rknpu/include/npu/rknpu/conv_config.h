@@ -7,15 +7,11 @@
 #include <vector>
 
 #include "hw/profile.h"
+#include "npu/rknpu/cube.h"
+#include "npu/rknpu/dpu_config.h"
 #include "npu/rknpu/reg_file.h"
 
 namespace npu::rknpu {
-
-/// Values of CNA_CONV_CON1.PROC_PRECISION / DPU_DATA_FORMAT precision fields.
-enum class Precision : uint32_t { Int8 = 0, Int16 = 1, Fp16 = 2 };
-
-/// DPU ALU algorithms (BS_ALU_ALGO). UNVERIFIED: the add encoding follows the open driver's bias path.
-enum class AluAlgo : uint32_t { Max = 0, Min = 1, Add = 2 };
 
 struct ConvConfig {
     // CNA: input cube (NC1HWC2), kernel, geometry
@@ -29,7 +25,8 @@ struct ConvConfig {
     uint32_t data_banks = 0, weight_banks = 0, data_entries = 0;
     bool weight_reuse = false;
     bool depthwise = false;
-    Precision precision = Precision::Int8;
+    Precision precision = Precision::Int8;       ///< CNA_CONV_CON1.PROC_PRECISION
+    Precision core_precision = Precision::Int8;  ///< CORE_MISC_CFG.PROC_PRECISION
     // CORE: output cube
     uint32_t out_w = 0, out_h = 0, out_c = 0;
     // DPU / DPU_RDMA: post-processing and write-back
@@ -42,20 +39,18 @@ struct ConvConfig {
     int32_t out_cvt_offset = 0;
     uint32_t out_cvt_scale = 1, out_cvt_shift = 0;
     uint32_t block_enable_mask = 0;  ///< from the op-enable entry (GLOBAL.OPERATION_ENABLE bit order)
+    /// The whole DPU stage as the engine runs it (decode_dpu, cube size taken from the CORE);
+    /// the bs_* / out_cvt_* fields above are kept as a summary for reports and lint.
+    DpuConfig dpu;
 
     uint64_t input_bytes() const;   ///< bytes the CNA reads for the feature cube
     uint64_t output_bytes() const;  ///< bytes the DPU WDMA writes
     uint64_t bias_bytes() const;
-    uint32_t c2() const { return 16; }
-};
-
-/// A programming error found when the task starts: names block, register, field and value.
-struct Fault {
-    std::string block;
-    std::string reg;
-    std::string field;
-    uint64_t value = 0;
-    std::string message;
+    /// Input channels per atom: 16 int8, 8 int16/fp16 (the feature atom is 16 bytes).
+    uint32_t c2() const { return c2_of(precision); }
+    uint32_t elem() const { return elem_bytes(precision); }
+    /// Output channels per atom, from the DPU output precision.
+    uint32_t out_c2() const { return c2_of(dpu.out); }
 };
 
 /// Decode the conv-path registers. Geometry the registers cannot express is left to validate().

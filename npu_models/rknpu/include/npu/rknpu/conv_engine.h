@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Functional model of the int8 convolution path: CNA reads the NC1HWC2 feature cube and packed
-// weights, CORE accumulates in int32, DPU adds bias (BS ALU), applies ReLU and the output convert
-// (offset/scale/shift, saturating to int8) and WDMA writes NC1HWC2. No time here (SG-8.4).
+// Functional model of the convolution path: CNA reads the NC1HWC2 feature cube and packed weights
+// (padding, stride, dilation; normal or depthwise), CORE accumulates (int8 -> int32 wrapping,
+// fp16 -> fp32), and the accumulators stream into the DPU engine on the fly (dpu_engine.h: bias,
+// BN, EW, LUT, output convert), whose WDMA writes NC1HWC2. No time here (SG-8.4).
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/cube.h"
 
 namespace npu::rknpu {
 
@@ -14,11 +16,13 @@ namespace npu::rknpu {
 struct ConvOperands {
     std::vector<uint8_t> feature;  ///< input_bytes() from feature_addr with the programmed strides
     std::vector<uint8_t> weights;  ///< weight_bytes from weight_addr
-    std::vector<uint8_t> bias;     ///< bias_bytes() from bias_addr (int32 little-endian per channel)
+    std::vector<uint8_t> bias;     ///< bias_bytes() from bias_addr: the DPU BS operands (int32 LE per channel, ...)
 };
 
 /// Weight packing the model reads (UNVERIFIED against silicon captures): kernel after kernel,
-/// each kernel laid out [kh][kw][C] with C padded to the C2 atomic (16 int8 values).
+/// each kernel laid out [kh][kw][C] with C padded to the C2 atomic (16 int8 / 8 fp16 values);
+/// fp16 weights take 2 bytes each. Depthwise (CORE_MISC_CFG.DW_EN): one [kh][kw][C] block, the
+/// weight of channel ch at weight_index(c, 0, kh, kw, ch) (UNVERIFIED).
 inline uint64_t weight_index(const ConvConfig& c, uint32_t k, uint32_t kh, uint32_t kw, uint32_t ch) {
     return (static_cast<uint64_t>(k) * c.kernel_h * c.kernel_w + kh * c.kernel_w + kw) * c.in_c + ch;
 }
@@ -28,12 +32,23 @@ inline uint64_t nc1hwc2_offset(uint32_t c, uint32_t h, uint32_t w, uint32_t line
     return (c / 16) * surf_stride + static_cast<uint64_t>(h) * line_stride + w * 16u + (c % 16);
 }
 
+/// CNA + CORE: the accumulator cube (out_w x out_h x out_c): int32 values (wrapping) for int8,
+/// fp32 for fp16.
+Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops);
+
+/// CNA + CORE + DPU: the DPU output cube in its value domain (before packing).
+/// `bn` / `ew`: the DPU BN operands and EW cube when those stages read memory.
+Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn = {},
+                   const std::vector<uint8_t>& ew = {});
+
 /// Compute the output cube for a validated config, compacted (surface after surface, each
 /// out_w*out_h*16 bytes); the WDMA scatters surfaces to dst_addr + c1 * dst_surf_stride.
-std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops);
+std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn = {},
+                              const std::vector<uint8_t>& ew = {});
 
 /// Layout helpers for the feature image the DMA gathers: the engine expects the feature cube
 /// compacted to line_stride = in_w*16 and surf_stride = in_h*in_w*16 (the DMA does the gather).
+/// Byte offset of the element (its first byte for fp16).
 uint64_t compact_feature_offset(const ConvConfig& c, uint32_t ch, uint32_t h, uint32_t w);
 
 }  // namespace npu::rknpu

@@ -11,6 +11,7 @@
 
 #include "hw/profile.h"
 #include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/dpu_config.h"
 #include "npu/rknpu/reg_file.h"
 
 namespace npu::rknpu {
@@ -44,7 +45,8 @@ struct TaskPlan {
     uint64_t ppu_cycles = 0;        ///< pooling stage
     uint64_t macs = 0, macs_padded = 0;
     std::vector<Fault> faults;      ///< non-empty: the task must not run
-    std::optional<ConvConfig> conv;
+    std::optional<ConvConfig> conv;  ///< CNA|CORE|DPU task (the DPU config inside)
+    std::optional<DpuConfig> dpu;    ///< DPU-only task (MRDMA input)
 
     /// Stages stream into each other, so the slowest bounds the pipeline.
     uint64_t pipeline_cycles() const;

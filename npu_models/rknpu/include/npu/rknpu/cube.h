@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// Types shared by the block engines: element precisions, ALU algorithms, programming faults, the
+// fp16 bit conversions, and the value cube the pipeline stages (CORE -> DPU -> PPU) hand to each
+// other, with its packing to and from the NC1HWC2 memory layout (hardware-facts.md §3.4).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npu::rknpu {
+
+/// Values of the PROC_PRECISION / IN_PRECISION / OUT_PRECISION fields (CNA, CORE, DPU, PPU).
+enum class Precision : uint32_t { Int8 = 0, Int16 = 1, Fp16 = 2 };
+
+/// DPU ALU algorithms (BS/BN/EW_ALU_ALGO). UNVERIFIED: the add encoding follows the open driver's
+/// bias path (2); max = 0 and min = 1 follow the NVDLA SDP order the DPU descends from. Other
+/// values are reported as faults.
+enum class AluAlgo : uint32_t { Max = 0, Min = 1, Add = 2 };
+
+/// A programming error found when the task starts: names block, register, field and value.
+struct Fault {
+    std::string block;
+    std::string reg;
+    std::string field;
+    uint64_t value = 0;
+    std::string message;
+};
+
+/// Bytes of one feature atom in memory: C2 elements of one pixel (16 B on RK3588, §3.4).
+inline constexpr uint32_t kAtomBytes = 16;
+inline uint32_t elem_bytes(Precision p) { return p == Precision::Int8 ? 1u : 2u; }
+/// Channels per atom: 16 int8, 8 int16/fp16 (C2 of RK3588 / RK3562 / RV1106).
+inline uint32_t c2_of(Precision p) { return kAtomBytes / elem_bytes(p); }
+const char* precision_name(Precision p);
+
+/// IEEE binary16 <-> binary32, round to nearest even, subnormals, inf and NaN kept.
+uint16_t fp32_to_fp16(float f);
+float fp16_to_fp32(uint16_t h);
+inline float round_to_fp16(float f) { return fp16_to_fp32(fp32_to_fp16(f)); }
+
+/// A C x H x W cube of element values flowing between stages: integers (accumulators, int8/int16
+/// data, DPU intermediates) or floats (the fp16/fp32 path). Index (c, y, x) -> (c*h + y)*w + x.
+struct Cube {
+    uint32_t w = 0, h = 0, c = 0;
+    bool is_float = false;
+    std::vector<int64_t> i;
+    std::vector<float> f;
+
+    static Cube make(uint32_t w, uint32_t h, uint32_t c, bool is_float);
+    size_t size() const { return static_cast<size_t>(w) * h * c; }
+    size_t idx(uint32_t ch, uint32_t y, uint32_t x) const { return (static_cast<size_t>(ch) * h + y) * w + x; }
+};
+
+/// Bytes of a compacted NC1HWC2 image (line = w atoms, surface = w*h atoms).
+uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p);
+/// Bytes of one compacted surface (w*h atoms).
+inline uint64_t surface_bytes(uint32_t w, uint32_t h) { return static_cast<uint64_t>(w) * h * kAtomBytes; }
+
+/// Read a compacted NC1HWC2 image: int8/int16 sign-extended into integers, fp16 into floats.
+Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p);
+/// Write a cube as a compacted NC1HWC2 image; integers saturate to the precision's range, floats
+/// round to fp16. Padding channels of the last atom are zero.
+std::vector<uint8_t> pack_cube(const Cube& cube, Precision p);
+
+}  // namespace npu::rknpu

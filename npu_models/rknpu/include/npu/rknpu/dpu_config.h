@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// What a task programs into the DPU (post-processing, NVDLA SDP analogue) and DPU_RDMA, decoded
+// from the register file at op-enable (SG-8.4). Per element, in this order:
+//   input (CORE accumulator, or the MRDMA cube from memory)
+//   -> BS stage: ALU (max/min/add with a register or per-channel memory operand)
+//                -> MUL (x * operand >> shift, or only x < 0 with MUL_PRELU: PReLU/leaky)
+//                -> ReLU, or ReLUX clip to [0, RELUX_CMP]
+//   -> BN stage: same as BS with the BN registers
+//   -> EW stage: operand (EW_OP_VALUE_0, or the ERDMA cube with its own convert
+//                (e + offset) * scale >> shift) -> ALU or MUL (>> EW_TRUNCATE) -> LUT -> ReLU/ReLUX
+//   -> output convert: (x * OUT_CVT_SCALE >> OUT_CVT_SHIFT) + OUT_CVT_OFFSET, saturated
+//   -> WDMA (NC1HWC2) or, when the PPU runs on the fly, the PPU.
+// Where the public facts do not fix an encoding or rounding, the choice is marked UNVERIFIED here
+// and in dpu_engine.cpp; the integer path keeps 64-bit intermediates and saturates only at the
+// output convert (UNVERIFIED: the silicon datapath width is not public).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "hw/profile.h"
+#include "npu/rknpu/cube.h"
+#include "npu/rknpu/reg_file.h"
+
+namespace npu::rknpu {
+
+/// BS or BN stage.
+struct DpuStage {
+    bool bypass = true, alu_bypass = true, mul_bypass = true, mul_prelu = false;
+    bool relu_bypass = true, relux_en = false;
+    bool alu_from_mem = false;  ///< *_ALU_SRC = 1: per-channel ALU operand read by DPU_RDMA
+    bool mul_from_mem = false;  ///< *_MUL_SRC = 1: per-channel MUL operand read by DPU_RDMA
+    uint32_t alu_algo = 2;
+    uint32_t alu_operand = 0;  ///< int32, or fp32 bits on the fp16 path
+    uint32_t mul_operand = 0;  ///< 16 bits: int16, or fp16 bits on the fp16 path
+    uint32_t mul_shift = 0;    ///< right shift after the integer MUL
+    uint32_t relux_cmp = 0;    ///< int32, or fp32 bits on the fp16 path
+    uint32_t operand_addr = 0;  ///< RDMA_BS_BASE_ADDR / RDMA_BN_BASE_ADDR
+
+    /// Per-channel operand image in memory (UNVERIFIED layout): the ALU operands of all channels
+    /// (4 bytes each: int32 or fp32), then the MUL operands (2 bytes each: int16 or fp16).
+    uint64_t operand_bytes(uint32_t channels) const {
+        if (bypass) return 0;
+        return (!alu_bypass && alu_from_mem ? 4ull * channels : 0) + (!mul_bypass && mul_from_mem ? 2ull * channels : 0);
+    }
+};
+
+/// EW stage.
+struct DpuEw {
+    bool bypass = true, op_bypass = true, lut_bypass = true, cvt_bypass = true;
+    bool relu_bypass = true, relux_en = false, mul_prelu = false;
+    bool op_from_mem = false;  ///< EW_OP_SRC = 1: second cube read by ERDMA
+    bool op_is_mul = false;    ///< EW_OP_TYPE: 0 ALU, 1 MUL (UNVERIFIED)
+    uint32_t alu_algo = 2;
+    uint32_t operand = 0;  ///< EW_OP_VALUE_0 when the operand comes from the register
+    int32_t cvt_offset = 0;
+    uint32_t cvt_scale = 1, cvt_shift = 0;
+    uint32_t truncate = 0;  ///< right shift after the EW MUL
+    uint32_t relux_cmp = 0;
+    bool erdma_disable = true;
+    uint32_t erdma_data_size = 0;  ///< 0: 1-byte elements, 1: 2-byte elements (UNVERIFIED)
+    uint32_t addr = 0;
+    uint64_t surf_stride_bytes = 0;  ///< 0: compact
+};
+
+/// LUT (LE and LO tables, linear index mode).
+struct DpuLut {
+    int32_t le_start = 0, le_end = 0, lo_start = 0, lo_end = 0;
+    uint32_t le_index_select = 0, lo_index_select = 0;  ///< log2 of the input step between entries
+    int32_t le_uflow_scale = 0, le_oflow_scale = 0, lo_uflow_scale = 0, lo_oflow_scale = 0;  ///< int16 slopes
+    uint32_t le_uflow_shift = 0, le_oflow_shift = 0, lo_uflow_shift = 0, lo_oflow_shift = 0;
+    bool uflow_prefer_lo = false, oflow_prefer_lo = false, hybrid_prefer_lo = false;
+    bool expand_en = false;
+    std::vector<int16_t> le, lo;
+};
+
+struct DpuConfig {
+    bool from_core = true;  ///< input streams from the CORE (conv task); else MRDMA reads memory
+    uint32_t w = 0, h = 0, c = 0;  ///< DATA_CUBE_WIDTH/HEIGHT/CHANNEL + 1
+    Precision proc = Precision::Int8, out = Precision::Int8;
+    // MRDMA (DPU-only tasks): the main input cube
+    bool mrdma_disable = true;
+    Precision src_prec = Precision::Int8;
+    uint32_t rdma_w = 0, rdma_h = 0, rdma_c = 0;
+    uint32_t src_addr = 0;
+    uint64_t src_surf_stride_bytes = 0;
+    DpuStage bs, bn;
+    DpuEw ew;
+    DpuLut lut;
+    int32_t out_cvt_offset = 0;
+    uint32_t out_cvt_scale = 1, out_cvt_shift = 0;
+    uint32_t output_mode = 0;
+    uint32_t dst_addr = 0;
+    uint64_t dst_surf_stride_bytes = 0;
+
+    bool float_path() const { return proc == Precision::Fp16; }
+    Precision ew_prec() const {
+        return ew.erdma_data_size == 0 ? Precision::Int8 : (float_path() ? Precision::Fp16 : Precision::Int16);
+    }
+    uint64_t out_bytes() const { return cube_bytes(w, h, c, out); }
+    uint64_t in_bytes() const { return cube_bytes(w, h, c, src_prec); }
+    uint64_t ew_bytes() const { return (!ew.bypass && !ew.op_bypass && ew.op_from_mem) ? cube_bytes(w, h, c, ew_prec()) : 0; }
+};
+
+/// Decode DPU and DPU_RDMA. `from_core`: the CORE feeds the DPU (CNA|CORE enabled).
+DpuConfig decode_dpu(const RegFile& rf, bool from_core);
+
+/// Check a decoded DPU configuration; empty when legal.
+std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& p);
+
+}  // namespace npu::rknpu

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// Functional model of the DPU (no time, SG-8.4): the BS, BN and EW stages, the LUT and the output
+// convert applied to a cube of CORE accumulators (flying mode) or of MRDMA input elements.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "npu/rknpu/cube.h"
+#include "npu/rknpu/dpu_config.h"
+
+namespace npu::rknpu {
+
+/// Operand images DPU_RDMA fetched for one task (empty when the stage does not read memory).
+struct DpuOperands {
+    std::vector<uint8_t> bs;  ///< DpuStage::operand_bytes() from RDMA_BS_BASE_ADDR
+    std::vector<uint8_t> bn;  ///< from RDMA_BN_BASE_ADDR
+    std::vector<uint8_t> ew;  ///< compacted NC1HWC2 EW cube (ERDMA)
+};
+
+/// Run the DPU on `in` (d.w x d.h x d.c). Returns the output cube in the output precision's value
+/// domain (integers saturated to int8/int16, floats rounded to fp16), ready for pack_cube(d.out)
+/// or for the PPU on the fly.
+Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops);
+
+/// The LUT alone: value of the EW-stage LUT for an integer input (exposed for tests).
+int64_t lut_lookup(const DpuLut& lut, int64_t x);
+
+}  // namespace npu::rknpu

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+#include "npu/rknpu/cube.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "numerics/requant.h"
+
+namespace npu::rknpu {
+
+const char* precision_name(Precision p) {
+    switch (p) {
+        case Precision::Int8: return "int8";
+        case Precision::Int16: return "int16";
+        case Precision::Fp16: return "fp16";
+    }
+    return "?";
+}
+
+uint16_t fp32_to_fp16(float f) {
+    uint32_t x = 0;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t exp = (x >> 23) & 0xffu;
+    uint32_t man = x & 0x7fffffu;
+    if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0u));
+    const int e = static_cast<int>(exp) - 127 + 15;
+    if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+    if (e <= 0) {  // half subnormal (or zero): m = full_mantissa * 2^(e - 14)
+        if (e < -10) return static_cast<uint16_t>(sign);
+        man |= 0x800000u;
+        const int shift = 14 - e;
+        uint32_t m = man >> shift;
+        const uint32_t rem = man & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (m & 1u))) ++m;
+        return static_cast<uint16_t>(sign | m);
+    }
+    uint32_t h = sign | (static_cast<uint32_t>(e) << 10) | (man >> 13);
+    const uint32_t rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is correct
+    return static_cast<uint16_t>(h);
+}
+
+float fp16_to_fp32(uint16_t h) {
+    const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t x = 0;
+    if (exp == 0) {
+        const float v = std::ldexp(static_cast<float>(man), -24);
+        return sign ? -v : v;
+    }
+    if (exp == 31) x = sign | 0x7f800000u | (man << 13);
+    else x = sign | ((exp - 15 + 127) << 23) | (man << 13);
+    float f = 0;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+Cube Cube::make(uint32_t w_, uint32_t h_, uint32_t c_, bool is_float_) {
+    Cube r;
+    r.w = w_, r.h = h_, r.c = c_, r.is_float = is_float_;
+    if (is_float_) r.f.assign(r.size(), 0.0f);
+    else r.i.assign(r.size(), 0);
+    return r;
+}
+
+uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p) {
+    const uint64_t c2 = c2_of(p);
+    return (c + c2 - 1) / c2 * surface_bytes(w, h);
+}
+
+namespace {
+uint64_t elem_offset(const Cube& q, uint32_t ch, uint32_t y, uint32_t x, Precision p) {
+    const uint32_t c2 = c2_of(p);
+    return (ch / c2) * surface_bytes(q.w, q.h) + (static_cast<uint64_t>(y) * q.w + x) * kAtomBytes +
+           (ch % c2) * elem_bytes(p);
+}
+}  // namespace
+
+Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p) {
+    Cube q = Cube::make(w, h, c, p == Precision::Fp16);
+    if (img.size() < cube_bytes(w, h, c, p)) throw std::logic_error("unpack_cube: image smaller than the cube");
+    for (uint32_t ch = 0; ch < c; ++ch)
+        for (uint32_t y = 0; y < h; ++y)
+            for (uint32_t x = 0; x < w; ++x) {
+                const uint8_t* b = img.data() + elem_offset(q, ch, y, x, p);
+                const size_t k = q.idx(ch, y, x);
+                switch (p) {
+                    case Precision::Int8: q.i[k] = static_cast<int8_t>(b[0]); break;
+                    case Precision::Int16: q.i[k] = static_cast<int16_t>(static_cast<uint16_t>(b[0] | (b[1] << 8))); break;
+                    case Precision::Fp16: q.f[k] = fp16_to_fp32(static_cast<uint16_t>(b[0] | (b[1] << 8))); break;
+                }
+            }
+    return q;
+}
+
+std::vector<uint8_t> pack_cube(const Cube& q, Precision p) {
+    std::vector<uint8_t> img(cube_bytes(q.w, q.h, q.c, p), 0);
+    for (uint32_t ch = 0; ch < q.c; ++ch)
+        for (uint32_t y = 0; y < q.h; ++y)
+            for (uint32_t x = 0; x < q.w; ++x) {
+                uint8_t* b = img.data() + elem_offset(q, ch, y, x, p);
+                const size_t k = q.idx(ch, y, x);
+                uint16_t v16 = 0;
+                switch (p) {
+                    case Precision::Int8:
+                        b[0] = static_cast<uint8_t>(num::saturate_i8(q.is_float ? std::llround(q.f[k]) : q.i[k]));
+                        continue;
+                    case Precision::Int16:
+                        v16 = static_cast<uint16_t>(
+                            num::saturate(q.is_float ? std::llround(q.f[k]) : q.i[k], INT16_MIN, INT16_MAX));
+                        break;
+                    case Precision::Fp16:
+                        v16 = fp32_to_fp16(q.is_float ? q.f[k] : static_cast<float>(q.i[k]));
+                        break;
+                }
+                b[0] = static_cast<uint8_t>(v16 & 0xff);
+                b[1] = static_cast<uint8_t>(v16 >> 8);
+            }
+    return img;
+}
+
+}  // namespace npu::rknpu
