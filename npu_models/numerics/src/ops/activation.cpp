@@ -20,7 +20,7 @@ OpFn unary(const std::string& op, F f) {
         float* py = y.data<float>();
         const auto g = f(a);  // attribute binding
         for (size_t i = 0; i < x.numel(); ++i) py[i] = g(px[i]);
-        return {std::move(y)};
+        return single(std::move(y));
     };
 }
 
@@ -45,7 +45,7 @@ Outputs relu(const Attributes&, const Inputs& in) {
     } else {
         fail("Relu", std::string("unsupported type ") + dtype_name(x.dtype()));
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 template <typename T>
@@ -75,7 +75,7 @@ Outputs clip(const Attributes& a, const Inputs& in) {
         case DType::I64: clip_typed<int64_t>(x, in, a, y); break;
         default: fail("Clip", std::string("unsupported type ") + dtype_name(x.dtype()));
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // com.microsoft FastGelu: tanh approximation of GELU(x + bias).
@@ -86,7 +86,7 @@ Outputs fast_gelu(const Attributes&, const Inputs& in) {
     Tensor y(DType::F32, x.shape());
     const size_t nb = b ? b->numel() : 1;
     for (size_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = gelu_tanh(x.data<float>()[i] + (b ? b->data<float>()[i % nb] : 0.0f));
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 auto no_attr(float (*f)(float)) {

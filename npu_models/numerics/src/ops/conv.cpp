@@ -138,7 +138,7 @@ Outputs conv_f32(const Attributes& a, const Inputs& in) {
                 for (int64_t m = 0; m < g.mg(); ++m)
                     for (int64_t p = 0; p < P; ++p) ys[m * P + p] += b->data<float>()[gr * g.mg() + m];
         }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // ConvTranspose = GEMM to columns (W^T x X) then col2im scatter-add.
@@ -182,7 +182,7 @@ Outputs conv_transpose_f32(const Attributes& a, const Inputs& in) {
             for (int64_t m = 0; m < g.m; ++m)
                 for (int64_t p = 0; p < g.oh * g.ow; ++p)
                     y.data<float>()[(n * g.m + m) * g.oh * g.ow + p] += b->data<float>()[m];
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ Tensor arith(const Tensor& a, const Tensor& b, const std::string& op, F f) {
 template <typename F>
 OpFn binary_op(const std::string& op, F f) {
     return [op, f](const Attributes&, const Inputs& in) -> Outputs {
-        return {arith(need(in, 0, op), need(in, 1, op), op, f)};
+        return single(arith(need(in, 0, op), need(in, 1, op), op, f));
     };
 }
 
@@ -58,7 +58,7 @@ OpFn variadic_op(const std::string& op, F f, bool mean) {
             expect_dtype(acc, DType::F32, op, "inputs");
             for (size_t i = 0; i < acc.numel(); ++i) acc.data<float>()[i] /= static_cast<float>(in.size());
         }
-        return {std::move(acc)};
+        return single(std::move(acc));
     };
 }
 
@@ -73,7 +73,7 @@ Outputs int_div_guard(const Attributes&, const Inputs& in) {
             for (size_t i = 0; i < b.numel(); ++i)
                 if (b.data<int32_t>()[i] == 0) fail("Div", "integer division by zero");
     }
-    return {arith(a, b, "Div", [](auto x, auto y) { return x / y; })};
+    return single(arith(a, b, "Div", [](auto x, auto y) { return x / y; }));
 }
 
 Outputs prelu(const Attributes&, const Inputs& in) {
@@ -82,7 +82,7 @@ Outputs prelu(const Attributes&, const Inputs& in) {
     expect_dtype(x, DType::F32, "PRelu", "X");
     expect_dtype(s, DType::F32, "PRelu", "slope");
     // Slope broadcasts unidirectionally to X.
-    return {binary_typed<float>(x, s, DType::F32, "PRelu", [](float v, float k) { return v < 0.0f ? v * k : v; })};
+    return single(binary_typed<float>(x, s, DType::F32, "PRelu", [](float v, float k) { return v < 0.0f ? v * k : v; }));
 }
 
 template <typename Cmp>
@@ -93,9 +93,9 @@ OpFn compare_op(const std::string& op, Cmp cmp) {
         if (a.dtype() != b.dtype()) fail(op, "input types differ");
         auto g = [&](auto x, auto y) { return static_cast<uint8_t>(cmp(x, y) ? 1 : 0); };
         switch (a.dtype()) {
-            case DType::F32: return {binary_typed<float>(a, b, DType::Bool, op, g)};
-            case DType::I32: return {binary_typed<int32_t>(a, b, DType::Bool, op, g)};
-            case DType::I64: return {binary_typed<int64_t>(a, b, DType::Bool, op, g)};
+            case DType::F32: return single(binary_typed<float>(a, b, DType::Bool, op, g));
+            case DType::I32: return single(binary_typed<int32_t>(a, b, DType::Bool, op, g));
+            case DType::I64: return single(binary_typed<int64_t>(a, b, DType::Bool, op, g));
             default: fail(op, std::string("unsupported type ") + dtype_name(a.dtype()));
         }
     };

@@ -46,7 +46,7 @@ Outputs transpose(const Attributes& a, const Inputs& in) {
     }
     Tensor y = same_type_like(x, os);
     strided_gather(x, 0, st, y);
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs slice(const Attributes& a, const Inputs& in) {
@@ -91,7 +91,7 @@ Outputs slice(const Attributes& a, const Inputs& in) {
     }
     Tensor y = same_type_like(x, os);
     if (y.numel()) strided_gather(x, base, st, y);
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // Source index along one dim for a padded position, or -1 for the constant value.
@@ -162,7 +162,7 @@ Outputs pad(const Attributes& a, const Inputs& in) {
         case DType::I64: pad_typed<int64_t>(x, before, mode, cv ? cv->data<int64_t>()[0] : 0, y); break;
         default: fail("Pad", std::string("unsupported type ") + dtype_name(x.dtype()));
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 template <typename S, typename D>
@@ -215,7 +215,7 @@ Outputs cast(const Attributes& a, const Inputs& in) {
         case DType::Bool: cast_from<bool>(x, y); break;
         default: fail("Cast", std::string("unsupported source ") + dtype_name(x.dtype()));
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ Outputs matmul_f32(const Attributes&, const Inputs& in) {
     for (size_t i = 0; i < p.a_off.size(); ++i)
         sgemm(p.m, p.n, p.k, a.data<float>() + p.a_off[i], p.k, b.data<float>() + p.b_off[i], p.n,
               y.data<float>() + static_cast<int64_t>(i) * p.m * p.n, p.n);
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 template <typename T>
@@ -90,7 +90,7 @@ Outputs gemm_f32(const Attributes& at, const Inputs& in) {
         const std::vector<int64_t> sc = broadcast_strides(c->shape(), os), sz(2, 0);
         for_each_broadcast2(os, sc, sz, [&](int64_t o, int64_t ic, int64_t) { yd[o] += beta * c->data<float>()[ic]; });
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Q8Operand q8_operand(const Tensor& t, int64_t offset_elems, int64_t ld, std::vector<int32_t> zp) {
@@ -153,7 +153,7 @@ Outputs qlinear_matmul(const Attributes&, const Inputs& in) {
         });
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs matmul_integer(const Attributes&, const Inputs& in) {
@@ -168,7 +168,7 @@ Outputs matmul_integer(const Attributes&, const Inputs& in) {
     matmul_q8(a, a_zp, b, b_zp, p, [&](int64_t bi, const int32_t* acc) {
         std::copy(acc, acc + p.m * p.n, y.data<int32_t>() + bi * p.m * p.n);
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // MatMulIntegerToFloat: Y = float(acc) * (a_scale * b_scale[n]) + bias[n].
@@ -188,7 +188,7 @@ Outputs integer_to_float(const Tensor& a, float a_scale, int32_t a_zp, const Ten
             out[i] = static_cast<float>(acc[i]) * scale[j] + (bias ? bias->data<float>()[j] : 0.0f);
         }
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs matmul_integer_to_float(const Attributes&, const Inputs& in) {

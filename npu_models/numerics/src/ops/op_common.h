@@ -32,6 +32,13 @@ void register_layout(OpTable& t);
 void register_reduce(OpTable& t);
 void register_resize(OpTable& t);
 
+/// One-output result without copying the tensor (a braced list would copy it).
+inline Outputs single(Tensor t) {
+    Outputs o;
+    o.push_back(std::move(t));
+    return o;
+}
+
 [[noreturn]] void fail(const std::string& op, const std::string& msg);
 
 /// Required input i; throws OpError when missing.
@@ -101,7 +108,11 @@ void for_each_broadcast_rows(const std::vector<int64_t>& out_shape, const std::v
                              const std::vector<int64_t>& sb, F f) {
     const int64_t n = prod(out_shape);
     if (n == 0) return;
-    if (out_shape.empty() || (sa == contiguous_strides(out_shape) && sb == sa)) {
+    const std::vector<int64_t> cs = contiguous_strides(out_shape);
+    bool dense = true;  // both operands walk the output contiguously (size-1 dims don't matter)
+    for (size_t d = 0; d < out_shape.size(); ++d)
+        if (out_shape[d] != 1 && (sa[d] != cs[d] || sb[d] != cs[d])) dense = false;
+    if (dense) {
         f(0, 0, 0, n, 1, 1);
         return;
     }

@@ -133,7 +133,7 @@ Outputs max_pool(const Attributes& a, const Inputs& in) {
         case DType::U8: max_pool_typed<uint8_t>(g, x, y); break;
         default: fail("MaxPool", std::string("unsupported type ") + dtype_name(x.dtype()));
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs avg_pool(const Attributes& a, const Inputs& in) {
@@ -147,7 +147,7 @@ Outputs avg_pool(const Attributes& a, const Inputs& in) {
         const int64_t cnt = include_pad ? w.padded : w.taps();
         y.data<float>()[o] = cnt > 0 ? s / static_cast<float>(cnt) : 0.0f;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // Global pools over all spatial dims of [N, C, ...].
@@ -167,7 +167,7 @@ Outputs global_pool(const Attributes&, const Inputs& in) {
         for (int64_t i = 0; i < sz; ++i) acc = kMax ? std::max(acc, src[i]) : acc + src[i];
         y.data<float>()[p] = kMax ? acc : acc / static_cast<float>(sz);
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // QLinearAveragePool, as onnxruntime computes it: dequantize each input to float
@@ -193,7 +193,7 @@ Outputs qlinear_avg_pool(const Attributes& a, const Inputs& in) {
         });
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // QLinearGlobalAveragePool, as onnxruntime computes it: exact int32 sum of (x - x_zp) per
@@ -223,7 +223,7 @@ Outputs qlinear_global_avg_pool(const Attributes& a, const Inputs& in) {
             }
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ void requant_row(const int32_t* acc, int64_t n, int32_t bias, float scale, int32
     constexpr float kMagic = 12582912.0f;
     for (int64_t i = 0; i < n; ++i) {
         float v = static_cast<float>(acc[i] + bias) * scale;
-        v = std::min(std::max(v, lo), hi);
+        v = v < lo ? lo : v;  // compare-select form: vectorises to max/min
+        v = v > hi ? hi : v;
         out[i] = static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic) + zp);
     }
 }

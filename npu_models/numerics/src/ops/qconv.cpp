@@ -77,7 +77,7 @@ Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
         });
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs conv_integer(const Attributes& a, const Inputs& in) {
@@ -93,7 +93,7 @@ Outputs conv_integer(const Attributes& a, const Inputs& in) {
     conv_q8(g, x, x_zp, w, w_zp, [&](int64_t n, int64_t gr, const int32_t* acc) {
         std::copy(acc, acc + mg * P, y.data<int32_t>() + (n * g.m + gr * mg) * P);
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ Outputs qgemm_op(const Attributes& at, const Inputs& in) {
         Tensor y(DType::F32, {M, N});
         for (int64_t i = 0; i < M * N; ++i)
             y.data<float>()[i] = static_cast<float>(acc[static_cast<size_t>(i)]) * (alpha * a_scale * bscale(i % N));
-        return {std::move(y)};
+        return single(std::move(y));
     }
     const float y_scale = scalar_f32(*ys, op);
     const Tensor* yz = opt(in, 8);
@@ -74,7 +74,7 @@ Outputs qgemm_op(const Attributes& at, const Inputs& in) {
             y.data<T>()[i] = requant_one<T>(acc[static_cast<size_t>(i)], alpha * a_scale * bscale(i % N) / y_scale, y_zp);
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

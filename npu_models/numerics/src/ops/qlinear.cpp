@@ -41,7 +41,7 @@ Outputs apply_lut(const Tensor& x, QParams xp, QParams yp, const std::string& op
         for (size_t i = 0; i < x.numel(); ++i) y.data<T>()[i] = lut[x.data<uint8_t>()[i]];
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs qlinear_sigmoid(const Attributes&, const Inputs& in) {
@@ -73,7 +73,8 @@ inline T qadd_store(float v) {
     constexpr float kMagic = 12582912.0f;
     constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
     constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
-    v = std::min(std::max(v, lo), hi);
+    v = v < lo ? lo : v;  // compare-select form: vectorises to max/min
+    v = v > hi ? hi : v;
     return static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic));
 }
 
@@ -149,7 +150,7 @@ Outputs qlinear_binary(const Attributes&, const Inputs& in) {
         });
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // QLinearConcat: Y_scale, Y_zp, then (tensor, scale, zp) triples.
@@ -190,7 +191,7 @@ Outputs qlinear_concat(const Attributes& a, const Inputs& in) {
         }
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // QLinearReduceMean (seed 002 #9): dequantize, fp32 mean, quantize.
@@ -210,7 +211,7 @@ Outputs qlinear_reduce_mean(const Attributes& a, const Inputs& in) {
             y.data<T>()[o] = quantize_one<T>(acc[o] / static_cast<float>(r.count), yp.scale, yp.zp);
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ Outputs quantize_linear(const Attributes& a, const Inputs& in) {
         }
         return 0;
     });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs dequantize_linear(const Attributes& a, const Inputs& in) {
@@ -85,7 +85,7 @@ Outputs dequantize_linear(const Attributes& a, const Inputs& in) {
         case DType::I32: run(int32_t{}); break;  // QDQ bias tensors
         default: fail(op, std::string("unsupported input type ") + dtype_name(x.dtype()));
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 Outputs dynamic_quantize_linear(const Attributes&, const Inputs& in) {
@@ -99,7 +99,11 @@ Outputs dynamic_quantize_linear(const Attributes&, const Inputs& in) {
     for (size_t i = 0; i < x.numel(); ++i) y.data<uint8_t>()[i] = quantize_one<uint8_t>(x.data<float>()[i], scale, zp);
     ys.data<float>()[0] = scale;
     yz.data<uint8_t>()[0] = zp;
-    return {std::move(y), std::move(ys), std::move(yz)};
+    Outputs out;
+    out.push_back(std::move(y));
+    out.push_back(std::move(ys));
+    out.push_back(std::move(yz));
+    return out;
 }
 
 int32_t q8_value(const Tensor& t, int64_t i) {
@@ -118,7 +122,7 @@ Outputs mul_integer(const Attributes&, const Inputs& in) {
                         [&](int64_t o, int64_t ia, int64_t ib) {
                             y.data<int32_t>()[o] = (q8_value(a, ia) - za) * (q8_value(b, ib) - zb);
                         });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // Sum of raw 8-bit codes. Output is int32 for both signednesses (no uint32 DType; a uint8 sum
@@ -132,7 +136,7 @@ Outputs reduce_sum_integer(const Attributes& a, const Inputs& in) {
     const std::vector<int64_t> cs = contiguous_strides(x.shape());
     for_each_broadcast2(x.shape(), cs, r.out_strides,
                         [&](int64_t, int64_t i, int64_t o) { y.data<int32_t>()[o] += q8_value(x, i); });
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ OpFn reduce_op(const std::string& op, Red kind) {
         });
         if (kind == Red::Mean)
             for (size_t o = 0; o < y.numel(); ++o) py[o] /= static_cast<float>(r.count);
-        return {std::move(y)};
+        return single(std::move(y));
     };
 }
 
@@ -88,7 +88,7 @@ Outputs arg_op(const Attributes& a, const Inputs& in) {
             }
             y.data<int64_t>()[o * inner + i] = best;
         }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // Softmax over `axis` (opset 13). With attribute "_onnx_opset" < 13 the input is coerced to 2-D at
@@ -115,7 +115,7 @@ Outputs softmax(const Attributes& a, const Inputs& in) {
             const float ls = std::log(s);
             for (int64_t k = 0; k < n; ++k) q[k * inner] = kLog ? p[k * inner] - m - ls : std::exp(p[k * inner] - m) / s;
         }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // y = scale * (x - mean) / sqrt(var + epsilon) + B, per channel (dim 1), inference mode.
@@ -142,7 +142,7 @@ Outputs batch_norm(const Attributes& a, const Inputs& in) {
             for (int64_t i = 0; i < inner; ++i) dst[i] = src[i] * sc + sh;
         }
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ Outputs resize_impl(const Tensor& x, const std::vector<float>& scales_in, const 
                 idx[d] = 0;
             }
         }
-        return {std::move(y)};
+        return single(std::move(y));
     }
     if (c.mode != "linear") fail("Resize", "mode '" + c.mode + "' is not supported (nearest, linear)");
     expect_dtype(x, DType::F32, "Resize", "X (linear mode)");
@@ -115,7 +115,7 @@ Outputs resize_impl(const Tensor& x, const std::vector<float>& scales_in, const 
         linear_pass(cur, d, os[du], c, sc[du], roi_at(du, false), roi_at(du, true), nxt);
         cur = std::move(nxt);
     }
-    return {std::move(cur)};
+    return single(std::move(cur));
 }
 
 ResizeCfg cfg_from(const Attributes& a, const char* default_ctm) {

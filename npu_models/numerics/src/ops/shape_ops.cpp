@@ -36,7 +36,7 @@ Outputs reshape(const Attributes& a, const Inputs& in) {
         }
     }
     if (neg >= 0) s[static_cast<size_t>(neg)] = known ? static_cast<int64_t>(x.numel()) / known : 0;
-    return {with_shape(x, s, "Reshape")};
+    return single(with_shape(x, s, "Reshape"));
 }
 
 Outputs flatten(const Attributes& a, const Inputs& in) {
@@ -45,7 +45,7 @@ Outputs flatten(const Attributes& a, const Inputs& in) {
     const int r = x.rank();
     if (ax < -r || ax > r) fail("Flatten", "axis out of range");
     const size_t k = static_cast<size_t>(ax < 0 ? ax + r : ax);
-    return {with_shape(x, {prod(x.shape(), 0, k), prod(x.shape(), k)}, "Flatten")};
+    return single(with_shape(x, {prod(x.shape(), 0, k), prod(x.shape(), k)}, "Flatten"));
 }
 
 std::vector<int64_t> axes_arg(const Attributes& a, const Inputs& in, const std::string& op) {
@@ -66,7 +66,7 @@ Outputs squeeze(const Attributes& a, const Inputs& in) {
     std::vector<int64_t> s;
     for (size_t i = 0; i < drop.size(); ++i)
         if (!drop[i]) s.push_back(x.shape()[i]);
-    return {with_shape(x, s, "Squeeze")};
+    return single(with_shape(x, s, "Squeeze"));
 }
 
 Outputs unsqueeze(const Attributes& a, const Inputs& in) {
@@ -82,10 +82,10 @@ Outputs unsqueeze(const Attributes& a, const Inputs& in) {
     std::vector<int64_t> s;
     size_t j = 0;
     for (int i = 0; i < r; ++i) s.push_back(ins[static_cast<size_t>(i)] ? 1 : x.shape()[j++]);
-    return {with_shape(x, s, "Unsqueeze")};
+    return single(with_shape(x, s, "Unsqueeze"));
 }
 
-Outputs identity(const Attributes&, const Inputs& in) { return {need(in, 0, "Identity")}; }
+Outputs identity(const Attributes&, const Inputs& in) { return single(need(in, 0, "Identity")); }
 
 // Copies `count` rows of `row_bytes` from src (stride src_stride) to dst (stride dst_stride).
 void copy_rows(const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride, int64_t count, int64_t row_bytes) {
@@ -113,7 +113,7 @@ Outputs concat(const Attributes& a, const Inputs& in) {
         copy_rows(x->raw(), rb, y.raw() + off, os[static_cast<size_t>(ax)] * inner, outer, rb);
         off += rb;
     }
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 // Split: sizes from input 1, the "split" attribute, or num_outputs equal parts (ONNX-18 rule:
@@ -155,7 +155,7 @@ Outputs shape_op(const Attributes& a, const Inputs& in) {
     end = std::min<int64_t>(r, std::max<int64_t>(0, end < 0 ? end + r : end));
     Tensor y(DType::I64, {std::max<int64_t>(0, end - start)});
     for (int64_t i = start; i < end; ++i) y.data<int64_t>()[i - start] = x.dim(static_cast<int>(i));
-    return {std::move(y)};
+    return single(std::move(y));
 }
 
 }  // namespace
