@@ -132,18 +132,32 @@ void kernel_generic(const PackedA& a, const uint8_t* panel, int64_t m0, int64_t 
 #if defined(__x86_64__)
 constexpr int64_t kMrVnni = 6;
 
-// rows [m0, m0+mr) (mr <= 6) x panels p0 and p0+1 (np = 1 or 2), acc layout [mr][32].
+// Zero-point correction applied in the kernel epilogue: c = raw - za[m]*colsum[n] + zb[n]*t[m]
+// with t[m] = K*za[m] - rowsum[m] (all modulo 2^32; the exact result fits in int32).
+struct Epilogue {
+    const int32_t* za;      // per row
+    const int32_t* t;       // per row
+    const int32_t* colsum;  // per column, padded to whole panels
+    const int32_t* zb;      // per column, padded to whole panels
+};
+
+// C[m0..m0+mr) x 32 columns from panels pa, pb (np = 1 or 2; nc valid columns) over k in [k0, k1).
+// The first k block starts from zero, later ones accumulate into C; the last applies the epilogue.
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void kernel_vnni(const PackedA& a, const uint8_t* pa,
                                                                         const uint8_t* pb, int64_t np, int64_t m0,
-                                                                        int64_t mr, int64_t k0, int64_t k1,
-                                                                        int32_t* acc) {
+                                                                        int64_t mr, int64_t k0, int64_t k1, int32_t* C,
+                                                                        int64_t ldc, int64_t nc, const Epilogue* epi,
+                                                                        int64_t col0) {
+    const __mmask16 m_lo = nc >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << nc) - 1);
+    const __mmask16 m_hi = nc >= 32 ? 0xFFFF : (nc > 16 ? static_cast<__mmask16>((1u << (nc - 16)) - 1) : 0);
     __m512i c0[kMrVnni], c1[kMrVnni];
-    for (int64_t i = 0; i < kMrVnni; ++i) {
-        c0[i] = i < mr ? _mm512_loadu_si512(acc + i * 32) : _mm512_setzero_si512();
-        c1[i] = i < mr ? _mm512_loadu_si512(acc + i * 32 + 16) : _mm512_setzero_si512();
-    }
     const int8_t* ar[kMrVnni];
-    for (int64_t i = 0; i < kMrVnni; ++i) ar[i] = a.data.data() + (m0 + std::min(i, mr - 1)) * a.kp;
+    for (int64_t i = 0; i < kMrVnni; ++i) {
+        const bool live = i < mr && k0 > 0;
+        c0[i] = live ? _mm512_maskz_loadu_epi32(m_lo, C + i * ldc) : _mm512_setzero_si512();
+        c1[i] = live ? _mm512_maskz_loadu_epi32(m_hi, C + i * ldc + 16) : _mm512_setzero_si512();
+        ar[i] = a.data.data() + (m0 + std::min(i, mr - 1)) * a.kp;
+    }
     for (int64_t k = k0; k < k1; k += 4) {
         const __m512i b0 = _mm512_loadu_si512(pa + k * kNr);
         const __m512i b1 = np > 1 ? _mm512_loadu_si512(pb + k * kNr) : _mm512_setzero_si512();
@@ -155,9 +169,19 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void kernel_vnni(const Pa
             c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
         }
     }
+    if (epi) {
+        const __m512i cs0 = _mm512_loadu_si512(epi->colsum + col0), cs1 = _mm512_loadu_si512(epi->colsum + col0 + 16);
+        const __m512i zb0 = _mm512_loadu_si512(epi->zb + col0), zb1 = _mm512_loadu_si512(epi->zb + col0 + 16);
+        for (int64_t i = 0; i < kMrVnni; ++i) {
+            if (i >= mr) break;
+            const __m512i za = _mm512_set1_epi32(epi->za[m0 + i]), t = _mm512_set1_epi32(epi->t[m0 + i]);
+            c0[i] = _mm512_add_epi32(_mm512_sub_epi32(c0[i], _mm512_mullo_epi32(za, cs0)), _mm512_mullo_epi32(zb0, t));
+            c1[i] = _mm512_add_epi32(_mm512_sub_epi32(c1[i], _mm512_mullo_epi32(za, cs1)), _mm512_mullo_epi32(zb1, t));
+        }
+    }
     for (int64_t i = 0; i < mr; ++i) {
-        _mm512_storeu_si512(acc + i * 32, c0[i]);
-        _mm512_storeu_si512(acc + i * 32 + 16, c1[i]);
+        _mm512_mask_storeu_epi32(C + i * ldc, m_lo, c0[i]);
+        _mm512_mask_storeu_epi32(C + i * ldc + 16, m_hi, c1[i]);
     }
 }
 
@@ -183,8 +207,7 @@ void raw_gemm_generic(const PackedA& a, const PackedB& b, int64_t M, int64_t N, 
 }
 
 #if defined(__x86_64__)
-void raw_gemm_vnni(const PackedA& a, const PackedB& b, int64_t M, int64_t N, int32_t* C, int64_t ldc) {
-    std::vector<int32_t> acc(static_cast<size_t>(kMrVnni * 32));
+void raw_gemm_vnni(const PackedA& a, const PackedB& b, int64_t M, int64_t N, int32_t* C, int64_t ldc, const Epilogue& epi) {
     for (int64_t p = 0; p < b.panels; p += 2) {
         const int64_t np = std::min<int64_t>(2, b.panels - p);
         const uint8_t* pa = b.data.data() + p * b.kp * kNr;
@@ -192,11 +215,12 @@ void raw_gemm_vnni(const PackedA& a, const PackedB& b, int64_t M, int64_t N, int
         const int64_t nc = std::min(kNr * np, N - p * kNr);
         for (int64_t m0 = 0; m0 < M; m0 += kMrVnni) {
             const int64_t mr = std::min(kMrVnni, M - m0);
-            std::fill(acc.begin(), acc.end(), 0);
-            for (int64_t k0 = 0; k0 < a.kp; k0 += kKc)
-                kernel_vnni(a, pa, pb, np, m0, mr, k0, std::min(a.kp, k0 + kKc), acc.data());
-            for (int64_t i = 0; i < mr; ++i)
-                std::copy(acc.begin() + i * 32, acc.begin() + i * 32 + nc, C + (m0 + i) * ldc + p * kNr);
+            for (int64_t k0 = 0; k0 < a.kp || k0 == 0; k0 += kKc) {
+                const int64_t k1 = std::min(a.kp, k0 + kKc);
+                kernel_vnni(a, pa, pb, np, m0, mr, k0, k1, C + m0 * ldc + p * kNr, ldc, nc, k1 == a.kp ? &epi : nullptr,
+                            p * kNr);
+                if (k1 == a.kp) break;
+            }
         }
     }
 }
@@ -223,26 +247,33 @@ void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand&
     thread_local PackedB b;
     pack_a(M, K, A, a);
     pack_b(K, N, B, b);
-#if defined(__x86_64__)
-    if (!g_force_generic && have_vnni()) raw_gemm_vnni(a, b, M, N, C, ldc);
-    else
-#endif
-        raw_gemm_generic(a, b, M, N, C, ldc);
     // Zero-point correction in the flipped domain (see file comment):
     //   c = raw - za*colsum[n] + zb[n]*(K*za - rowsum[m]).
-    // The exact result fits in int32, so modular uint32 arithmetic (vectorisable, no overflow UB)
-    // yields it exactly.
+    // The exact result fits in int32, so modular (uint32) arithmetic yields it exactly.
     const int32_t sa = A.is_signed ? 0 : -128, sb = B.is_signed ? 128 : 0;
-    thread_local std::vector<uint32_t> zb;
-    zb.resize(static_cast<size_t>(N));
-    for (int64_t n = 0; n < N; ++n)
-        zb[static_cast<size_t>(n)] = static_cast<uint32_t>((B.zp.size() > 1 ? B.zp[static_cast<size_t>(n)] : B.zp[0]) + sb);
-    const uint32_t* cs = reinterpret_cast<const uint32_t*>(b.colsum.data());
+    thread_local std::vector<int32_t> za, t, zb;
+    za.resize(static_cast<size_t>(M));
+    t.resize(static_cast<size_t>(M));
+    zb.assign(static_cast<size_t>(b.panels * kNr), 0);
     for (int64_t m = 0; m < M; ++m) {
-        const uint32_t za = static_cast<uint32_t>((A.zp.size() > 1 ? A.zp[static_cast<size_t>(m)] : A.zp[0]) + sa);
-        const uint32_t t = static_cast<uint32_t>(K) * za - static_cast<uint32_t>(a.rowsum[static_cast<size_t>(m)]);
+        const size_t i = static_cast<size_t>(m);
+        za[i] = (A.zp.size() > 1 ? A.zp[i] : A.zp[0]) + sa;
+        t[i] = static_cast<int32_t>(static_cast<uint32_t>(K) * static_cast<uint32_t>(za[i]) - static_cast<uint32_t>(a.rowsum[i]));
+    }
+    for (int64_t n = 0; n < N; ++n) zb[static_cast<size_t>(n)] = (B.zp.size() > 1 ? B.zp[static_cast<size_t>(n)] : B.zp[0]) + sb;
+#if defined(__x86_64__)
+    if (!g_force_generic && have_vnni()) {
+        raw_gemm_vnni(a, b, M, N, C, ldc, Epilogue{za.data(), t.data(), b.colsum.data(), zb.data()});
+        return;
+    }
+#endif
+    raw_gemm_generic(a, b, M, N, C, ldc);
+    const uint32_t* cs = reinterpret_cast<const uint32_t*>(b.colsum.data());
+    const uint32_t* zbu = reinterpret_cast<const uint32_t*>(zb.data());
+    for (int64_t m = 0; m < M; ++m) {
+        const uint32_t zam = static_cast<uint32_t>(za[static_cast<size_t>(m)]), tm = static_cast<uint32_t>(t[static_cast<size_t>(m)]);
         uint32_t* c = reinterpret_cast<uint32_t*>(C + m * ldc);
-        for (int64_t n = 0; n < N; ++n) c[n] = c[n] - za * cs[n] + zb[static_cast<size_t>(n)] * t;
+        for (int64_t n = 0; n < N; ++n) c[n] = c[n] - zam * cs[n] + zbu[n] * tm;
     }
 }
 
