@@ -104,9 +104,8 @@ std::string GdbStub::monitor(const std::string& cmd) {
 std::string GdbStub::query(const std::string& p) {
     if (p.rfind("qSupported", 0) == 0) return "PacketSize=4000;qXfer:features:read+;swbreak+;QStartNoAckMode+";
     if (p == "QStartNoAckMode") {
-        put_packet("OK");
-        no_ack_ = true;
-        return "";
+        enter_no_ack_ = true;  // takes effect after this reply has been acknowledged
+        return "OK";
     }
     if (p.rfind("qXfer:features:read:target.xml:", 0) == 0) {
         const std::string args = p.substr(std::strlen("qXfer:features:read:target.xml:"));

@@ -149,6 +149,7 @@ int GdbStub::serve(const std::string& where) {
             continue;
         }
         if (packet != "\x03" || !reply.empty()) put_packet(reply);
+        if (enter_no_ack_) no_ack_ = true, enter_no_ack_ = false;
         if (quit) break;
     }
     return exit_code_;

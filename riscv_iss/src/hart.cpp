@@ -282,8 +282,8 @@ void Hart::decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region) {
 }
 
 void Hart::debug_break(const DecodedInsn& d) {
-    if (step_over_bp_ && step_over_pc_ == pc_) {
-        // Resuming from this breakpoint: execute the real instruction once.
+    if (step_over_bp_ && step_over_pc_ == pc_ && instret_ == step_over_instret_ + 1) {
+        // Resuming from this breakpoint (nothing ran since the stop): execute the real instruction once.
         step_over_bp_ = false;
         DecodedInsn real;
         decoder_->decode(d.raw, real);
@@ -297,6 +297,7 @@ void Hart::debug_break(const DecodedInsn& d) {
     request_stop(StopReason::kBreakpoint);
     step_over_bp_ = true;
     step_over_pc_ = pc_;
+    step_over_instret_ = instret_;
 }
 
 void Hart::flush_decode_cache() {

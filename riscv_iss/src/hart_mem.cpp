@@ -56,19 +56,24 @@ bool Hart::clint_access(uint32_t off, uint32_t len, uint32_t& value, bool write)
     return write;  // other offsets: writes ignored, reads fault
 }
 
-void Hart::check_watch(uint32_t addr, uint32_t len, bool write) {
+bool Hart::check_watch(uint32_t addr, uint32_t len, bool write) {
     for (const Watch& w : watches_) {
         const bool kind_ok = write ? (static_cast<int>(w.kind) & 1) : (static_cast<int>(w.kind) & 2);
         if (kind_ok && addr < w.addr + w.len && w.addr < addr + len) {
+            // Stop before the access (GDB's RISC-V target treats watchpoints as non-steppable: it removes
+            // them, single-steps the instruction and compares values itself).
             watch_hit_addr_ = std::max(addr, w.addr);
+            npc_ = pc_;
+            --instret_;
             request_stop(StopReason::kWatchpoint);
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 bool Hart::load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo) {
-    if (addr - watch_lo_ < watch_len_) check_watch(addr, len, false);
+    if (addr - watch_lo_ < watch_len_ && check_watch(addr, len, false)) return false;
     if (addr & (len - 1)) {
         if (isa_.misaligned_trap || for_amo) {
             raise_exception(for_amo ? cause::kStoreMisaligned : cause::kLoadMisaligned, addr);
@@ -109,7 +114,7 @@ bool Hart::load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo)
 }
 
 bool Hart::store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo) {
-    if (addr - watch_lo_ < watch_len_) check_watch(addr, len, true);
+    if (addr - watch_lo_ < watch_len_ && check_watch(addr, len, true)) return false;
     if (addr & (len - 1)) {
         if (isa_.misaligned_trap || for_amo) {
             raise_exception(cause::kStoreMisaligned, addr);

@@ -39,6 +39,7 @@ private:
     Hart& hart_;
     int in_fd_ = -1, out_fd_ = -1, listen_fd_ = -1;
     bool no_ack_ = false;
+    bool enter_no_ack_ = false;
     bool finished_ = false;
     int exit_code_ = 0;
     std::string error_;

@@ -27,7 +27,7 @@ enum class StopReason : uint8_t {
     kInsnLimit,    ///< the max_insns budget of this run() call is used up
     kExit,         ///< guest asked to exit (semihosting, HTIF tohost, test finisher); see exit_code()
     kBreakpoint,   ///< a debugger breakpoint was hit (pc_ is at the breakpoint, not executed)
-    kWatchpoint,   ///< a debugger watchpoint was hit (the access has happened)
+    kWatchpoint,   ///< a debugger watchpoint was hit (pc_ is at the accessing instruction, not executed)
     kWfi,          ///< WFI with no enabled interrupt and no timer event: wait for an external line
     kFatal,        ///< an unrecoverable guest error; see stop_message()
 };
@@ -146,7 +146,7 @@ private:
     void take_trap(uint32_t cause, uint32_t tval, uint32_t epc);
     void update_timer();
     bool clint_access(uint32_t off, uint32_t len, uint32_t& value, bool write);
-    void check_watch(uint32_t addr, uint32_t len, bool write);
+    bool check_watch(uint32_t addr, uint32_t len, bool write);
     void handle_tohost(uint32_t value);
     void recompute_watch_window();
     bool is_fetchable(uint32_t addr);
@@ -174,6 +174,7 @@ private:
     std::set<uint32_t> breakpoints_;
     bool step_over_bp_ = false;
     uint32_t step_over_pc_ = 0;
+    uint64_t step_over_instret_ = 0;
     uint32_t watch_hit_addr_ = 0;
     uint32_t tohost_ = 0, fromhost_ = 0;
     uint64_t attention_at_ = 0;

@@ -138,7 +138,11 @@ TEST(Hart, WriteWatchpointReportsTheAddress) {
     p.hart.add_watchpoint(kRamBase + 0x108, 4, Hart::WatchKind::kWrite);
     EXPECT_EQ(p.hart.run(100), StopReason::kWatchpoint);
     EXPECT_EQ(p.hart.watch_hit_addr(), kRamBase + 0x108);
-    EXPECT_EQ(p.word(kRamBase + 0x108), kRamBase + 0x100);  // the store happened
+    EXPECT_EQ(p.hart.pc_, kRamBase + 8);  // stopped before the store (GDB steps over it itself)
+    EXPECT_EQ(p.word(kRamBase + 0x108), 0u);
+    p.hart.remove_watchpoint(kRamBase + 0x108, 4, Hart::WatchKind::kWrite);
+    p.hart.run(1);
+    EXPECT_EQ(p.word(kRamBase + 0x108), kRamBase + 0x100);
 }
 
 TEST(Hart, UnhandledIllegalInstructionIsFatalWithContext) {
