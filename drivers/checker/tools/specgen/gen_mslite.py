@@ -34,6 +34,11 @@ def tensor_index(op, name):
 
 
 def parse_rank(op, what):
+    m = re.match(r"^([A-Za-z_/]+)\s+(\d)D\s*(?:\.\.|～|~)\s*(\d)D", what)
+    if m:
+        ranks = list(range(int(m.group(2)), int(m.group(3)) + 1))
+        return [rule("rank", what, tensor=t, ranks=ranks, param="rank")
+                for t in (tensor_index(op, n) for n in m.group(1).split("/")) if t]
     m = re.match(r"^(input/output|input|output) rank ((?:\d)D(?:\s*(?:/|-|or|,)\s*\d?D?)*)\s*$", what)
     if m:
         nums = [int(x) for x in re.findall(r"(\d)D", m.group(2))]
@@ -108,6 +113,14 @@ def translate(fw, op, c):
             return [rule("opset", w, min=int(m.group(1) or m.group(2)))]
     if k == "target" and "RISCV Micro" in w:
         return [rule("target", w, targets=["riscv_micro"])]
+    if fw == "onnx" and op == "Cast" and w.startswith("to in {"):
+        # ONNX 'to' is a TensorProto.DataType number: FLOAT=1, UINT8=2, INT8=3, INT32=6
+        return [rule("set", w + " (ONNX DataType codes 1, 2, 3, 6)", param="to", value="attr.to",
+                     values=[1, 2, 3, 6])]
+    if k == "attr_fixed" and re.match(r"^(dilations|strides|kernel_shape) == (\d+) only", w):
+        m = re.match(r"^(\w+) == (\d+) only", w)
+        return [rule("set", w, param="%s[%d]" % (m.group(1), i), value="attr.%s.%d" % (m.group(1), i),
+                     values=[int(m.group(2))]) for i in range(3)]
     if k == "attr_fixed":
         m = re.match(r"^(\w+)\s*==\s*(-?[\d.]+) only", w)
         if m:
@@ -132,6 +145,11 @@ def translate(fw, op, c):
         return [rule("constant", w, tensor="in1")]
     if w in ("float only, int8 not supported", "FP32 only"):
         return [rule("dtype", w, tensor="in0", dtypes=["float32"])]
+    if w == "no broadcast" and op in ("Matmul", "BatchMatmul"):
+        # matrix ops: batch (leading) dims must match exactly
+        return [rule("formula", w + " (leading dims of A and B identical)", param="leading dims",
+                     expr="in0.rank == in1.rank && (in0.rank < 3 || in0.d0 == in1.d0) && "
+                          "(in0.rank < 4 || in0.d1 == in1.d1)")]
     if w == "no broadcast":
         return [rule("broadcast", w, tensor="in*", patterns=["none"])]
     if w == "empty axes list not supported":

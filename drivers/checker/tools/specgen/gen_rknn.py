@@ -155,10 +155,14 @@ def translate(op, c):
         v = int(re.search(r"must be (\d+)", t).group(1))
         dflt = {"count_include_pad": 0, "storage_order": 0}.get(prm, 0)
         when = None
+        value = "attr.%s ?? %d" % (prm, dflt)
         if prm == "count_include_pad":
-            # Only observable with padding: the pads are what count_include_pad counts.
+            # Only observable with padding: the pads are what count_include_pad counts. ONNX MaxPool has no
+            # such attribute, so there the rule applies only when a model sets it.
             when = "pads_top + pads_left + pads_bottom + pads_right > 0"
-        return [rule("set", eng, param=prm, value="attr.%s ?? %d" % (prm, dflt), values=[v], when=when)]
+            if op["op"] != "AveragePool":
+                value = "attr.count_include_pad"
+        return [rule("set", eng, param=prm, value=value, values=[v], when=when)]
     if k == "enum" and prm == "mode" and t.startswith("nearest or linear"):
         return [rule("set", eng, param="mode", value="attr.mode ?? 'nearest'", values=["nearest", "linear"])]
     if k == "enum" and prm == "mode" and t.startswith("constant"):

@@ -43,7 +43,8 @@ POOL = {"kernel_h": "attr.kernel_shape.0", "kernel_w": "attr.kernel_shape.1"}
 
 
 def bits(vals, what="in/out", sec=None, value="bits", when=None):
-    return rule("set", "%s quantization bit width in {%s}" % (what, ", ".join(map(str, vals))), param="bit width",
+    return rule("set", "%s quantization bit width in {%s}" % (what, ", ".join(map(str, vals))),
+                param="%s bit width" % what,
                 value=value, values=vals, when=when, source={"section": sec} if sec else None)
 
 
