@@ -47,6 +47,10 @@ void Hart::do_wfi(const DecodedInsn& d) {
     cycles_ += cm_.wfi;
     const uint32_t mip = (msip_ ? csr::kMsip : 0) | (cycles_ >= timer_deadline_cycles_ ? csr::kMtip : 0) | irq_lines_;
     if (mip & mie_) return;  // an enabled interrupt is pending: WFI completes at once (spec 3.3.3)
+    if (wfi_stops_) {
+        request_stop(StopReason::kWfi);
+        return;
+    }
     if ((mie_ & csr::kMtip) && timer_deadline_cycles_ != ~0ull) {
         // Fast-forward simulated time to the timer event instead of spinning.
         if (cycles_ < timer_deadline_cycles_) cycles_ = timer_deadline_cycles_;

@@ -68,6 +68,11 @@ public:
     void set_tohost(uint32_t tohost_addr, uint32_t fromhost_addr);
     /// Where guest console output goes (semihosting, HTIF, MMIO console).
     std::function<void(const char* data, size_t len)> console_out;
+    /// When true, WFI with nothing pending stops run() with StopReason::kWfi instead of fast-forwarding
+    /// to the timer event, so a SystemC wrapper can wait for either the timer or an external line.
+    bool wfi_stops_ = false;
+    /// Cycle at which mtime reaches mtimecmp (~0 = never).
+    uint64_t timer_deadline_cycles() const { return timer_deadline_cycles_; }
     /// Optional per-instruction callback for the commit log (slows the run loop down).
     std::function<void(const Hart& h, uint32_t pc, const DecodedInsn& d)> on_commit;
 
