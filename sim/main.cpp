@@ -11,6 +11,9 @@
 #include <systemc>
 
 #include "app/conv_example.h"
+#include "app/lint.h"
+#include "app/regcmd_file.h"
+#include "trace/regcmd_disasm.h"
 #include "app/report.h"
 #include "hw/profile.h"
 
@@ -23,8 +26,8 @@ struct RunArgs {
     std::string model;
     std::string platform = "rk3588";
     std::string mode = "full";
-    std::string trace_path, report_path;
-    int core = 0;
+    std::string trace_path, report_path, regcmd_path;
+    std::string cores = "0";
 };
 
 int fail(const std::string& msg) {
@@ -82,13 +85,20 @@ int cmd_run(const RunArgs& a) {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
         }
     }
-    if (a.core < 0 || a.core >= soc.npu.core_count.value)
-        return fail(fmt::format("--core {}: {} has cores 0..{}", a.core, soc.name, soc.npu.core_count.value - 1));
+    std::vector<int> cores;
+    for (size_t pos = 0; pos <= a.cores.size();) {
+        const size_t next = std::min(a.cores.find_first_of(",_", pos), a.cores.size());
+        const std::string item = a.cores.substr(pos, next - pos);
+        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 2)
+            return fail(fmt::format("--cores '{}': expected core numbers like 0 or 0,1,2", a.cores));
+        cores.push_back(std::stoi(item));
+        pos = next + 1;
+    }
     const auto mode = a.mode == "timing" ? npu::tlm_models::SimMode::Timing : npu::tlm_models::SimMode::Full;
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, a.core, mode, a.trace_path.empty() ? nullptr : &tw);
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
     }
@@ -97,7 +107,53 @@ int cmd_run(const RunArgs& a) {
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
     if (!a.report_path.empty() && !write_text(a.report_path, sim::report_json(r)))
         return fail(fmt::format("cannot write report '{}'", a.report_path));
+    if (!a.regcmd_path.empty() && !sim::write_regcmd_file(a.regcmd_path, r.regcmd))
+        return fail(fmt::format("cannot write regcmd dump '{}'", a.regcmd_path));
     return r.ok() ? 0 : kExitProblem;
+}
+
+struct RegcmdArgs {
+    std::string file;
+    std::string soc = "rk3588";
+    std::string base;
+};
+
+int cmd_decode(const RegcmdArgs& a) {
+    try {
+        hw::load_named_profile(a.soc);
+        const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
+        std::cout << fmt::format("{}: {} entries, {} task(s), register map {}\n", a.file, words.size(),
+                                 sim::split_tasks(words).size(), a.soc)
+                  << trace::disasm_buffer(words);
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    return 0;
+}
+
+int cmd_lint(const RegcmdArgs& a) {
+    std::vector<sim::LintFinding> found;
+    try {
+        const hw::SocProfile soc = hw::load_named_profile(a.soc);
+        sim::LintOptions opt;
+        if (!a.base.empty()) {
+            size_t pos = 0;
+            opt.base_addr = std::stoull(a.base, &pos, 0);
+            if (pos != a.base.size()) throw std::invalid_argument("bad --base");
+        }
+        found = sim::lint_regcmd(sim::read_regcmd_file(a.file), soc, opt);
+    } catch (const std::invalid_argument&) {
+        return fail(fmt::format("--base '{}' is not an address", a.base));
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    int errors = 0;
+    for (const auto& f : found) {
+        std::cout << f.text() << "\n";
+        errors += f.severity == sim::LintFinding::Severity::Error;
+    }
+    std::cout << fmt::format("{}: {} error(s), {} warning(s)\n", a.file, errors, found.size() - static_cast<size_t>(errors));
+    return errors ? kExitProblem : 0;
 }
 
 }  // namespace
@@ -115,12 +171,23 @@ int sc_main(int argc, char* argv[]) {
     CLI::App* run = app.add_subcommand("run", "Run a model on a simulated SoC (no MODEL: the bundled conv example)");
     run->add_option("model", ra.model, "Layer description (.json); omit for the bundled example");
     run->add_option("-p,--platform", ra.platform, "SoC profile (see `npusim platforms`)")->capture_default_str();
-    run->add_option("--core", ra.core, "NPU core to run on")->capture_default_str();
+    run->add_option("--cores", ra.cores, "NPU core(s) to run on; several (0,1,2) run one copy each, concurrently")
+        ->capture_default_str();
     run->add_option("--mode", ra.mode, "full (bytes + timing) or timing (no data)")
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
+    run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
+
+    RegcmdArgs da, la;
+    CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
+    dec->add_option("file", da.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
+    dec->add_option("--soc", da.soc, "SoC profile")->capture_default_str();
+    CLI::App* lint = app.add_subcommand("lint", "Check a regcmd buffer: fields, reserved bits, banks, entries, chaining, enables");
+    lint->add_option("file", la.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
+    lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
+    lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
     try {
         app.parse(argc, argv);
@@ -131,6 +198,8 @@ int sc_main(int argc, char* argv[]) {
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
     if (*plat) return cmd_platforms(verbose);
     if (*run) return cmd_run(ra);
+    if (*dec) return cmd_decode(da);
+    if (*lint) return cmd_lint(la);
     return kExitBadInput;
 }
 

@@ -49,11 +49,15 @@ struct RunResult {
     OutputCheck check;
     bool checked = false;
     std::vector<std::string> errors;  ///< driver errors and model diagnostics
+    std::vector<uint64_t> regcmd;     ///< the submitted regcmd buffer
+    uint64_t regcmd_addr = 0;         ///< its device address
     bool ok() const { return errors.empty() && (!checked || check.worse == 0); }
 };
 
-/// Build the platform, run the job to completion (one SystemC elaboration per process), report.
-RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, int core,
+/// Build the platform and run the layer on each of `cores` at the same time (one copy per core,
+/// all kicked before any is waited for, so they share the interconnect and DDR), to completion
+/// (one SystemC elaboration per process); report one row per core.
+RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, const std::vector<int>& cores,
                            npu::tlm_models::SimMode mode, trace::TraceWriter* tw);
 
 /// Reference: direct convolution on NCHW int8 data, then QuantizeLinear(real) with round half to

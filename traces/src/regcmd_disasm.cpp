@@ -42,19 +42,20 @@ std::string disasm_entry(const RegCmd& cmd) {
 std::string disasm_buffer(const std::vector<uint64_t>& words) {
     std::string out;
     int task = 0;
-    bool start = true;
+    bool in_task = false;
     for (size_t i = 0; i < words.size(); ++i) {
         const RegCmd cmd = RegCmd::decode(words[i]);
-        if (start) {
+        if (!in_task && !cmd.is_nop()) {
             out += fmt::format("task {}:\n", task);
-            start = false;
+            in_task = true;
         }
-        out += fmt::format("  [{:4}] {:016x}  {}\n", i, words[i], disasm_entry(cmd));
-        if (cmd.is_op_enable()) {
+        out += fmt::format("  [{:4}] {:016x}  {}{}\n", i, words[i], disasm_entry(cmd), in_task ? "" : "  (padding)");
+        if (in_task && cmd.target() == 0 && cmd.is_op_enable()) {
             ++task;
-            start = true;
+            in_task = false;
         }
     }
+    if (in_task) out += fmt::format("  task {} has no op-enable entry (truncated)\n", task);
     return out;
 }
 

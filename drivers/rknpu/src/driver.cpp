@@ -20,18 +20,23 @@ uint32_t fuzz_status(uint32_t status) {
 
 SubmitResult Driver::submit(int core, const std::vector<Task>& tasks, uint64_t timeout_ns) {
     SubmitResult r;
+    if (kick(core, tasks, r)) wait(core, tasks, timeout_ns, r);
+    return r;
+}
+
+bool Driver::kick(int core, const std::vector<Task>& tasks, SubmitResult& r) {
     if (tasks.empty()) {
         r.error = "submit: empty task list";
-        return r;
+        return false;
     }
     const uint32_t max_tasks = (1u << cfg_.pc_task_number_bits) - 1;
     if (tasks.size() > max_tasks) {
         r.error = fmt::format("submit: {} tasks exceed the {} a kick can carry", tasks.size(), max_tasks);
-        return r;
+        return false;
     }
     if (core < 0 || core >= hal_.core_count()) {
         r.error = fmt::format("submit: core {} does not exist ({} cores)", core, hal_.core_count());
-        return r;
+        return false;
     }
     const Task& first = tasks.front();
     const Task& last = tasks.back();
@@ -52,12 +57,16 @@ SubmitResult Driver::submit(int core, const std::vector<Task>& tasks, uint64_t t
     hal_.reg_write32(core, PC_TASK_CON::kOffset,
                      ((0x6u | pingpong) << cfg_.pc_task_number_bits) | static_cast<uint32_t>(tasks.size()));
     hal_.reg_write32(core, PC_TASK_DMA_BASE_ADDR::kOffset, 0);
-    const uint64_t t0 = hal_.now_ns();
+    kick_time_ns_.at(static_cast<size_t>(core)) = hal_.now_ns();
     hal_.reg_write32(core, PC_OPERATION_ENABLE::kOffset, 1);
     hal_.reg_write32(core, PC_OPERATION_ENABLE::kOffset, 0);
+    return true;
+}
 
+void Driver::wait(int core, const std::vector<Task>& tasks, uint64_t timeout_ns, SubmitResult& r) {
+    const Task& last = tasks.back();
     const WaitResult w = hal_.wait_irq(core, timeout_ns);
-    r.hw_elapse_ns = hal_.now_ns() - t0;
+    r.hw_elapse_ns = hal_.now_ns() - kick_time_ns_.at(static_cast<size_t>(core));
     r.int_status = hal_.reg_read32(core, PC_INTERRUPT_STATUS::kOffset);
     r.raw_status = hal_.reg_read32(core, PC_INTERRUPT_RAW_STATUS::kOffset);
     const uint32_t task_mask = (1u << cfg_.pc_task_number_bits) - 1;
@@ -66,7 +75,7 @@ SubmitResult Driver::submit(int core, const std::vector<Task>& tasks, uint64_t t
         r.error = fmt::format("core {}: job timed out after {} ms ({} of {} tasks done); core reset", core,
                               timeout_ns / 1'000'000, r.task_status, tasks.size());
         hal_.reset(core);
-        return r;
+        return;
     }
     hal_.reg_write32(core, PC_OPERATION_ENABLE::kOffset, 0);
     hal_.reg_write32(core, PC_INTERRUPT_CLEAR::kOffset, 0x1ffff);
@@ -77,16 +86,15 @@ SubmitResult Driver::submit(int core, const std::vector<Task>& tasks, uint64_t t
                               (errors & PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask()) ? "read" : "write",
                               r.raw_status, r.task_status, tasks.size());
         hal_.reset(core);
-        return r;
+        return;
     }
     if (fuzz_status(r.int_status) != fuzz_status(last.int_mask)) {
         r.error = fmt::format("core {}: interrupt status 0x{:x} does not match the expected 0x{:x}", core,
                               r.int_status, last.int_mask);
         hal_.reset(core);
-        return r;
+        return;
     }
     r.ok = true;
-    return r;
 }
 
 }  // namespace drv::rknpu

@@ -2,7 +2,9 @@
 // RKNPU core: MMIO register window, interrupt logic and the PC (regcmd fetch, decode, chaining).
 #include "npu/tlm/rknpu_core.h"
 
+#include <algorithm>
 #include <cstring>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -111,46 +113,65 @@ unsigned int RknpuCore::mmio_dbg(tlm::tlm_generic_payload& gp) {
     return 4;
 }
 
-bool RknpuCore::fetch(uint64_t addr, uint64_t bytes, std::vector<uint8_t>& out, sc_core::sc_time& t, const char* what) {
-    out.resize(bytes);
-    tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_READ_COMMAND);
-    gp.set_address(addr);
-    gp.set_data_ptr(out.data());
-    gp.set_data_length(static_cast<unsigned int>(bytes));
-    gp.set_streaming_width(static_cast<unsigned int>(bytes));
-    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    const sc_core::sc_time issue = t;
-    dma->b_transport(gp, t);
-    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
-        diags_.push_back(fmt::format("{}: DMA read of {} bytes at 0x{:x} ({}) failed: {}", name(), bytes, addr, what,
-                                     gp.get_response_string()));
-        return false;
-    }
-    if (tw_)
-        tw_->complete(tr_.dma_rd, what, to_ps(sc_core::sc_time_stamp() + issue), to_ps(t - issue),
-                      {trace::arg("addr", fmt_hex(addr)), trace::arg("bytes", bytes)}, "dma");
-    return true;
-}
+namespace {
+/// DMA segment size and in-flight depth: a segment is one bus transaction; several are kept in
+/// flight so the DDR latency is hidden behind the previous data phase (UNVERIFIED: the CNA's real
+/// outstanding-request depth is not public; 4 x 4 KiB covers the modelled latency).
+constexpr uint64_t kSegmentBytes = 4096;
+constexpr size_t kInFlight = 4;
+/// How far a core may run ahead of simulated time before it yields to other initiators.
+constexpr uint64_t kQuantumPs = 1000000;  // 1 us
+}  // namespace
 
-bool RknpuCore::store(uint64_t addr, const uint8_t* data, uint64_t bytes, sc_core::sc_time& t, const char* what) {
-    tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_WRITE_COMMAND);
-    gp.set_address(addr);
-    gp.set_data_ptr(const_cast<uint8_t*>(data));
-    gp.set_data_length(static_cast<unsigned int>(bytes));
-    gp.set_streaming_width(static_cast<unsigned int>(bytes));
-    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    const sc_core::sc_time issue = t;
-    dma->b_transport(gp, t);
-    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
-        diags_.push_back(fmt::format("{}: DMA write of {} bytes at 0x{:x} ({}) failed: {}", name(), bytes, addr, what,
-                                     gp.get_response_string()));
-        return false;
+bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool write, std::vector<std::vector<uint8_t>>& data,
+                    sc_core::sc_time start, sc_core::sc_time& done, size_t& bad) {
+    std::deque<sc_core::sc_time> inflight;
+    done = start;
+    if (!write) data.resize(regions.size());
+    for (size_t r = 0; r < regions.size(); ++r) {
+        const rknpu::DmaRegion& reg = regions[r];
+        std::vector<uint8_t>& buf = data[r];
+        if (!write) buf.resize(reg.bytes);
+        sc_core::sc_time first_req = sc_core::SC_ZERO_TIME, last_done = start;
+        for (uint64_t off = 0; off < reg.bytes || (reg.bytes == 0 && off == 0); off += kSegmentBytes) {
+            const uint64_t n = std::min(kSegmentBytes, reg.bytes - off);
+            sc_core::sc_time req = start;
+            if (inflight.size() >= kInFlight) {
+                req = std::max(req, inflight.front());
+                inflight.pop_front();
+            }
+            const sc_core::sc_time now = sc_core::sc_time_stamp();
+            if (req > now + from_ps(kQuantumPs)) sc_core::wait(req - now);
+            if (off == 0) first_req = std::max(req, sc_core::sc_time_stamp());
+            tlm::tlm_generic_payload gp;
+            gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+            gp.set_address(reg.addr + off);
+            gp.set_data_ptr(buf.data() + off);
+            gp.set_data_length(static_cast<unsigned int>(n));
+            gp.set_streaming_width(static_cast<unsigned int>(n));
+            gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+            sc_core::sc_time t = req > sc_core::sc_time_stamp() ? req - sc_core::sc_time_stamp() : sc_core::SC_ZERO_TIME;
+            if (n > 0) dma->b_transport(gp, t);
+            else gp.set_response_status(tlm::TLM_OK_RESPONSE);
+            if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
+                diags_.push_back(fmt::format("{}: DMA {} of {} bytes at 0x{:x} ({}) failed: {}", name(),
+                                             write ? "write" : "read", n, reg.addr + off, reg.what,
+                                             gp.get_response_string()));
+                bad = r;
+                return false;
+            }
+            const sc_core::sc_time complete = sc_core::sc_time_stamp() + t;
+            inflight.push_back(complete);
+            last_done = std::max(last_done, complete);
+            if (reg.bytes == 0) break;
+        }
+        done = std::max(done, last_done);
+        if (tw_)
+            tw_->complete(write ? tr_.dma_wr : tr_.dma_rd, reg.what, to_ps(first_req), to_ps(last_done - first_req),
+                          {trace::arg("addr", fmt_hex(reg.addr)), trace::arg("bytes", reg.bytes),
+                           trace::arg("block", reg.block)},
+                          "dma");
     }
-    if (tw_)
-        tw_->complete(tr_.dma_wr, what, to_ps(sc_core::sc_time_stamp() + issue), to_ps(t - issue),
-                      {trace::arg("addr", fmt_hex(addr)), trace::arg("bytes", bytes)}, "dma");
     return true;
 }
 

@@ -46,14 +46,16 @@ void RknpuCore::run_kick() {
         rec.index = static_cast<int>(t);
         rec.start_ps = to_ps(sc_core::sc_time_stamp());
         const uint64_t entries = (static_cast<uint64_t>(amount) + 1) * scale;
-        std::vector<uint8_t> buf;
-        sc_core::sc_time tl = sc_core::SC_ZERO_TIME;
-        if (!fetch(addr, entries * 8, buf, tl, "regcmd")) {
+        std::vector<std::vector<uint8_t>> fetched;
+        sc_core::sc_time fetch_done;
+        size_t bad = 0;
+        if (!dma_move({{addr, entries * 8, "regcmd", "PC"}}, false, fetched, sc_core::sc_time_stamp(), fetch_done, bad)) {
             rec.faults.push_back({"PC", "BASE_ADDRESS", "PC_SOURCE_ADDR", addr,
                                   fmt::format("regcmd fetch of {} entries failed (address outside memory)", entries)});
             raise_fault(rec, kReadError);
             return;
         }
+        const std::vector<uint8_t>& buf = fetched.front();
         ParsedTask pt;
         for (size_t i = 0; i < entries && !pt.has_op_en; ++i) {
             uint64_t w = 0;
@@ -72,11 +74,20 @@ void RknpuCore::run_kick() {
             }
             const hw::BlockInfo* blk = block_of_target(c.target());
             const hw::BlockInfo* owner = block_at(c.offset);
-            if (!c.is_write() || !blk || !owner || blk != owner) {
-                rec.faults.push_back({blk ? blk->name : "?", fmt::format("entry {}", i), "target/offset", w,
-                                      fmt::format("entry {} (op 0x{:04x}, offset 0x{:04x}) does not address a register "
-                                                  "of its target block{}",
-                                                  i, c.op, c.offset, owner ? fmt::format(" (offset is in {})", owner->name) : "")});
+            const RegInfo* reg = find_reg(c.offset);
+            std::string why;
+            if (!c.is_write())
+                why = fmt::format("entry {} (op 0x{:04x}) has no write flag", i, c.op);
+            else if (!blk)
+                why = fmt::format("entry {}: op 0x{:04x} names no block", i, c.op);
+            else if (!reg)
+                why = fmt::format("entry {}: no register at offset 0x{:04x} in {}", i, c.offset,
+                                  owner ? owner->name : "any block");
+            else if (blk != owner)
+                why = fmt::format("entry {}: target {} but offset 0x{:04x} is a {} register", i, blk->name, c.offset,
+                                  owner ? owner->name : "?");
+            if (!why.empty()) {
+                rec.faults.push_back({blk ? blk->name : "PC", reg ? reg->name : "regcmd", "target/offset", w, why});
                 raise_fault(rec, kFault);
                 return;
             }
@@ -89,12 +100,12 @@ void RknpuCore::run_kick() {
         }
         rec.regcmd_entries = pt.entries_used;
         const uint64_t decode_ps = pt.entries_used * static_cast<uint64_t>(soc_.npu.pc_cycles_per_regcmd.value) * clock_ps_;
-        rec.fetch_ps = to_ps(tl) + decode_ps;
+        rec.fetch_ps = to_ps(fetch_done) - rec.start_ps + decode_ps;
         rec.bytes_read += entries * 8;
         if (tw_)
             tw_->complete(tr_.pc, fmt::format("fetch task {}", t), rec.start_ps, rec.fetch_ps,
                           {trace::arg("entries", pt.entries_used), trace::arg("addr", fmt_hex(addr))});
-        sc_core::wait(from_ps(rec.fetch_ps));
+        sc_core::wait(from_ps(rec.start_ps + rec.fetch_ps) - sc_core::sc_time_stamp());
         if (!pt.has_op_en) {
             rec.faults.push_back({"PC", "REGISTER_AMOUNTS", "PC_DATA_AMOUNT", amount,
                                   fmt::format("no op-enable entry in the {} fetched entries: broken chaining or amount "

@@ -32,22 +32,20 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     rec.kind = plan.kind;
     rec.macs = plan.macs;
     rec.macs_padded = plan.macs_padded;
-    std::vector<std::vector<uint8_t>> in(plan.reads.size());
-    sc_core::sc_time rd_done = sc_core::SC_ZERO_TIME;
-    for (size_t i = 0; i < plan.reads.size(); ++i) {
-        const rknpu::DmaRegion& r = plan.reads[i];
-        sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-        if (!fetch(r.addr, r.bytes, in[i], t, r.what.c_str())) {
-            rec.faults.push_back({r.block, r.what, "address", r.addr,
-                                  fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
-            raise_fault(rec, kReadError);
-            return;
-        }
-        rd_done = std::max(rd_done, t);
-        rec.bytes_read += r.bytes;
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    std::vector<std::vector<uint8_t>> in;
+    sc_core::sc_time rd_done;
+    size_t bad = 0;
+    if (!dma_move(plan.reads, false, in, t0, rd_done, bad)) {
+        const rknpu::DmaRegion& r = plan.reads[bad];
+        rec.faults.push_back({r.block, r.what, "address", r.addr,
+                              fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
+        raise_fault(rec, kReadError);
+        return;
     }
+    for (const auto& r : plan.reads) rec.bytes_read += r.bytes;
     const uint64_t pipe_ps = plan.pipeline_cycles() * clock_ps_;
-    const sc_core::sc_time cna_end = std::max(rd_done, from_ps(pipe_ps));
+    const sc_core::sc_time cna_end = std::max(rd_done, t0 + from_ps(pipe_ps));
 
     std::vector<std::vector<uint8_t>> out;
     if (mode_ == SimMode::Full) {
@@ -55,35 +53,33 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     } else {
         for (const auto& w : plan.writes) out.emplace_back(w.bytes, 0);  // timing mode: no data computed
     }
-    sc_core::sc_time wr_done = cna_end;
-    for (size_t i = 0; i < plan.writes.size(); ++i) {
-        const rknpu::DmaRegion& w = plan.writes[i];
-        sc_core::sc_time t = cna_end;
-        if (!store(w.addr, out[i].data(), w.bytes, t, w.what.c_str())) {
-            rec.faults.push_back({w.block, w.what, "address", w.addr,
-                                  fmt::format("{} write of {} bytes at 0x{:x} outside memory", w.what, w.bytes, w.addr)});
-            raise_fault(rec, kWriteError);
-            return;
-        }
-        wr_done = std::max(wr_done, t);
-        rec.bytes_written += w.bytes;
+    if (cna_end > sc_core::sc_time_stamp()) sc_core::wait(cna_end - sc_core::sc_time_stamp());
+    sc_core::sc_time wr_done;
+    if (!dma_move(plan.writes, true, out, cna_end, wr_done, bad)) {
+        const rknpu::DmaRegion& w = plan.writes[bad];
+        rec.faults.push_back({w.block, w.what, "address", w.addr,
+                              fmt::format("{} write of {} bytes at 0x{:x} outside memory", w.what, w.bytes, w.addr)});
+        raise_fault(rec, kWriteError);
+        return;
     }
-    rec.dma_read_ps = to_ps(rd_done);
+    for (const auto& w : plan.writes) rec.bytes_written += w.bytes;
+    rec.dma_read_ps = to_ps(rd_done - t0);
     rec.compute_ps = pipe_ps;
+    rec.compute_cycles = plan.pipeline_cycles();
     rec.write_ps = to_ps(wr_done - cna_end);
     rec.overhead_ps = static_cast<uint64_t>(soc_.npu.task_overhead_cycles.value) * clock_ps_;
     if (tw_) {
         const std::string task = fmt::format("task {}", rec.index);
         if (plan.enable_mask & rknpu::enable::CNA)
-            tw_->complete(tr_.cna, task + " load", t0_ps, to_ps(rd_done), {trace::arg("bytes", rec.bytes_read)});
+            tw_->complete(tr_.cna, task + " load", t0_ps, to_ps(rd_done - t0), {trace::arg("bytes", rec.bytes_read)});
         if (plan.core_cycles)
             tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
                           {trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)});
         if (plan.enable_mask & rknpu::enable::DPU)
-            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(wr_done),
+            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(wr_done - t0),
                           {trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)});
     }
-    sc_core::wait(wr_done + from_ps(rec.overhead_ps));
+    sc_core::wait(wr_done + from_ps(rec.overhead_ps) - sc_core::sc_time_stamp());
 }
 
 }  // namespace npu::tlm_models

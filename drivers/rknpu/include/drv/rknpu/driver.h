@@ -41,10 +41,15 @@ class Driver {
     Driver(NpuHal& hal, CoreConfig cfg) : hal_(hal), cfg_(cfg) {}
     /// Run `tasks` (already chained by their regcmd streams) on `core`; blocks until done.
     SubmitResult submit(int core, const std::vector<Task>& tasks, uint64_t timeout_ns = 500'000'000);
+    /// The two halves of submit(), so that several cores can be kicked before waiting on any.
+    /// kick() returns false (with `error` set) when the job cannot be started.
+    bool kick(int core, const std::vector<Task>& tasks, SubmitResult& r);
+    void wait(int core, const std::vector<Task>& tasks, uint64_t timeout_ns, SubmitResult& r);
 
    private:
     NpuHal& hal_;
     CoreConfig cfg_;
+    std::vector<uint64_t> kick_time_ns_ = std::vector<uint64_t>(8, 0);
 };
 
 /// Fold each ping-pong pair of interrupt bits (0-1, 2-3, ..., 12-13) onto both bits of the pair,

@@ -16,6 +16,7 @@
 
 #include "hw/profile.h"
 #include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/task.h"
 #include "npu/rknpu/reg_file.h"
 #include "trace/trace_writer.h"
 
@@ -29,7 +30,8 @@ struct TaskRecord {
     uint64_t start_ps = 0, end_ps = 0;
     uint64_t fetch_ps = 0;    ///< regcmd fetch + decode
     uint64_t dma_read_ps = 0; ///< feature/weight/bias loads (overlap with compute)
-    uint64_t compute_ps = 0;  ///< MAC array busy
+    uint64_t compute_ps = 0;  ///< block pipeline busy (MAC array, DPU, PPU)
+    uint64_t compute_cycles = 0;
     uint64_t write_ps = 0;    ///< DPU write-back tail
     uint64_t overhead_ps = 0; ///< fixed per-task cost
     uint64_t regcmd_entries = 0;
@@ -65,8 +67,12 @@ class RknpuCore : public sc_core::sc_module {
     void irq_method();  ///< the only writer of the irq port
     void pc_thread();
     void run_kick();
-    bool fetch(uint64_t addr, uint64_t bytes, std::vector<uint8_t>& out, sc_core::sc_time& t, const char* what);
-    bool store(uint64_t addr, const uint8_t* data, uint64_t bytes, sc_core::sc_time& t, const char* what);
+    /// Moves the regions over the bus starting at absolute time `start` (now or later): each region
+    /// is split into segments with a few in flight, and the thread synchronises whenever it runs a
+    /// quantum ahead, so concurrent initiators interleave on the DDR channel. Returns false (and
+    /// sets `bad` to the failing region) on an error response. `done` = last completion.
+    bool dma_move(const std::vector<rknpu::DmaRegion>& regions, bool write, std::vector<std::vector<uint8_t>>& data,
+             sc_core::sc_time start, sc_core::sc_time& done, size_t& bad);
     void exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps);
     void raise_fault(TaskRecord& rec, uint32_t status_bits);
     void reset_core_state();
