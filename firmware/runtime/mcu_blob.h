@@ -42,9 +42,10 @@ typedef struct {
 
 /* Layer opcodes and the meaning of p[] (ints; floats stored as their bits). */
 enum {
-    MK_OP_CONV2D_S8 = 1,   /* in: x, w, bias, mult; p: sh sw dh dw pt pl kh kw act_min act_max, shift tensor idx */
+    MK_OP_CONV2D_S8 = 1,   /* in: x, w, bias, mult|fscale; p: sh sw dh dw pt pl kh kw act_min act_max shift_idx
+                              float_requant (p[11] = 1: in[3] is float scales, no shift tensor) */
     MK_OP_DWCONV_S8 = 2,   /* same as CONV2D_S8 */
-    MK_OP_FC_S8 = 3,       /* in: x, w[N][K], bias, mult; p: act_min act_max shift_idx (m, k from x dims) */
+    MK_OP_FC_S8 = 3,       /* in: x, w[N][K], bias, mult|fscale; p: act_min act_max shift_idx float_requant */
     MK_OP_ADD_S8 = 4,      /* in: a, b; p: a_mult b_mult left act_min act_max (b broadcast via strides p[5..12]) */
     MK_OP_MUL_S8 = 5,      /* in: a, b; p: mult shift act_min act_max, p[5..12] strides */
     MK_OP_MAXPOOL_S8 = 6,  /* p: kh kw sh sw pt pl act_min act_max */
@@ -52,10 +53,11 @@ enum {
     MK_OP_CLAMP_S8 = 8,    /* p: lo hi */
     MK_OP_LUT_S8 = 9,      /* in: x, lut[256] */
     MK_OP_SOFTMAX_S8 = 10, /* p: log_softmax */
-    MK_OP_GAP_S8 = 11,     /* p: mult shift */
+    MK_OP_GAP_S8 = 11,     /* p: mult shift fscale_f (> 0: float requantization) */
     MK_OP_QUANTIZE = 12,   /* f32 -> s8 with the output tensor's quantization */
     MK_OP_DEQUANTIZE = 13, /* s8 -> f32 with the input tensor's quantization */
     MK_OP_COPY = 14,       /* Reshape/Flatten/Squeeze: byte copy */
+    MK_OP_TRANSPOSE = 16,  /* p: perm[4] elem_bytes (input dims = the input tensor's) */
     MK_OP_CONCAT = 15,     /* in: up to 4; p: outer inner elem_bytes, axis sizes p[3..6] */
     MK_OP_CONV2D_F32 = 20, /* in: x, w, bias; p: sh sw dh dw pt pl kh kw act_min_f act_max_f */
     MK_OP_DWCONV_F32 = 21,

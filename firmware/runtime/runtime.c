@@ -87,8 +87,10 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             cp.pad_top = p[4]; cp.pad_left = p[5];
             cp.in_zp = t0->zero_point; cp.out_zp = to->zero_point;
             cp.act_min = p[8]; cp.act_max = p[9];
+            /* p[11] = 1: float requantization, in[3] holds the float scales; else Q31 mult + shift. */
             cp.mult = (const int32_t*)in[3];
-            cp.shift = (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
+            cp.shift = p[11] ? 0 : (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
+            cp.fscale = p[11] ? (const float*)in[3] : 0;
             if (l->op == MK_OP_CONV2D_S8)
                 mk_conv2d_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7], (const int32_t*)in[2],
                              (int8_t*)out, os, &cp);
@@ -101,7 +103,8 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             const int32_t n = os.c, m = count / n, k = mk_shape4_numel(is) / m;
             mk_fully_connected_s8((const int8_t*)in[0], m, k, (const int8_t*)in[1], n, (const int32_t*)in[2],
                                   (int8_t*)out, t0->zero_point, to->zero_point, (const int32_t*)in[3],
-                                  (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[2]), p[0], p[1]);
+                                  p[3] ? 0 : (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[2]),
+                                  p[3] ? (const float*)in[3] : 0, p[0], p[1]);
             return 0;
         }
         case MK_OP_ADD_S8:
@@ -137,7 +140,7 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             return 0;
         case MK_OP_GAP_S8: {
             const mk_qscale s = {p[0], p[1]};
-            mk_global_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, t0->zero_point, to->zero_point, s);
+            mk_global_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, t0->zero_point, to->zero_point, s, as_f(p[2]));
             return 0;
         }
         case MK_OP_QUANTIZE:
@@ -149,6 +152,11 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
         case MK_OP_COPY:
             if (out != in[0]) memmove(out, in[0], to->bytes);
             return 0;
+        case MK_OP_TRANSPOSE: {
+            const int32_t perm[4] = {p[0], p[1], p[2], p[3]};
+            mk_transpose4(in[0], t0->dims, perm, (size_t)p[4], out);
+            return 0;
+        }
         case MK_OP_CONCAT: {
             int32_t sizes[MK_BLOB_MAX_IN];
             for (uint32_t k = 0; k < l->n_in; ++k) sizes[k] = p[3 + k];

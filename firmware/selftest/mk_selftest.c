@@ -75,12 +75,19 @@ static void conv_case(arena* a, sink* s, const char* name, int dw, int32_t h, in
         mult[o] = q.multiplier;
         shift[o] = q.shift;
     }
-    mk_conv_s8_params p = {stride, stride, 1, 1, pad, pad, 7, -3, -128, 127, mult, shift};
+    mk_conv_s8_params p = {stride, stride, 1, 1, pad, pad, 7, -3, -128, 127, mult, shift, 0};
     int8_t* out = (int8_t*)take(a, (uint32_t)(oh * ow * cout));
     const mk_shape4 is = {1, h, w, cin}, os = {1, oh, ow, cout};
     if (dw) mk_depthwise_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
     else mk_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
     report(s, name, out, (uint32_t)(oh * ow * cout));
+    if (!dw) { /* float requantization (onnxruntime-exact) on the same accumulators */
+        float* fs = (float*)take(a, (uint32_t)cout * 4u);
+        for (int32_t o = 0; o < cout; ++o) fs[o] = 0.0005f + 0.0001f * (float)o;
+        p.fscale = fs;
+        mk_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
+        report(s, "conv_s8_floatrq", out, (uint32_t)(oh * ow * cout));
+    }
 
     /* fp32 twin of the same geometry */
     const float* xf = rand_f32(a, h * w * cin, 1.0f);
@@ -111,7 +118,7 @@ static void int8_cases(arena* a, sink* s) {
         int32_t mult[11], shift[11];
         for (int i = 0; i < n; ++i) { mult[i] = q.multiplier; shift[i] = q.shift; }
         int8_t* out = (int8_t*)take(a, (uint32_t)(m * n));
-        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, mult, shift, -128, 127);
+        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, mult, shift, 0, -128, 127);
         report(s, "fc_s8", out, (uint32_t)(m * n));
         const float* xf = rand_f32(a, m * k, 1.0f);
         const float* wf = rand_f32(a, n * k, 1.0f);
@@ -140,7 +147,7 @@ static void int8_cases(arena* a, sink* s) {
         report(s, "maxpool_s8", po, 100);
         mk_avg_pool_s8(px, pis, po, pos, &pp);
         report(s, "avgpool_s8", po, 100);
-        mk_global_avg_pool_s8(px, pis, po, 3, -2, mk_quantize_scale(1.0 / 81.0));
+        mk_global_avg_pool_s8(px, pis, po, 3, -2, mk_quantize_scale(1.0 / 81.0), 0.0f);
         report(s, "gap_s8", po, 4);
         mk_clamp_s8(px, po, 100, -10, 60);
         report(s, "relu6_s8", po, 100);

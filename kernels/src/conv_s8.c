@@ -14,7 +14,8 @@ static void tap_range(int32_t origin, int32_t dil, int32_t ksize, int32_t size, 
 }
 
 static inline int8_t finish(int32_t acc, const mk_conv_s8_params* p, int32_t oc) {
-    int32_t v = mk_requant(acc, p->mult[oc], p->shift[oc]) + p->out_zp;
+    const int32_t v = p->fscale ? mk_requant_float(acc, p->fscale[oc], p->out_zp)
+                                : mk_requant(acc, p->mult[oc], p->shift[oc]) + p->out_zp;
     return (int8_t)mk_clamp_i32(v, p->act_min, p->act_max);
 }
 

@@ -52,14 +52,17 @@ void mk_avg_pool_s8(const int8_t* in, mk_shape4 is, int8_t* out, mk_shape4 os, c
             }
 }
 
-void mk_global_avg_pool_s8(const int8_t* in, mk_shape4 is, int8_t* out, int32_t in_zp, int32_t out_zp, mk_qscale s) {
+void mk_global_avg_pool_s8(const int8_t* in, mk_shape4 is, int8_t* out, int32_t in_zp, int32_t out_zp, mk_qscale s,
+                           float fscale) {
     const int32_t C = is.c, hw = is.h * is.w;
     for (int32_t n = 0; n < is.n; ++n)
         for (int32_t c = 0; c < C; ++c) {
             int32_t sum = 0;
             const int8_t* v = in + n * hw * C + c;
             for (int32_t i = 0; i < hw; ++i) sum += v[i * C] - in_zp;
-            out[n * C + c] = (int8_t)mk_clamp_i32(mk_requant(sum, s.multiplier, s.shift) + out_zp, -128, 127);
+            const int32_t q = fscale > 0.0f ? mk_requant_float(sum, fscale, out_zp)
+                                            : mk_requant(sum, s.multiplier, s.shift) + out_zp;
+            out[n * C + c] = (int8_t)mk_clamp_i32(q, -128, 127);
         }
 }
 

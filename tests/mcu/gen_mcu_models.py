@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Deterministic int8 QDQ ONNX models for the MCU path (issue 8), written at test time, never committed:
   lenet5_int8.onnx   LeNet-5 digit classifier, 1x1x28x28 -> 10 logits
-  dscnn_kws_int8.onnx  DS-CNN keyword spotter, 1x1x49x10 MFCC -> 12 classes
+  dscnn_kws_int8.onnx  DS-CNN keyword spotter, 1x1x49x10 MFCC -> 12 classes (depthwise: seed 000's ONNX
+                       Conv allows group = 1 only, so the check rejects it unless overridden)
+  cnn_kws_int8.onnx    the same task with plain convolutions (passes the seed-000 check)
   resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
 Weights are seeded random (He-scaled); activation scales are fixed so values stay in range.
 Usage: gen_mcu_models.py OUTDIR"""
@@ -133,13 +135,27 @@ def dscnn(path):
     b.save(path, [1, 1, 49, 10], x, [1, 12], "dscnn_kws_int8")
 
 
+def cnn_kws(path):
+    """Seed-000-compliant keyword spotter for the ONNX path: plain (group = 1) convolutions only."""
+    b = Builder()
+    x, xs = b.qdq("input", 0.05, 0)
+    x, xs = b.conv(x, xs, 1, 32, 3, stride=2, pad=1, out_scale=0.05)   # 49x10 -> 25x5
+    x, xs = b.conv(x, xs, 32, 32, 3, pad=1, out_scale=0.05)
+    x, xs = b.conv(x, xs, 32, 48, 3, stride=2, pad=1, out_scale=0.05)  # -> 13x3
+    x, xs = b.conv(x, xs, 48, 48, 3, pad=1, out_scale=0.05)
+    x, xs = b.pool(x, xs, "GlobalAveragePool")
+    x, xs = b.flatten(x, xs)
+    x, xs = b.gemm(x, xs, 48, 12, 0.1, False)
+    b.save(path, [1, 1, 49, 10], x, [1, 12], "cnn_kws_int8")
+
+
 def resnet50_stem(path):
     b = Builder()
     x, xs = b.qdq("input", 0.02, 0)
     x, xs = b.conv(x, xs, 3, 64, 7, stride=2, pad=3, out_scale=0.05)  # 224 -> 112x112x64
     x, xs = b.pool(x, xs, "MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])  # 56x56
     x, xs = b.conv(x, xs, 64, 512, 1, stride=8, out_scale=0.05)  # to the last stage: 7x7x512
-    for _ in range(3):  # conv5_x 3x3 512->512 (2.4 MB of int8 weights each)
+    for _ in range(2):  # conv5_x 3x3 512->512 (2.4 MB of int8 weights each)
         x, xs = b.conv(x, xs, 512, 512, 3, pad=1, out_scale=0.05)
     x, xs = b.conv(x, xs, 512, 2048, 1, out_scale=0.05)
     x, xs = b.pool(x, xs, "GlobalAveragePool")
@@ -153,4 +169,5 @@ if __name__ == "__main__":
     os.makedirs(out, exist_ok=True)
     lenet(os.path.join(out, "lenet5_int8.onnx"))
     dscnn(os.path.join(out, "dscnn_kws_int8.onnx"))
+    cnn_kws(os.path.join(out, "cnn_kws_int8.onnx"))
     resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))

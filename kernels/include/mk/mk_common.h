@@ -43,6 +43,19 @@ static inline int32_t mk_requant(int32_t acc, int32_t multiplier, int32_t shift)
 
 static inline int32_t mk_clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+/** Float requantization, bit-identical to onnxruntime's QLinearConv/QGemm/QLinearMatMul on any
+ * IEEE-754 single FPU (RV32F, SSE): v = float(acc) * scale, clamped to the int8 range less the zero
+ * point, rounded half to even by the 1.5 * 2^23 trick, plus the zero point. `scale` must be computed
+ * by the converter with the same float expression as the reference (e.g. x_scale * w_scale / y_scale).
+ * Needs -ffp-contract=off (no fused multiply-add). */
+static inline int32_t mk_requant_float(int32_t acc, float scale, int32_t zp) {
+    const float lo = (float)(-128 - zp), hi = (float)(127 - zp);
+    float v = (float)acc * scale;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    return (int32_t)((v + 12582912.0f) - 12582912.0f) + zp;
+}
+
 /** Fused activation in the quantized domain: the clamp [act_min, act_max] of the output. */
 typedef enum { MK_ACT_NONE = 0, MK_ACT_RELU = 1, MK_ACT_RELU6 = 2 } mk_act;
 

@@ -20,6 +20,7 @@ typedef struct {
     int32_t in_zp, out_zp, act_min, act_max;
     const int32_t* mult;
     const int32_t* shift;
+    const float* fscale; /* non-NULL: float requantization (mk_requant_float) instead of mult/shift */
 } mk_conv_s8_params;
 
 void mk_conv2d_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* filter, int32_t kh, int32_t kw,
@@ -28,10 +29,11 @@ void mk_conv2d_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* filter, in
 void mk_depthwise_conv2d_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* filter, int32_t kh, int32_t kw,
                             const int32_t* bias, int8_t* out, mk_shape4 out_shape, const mk_conv_s8_params* p);
 
-/** out[m][n] = requant(sum_k (in[m][k] - in_zp) * w[n][k] + bias[n]) + out_zp, clamped. */
+/** out[m][n] = requant(sum_k (in[m][k] - in_zp) * w[n][k] + bias[n]) + out_zp, clamped; `fscale`
+ * non-NULL selects float requantization (per output feature) instead of mult/shift. */
 void mk_fully_connected_s8(const int8_t* in, int32_t m, int32_t k, const int8_t* weights, int32_t n,
                            const int32_t* bias, int8_t* out, int32_t in_zp, int32_t out_zp, const int32_t* mult,
-                           const int32_t* shift, int32_t act_min, int32_t act_max);
+                           const int32_t* shift, const float* fscale, int32_t act_min, int32_t act_max);
 
 /** Element-wise binary op parameters. Add/Sub: out = zo + round((a-za)*ma' + (b-zb)*mb') with
  * ma' = sa/so, mb' = +-sb/so as Q(31-`left`) integers; Mul: out = zo + requant((a-za)*(b-zb)). */
@@ -84,9 +86,10 @@ void mk_softmax_s8(const int8_t* in, int8_t* out, int32_t rows, int32_t cols, fl
                    float out_scale, int32_t out_zp, int log_softmax, float* scratch);
 
 /** Mean over H and W (GlobalAveragePool / ReduceMean axes {1,2} in NHWC) with requantization:
- * out = zo + requant(sum(in - zi)) where s = si / (so * H * W). */
+ * out = zo + requant(sum(in - zi)) where s = si / (so * H * W); `fscale` > 0 selects float
+ * requantization with that scale (onnxruntime QLinearGlobalAveragePool: si / (so * float(H * W))). */
 void mk_global_avg_pool_s8(const int8_t* in, mk_shape4 in_shape, int8_t* out, int32_t in_zp, int32_t out_zp,
-                           mk_qscale s);
+                           mk_qscale s, float fscale);
 
 /** ArgMax over the last axis of [rows][cols] (first index of the maximum). */
 void mk_argmax_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out);

@@ -126,7 +126,7 @@ TEST(FullyConnectedS8, MatchesReference) {
         std::vector<int32_t> mult(size_t(n), q.multiplier), shift(size_t(n), q.shift);
         std::vector<int8_t> got(size_t(m * n));
         mk_fully_connected_s8(x.data(), m, k, w.data(), n, bias.data(), got.data(), zx, zy, mult.data(), shift.data(),
-                              -128, 127);
+                              nullptr, -128, 127);
         std::vector<int8_t> wt(w.size());  // [K][N] for MatMul
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < k; ++i) wt[size_t(i * n + j)] = w[size_t(j * k + i)];
@@ -155,6 +155,79 @@ TEST(Requant, QuantizeScaleRepresentsTheScale) {
     const mk_qscale half = mk_quantize_scale(0.5);
     EXPECT_EQ(mk_requant(3, half.multiplier, half.shift), 2);
     EXPECT_EQ(mk_requant(-3, half.multiplier, half.shift), -1);
+}
+
+}  // namespace
+
+namespace {
+using namespace mkt;
+
+// Float requantization mode: bit-exact with onnxruntime's QLinearConv / QLinearMatMul when the
+// converter computes the float scale with the reference's expression (x_scale * w_scale / y_scale).
+TEST(ConvS8FloatRequant, BitExactWithQLinearConvAndMatMul) {
+    for (const ConvCase& c : kCases) {
+        std::mt19937 g(99u + static_cast<unsigned>(c.h * 7 + c.cout));
+        const int oh = (c.h + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+        const int ow = (c.w + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+        const int wcin = c.depthwise ? 1 : c.cin;
+        const float sx = 0.017f, sy = 0.04f + 0.013f * float(c.cout);
+        const int zx = std::uniform_int_distribution<int>(-20, 20)(g), zy = std::uniform_int_distribution<int>(-10, 10)(g);
+        auto x = rand_i8(g, size_t(c.h * c.w * c.cin));
+        auto w_onnx = rand_i8(g, size_t(c.cout * wcin * c.k * c.k));
+        auto bias = rand_i32(g, size_t(c.cout), -3000, 3000);
+        std::vector<float> sw(size_t(c.cout)), fs(size_t(c.cout));
+        for (int o = 0; o < c.cout; ++o) {
+            sw[size_t(o)] = std::uniform_real_distribution<float>(0.002f, 0.02f)(g);
+            fs[size_t(o)] = sx * sw[size_t(o)] / sy;
+        }
+        std::vector<int8_t> wk(w_onnx.size());
+        for (int o = 0; o < c.cout; ++o)
+            for (int i = 0; i < wcin; ++i)
+                for (int ky = 0; ky < c.k; ++ky)
+                    for (int kx = 0; kx < c.k; ++kx) {
+                        const int8_t v = w_onnx[size_t(((o * wcin + i) * c.k + ky) * c.k + kx)];
+                        if (c.depthwise) wk[size_t((ky * c.k + kx) * c.cout + o)] = v;
+                        else wk[size_t(((o * c.k + ky) * c.k + kx) * wcin + i)] = v;
+                    }
+        mk_conv_s8_params p{};
+        p.stride_h = p.stride_w = c.stride;
+        p.dil_h = p.dil_w = c.dil;
+        p.pad_top = p.pad_left = c.pad;
+        p.in_zp = zx;
+        p.out_zp = zy;
+        p.act_min = -128;
+        p.act_max = 127;
+        p.fscale = fs.data();
+        std::vector<int8_t> got(size_t(oh * ow * c.cout));
+        const mk_shape4 is{1, c.h, c.w, c.cin}, os{1, oh, ow, c.cout};
+        if (c.depthwise) mk_depthwise_conv2d_s8(x.data(), is, wk.data(), c.k, c.k, bias.data(), got.data(), os, &p);
+        else mk_conv2d_s8(x.data(), is, wk.data(), c.k, c.k, bias.data(), got.data(), os, &p);
+        num::Attributes a;
+        a.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
+        a.set("strides", std::vector<int64_t>{c.stride, c.stride});
+        a.set("dilations", std::vector<int64_t>{c.dil, c.dil});
+        a.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+        a.set("group", int64_t{c.depthwise ? c.cin : 1});
+        const num::Tensor X = i8({1, c.cin, c.h, c.w}, nhwc_to_nchw(x, 1, c.h, c.w, c.cin));
+        const num::Tensor W = i8({c.cout, wcin, c.k, c.k}, w_onnx);
+        const num::Tensor XZ = scalar_i8(zx), WZ = scalar_i8(0), SX = scalar_f(sx), SW = f32({c.cout}, sw),
+                          SY = scalar_f(sy), YZ = scalar_i8(zy), B = i32({c.cout}, bias);
+        const auto ort = values<int8_t>(run1("QLinearConv", a, {&X, &SX, &XZ, &W, &SW, &WZ, &SY, &YZ, &B}));
+        EXPECT_EQ(got, nchw_to_nhwc(ort, 1, c.cout, oh, ow)) << c.name;
+    }
+    std::mt19937 g(5);
+    const int m = 3, k = 64, n = 13;
+    const float sx = 0.031f, sw = 0.0077f, sy = 0.11f;
+    auto x = rand_i8(g, size_t(m * k)), w = rand_i8(g, size_t(n * k));
+    std::vector<float> fs(size_t(n), sx * sw / sy);
+    std::vector<int8_t> got(size_t(m * n));
+    mk_fully_connected_s8(x.data(), m, k, w.data(), n, nullptr, got.data(), -3, 4, nullptr, nullptr, fs.data(), -128, 127);
+    std::vector<int8_t> wt(w.size());
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < k; ++i) wt[size_t(i * n + j)] = w[size_t(j * k + i)];
+    const num::Tensor X = i8({m, k}, x), W = i8({k, n}, wt), XZ = scalar_i8(-3), WZ = scalar_i8(0), SX = scalar_f(sx),
+                      SW = scalar_f(sw), SY = scalar_f(sy), YZ = scalar_i8(4);
+    EXPECT_EQ(got, values<int8_t>(run1("QLinearMatMul", {}, {&X, &SX, &XZ, &W, &SW, &WZ, &SY, &YZ})));
 }
 
 }  // namespace

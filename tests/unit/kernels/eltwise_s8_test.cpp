@@ -166,7 +166,8 @@ TEST(ReduceS8, GlobalAveragePoolAndArgMax) {
     const float si = 0.04f, so = 0.02f;
     const int zi = -4, zo = 6;
     std::vector<int8_t> got(static_cast<size_t>(c));
-    mk_global_avg_pool_s8(x.data(), {1, h, w, c}, got.data(), zi, zo, mk_quantize_scale(double(si) / (double(so) * h * w)));
+    mk_global_avg_pool_s8(x.data(), {1, h, w, c}, got.data(), zi, zo, mk_quantize_scale(double(si) / (double(so) * h * w)),
+                          0.0f);
     const num::Tensor X = i8({1, c, h, w}, nhwc_to_nchw(x, 1, h, w, c)), S = scalar_f(si), Z = scalar_i8(zi),
                       SO = scalar_f(so), ZO = scalar_i8(zo);
     num::Attributes a;

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// Library entry point of `npusim run --platform ws63|3066h MODEL` (issue 8), wired into the CLI by sim/:
+// import -> seed-000 rule check for the MCU -> model blob -> memory fit (rejected with the figures
+// before running) -> firmware on the RISC-V ISS -> outputs compared with the reference executor ->
+// per-layer cycles, time at the MCU clock, flash/SRAM use, ISS speed.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mcu {
+
+struct McuRunOptions {
+    std::string model;                   ///< .onnx (QDQ int8 or fp32)
+    std::string platform = "ws63";       ///< "ws63" or "3066h" (alias "3066m")
+    std::vector<std::string> inputs;     ///< .npy per graph input; empty = seeded random input
+    std::vector<std::string> input_shapes; ///< "name=1x1x28x28" overrides for dynamic dims
+    uint64_t seed = 0;
+    std::string requant = "float";       ///< "float" (bit-exact with the reference) or "fixed" (Q31 multiplier/shift)
+    bool skip_check = false;             ///< run even when the seed-000 check reports unsupported nodes
+    uint64_t max_insns = 20000000000ull; ///< ISS instruction budget (runaway guard)
+    std::string write_blob;              ///< when set, the model blob is also written to this file
+};
+
+/// Exit codes of run_cli().
+enum McuExit : int {
+    kMcuOk = 0,
+    kMcuUsage = 2,         ///< unknown platform, bad option
+    kMcuModelError = 3,    ///< import failed / operator without an MCU kernel
+    kMcuUnsupported = 4,   ///< seed-000 rules reject a node on this MCU
+    kMcuDoesNotFit = 5,    ///< flash or SRAM too small (figures printed)
+    kMcuRunError = 6,      ///< firmware missing, ISS fault, runtime error
+    kMcuMismatch = 7,      ///< outputs differ from the reference executor
+};
+
+/// Runs the whole MCU path; report to `out`, errors ("error: ...") to `err`. Never throws or exits.
+int run_cli(const McuRunOptions& opts, std::ostream& out, std::ostream& err);
+
+/// Issue 8 acceptance 4: runs the kernel benchmark firmware on `platform` and prints cycles per MAC
+/// of the int8 Conv2D / DepthwiseConv2D kernels and the ISS's instructions per second.
+int bench_cli(const std::string& platform, std::ostream& out, std::ostream& err);
+
+}  // namespace mcu

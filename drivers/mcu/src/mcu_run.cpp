@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+// `npusim run --platform ws63|3066h MODEL` (see mcu_run.h).
+#include "mcu/mcu_run.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "checker/checker.h"
+#include "checker/spec_db.h"
+#include "compiler/model_loader.h"
+#include "compiler/ref/reference.h"
+#include "mcu/blob_writer.h"
+#include "mcu/firmware_runner.h"
+#include "mcu/mcu_target.h"
+#include "numerics/npy.h"
+
+namespace mcu {
+namespace {
+
+std::string fmt_time(uint64_t cycles, uint64_t hz) {
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    const double us = double(cycles) * 1e6 / double(hz);
+    if (us >= 1000.0) o << std::setprecision(3) << us / 1000.0 << " ms";
+    else o << std::setprecision(1) << us << " us";
+    return o.str();
+}
+
+/// The graph as the MindSpore Lite converter sees it (seed 000 s1.4 rule 1: int8 comes from FULL_QUANT of
+/// a float model): QuantizeLinear/DequantizeLinear pairs are calibration annotations, not operators,
+/// and DequantizeLinear of an int8 initializer is that (offline-constant) quantized weight.
+drv::ir::Graph seed_view(const drv::ir::Graph& g) {
+    std::map<std::string, std::string> alias;
+    auto resolve = [&](std::string n) {
+        for (auto it = alias.find(n); it != alias.end(); it = alias.find(n)) n = it->second;
+        return n;
+    };
+    for (const auto& n : g.nodes()) {
+        if (n.op_type == "DequantizeLinear" || n.op_type == "QuantizeLinear") alias[n.outputs.at(0)] = n.input(0);
+    }
+    drv::ir::Graph v;
+    std::set<std::string> used;
+    for (const auto& n : g.nodes()) {
+        if (n.op_type == "DequantizeLinear" || n.op_type == "QuantizeLinear") continue;
+        drv::ir::Node m = n;
+        for (auto& in : m.inputs)
+            if (!in.empty()) in = resolve(in);
+        for (const auto& x : m.inputs) used.insert(x);
+        for (const auto& x : m.outputs) used.insert(x);
+        v.add_node(std::move(m));
+    }
+    for (const auto& in : g.inputs()) used.insert(in);
+    for (const auto& name : used)
+        if (!name.empty())
+            if (const auto* val = g.find_value(name)) v.add_value(*val);
+    v.inputs() = g.inputs();
+    for (const auto& o : g.outputs()) v.outputs().push_back(resolve(o));
+    for (const auto& kv : g.opsets()) v.set_opset(kv.first, kv.second);
+    return v;
+}
+
+/// Seed-000 check of the graph for this MCU; returns false (and prints why) when a node is unsupported.
+bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, std::ostream& err) {
+    using namespace drv::check;
+    const SpecDb db = SpecDb::load_dir(default_specs_dir());
+    const PlatformSpec* spec = db.find(t.spec_platform);
+    if (!spec) {
+        err << "warning: no spec-DB platform '" << t.spec_platform << "'; seed-000 check skipped\n";
+        return true;
+    }
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Keep;
+    for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
+    const drv::ir::Graph g = seed_view(drv::importer::load_model(o.model, io));
+    const CheckResult r = check_graph(g, *spec);
+    out << "check (" << spec->toolchain << ", " << spec->id << "): " << r.count(Verdict::Target) << " of " << r.nodes.size()
+        << " nodes supported on the MCU, " << r.count(Verdict::Unsupported) << " unsupported\n";
+    bool ok = true;
+    for (const auto& n : r.nodes) {
+        if (n.verdict != Verdict::Unsupported) continue;
+        ok = false;
+        out << "  unsupported: " << n.op_type << " '" << n.node << "'" << (n.reason.empty() ? "" : ": " + n.reason) << "\n";
+        for (const auto& v : n.violations) out << "    " << v.text << " [" << (v.rule ? v.rule->source.text() : "") << "]\n";
+    }
+    return ok || o.skip_check;
+}
+
+struct Compare {
+    size_t elements = 0, differing = 0;
+    double max_lsb = 0.0;
+};
+
+Compare compare(const num::Tensor& got, const num::Tensor& want, float lsb) {
+    Compare c;
+    c.elements = want.numel();
+    if (got.nbytes() != want.nbytes() || got.dtype() != want.dtype()) {
+        c.differing = c.elements;
+        c.max_lsb = 1e9;
+        return c;
+    }
+    for (size_t i = 0; i < c.elements; ++i) {
+        double d = 0.0;
+        switch (want.dtype()) {
+            case num::DType::F32: d = std::fabs(double(got.data<float>()[i]) - double(want.data<float>()[i])) / (lsb > 0 ? lsb : 1e-5); break;
+            case num::DType::I8: d = std::abs(int(got.data<int8_t>()[i]) - int(want.data<int8_t>()[i])); break;
+            case num::DType::I64: d = got.data<int64_t>()[i] != want.data<int64_t>()[i]; break;
+            default: d = std::memcmp(got.raw(), want.raw(), want.nbytes()) != 0; break;
+        }
+        if (d > 1e-9) ++c.differing;
+        c.max_lsb = std::max(c.max_lsb, d);
+    }
+    return c;
+}
+
+/// The scale of the int8 tensor a float graph output was dequantized from (its LSB), else 0.
+float output_lsb(const drv::ir::Graph& g, const std::string& name) {
+    const int p = g.producer(name);
+    if (p < 0) return 0.0f;
+    const auto& n = g.nodes()[size_t(p)];
+    if (n.op_type == "DequantizeLinear") {
+        const auto* s = g.find_value(n.input(1));
+        if (s && s->is_constant() && s->data->numel() == 1) return s->data->data<float>()[0];
+    }
+    return 0.0f;
+}
+
+}  // namespace
+
+int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
+    const McuTarget* t = find_target(o.platform);
+    if (!t) {
+        err << "error: unknown MCU platform '" << o.platform << "' (known: ws63, 3066h)\n";
+        return kMcuUsage;
+    }
+    if (o.requant != "float" && o.requant != "fixed") {
+        err << "error: --requant must be 'float' or 'fixed'\n";
+        return kMcuUsage;
+    }
+    drv::ir::Graph g;
+    std::map<std::string, num::Tensor> inputs;
+    try {
+        drv::importer::ImportOptions io;
+        for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
+        g = drv::importer::load_model(o.model, io);
+        if (!seed_check(*t, o, out, err)) {
+            err << "error: the model uses operators/configurations that seed 000 does not support on " << t->name
+                << " (--skip-check runs it anyway)\n";
+            return kMcuUnsupported;
+        }
+        for (size_t i = 0; i < g.inputs().size(); ++i) {
+            const auto& v = g.value(g.inputs()[i]);
+            inputs[v.name] = i < o.inputs.size() ? num::read_npy(o.inputs[i]) : drv::ref::random_input(v, o.seed, i);
+        }
+    } catch (const std::exception& e) {
+        err << "error: " << e.what() << "\n";
+        return kMcuModelError;
+    }
+    Blob blob;
+    try {
+        ConvertOptions co;
+        co.float_requant = o.requant == "float";
+        blob = convert_graph(g, inputs, co);
+    } catch (const std::exception& e) {
+        err << "error: " << e.what() << "\n";
+        return kMcuModelError;
+    }
+    if (!o.write_blob.empty()) std::ofstream(o.write_blob, std::ios::binary).write(reinterpret_cast<const char*>(blob.bytes.data()), std::streamsize(blob.bytes.size()));
+
+    const std::string elf = firmware_elf(*t, "runtime");
+    const ElfFootprint fw = elf_footprint(elf, *t);
+    if (!fw.ok) {
+        err << "error: " << fw.error << "\n";
+        return kMcuRunError;
+    }
+    out << "platform " << t->name << ": RV32IMFC @ " << t->clock_hz / 1000000 << " MHz, flash " << t->flash_bytes / 1024
+        << " KiB, SRAM " << t->sram_bytes / 1024 << " KiB; model " << o.model << " (" << blob.layers.size() << " layers, "
+        << (o.requant == "float" ? "float requantization" : "Q31 fixed-point requantization") << ")\n";
+    const FitReport fit = check_fit(*t, fw, uint32_t(blob.bytes.size()), blob.arena_bytes);
+    out << fit.text();
+    if (!fit.fits) {
+        err << "error: model does not fit " << t->name << "; not run\n";
+        return kMcuDoesNotFit;
+    }
+    std::map<std::string, num::Tensor> ref;
+    try {
+        ref = drv::ref::execute(g, inputs);
+    } catch (const std::exception& e) {
+        err << "error: reference executor: " << e.what() << "\n";
+        return kMcuModelError;
+    }
+    const FirmwareRun run = run_firmware(*t, elf, blob.bytes, o.max_insns);
+    if (!run.error.empty()) {
+        err << "error: " << run.error << "\n" << run.console;
+        return kMcuRunError;
+    }
+    if (run.layers.size() != blob.layers.size() || run.outputs.size() != blob.outputs.size()) {
+        err << "error: firmware reported " << run.layers.size() << " layers / " << run.outputs.size() << " outputs\n";
+        return kMcuRunError;
+    }
+    // Per-layer table.
+    out << "\n  #  node                      kernel               MACs      cycles   instret        time  cyc/MAC\n";
+    uint64_t macs_total = 0;
+    for (size_t i = 0; i < run.layers.size(); ++i) {
+        const auto& l = run.layers[i];
+        const auto& info = blob.layers[i];
+        macs_total += info.macs;
+        out << std::setw(3) << i << "  " << std::left << std::setw(25) << info.node.substr(0, 25) << " " << std::setw(18)
+            << op_name(l.op) << std::right << std::setw(8) << info.macs << std::setw(12) << l.cycles << std::setw(10)
+            << l.instret << std::setw(12) << fmt_time(l.cycles, t->clock_hz);
+        if (info.macs > 0 && (info.kernel.find("conv") != std::string::npos || info.kernel.find("fully") != std::string::npos))
+            out << std::setw(9) << std::fixed << std::setprecision(2) << double(l.cycles) / double(info.macs);
+        out << "\n";
+    }
+    out << "total: " << run.schedule_cycles << " cycles, " << run.schedule_instret << " instructions, "
+        << fmt_time(run.schedule_cycles, t->clock_hz) << " at " << t->clock_hz / 1000000 << " MHz; " << macs_total << " MACs\n";
+    const double mips = run.host_cpu_seconds > 0 ? double(run.total_instret) / run.host_cpu_seconds / 1e6 : 0.0;
+    out << "ISS: " << run.total_instret << " instructions (whole run, start-up included) in " << std::fixed
+        << std::setprecision(3) << run.host_cpu_seconds << " s host CPU = " << std::setprecision(1) << mips
+        << " M instructions/s\n";
+    // Outputs vs the reference executor.
+    bool all_equal = true;
+    for (size_t k = 0; k < blob.outputs.size(); ++k) {
+        const BlobOutput& bo = blob.outputs[k];
+        const num::Tensor got = output_tensor(bo, run.outputs[k]);
+        const float lsb = bo.dtype == num::DType::F32 ? output_lsb(g, bo.value) : 1.0f;
+        const Compare c = compare(got, ref.at(bo.value), lsb);
+        const bool equal = c.differing == 0;
+        all_equal = all_equal && equal;
+        out << "output '" << bo.value << "' " << num::dtype_name(bo.dtype) << " " << got.shape_str() << ": "
+            << (equal ? "equal to the reference" : std::to_string(c.differing) + " of " + std::to_string(c.elements) + " differ")
+            << " (max " << std::setprecision(2) << c.max_lsb << (lsb > 0 ? " LSB" : " x1e-5") << ")";
+        if (got.numel() <= 16 && got.dtype() == num::DType::F32) {
+            out << " [";
+            for (size_t i = 0; i < got.numel(); ++i) out << (i ? " " : "") << std::setprecision(4) << got.data<float>()[i];
+            out << "]";
+        }
+        out << "\n";
+    }
+    for (const auto& u : t->unknowns) out << "note (" << t->name << "): " << u << "\n";
+    if (!all_equal) {
+        // Fixed-point requantization may differ by 1 LSB per layer from onnxruntime's float requantization.
+        err << (o.requant == "fixed" ? "note" : "error") << ": outputs differ from the reference executor\n";
+        return o.requant == "fixed" ? kMcuOk : kMcuMismatch;
+    }
+    return kMcuOk;
+}
+
+int bench_cli(const std::string& platform, std::ostream& out, std::ostream& err) {
+    const McuTarget* t = find_target(platform);
+    if (!t) {
+        err << "error: unknown MCU platform '" << platform << "'\n";
+        return kMcuUsage;
+    }
+    const FirmwareRun r = run_firmware(*t, firmware_elf(*t, "bench"), {});
+    if (!r.error.empty()) {
+        err << "error: " << r.error << "\n";
+        return kMcuRunError;
+    }
+    out << "kernel benchmark on " << t->name << " (" << t->clock_hz / 1000000 << " MHz, ISS preset '" << t->iss_preset << "')\n";
+    std::istringstream in(r.console);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::string tag, kernel, shape;
+        uint64_t macs = 0, cyc = 0, ins = 0;
+        if (!(ls >> tag >> kernel >> shape >> macs >> cyc >> ins) || tag != "B" || macs == 0) continue;
+        out << "  " << std::left << std::setw(10) << kernel << std::setw(20) << shape << std::right << std::setw(9) << macs
+            << " MACs " << std::setw(10) << cyc << " cycles  " << std::fixed << std::setprecision(2)
+            << double(cyc) / double(macs) << " cycles/MAC  " << double(ins) / double(macs) << " instr/MAC\n";
+    }
+    const double mips = r.host_cpu_seconds > 0 ? double(r.total_instret) / r.host_cpu_seconds / 1e6 : 0.0;
+    out << "ISS: " << r.total_instret << " instructions, " << r.total_cycles << " cycles in " << std::setprecision(3)
+        << r.host_cpu_seconds << " s host CPU = " << std::setprecision(1) << mips << " M instructions/s\n";
+    return kMcuOk;
+}
+
+}  // namespace mcu
