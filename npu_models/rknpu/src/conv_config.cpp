@@ -112,6 +112,21 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if (c.data_banks + c.weight_banks > banks)
         fault("CNA", "CBUF_CON0", "DATA_BANK+WEIGHT_BANK", c.data_banks + c.weight_banks,
               fmt::format("{} + {} banks exceed the {} CBUF banks of {}", c.data_banks, c.weight_banks, banks, p.name));
+    const uint64_t bank_bytes = p.npu.cbuf_bank_bytes.value;
+    if (c.input_bytes() > static_cast<uint64_t>(c.data_banks) * bank_bytes)
+        fault("CNA", "CBUF_CON0", "DATA_BANK", c.data_banks,
+              fmt::format("feature cube of {} bytes does not fit {} data bank(s) of {} bytes; tile along H",
+                          c.input_bytes(), c.data_banks, bank_bytes));
+    if (c.weight_bytes > static_cast<uint64_t>(c.weight_banks) * bank_bytes)
+        fault("CNA", "CBUF_CON0", "WEIGHT_BANK", c.weight_banks,
+              fmt::format("{} weight bytes do not fit {} weight bank(s) of {} bytes; split the kernels", c.weight_bytes,
+                          c.weight_banks, bank_bytes));
+    // Model watchdog: no legal single task comes near this; it bounds the functional model's work.
+    constexpr uint64_t kMaxTaskMacs = uint64_t{1} << 32;
+    const uint64_t macs = static_cast<uint64_t>(c.out_w) * c.out_h * c.out_c * c.in_c * c.kernel_w * c.kernel_h;
+    if (macs > kMaxTaskMacs)
+        fault("CORE", "DATAOUT_SIZE_0", "DATAOUT_WIDTH/HEIGHT", c.out_w * 65536ull + c.out_h,
+              fmt::format("{} MACs in one task exceed the model's watchdog of {}", macs, kMaxTaskMacs));
     if (c.kernels != c.out_c)
         fault("CORE", "DATAOUT_SIZE_1", "DATAOUT_CHANNEL", c.out_c - 1,
               fmt::format("output channels {} != CNA WEIGHT_KERNELS {}", c.out_c, c.kernels));

@@ -12,6 +12,7 @@
 #include "npu/rknpu/conv_engine.h"
 #include "npu/rknpu/conv_timing.h"
 #include "npu/rknpu/dpu_engine.h"
+#include "npu/rknpu/ppu_config.h"
 
 namespace npu::rknpu {
 
@@ -27,6 +28,8 @@ constexpr const char* kBsOperands = "bias";
 constexpr const char* kBnOperands = "bn operands";
 constexpr const char* kEwCube = "ew operand";
 constexpr const char* kDpuInput = "dpu input";
+constexpr const char* kPpuInput = "ppu input";
+constexpr const char* kDpuBlock = "DPU";
 
 /// Read of an NC1HWC2 cube of w atoms per line: one region when compact, else one per surface
 /// (compact lines) or one per line.
@@ -82,6 +85,31 @@ std::string dpu_kind(const DpuConfig& d) {
     return k;
 }
 
+/// The PPU on the fly after the DPU: checks it, plans its writes and cycles. Returns whether the
+/// DPU still writes its own output (FEATURE_MODE_CFG.OUTPUT_MODE bit 1, UNVERIFIED: value 2 is the
+/// open drivers' "to memory"; with the PPU consuming the stream and bit 1 clear, no WDMA write).
+bool plan_ppu_on_the_fly(const RegFile& rf, const hw::SocProfile& soc, const DpuConfig& d, TaskPlan& p) {
+    PpuConfig c = decode_ppu(rf, true);
+    p.faults = validate_ppu(c, soc, d.out);
+    if (c.in_w != d.w || c.in_h != d.h || c.in_c != d.c)
+        p.faults.push_back({"PPU", "DATA_CUBE_IN_WIDTH/HEIGHT/CHANNEL", "CUBE_IN_WIDTH/HEIGHT/CHANNEL", c.in_w * 65536ull + c.in_h,
+                            fmt::format("PPU input {}x{}x{} differs from the DPU output {}x{}x{}", c.in_w, c.in_h, c.in_c,
+                                        d.w, d.h, d.c)});
+    if (!p.faults.empty()) return false;
+    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec), cube_atoms(c.out_w, c.out_h, c.out_c, c.prec));
+    p.ppu = c;
+    return (d.output_mode & 2u) != 0;
+}
+
+const char* pool_name(PoolMethod m) {
+    return m == PoolMethod::Max ? "maxpool" : (m == PoolMethod::Min ? "minpool" : "avgpool");
+}
+
+void plan_ppu_writes(TaskPlan& p) {
+    const PpuConfig& c = *p.ppu;
+    plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.prec, c.dst_surf_stride_bytes, "pool output", "PPU");
+}
+
 void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     ConvConfig c = decode_conv(rf, p.enable_mask);
     p.faults = validate_conv(c, soc);
@@ -114,7 +142,15 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
                                        static_cast<uint64_t>(h) * c.line_stride_bytes,
                                    line, kFeatureLine, "CNA"});
     }
-    plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.dpu.out, c.dst_surf_stride_bytes, "output", "DPU");
+    bool dpu_writes = true;
+    if (p.enable_mask & enable::PPU) {
+        dpu_writes = plan_ppu_on_the_fly(rf, soc, c.dpu, p);
+        if (!p.faults.empty()) return;
+        p.kind += std::string("+") + pool_name(p.ppu->method);
+    }
+    if (dpu_writes)
+        plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.dpu.out, c.dst_surf_stride_bytes, "output", kDpuBlock);
+    if (p.ppu) plan_ppu_writes(p);
     p.conv = c;
 }
 
@@ -128,8 +164,28 @@ void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     plan_cube_read(p, d.src_addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * kAtomBytes, d.src_surf_stride_bytes,
                    kDpuInput, "DPU_RDMA");
     plan_dpu_operands(p, d);
-    plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", "DPU");
+    bool dpu_writes = true;
+    if (p.enable_mask & enable::PPU) {
+        dpu_writes = plan_ppu_on_the_fly(rf, soc, d, p);
+        if (!p.faults.empty()) return;
+        p.kind += std::string("+") + pool_name(p.ppu->method);
+    }
+    if (dpu_writes) plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", kDpuBlock);
+    if (p.ppu) plan_ppu_writes(p);
     p.dpu = d;
+}
+
+void plan_ppu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
+    PpuConfig c = decode_ppu(rf, false);
+    p.faults = validate_ppu(c, soc);
+    if (!p.faults.empty()) return;
+    p.kind = std::string("ppu") + (c.prec == Precision::Fp16 ? "-fp16" : "") + ":" + pool_name(c.method);
+    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec), cube_atoms(c.out_w, c.out_h, c.out_c, c.prec));
+    const uint32_t c1s = (c.in_c + c2_of(c.prec) - 1) / c2_of(c.prec);
+    plan_cube_read(p, c.src_addr, c.in_w, c.in_h, c1s, c.src_line_stride_bytes, c.src_surf_stride_bytes, kPpuInput,
+                   "PPU_RDMA");
+    p.ppu = c;
+    plan_ppu_writes(p);
 }
 
 /// Concatenated bytes of every read named `what`, in plan order.
@@ -151,6 +207,19 @@ std::vector<std::vector<uint8_t>> split_writes(const TaskPlan& plan, const std::
     return out;
 }
 
+/// Writes of a DPU task: the DPU output (when written) then the PPU output (when the PPU runs).
+std::vector<std::vector<uint8_t>> finish(const TaskPlan& plan, const Cube& dpu_out, Precision out) {
+    std::vector<uint8_t> img;
+    const bool dpu_writes = std::any_of(plan.writes.begin(), plan.writes.end(),
+                                        [](const DmaRegion& w) { return w.block == kDpuBlock; });
+    if (dpu_writes) img = pack_cube(dpu_out, out);
+    if (plan.ppu) {
+        const std::vector<uint8_t> pooled = pack_cube(run_ppu(*plan.ppu, dpu_out), plan.ppu->prec);
+        img.insert(img.end(), pooled.begin(), pooled.end());
+    }
+    return split_writes(plan, img);
+}
+
 }  // namespace
 
 TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
@@ -158,16 +227,26 @@ TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile
     p.enable_mask = enable_mask;
     const uint32_t known = enable::CNA | enable::CORE | enable::DPU | enable::DPU_RDMA | enable::PPU | enable::PPU_RDMA;
     if (enable_mask & enable::CNA) {
+        if (enable_mask & enable::PPU_RDMA) {
+            p.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
+                                "PPU_RDMA with a convolution: the PPU of a conv task takes the DPU output on the fly"});
+            return p;
+        }
         plan_conv(rf, soc, p);
         return p;
     }
-    if ((enable_mask & known) == (enable::DPU | enable::DPU_RDMA)) {
+    if ((enable_mask & known) == (enable::DPU | enable::DPU_RDMA) ||
+        (enable_mask & known) == (enable::DPU | enable::DPU_RDMA | enable::PPU)) {
         plan_dpu_only(rf, soc, p);
         return p;
     }
+    if ((enable_mask & known) == (enable::PPU | enable::PPU_RDMA)) {
+        plan_ppu_only(rf, soc, p);
+        return p;
+    }
     p.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
-                        fmt::format("block combination 0x{:02x} is not modelled (modelled: CNA|CORE|DPU[|DPU_RDMA], "
-                                    "DPU|DPU_RDMA)",
+                        fmt::format("block combination 0x{:02x} is not modelled (modelled: CNA|CORE|DPU[|DPU_RDMA][|PPU], "
+                                    "DPU|DPU_RDMA[|PPU], PPU|PPU_RDMA)",
                                     enable_mask)});
     return p;
 }
@@ -185,14 +264,20 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::
         ops.feature = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
         ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
-        return split_writes(plan, run_conv(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)));
+        return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out);
     }
     if (plan.dpu) {
         const DpuConfig& d = *plan.dpu;
         const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec);
         const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
                               gather(plan, reads, kEwCube)};
-        return split_writes(plan, pack_cube(run_dpu(d, in, ops), d.out));
+        return finish(plan, run_dpu(d, in, ops), d.out);
+    }
+    if (plan.ppu) {
+        const PpuConfig& c = *plan.ppu;
+        // The PPU_RDMA lines/surfaces arrive compacted in plan order.
+        const Cube in = unpack_cube(gather(plan, reads, kPpuInput), c.in_w, c.in_h, c.in_c, c.prec);
+        return split_writes(plan, pack_cube(run_ppu(c, in), c.prec));
     }
     return {};
 }

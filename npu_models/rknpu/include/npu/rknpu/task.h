@@ -12,6 +12,7 @@
 #include "hw/profile.h"
 #include "npu/rknpu/conv_config.h"
 #include "npu/rknpu/dpu_config.h"
+#include "npu/rknpu/ppu_config.h"
 #include "npu/rknpu/reg_file.h"
 
 namespace npu::rknpu {
@@ -47,6 +48,7 @@ struct TaskPlan {
     std::vector<Fault> faults;      ///< non-empty: the task must not run
     std::optional<ConvConfig> conv;  ///< CNA|CORE|DPU task (the DPU config inside)
     std::optional<DpuConfig> dpu;    ///< DPU-only task (MRDMA input)
+    std::optional<PpuConfig> ppu;    ///< PPU on the fly after the DPU, or standalone (PPU_RDMA)
 
     /// Stages stream into each other, so the slowest bounds the pipeline.
     uint64_t pipeline_cycles() const;

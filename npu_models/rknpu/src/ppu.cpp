@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// PPU / PPU_RDMA: decode, validation and the functional pooling model.
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "hw/rknpu_regs.h"
+#include "npu/rknpu/ppu_config.h"
+#include "numerics/requant.h"
+
+namespace npu::rknpu {
+
+using namespace hw::rknpu;
+
+PpuConfig decode_ppu(const RegFile& rf, bool from_dpu) {
+    PpuConfig c;
+    c.from_dpu = from_dpu;
+    auto f = [&](uint16_t off, hw::Field fld) { return rf.field(off, fld); };
+    c.in_w = f(PPU_DATA_CUBE_IN_WIDTH::kOffset, PPU_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
+    c.in_h = f(PPU_DATA_CUBE_IN_HEIGHT::kOffset, PPU_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
+    c.in_c = f(PPU_DATA_CUBE_IN_CHANNEL::kOffset, PPU_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1;
+    c.out_w = f(PPU_DATA_CUBE_OUT_WIDTH::kOffset, PPU_DATA_CUBE_OUT_WIDTH::CUBE_OUT_WIDTH) + 1;
+    c.out_h = f(PPU_DATA_CUBE_OUT_HEIGHT::kOffset, PPU_DATA_CUBE_OUT_HEIGHT::CUBE_OUT_HEIGHT) + 1;
+    c.out_c = f(PPU_DATA_CUBE_OUT_CHANNEL::kOffset, PPU_DATA_CUBE_OUT_CHANNEL::CUBE_OUT_CHANNEL) + 1;
+    c.method_raw = f(PPU_OPERATION_MODE_CFG::kOffset, PPU_OPERATION_MODE_CFG::POOLING_METHOD);
+    c.method = static_cast<PoolMethod>(c.method_raw);
+    const uint32_t k = rf.read(PPU_POOLING_KERNEL_CFG::kOffset);
+    c.kernel_w = PPU_POOLING_KERNEL_CFG::KERNEL_WIDTH.get(k) + 1;
+    c.kernel_h = PPU_POOLING_KERNEL_CFG::KERNEL_HEIGHT.get(k) + 1;
+    c.stride_x = PPU_POOLING_KERNEL_CFG::KERNEL_STRIDE_WIDTH.get(k) + 1;
+    c.stride_y = PPU_POOLING_KERNEL_CFG::KERNEL_STRIDE_HEIGHT.get(k) + 1;
+    const uint32_t pad = rf.read(PPU_POOLING_PADDING_CFG::kOffset);
+    c.pad_left = PPU_POOLING_PADDING_CFG::PAD_LEFT.get(pad);
+    c.pad_top = PPU_POOLING_PADDING_CFG::PAD_TOP.get(pad);
+    c.pad_right = PPU_POOLING_PADDING_CFG::PAD_RIGHT.get(pad);
+    c.pad_bottom = PPU_POOLING_PADDING_CFG::PAD_BOTTOM.get(pad);
+    c.pad_value = rf.read(PPU_PADDING_VALUE_1_CFG::kOffset);
+    c.recip_w = f(PPU_RECIP_KERNEL_WIDTH::kOffset, PPU_RECIP_KERNEL_WIDTH::RECIP_KERNEL_WIDTH);
+    c.recip_h = f(PPU_RECIP_KERNEL_HEIGHT::kOffset, PPU_RECIP_KERNEL_HEIGHT::RECIP_KERNEL_HEIGHT);
+    c.prec = static_cast<Precision>(f(PPU_DATA_FORMAT::kOffset, PPU_DATA_FORMAT::PROC_PRECISION));
+    c.dpu_flyin = f(PPU_DATA_FORMAT::kOffset, PPU_DATA_FORMAT::DPU_FLYIN) != 0;
+    c.dst_addr = f(PPU_DST_BASE_ADDR::kOffset, PPU_DST_BASE_ADDR::DST_BASE_ADDR) << 4;
+    c.dst_surf_stride_bytes = static_cast<uint64_t>(f(PPU_DST_SURF_STRIDE::kOffset, PPU_DST_SURF_STRIDE::DST_SURF_STRIDE)) << 4;
+    c.rdma_w = f(PPU_RDMA_RDMA_CUBE_IN_WIDTH::kOffset, PPU_RDMA_RDMA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
+    c.rdma_h = f(PPU_RDMA_RDMA_CUBE_IN_HEIGHT::kOffset, PPU_RDMA_RDMA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
+    c.rdma_c = f(PPU_RDMA_RDMA_CUBE_IN_CHANNEL::kOffset, PPU_RDMA_RDMA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1;
+    c.src_prec = static_cast<Precision>(f(PPU_RDMA_RDMA_DATA_FORMAT::kOffset, PPU_RDMA_RDMA_DATA_FORMAT::IN_PRECISION));
+    c.src_addr = rf.read(PPU_RDMA_RDMA_SRC_BASE_ADDR::kOffset);
+    c.src_line_stride_bytes =
+        static_cast<uint64_t>(f(PPU_RDMA_RDMA_SRC_LINE_STRIDE::kOffset, PPU_RDMA_RDMA_SRC_LINE_STRIDE::SRC_LINE_STRIDE)) << 4;
+    c.src_surf_stride_bytes =
+        static_cast<uint64_t>(f(PPU_RDMA_RDMA_SRC_SURF_STRIDE::kOffset, PPU_RDMA_RDMA_SRC_SURF_STRIDE::SRC_SURF_STRIDE)) << 4;
+    return c;
+}
+
+std::vector<Fault> validate_ppu(const PpuConfig& c, const hw::SocProfile& /*p*/, Precision dpu_out) {
+    std::vector<Fault> out;
+    auto fault = [&](const char* block, const char* reg, const char* field, uint64_t v, std::string msg) {
+        out.push_back(Fault{block, reg, field, v, std::move(msg)});
+    };
+    if (c.method_raw > 2)
+        fault("PPU", "OPERATION_MODE_CFG", "POOLING_METHOD", c.method_raw, "pooling method must be 0 (average), 1 (max) or 2 (min)");
+    if (c.prec != Precision::Int8 && c.prec != Precision::Int16 && c.prec != Precision::Fp16)
+        fault("PPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(c.prec), "precision must be 0, 1 or 2");
+    if (c.dpu_flyin != c.from_dpu)
+        fault("PPU", "DATA_FORMAT", "DPU_FLYIN", c.dpu_flyin,
+              c.from_dpu ? "PPU fed by the DPU on the fly (DPU enabled, PPU_RDMA not) needs DPU_FLYIN = 1"
+                         : "PPU reading memory through PPU_RDMA needs DPU_FLYIN = 0");
+    if (c.from_dpu) {
+        if (dpu_out != c.prec)
+            fault("PPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(c.prec),
+                  fmt::format("PPU precision {} differs from the DPU output precision {}", precision_name(c.prec),
+                              precision_name(dpu_out)));
+    } else {
+        if (c.rdma_w != c.in_w || c.rdma_h != c.in_h || c.rdma_c != c.in_c)
+            fault("PPU_RDMA", "RDMA_CUBE_IN_WIDTH/HEIGHT/CHANNEL", "CUBE_IN_WIDTH/HEIGHT/CHANNEL",
+                  c.rdma_w * 65536ull + c.rdma_h,
+                  fmt::format("PPU_RDMA cube {}x{}x{} differs from the PPU input cube {}x{}x{}", c.rdma_w, c.rdma_h,
+                              c.rdma_c, c.in_w, c.in_h, c.in_c));
+        if (static_cast<uint32_t>(c.src_prec) != static_cast<uint32_t>(c.prec))
+            fault("PPU_RDMA", "RDMA_DATA_FORMAT", "IN_PRECISION", static_cast<uint32_t>(c.src_prec),
+                  "PPU_RDMA input precision differs from the PPU precision");
+        if (c.src_line_stride_bytes < static_cast<uint64_t>(c.in_w) * kAtomBytes)
+            fault("PPU_RDMA", "RDMA_SRC_LINE_STRIDE", "SRC_LINE_STRIDE", c.src_line_stride_bytes,
+                  fmt::format("line stride below width*16 = {} bytes", c.in_w * kAtomBytes));
+        if (c.in_c > c2_of(c.prec) && c.src_surf_stride_bytes < c.src_line_stride_bytes * c.in_h)
+            fault("PPU_RDMA", "RDMA_SRC_SURF_STRIDE", "SRC_SURF_STRIDE", c.src_surf_stride_bytes,
+                  "surface stride below line_stride*height");
+    }
+    if (c.out_c != c.in_c)
+        fault("PPU", "DATA_CUBE_OUT_CHANNEL", "CUBE_OUT_CHANNEL", c.out_c - 1,
+              fmt::format("pooling keeps the channels: output {} != input {}", c.out_c, c.in_c));
+    if (c.pad_left >= c.kernel_w || c.pad_right >= c.kernel_w || c.pad_top >= c.kernel_h || c.pad_bottom >= c.kernel_h)
+        fault("PPU", "POOLING_PADDING_CFG", "PAD_LEFT/TOP/RIGHT/BOTTOM", c.pad_left,
+              "padding must be smaller than the kernel (a window would hold only padding)");
+    const int64_t max_w = (static_cast<int64_t>(c.in_w) + c.pad_left + c.pad_right - c.kernel_w) / c.stride_x + 1;
+    const int64_t max_h = (static_cast<int64_t>(c.in_h) + c.pad_top + c.pad_bottom - c.kernel_h) / c.stride_y + 1;
+    if (max_w < 1 || max_h < 1 || c.out_w > max_w || c.out_h > max_h)
+        fault("PPU", "DATA_CUBE_OUT_WIDTH/HEIGHT", "CUBE_OUT_WIDTH/HEIGHT", c.out_w * 65536ull + c.out_h,
+              fmt::format("output {}x{} larger than the {}x{} the input, kernel and padding allow", c.out_w, c.out_h,
+                          max_w, max_h));
+    if (c.method == PoolMethod::Average && (c.recip_w == 0 || c.recip_h == 0))
+        fault("PPU", "RECIP_KERNEL_WIDTH/HEIGHT", "RECIP_KERNEL_WIDTH/HEIGHT", c.recip_w,
+              "average pooling with a zero reciprocal kernel size");
+    if (c.out_c > c2_of(c.prec) && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h))
+        fault("PPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", c.dst_surf_stride_bytes,
+              "output surface stride below width*height*16 bytes");
+    return out;
+}
+
+Cube run_ppu(const PpuConfig& c, const Cube& in) {
+    if (in.w != c.in_w || in.h != c.in_h || in.c != c.in_c) throw std::logic_error("run_ppu: input cube does not match");
+    const bool fl = c.prec == Precision::Fp16;
+    Cube out = Cube::make(c.out_w, c.out_h, c.out_c, fl);
+    const int64_t lo = c.prec == Precision::Int8 ? INT8_MIN : INT16_MIN, hi = c.prec == Precision::Int8 ? INT8_MAX : INT16_MAX;
+    float pad_f = 0;
+    std::memcpy(&pad_f, &c.pad_value, 4);
+    const int64_t pad_i = static_cast<int32_t>(c.pad_value);
+    const float recip_f = static_cast<float>(c.recip_w) / 65536.0f * (static_cast<float>(c.recip_h) / 65536.0f);
+    for (uint32_t ch = 0; ch < c.out_c; ++ch)
+        for (uint32_t oy = 0; oy < c.out_h; ++oy)
+            for (uint32_t ox = 0; ox < c.out_w; ++ox) {
+                int64_t isum = 0, imax = std::numeric_limits<int64_t>::min(), imin = std::numeric_limits<int64_t>::max();
+                float fsum = 0, fmax = -std::numeric_limits<float>::infinity(), fmin = std::numeric_limits<float>::infinity();
+                for (uint32_t ky = 0; ky < c.kernel_h; ++ky)
+                    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                        const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + ky;
+                        const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + kx;
+                        const bool inside = iy >= 0 && iy < c.in_h && ix >= 0 && ix < c.in_w;
+                        const size_t k = inside ? in.idx(ch, static_cast<uint32_t>(iy), static_cast<uint32_t>(ix)) : 0;
+                        if (fl) {
+                            const float v = inside ? (in.is_float ? in.f[k] : static_cast<float>(in.i[k])) : pad_f;
+                            fsum += v, fmax = std::max(fmax, v), fmin = std::min(fmin, v);
+                        } else {
+                            const int64_t v = inside ? (in.is_float ? static_cast<int64_t>(in.f[k]) : in.i[k]) : pad_i;
+                            isum += v, imax = std::max(imax, v), imin = std::min(imin, v);
+                        }
+                    }
+                const size_t o = out.idx(ch, oy, ox);
+                if (fl) {
+                    const float v = c.method == PoolMethod::Max ? fmax : (c.method == PoolMethod::Min ? fmin : fsum * recip_f);
+                    out.f[o] = round_to_fp16(v);
+                } else {
+                    int64_t v = c.method == PoolMethod::Max ? imax : imin;
+                    // UNVERIFIED: average = (sum * RECIP_W * RECIP_H) >> 32, rounded half up, one
+                    // rounding at the end.
+                    if (c.method == PoolMethod::Average)
+                        v = num::mul_shift(isum * static_cast<int64_t>(c.recip_w), static_cast<int32_t>(c.recip_h), 32,
+                                           num::Rounding::HalfUp);
+                    out.i[o] = num::saturate(v, lo, hi);
+                }
+            }
+    return out;
+}
+
+}  // namespace npu::rknpu
