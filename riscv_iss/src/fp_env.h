@@ -51,7 +51,8 @@ private:
 
 /// RMM correction: `rne` is the round-to-nearest-even result of an operation whose exact value is
 /// `exact` (only meaningful when exact_known). At a tie RNE picks the even neighbour, RMM the one away
-/// from zero. Division and square root never produce float ties, so they need no correction.
+/// from zero. Square roots never tie (a float's square root is never a midpoint); quotients can tie when
+/// the result is subnormal.
 inline float rmm_fix(float rne, long double exact, bool exact_known) {
     if (!exact_known || std::isnan(rne) || std::isinf(rne)) return rne;
     const float toward_zero_neighbour = std::fabs(static_cast<long double>(rne)) <= std::fabs(exact)

@@ -25,6 +25,9 @@ TEST_BEGIN
     TEST_FP_OP2_RM(17, fmul.s, rmm, 3, 0x00000001, 0x00000001, 0x3f000000) /* tie away -> 2^-149 */
     TEST_FP_OP2(18, fdiv.s, 1, 0x3eaaaaab, 0x3f800000, 0x40400000)         /* 1/3 */
     TEST_FP_OP2_RM(19, fdiv.s, rtz, 1, 0x3eaaaaaa, 0x3f800000, 0x40400000)
+    /* 5*2^-149 / 2 = 2.5*2^-149: a tie at subnormal precision (UF|NX) */
+    TEST_FP_OP2_RM(26, fdiv.s, rne, 3, 0x00000002, 0x00000005, 0x40000000)
+    TEST_FP_OP2_RM(27, fdiv.s, rmm, 3, 0x00000003, 0x00000005, 0x40000000)
     TEST_FP_OP2(20, fdiv.s, 8, 0x7f800000, 0x3f800000, 0x00000000)         /* 1/0: DZ */
     TEST_FP_OP2(21, fdiv.s, 16, 0x7fc00000, 0x00000000, 0x00000000)        /* 0/0: NV, canonical NaN */
     TEST_FP_OP1(22, fsqrt.s, 0, 0x40000000, 0x40800000)                    /* sqrt 4 */
