@@ -11,11 +11,26 @@ ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
     ConvCost r;
     const uint64_t pixels = static_cast<uint64_t>(c.out_w) * c.out_h;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h;
+    const bool fp16 = c.precision == Precision::Fp16;
+    const uint64_t c2 = static_cast<uint64_t>(fp16 ? p.npu.c2_fp16.value : p.npu.c2_int8.value);
+    const uint64_t rate = static_cast<uint64_t>(fp16 ? p.npu.fp16_macs_per_cycle.value : p.npu.int8_macs_per_cycle.value);
+    if (c.depthwise) {
+        // Each output channel reads only its own input channel. The array takes one feature atom
+        // (C2 channels of one pixel) per MAC cell and multiplies it against a C2-wide weight
+        // slice: in depthwise mode only one product per cell is useful, so the useful rate is
+        // MACs/cycle / C2 (64 on RK3588 int8). UNVERIFIED and derived from the profile's MAC
+        // rate, not a profile parameter of its own (hardware-facts.md §5.4 notes the real
+        // depthwise rate is "far lower" than the full rate).
+        r.macs = pixels * c.out_c * taps;
+        r.macs_padded = pixels * round_up(c.out_c, c2) * taps;
+        const uint64_t dw_rate = rate / c2 ? rate / c2 : 1;
+        r.compute_cycles = (r.macs_padded + dw_rate - 1) / dw_rate;
+        return r;
+    }
     r.macs = pixels * c.out_c * c.in_c_real * taps;
-    const uint64_t cin = round_up(c.in_c, static_cast<uint64_t>(p.npu.c2_int8.value));
+    const uint64_t cin = round_up(c.in_c, c2);
     const uint64_t cout = round_up(c.out_c, 16);
     r.macs_padded = pixels * cout * cin * taps;
-    const uint64_t rate = static_cast<uint64_t>(p.npu.int8_macs_per_cycle.value);
     r.compute_cycles = (r.macs_padded + rate - 1) / rate;
     return r;
 }
