@@ -41,6 +41,16 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
     bytes_.assign(numel() * dtype_size(dtype_), 0);
 }
 
+Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
+    Tensor t;
+    t.dtype_ = dtype;
+    t.shape_ = std::move(shape);
+    for (int64_t d : t.shape_)
+        if (d < 0) throw std::invalid_argument("Tensor: negative dimension");
+    t.bytes_.resize(t.numel() * dtype_size(dtype));  // default-init: no zeroing
+    return t;
+}
+
 size_t Tensor::numel() const {
     size_t n = 1;
     for (int64_t d : shape_) n *= static_cast<size_t>(d);

@@ -4,7 +4,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace num {
@@ -24,11 +27,33 @@ struct QuantParams {
     bool per_axis() const { return scale.size() > 1; }
 };
 
+/// Allocator whose value-less construct() leaves bytes uninitialised (resize without zeroing).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = DefaultInitAllocator<U>;
+    };
+    using std::allocator<T>::allocator;
+    template <typename U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
 /// Row-major dense tensor owning its bytes.
 class Tensor {
    public:
     Tensor() = default;
+    /// Zero-filled tensor.
     Tensor(DType dtype, std::vector<int64_t> shape);
+    /// Tensor whose contents are unspecified: for producers that write every element (operator
+    /// outputs), saving a memset of the whole buffer.
+    static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
 
     DType dtype() const { return dtype_; }
     const std::vector<int64_t>& shape() const { return shape_; }
@@ -51,7 +76,7 @@ class Tensor {
    private:
     DType dtype_ = DType::F32;
     std::vector<int64_t> shape_;
-    std::vector<uint8_t> bytes_;
+    std::vector<uint8_t, DefaultInitAllocator<uint8_t>> bytes_;
 };
 
 }  // namespace num

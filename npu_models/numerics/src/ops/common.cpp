@@ -106,7 +106,7 @@ std::vector<int64_t> ints_or(const Attributes& a, const char* name, size_t n, in
 }
 
 Tensor same_type_like(const Tensor& t, std::vector<int64_t> shape) {
-    Tensor o(t.dtype(), std::move(shape));
+    Tensor o = Tensor::uninitialized(t.dtype(), std::move(shape));  // callers write every element
     o.quant = t.quant;
     return o;
 }

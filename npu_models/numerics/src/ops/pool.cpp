@@ -113,13 +113,36 @@ Acc fold_window(const PoolGeom& g, const Window& w, const T* x, Acc acc, Op op) 
     return acc;
 }
 
+// Max is separable: per output row, first the column-wise max over the valid kernel rows
+// (contiguous, vectorisable), then the row-wise max over the valid kernel columns.
 template <typename T>
 void max_pool_typed(const PoolGeom& g, const Tensor& x, Tensor& y) {
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    for_each_window(g, [&](int64_t o, const Window& w) {
-        py[o] = fold_window(g, w, px, std::numeric_limits<T>::lowest(), [](T m, T v) { return v > m ? v : m; });
-    });
+    std::vector<T> colmax(static_cast<size_t>(g.w));
+    for (int64_t p = 0; p < g.nc; ++p) {
+        const T* plane = px + p * g.h * g.w;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+            const int64_t y0 = oy * g.s[0] - g.pb[0];
+            std::fill(colmax.begin(), colmax.end(), std::numeric_limits<T>::lowest());
+            for (int64_t ky = 0; ky < g.k[0]; ++ky) {
+                const int64_t iy = y0 + ky * g.d[0];
+                if (iy < 0 || iy >= g.h) continue;
+                const T* row = plane + iy * g.w;
+                for (int64_t ix = 0; ix < g.w; ++ix) colmax[static_cast<size_t>(ix)] = row[ix] > colmax[static_cast<size_t>(ix)] ? row[ix] : colmax[static_cast<size_t>(ix)];
+            }
+            T* out = py + (p * g.oh + oy) * g.ow;
+            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                const int64_t x0 = ox * g.s[1] - g.pb[1];
+                T m = std::numeric_limits<T>::lowest();
+                for (int64_t kx = 0; kx < g.k[1]; ++kx) {
+                    const int64_t ix = x0 + kx * g.d[1];
+                    if (ix >= 0 && ix < g.w) m = colmax[static_cast<size_t>(ix)] > m ? colmax[static_cast<size_t>(ix)] : m;
+                }
+                out[ox] = m;
+            }
+        }
+    }
 }
 
 Outputs max_pool(const Attributes& a, const Inputs& in) {

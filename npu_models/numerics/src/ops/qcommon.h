@@ -31,7 +31,7 @@ inline T requant_one(int32_t acc, float scale, int32_t zp) {
 
 /// out[i] = requant(acc[i] + bias, scale, zp) for a row of n values.
 template <typename T>
-void requant_row(const int32_t* acc, int64_t n, int32_t bias, float scale, int32_t zp, T* out) {
+inline __attribute__((always_inline)) void requant_row(const int32_t* acc, int64_t n, int32_t bias, float scale, int32_t zp, T* out) {
     const float lo = static_cast<float>(std::numeric_limits<T>::min() - zp);
     const float hi = static_cast<float>(std::numeric_limits<T>::max() - zp);
     constexpr float kMagic = 12582912.0f;

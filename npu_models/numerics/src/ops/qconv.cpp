@@ -4,6 +4,7 @@
 #include "conv_geom.h"
 #include "numerics/gemm.h"
 #include "qcommon.h"
+#include "scratch.h"
 
 namespace num::ops {
 namespace {
@@ -13,27 +14,27 @@ template <typename Sink>
 void conv_q8(const ConvGeom& g, const Tensor& x, int32_t x_zp, const Tensor& w, const std::vector<int32_t>& w_zp,
              Sink sink) {
     const int64_t K = g.k(), P = g.p(), mg = g.mg();
-    thread_local std::vector<uint8_t> col;  // reused: avoids page faults on every call
-    thread_local std::vector<int32_t> acc;
-    col.resize(g.pointwise() ? 0 : static_cast<size_t>(K * P));
-    acc.resize(static_cast<size_t>(mg * P));
+    thread_local Scratch<uint8_t> col_buf;  // reused: no page faults or zeroing per call
+    thread_local Scratch<int32_t> acc_buf;
+    uint8_t* col = col_buf.get(g.pointwise() ? 1 : static_cast<size_t>(K * P));
+    int32_t* acc = acc_buf.get(static_cast<size_t>(mg * P));
     const uint8_t pad = static_cast<uint8_t>(x_zp);  // raw byte of the zero point (int8 or uint8)
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t gr = 0; gr < g.group; ++gr) {
             const uint8_t* xs = x.data<uint8_t>() + (n * g.c + gr * g.cg()) * g.h * g.w;
-            if (!g.pointwise()) im2col(g, xs, pad, col.data());
+            if (!g.pointwise()) im2col(g, xs, pad, col);
             Q8Operand A, B;
             A.data = w.data<uint8_t>() + gr * mg * K;
             A.is_signed = w.dtype() == DType::I8;
             A.ld = K;
             if (w_zp.size() > 1) A.zp.assign(w_zp.begin() + gr * mg, w_zp.begin() + (gr + 1) * mg);
             else A.zp = {w_zp.empty() ? 0 : w_zp[0]};
-            B.data = g.pointwise() ? xs : col.data();
+            B.data = g.pointwise() ? xs : col;
             B.is_signed = x.dtype() == DType::I8;
             B.ld = P;
             B.zp = {x_zp};
-            qgemm(mg, P, K, A, B, acc.data(), P);
-            sink(n, gr, acc.data());
+            qgemm(mg, P, K, A, B, acc, P);
+            sink(n, gr, acc);
         }
 }
 
@@ -41,6 +42,28 @@ std::vector<int32_t> checked_w_zp(const Tensor* t, int64_t m, const std::string&
     std::vector<int32_t> v = zp_values(t, 1);
     if (v.size() != 1 && static_cast<int64_t>(v.size()) != m) fail(op, "w_zero_point must be scalar or [M]");
     return v;
+}
+
+// Requantization of one output row, plus an AVX-512 build of the same loop (baseline x86-64
+// otherwise): identical arithmetic, wider vectors.
+template <typename T>
+void requant_row_fast(const int32_t* acc, int64_t n, int32_t bias, float scale, int32_t zp, T* out);
+
+#if defined(__x86_64__)
+template <typename T>
+__attribute__((target("avx512f,avx512bw"))) void requant_row_avx512(const int32_t* acc, int64_t n, int32_t bias,
+                                                                     float scale, int32_t zp, T* out) {
+    requant_row<T>(acc, n, bias, scale, zp, out);
+}
+#endif
+
+template <typename T>
+void requant_row_fast(const int32_t* acc, int64_t n, int32_t bias, float scale, int32_t zp, T* out) {
+#if defined(__x86_64__)
+    static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    if (wide) return requant_row_avx512<T>(acc, n, bias, scale, zp, out);
+#endif
+    requant_row<T>(acc, n, bias, scale, zp, out);
 }
 
 Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
@@ -64,7 +87,7 @@ Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
     std::vector<float> scale(static_cast<size_t>(g.m));
     for (int64_t m = 0; m < g.m; ++m) scale[static_cast<size_t>(m)] = x_scale * w_scale[w_scale.size() > 1 ? static_cast<size_t>(m) : 0] / y_scale;
     const DType yd = yz ? yz->dtype() : x.dtype();
-    Tensor y(yd, conv_out_shape(g));
+    Tensor y = Tensor::uninitialized(yd, conv_out_shape(g));
     const int64_t P = g.p(), mg = g.mg();
     dispatch_q8(yd, op, [&](auto tag) {
         using T = decltype(tag);
@@ -72,7 +95,7 @@ Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
             for (int64_t i = 0; i < mg; ++i) {
                 const int64_t m = gr * mg + i;
                 const int32_t bv = bias ? bias->data<int32_t>()[m] : 0;
-                requant_row<T>(acc + i * P, P, bv, scale[static_cast<size_t>(m)], y_zp, y.data<T>() + (n * g.m + m) * P);
+                requant_row_fast<T>(acc + i * P, P, bv, scale[static_cast<size_t>(m)], y_zp, y.data<T>() + (n * g.m + m) * P);
             }
         });
         return 0;

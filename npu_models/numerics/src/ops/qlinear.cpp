@@ -131,7 +131,7 @@ Outputs qlinear_binary(const Attributes&, const Inputs& in) {
     q.rb = bp.scale / cp.scale;
     q.fixed = static_cast<float>(cp.zp) - (q.ra * static_cast<float>(ap.zp) + q.rb * static_cast<float>(bp.zp));
     const float mul_ratio = ap.scale * bp.scale / cp.scale;
-    Tensor y(a.dtype(), os);
+    Tensor y = Tensor::uninitialized(a.dtype(), os);
     dispatch_q8(a.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         for_each_broadcast_rows(os, sa, sb, [&](int64_t o, int64_t ia, int64_t ib, int64_t n, int64_t as, int64_t bs) {
