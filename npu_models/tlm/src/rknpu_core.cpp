@@ -130,6 +130,14 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
     if (!write) data.resize(regions.size());
     for (size_t r = 0; r < regions.size(); ++r) {
         const rknpu::DmaRegion& reg = regions[r];
+        if (reg.bytes > soc_.mem.ddr_size_bytes.value || reg.addr >> soc_.npu.dma_address_bits.value) {
+            diags_.push_back(fmt::format("{}: DMA {} of {} bytes at 0x{:x} ({}) is outside the {}-bit DMA window or "
+                                         "larger than memory",
+                                         name(), write ? "write" : "read", reg.bytes, reg.addr, reg.what,
+                                         soc_.npu.dma_address_bits.value));
+            bad = r;
+            return false;
+        }
         std::vector<uint8_t>& buf = data[r];
         if (!write) buf.resize(reg.bytes);
         sc_core::sc_time first_req = sc_core::SC_ZERO_TIME, last_done = start;

@@ -23,7 +23,14 @@ constexpr uint32_t kWriteError = PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask()
 }  // namespace
 
 void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps) {
-    const rknpu::TaskPlan plan = rknpu::plan_task(rf_, enable_mask, soc_);
+    rknpu::TaskPlan plan;
+    try {
+        plan = rknpu::plan_task(rf_, enable_mask, soc_);
+    } catch (const std::exception& e) {
+        // An engine that cannot make sense of the registers must not end the simulation (SG-8.8).
+        plan.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
+                               fmt::format("the task's programming cannot be executed: {}", e.what())});
+    }
     if (!plan.faults.empty()) {
         rec.faults = plan.faults;
         raise_fault(rec, kFault);
@@ -49,7 +56,14 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
 
     std::vector<std::vector<uint8_t>> out;
     if (mode_ == SimMode::Full) {
-        out = rknpu::execute_task(plan, in);
+        try {
+            out = rknpu::execute_task(plan, in);
+        } catch (const std::exception& e) {
+            rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
+                                  fmt::format("the task's programming cannot be executed: {}", e.what())});
+            raise_fault(rec, kFault);
+            return;
+        }
     } else {
         for (const auto& w : plan.writes) out.emplace_back(w.bytes, 0);  // timing mode: no data computed
     }

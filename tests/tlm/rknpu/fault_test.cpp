@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// Fault catalogue: each malformed stream must stop its task, set the documented interrupt status
+// bit, raise the interrupt (error bits are never masked in this model) and produce a diagnostic
+// naming the problem. All cases run in one simulation (one SystemC elaboration per process); each
+// TEST_P checks one case's result.
+#include <functional>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "hw/regcmd.h"
+#include "hw/regdb.h"
+#include "stream_fixture.h"
+
+namespace {
+
+using namespace hw::rknpu;
+constexpr uint32_t kFault = PC_INTERRUPT_RAW_STATUS::SIM_PROGRAMMING_FAULT.mask();
+constexpr uint32_t kRdErr = PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask();
+constexpr uint32_t kWrErr = PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask();
+
+struct Case {
+    const char* name;
+    std::function<void(testfix::ValidConv&)> mutate;
+    uint32_t status_bit;   ///< 0: the valid baseline (expects DPU_0 and no diagnostic)
+    const char* message;   ///< substring of the diagnostic
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+int find_word(const std::vector<uint64_t>& w, uint64_t word) {
+    for (size_t i = 0; i < w.size(); ++i)
+        if (w[i] == word) return static_cast<int>(i);
+    return -1;
+}
+
+const std::vector<Case>& cases() {
+    static const std::vector<Case> c = {
+        {"valid_stream", [](testfix::ValidConv&) {}, 0, ""},
+        {"missing_sync_entry",
+         [](testfix::ValidConv& v) { v.job.words.erase(v.job.words.begin() + find_word(v.job.words, 0x0041000000000000ull)); },
+         kFault, "without the preceding 0x0041 entry"},
+        {"fetch_amount_too_small", [](testfix::ValidConv& v) { v.job.amount = 3; }, kFault,
+         "no op-enable entry in the 8 fetched entries"},
+        {"target_block_mismatch",
+         [](testfix::ValidConv& v) {
+             const int i = v.index_of("CNA_CONV_CON3");
+             auto cmd = RegCmd::decode(v.job.words[size_t(i)]);
+             cmd.op = target::DPU | opflag::WRITE;
+             v.job.words[size_t(i)] = cmd.encode();
+         },
+         kFault, "target DPU but offset 0x1014 is a CNA register"},
+        {"missing_write_flag",
+         [](testfix::ValidConv& v) {
+             const int i = v.index_of("CNA_CONV_CON1");
+             auto cmd = RegCmd::decode(v.job.words[size_t(i)]);
+             cmd.op = target::CNA;
+             v.job.words[size_t(i)] = cmd.encode();
+         },
+         kFault, "has no write flag"},
+        {"unknown_register",
+         [](testfix::ValidConv& v) { v.job.words.insert(v.job.words.begin(), reg_write(target::CNA, 0x1018, 1).encode()); },
+         kFault, "no register at offset 0x1018 in CNA"},
+        {"cbuf_banks_exceeded",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CBUF_CON0"),
+                                CNA_CBUF_CON0::DATA_BANK.put(9) | CNA_CBUF_CON0::WEIGHT_BANK.put(5));
+         },
+         kFault, "9 + 5 banks exceed the 12 CBUF banks of rk3588"},
+        {"feature_exceeds_data_banks",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CBUF_CON0"),
+                                CNA_CBUF_CON0::DATA_BANK.put(0) | CNA_CBUF_CON0::WEIGHT_BANK.put(2));
+         },
+         kFault, "does not fit 0 data bank(s)"},
+        {"stride_zero", [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_CONV_CON3"), 0); },
+         kFault, "stride 0"},
+        {"kernel_size_zero",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_WEIGHT_SIZE2"),
+                                CNA_WEIGHT_SIZE2::WEIGHT_KERNELS.put(16) | CNA_WEIGHT_SIZE2::WEIGHT_HEIGHT.put(3));
+         },
+         kFault, "kernel size 0"},
+        {"output_larger_than_input",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CORE_DATAOUT_SIZE_0"),
+                                CORE_DATAOUT_SIZE_0::DATAOUT_WIDTH.put(9) | CORE_DATAOUT_SIZE_0::DATAOUT_HEIGHT.put(7));
+         },
+         kFault, "output 10x8 larger than the 8x8"},
+        {"weight_bytes_mismatch",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_WEIGHT_SIZE0"), 2304 + 16); },
+         kFault, "expected bytes_per_kernel*kernels = 2304"},
+        {"channels_not_c2_aligned",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_DATA_SIZE1"),
+                                CNA_DATA_SIZE1::DATAIN_CHANNEL.put(12) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(11));
+         },
+         kFault, "must be a multiple of C2 = 16"},
+        {"kernels_differ_from_output_channels",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CORE_DATAOUT_SIZE_1"), CORE_DATAOUT_SIZE_1::DATAOUT_CHANNEL.put(31));
+         },
+         kFault, "output channels 32 != CNA WEIGHT_KERNELS 16"},
+        {"line_stride_too_small",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DMA_CON1"), 16); }, kFault,
+         "line stride below width*C2 = 128 bytes"},
+        {"blocks_not_enabled",
+         [](testfix::ValidConv& v) {
+             const int i = find_word(v.job.words, RegCmd{opflag::OP_EN | opflag::WRITE, kConvOpEnableMask, 8}.encode());
+             testfix::set_value(v.job.words, i, 0x01);
+         },
+         kFault, "without CNA, CORE and DPU enabled"},
+        {"feature_address_outside_memory",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_FEATURE_DATA_ADDR"), 0xfff00000u); },
+         kRdErr, "feature load of 1024 bytes at 0xfff00000 outside memory"},
+        {"output_address_outside_memory",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("DPU_DST_BASE_ADDR"), 0xfff00000u); },
+         kWrErr, "output write of 1024 bytes at 0xfff00000 outside memory"},
+        {"regcmd_outside_memory", [](testfix::ValidConv& v) { v.job.addr = 0xfff00000u; }, kRdErr,
+         "regcmd fetch of"},
+        {"broken_chain", [](testfix::ValidConv& v) { v.job.task_number = 2; }, kFault,
+         "chain ends after 1 of 2 tasks"},
+        {"zero_task_kick", [](testfix::ValidConv& v) { v.job.task_number = 0; }, kFault, "kick with zero tasks"},
+    };
+    return c;
+}
+
+const std::map<std::string, sim::RawResult>& results() {
+    static const std::map<std::string, sim::RawResult> r = [] {
+        const hw::SocProfile soc = hw::load_named_profile("rk3588");
+        std::vector<sim::RawJob> jobs;
+        for (const Case& c : cases()) {
+            testfix::ValidConv v = testfix::make_valid_conv(soc);
+            c.mutate(v);
+            jobs.push_back(v.job);
+        }
+        const auto res = sim::run_raw_jobs(soc, jobs, npu::tlm_models::SimMode::Full, nullptr);
+        std::map<std::string, sim::RawResult> m;
+        for (size_t i = 0; i < cases().size(); ++i) m[cases()[i].name] = res[i];
+        return m;
+    }();
+    return r;
+}
+
+class FaultCatalogue : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FaultCatalogue, StopsWithStatusBitAndDiagnostic) {
+    const Case& c = GetParam();
+    const sim::RawResult& r = results().at(c.name);
+    EXPECT_TRUE(r.irq) << "interrupt not raised";
+    std::string diags;
+    for (const auto& d : r.diagnostics) diags += d + "\n";
+    if (c.status_bit == 0) {
+        EXPECT_EQ(r.raw_status, PC_INTERRUPT_RAW_STATUS::DPU_0.mask());
+        EXPECT_EQ(r.task_status, 1u);
+        EXPECT_TRUE(r.diagnostics.empty()) << diags;
+        return;
+    }
+    EXPECT_TRUE(r.raw_status & c.status_bit) << std::hex << "raw status 0x" << r.raw_status;
+    // Only the broken chain lets its first (legal) task complete before the PC stops.
+    const bool first_completes = std::string(c.name) == "broken_chain";
+    EXPECT_EQ((r.raw_status & PC_INTERRUPT_RAW_STATUS::DPU_0.mask()) != 0, first_completes);
+    EXPECT_EQ(r.task_status, first_completes ? 1u : 0u);
+    EXPECT_NE(diags.find(c.message), std::string::npos) << "diagnostics:\n" << diags;
+    EXPECT_NE(diags.find("task "), std::string::npos) << "the diagnostic must name the task\n" << diags;
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, FaultCatalogue, ::testing::ValuesIn(cases()),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+}  // namespace

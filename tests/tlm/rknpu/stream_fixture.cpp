@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#include "stream_fixture.h"
+
+#include <cstring>
+#include <random>
+
+#include "drv/regcmd/builder.h"
+#include "drv/rknpu/conv_lowering.h"
+#include "hw/regcmd.h"
+#include "hw/regdb.h"
+
+namespace testfix {
+
+ValidConv make_valid_conv(const hw::SocProfile& soc) {
+    drv::rknpu::ConvLayer L;
+    L.in_c = 16, L.in_h = 8, L.in_w = 8, L.out_c = 16;
+    L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = 1;
+    L.relu = true;
+    L.in_scale = 0.05f, L.w_scale = 0.02f, L.out_scale = 0.5f;
+    std::mt19937 rng(5);
+    L.weights.resize(16 * 16 * 9);
+    for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
+    L.bias.assign(16, 100);
+    std::vector<int8_t> x(16 * 8 * 8);
+    for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+    const auto low = drv::rknpu::lower_conv(L, soc);
+    drv::regcmd::Builder b;
+    drv::rknpu::emit_conv_task(L, low, {uint32_t(kInput), uint32_t(kWeights), uint32_t(kBias), uint32_t(kOutput)}, b);
+    b.end_task(0, 0, hw::rknpu::kConvOpEnableMask);
+    b.align(8);
+    ValidConv v;
+    v.job.addr = kRegcmd;
+    v.job.words = b.words();
+    const auto packed = drv::rknpu::pack_input(L, low, x);
+    v.job.preload = {{kInput, packed}, {kWeights, low.weights}, {kBias, low.bias}};
+    return v;
+}
+
+int ValidConv::index_of(const char* reg) const {
+    const auto* r = hw::rknpu::find_reg(std::string(reg));
+    if (!r) return -1;
+    for (size_t i = 0; i < job.words.size(); ++i) {
+        const auto c = hw::rknpu::RegCmd::decode(job.words[i]);
+        if (c.target() != 0 && c.offset == r->offset) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+void set_value(std::vector<uint64_t>& w, int i, uint32_t value) {
+    auto c = hw::rknpu::RegCmd::decode(w.at(static_cast<size_t>(i)));
+    c.value = value;
+    w[static_cast<size_t>(i)] = c.encode();
+}
+
+}  // namespace testfix
