@@ -7,10 +7,14 @@ Writes float and QDQ-int8 variants of MobileNetV2 (1x3x224x224), ResNet50 v2 (pr
 rknn_model_zoo), plus small one-op-family test nets, and prints parameter and MAC counts against
 the commonly cited figures (calibration/README.md). Weights are seeded random (latency does not
 depend on them); BatchNorm after a convolution is folded into the convolution, as deployment
-toolchains do. Quantization is static: one seeded calibration input, per-tensor asymmetric int8
-activations, per-channel symmetric int8 weights restricted to 7 bits (onnxruntime's reduce_range,
+toolchains do. Quantization is static: one seeded calibration input, per-tensor asymmetric activations
+(uint8 in <model>_qdq.onnx, onnxruntime's default QDQ activation type; int8 in <model>_qdq_s8.onnx),
+per-channel symmetric int8 weights restricted to 7 bits (onnxruntime's reduce_range,
 which keeps u8s8 kernels on CPUs without VNNI free of int16 saturation, so results are exact
-integer arithmetic everywhere), int32 biases with scale = x_scale * w_scale.
+integer arithmetic everywhere), int32 biases with scale = x_scale * w_scale. Why uint8 activations
+by default: onnxruntime on x86 does not run int8-activation QDQ units as integer ops; it rewrites
+simple int8 Q->DQ pairs to uint8 and leaves units whose Q feeds several consumers (residual
+branches) in float, so only uint8 activations give an all-integer graph there.
 
 Run with /usr/bin/python3 (needs python3-onnx and python3-numpy from Debian):
     /usr/bin/python3 tools/zoo/make_zoo.py OUT_DIR [--models mobilenetv2,resnet50v2,yolov5s,tests]
@@ -268,9 +272,10 @@ def yolov5s(seed=3):
 # ----------------------------------------------------------------------------------------------
 # ONNX emission.
 class Emitter:
-    def __init__(self, net, qdq):
+    def __init__(self, net, qdq, act_type=np.uint8):
         self.net = net
         self.qdq = qdq
+        self.act_type = act_type
         self.nodes = []
         self.inits = []
         self.qparams = {}  # activation -> (scale, zp)
@@ -293,7 +298,8 @@ class Emitter:
         if hi - lo < 1e-6:
             hi = lo + 1e-3
         scale = np.float32((hi - lo) / 255.0)
-        zp = int(np.clip(np.round(-128 - lo / scale), -128, 127))
+        qmin = -128 if self.act_type == np.int8 else 0
+        zp = int(np.clip(np.round(qmin - lo / scale), qmin, qmin + 255))
         return scale, zp
 
     def quantize(self, float_name, act_name, params=None, relu=False):
@@ -301,7 +307,7 @@ class Emitter:
         s, z = params if params is not None else self.act_range(act_name, relu)
         self.qparams[act_name] = (s, z)
         sn = self.init(act_name + "_scale", np.array(s, dtype=np.float32))
-        zn = self.init(act_name + "_zp", np.array(z, dtype=np.int8))
+        zn = self.init(act_name + "_zp", np.array(z, dtype=self.act_type))
         self.node("QuantizeLinear", [float_name, sn, zn], [act_name + "_q"])
         out = act_name + "_dq"
         self.node("DequantizeLinear", [act_name + "_q", sn, zn], [out])
@@ -534,6 +540,7 @@ def main():
         save(Emitter(net, False).emit(), os.path.join(args.out_dir, name + ".onnx"))
         if not args.no_qdq:
             save(Emitter(net, True).emit(), os.path.join(args.out_dir, name + "_qdq.onnx"))
+            save(Emitter(net, True, np.int8).emit(), os.path.join(args.out_dir, name + "_qdq_s8.onnx"))
         cp, cm = CITED[name]
         dp, dm = (net.params - cp) / cp * 100, (net.macs - cm) / cm * 100
         ok = abs(dp) <= 5 and abs(dm) <= 5

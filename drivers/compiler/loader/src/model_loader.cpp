@@ -5,6 +5,8 @@
 #include <iterator>
 #include <vector>
 
+#include "compiler/tflite/tflite_importer.h"
+
 
 namespace drv::importer {
 
@@ -12,8 +14,7 @@ ir::Graph load_model(const std::string& path, const ImportOptions& opts) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw ImportError(path + ": cannot open file");
     std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (looks_like_tflite(bytes.data(), bytes.size()))
-        throw ImportError(path + ": TFLite import is not available in this build");
+    if (looks_like_tflite(bytes.data(), bytes.size())) return import_tflite_bytes(bytes.data(), bytes.size(), opts, path);
     return import_onnx_bytes(bytes.data(), bytes.size(), opts, path);
 }
 

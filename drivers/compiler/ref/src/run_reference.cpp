@@ -2,10 +2,11 @@
 // `npusim run --reference MODEL --input x.npy --output y.npy`: import, feed, run, write. Errors are
 // reported as one "error: ..." line naming the file/node and mapped to RefExit codes (SG-8.8.3).
 #include <fstream>
+#include <stdexcept>
 
 #include "compiler/model_loader.h"
-#include "compiler/ref/npy_io.h"
 #include "compiler/ref/reference.h"
+#include "numerics/npy.h"
 #include "numerics/ops.h"
 
 namespace drv::ref {
@@ -22,18 +23,18 @@ std::string output_path(const RefRunOptions& o, size_t k) {
 std::map<std::string, num::Tensor> gather_inputs(const RefRunOptions& o, const ir::Graph& g, std::ostream& log) {
     std::map<std::string, num::Tensor> in;
     if (!o.inputs.empty() && o.inputs.size() != g.inputs().size())
-        throw NpyError(std::to_string(o.inputs.size()) + " --input file(s) given, the model has " +
+        throw std::runtime_error(std::to_string(o.inputs.size()) + " --input file(s) given, the model has " +
                        std::to_string(g.inputs().size()) + " input(s)");
     for (size_t k = 0; k < g.inputs().size(); ++k) {
         const ir::Value& v = g.value(g.inputs()[k]);
         if (!o.inputs.empty()) {
-            in[v.name] = read_npy(o.inputs[k]);
+            in[v.name] = num::read_npy(o.inputs[k]);
             continue;
         }
         in[v.name] = random_input(v, o.seed, k);
         log << "input '" << v.name << "': random " << num::dtype_name(v.dtype) << " " << v.shape_str() << " (seed " << o.seed << ")\n";
         if (!o.dump_inputs_dir.empty())
-            write_npy(o.dump_inputs_dir + "/input_" + std::to_string(k) + ".npy", in[v.name]);
+            num::write_npy(o.dump_inputs_dir + "/input_" + std::to_string(k) + ".npy", in[v.name]);
     }
     return in;
 }
@@ -76,7 +77,7 @@ int run_reference(const RefRunOptions& o, std::ostream& log) {
         for (size_t k = 0; k < g.outputs().size(); ++k) {
             const auto& t = out.at(g.outputs()[k]);
             std::string path = output_path(o, k);
-            write_npy(path, t);
+            num::write_npy(path, t);
             log << "output '" << g.outputs()[k] << "': " << num::dtype_name(t.dtype()) << " " << t.shape_str() << " -> " << path << "\n";
         }
     } catch (const std::exception& e) {
