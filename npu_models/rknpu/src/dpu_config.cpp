@@ -175,6 +175,8 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
     check_stage(d.bs, "BS_CFG", "BS_ALU_ALGO");
     check_stage(d.bn, "BN_CFG", "BN_ALU_ALGO");
     if (!d.ew.bypass) {
+        if (!d.ew.op_bypass && d.ew.op_is_mul && d.ew.truncate > 63)
+            fault("DPU", "EW_CVT_SCALE_VALUE", "EW_TRUNCATE", d.ew.truncate, "EW multiply truncation beyond 63 bits");
         if (!d.ew.op_bypass && !d.ew.op_is_mul && d.ew.alu_algo > 2)
             fault("DPU", "EW_CFG", "EW_ALU_ALGO", d.ew.alu_algo, "ALU algorithm not modelled (0 max, 1 min, 2 add)");
         if (!d.ew.op_bypass && d.ew.op_from_mem) {

@@ -54,6 +54,7 @@ struct StageOps {
 
 StageOps stage_ops(const DpuStage& s, uint32_t ch, uint32_t channels, const std::vector<uint8_t>& mem, bool fl) {
     StageOps o;
+    if (s.bypass) return o;
     const size_t mul_base = (!s.alu_bypass && s.alu_from_mem) ? 4ull * channels : 0;
     const uint32_t alu_raw = (s.alu_from_mem && !s.alu_bypass) ? static_cast<uint32_t>(load_i32(mem, 4ull * ch)) : s.alu_operand;
     const uint16_t mul_raw = (s.mul_from_mem && !s.mul_bypass) ? load_u16(mem, mul_base + 2ull * ch)
@@ -70,10 +71,15 @@ StageOps stage_ops(const DpuStage& s, uint32_t ch, uint32_t channels, const std:
     return o;
 }
 
+/// UNVERIFIED: every ALU / MUL / LUT result of the integer datapath saturates to 32 bits (the
+/// hardware width is not public; this keeps the model free of 64-bit overflow on any register
+/// values).
+int64_t sat32(int64_t v) { return num::saturate(v, INT32_MIN, INT32_MAX); }
+
 int64_t stage_i(const DpuStage& s, const StageOps& o, int64_t x) {
     if (s.bypass) return x;
-    if (!s.alu_bypass) x = alu<int64_t>(s.alu_algo, x, o.alu_i);
-    if (!s.mul_bypass && (!s.mul_prelu || x < 0)) x = shr_round(x, o.mul_i, s.mul_shift);
+    if (!s.alu_bypass) x = sat32(alu<int64_t>(s.alu_algo, x, o.alu_i));
+    if (!s.mul_bypass && (!s.mul_prelu || x < 0)) x = sat32(shr_round(x, o.mul_i, s.mul_shift));
     if (!s.relu_bypass) {
         if (x < 0) x = 0;
         if (s.relux_en && x > o.relux_i) x = o.relux_i;
@@ -186,7 +192,7 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                     // applied on the float path.
                     out.f[k] = round_to_fp16(v);
                 } else {
-                    int64_t v = in.is_float ? static_cast<int64_t>(in.f[k]) : in.i[k];
+                    int64_t v = sat32(in.is_float ? static_cast<int64_t>(in.f[k]) : in.i[k]);
                     v = stage_i(d.bn, bn, stage_i(d.bs, bs, v));
                     if (ew_on) {
                         if (ew_op) {
@@ -194,15 +200,15 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                             if (d.ew.op_from_mem) {
                                 e = ew.i[k];
                                 // UNVERIFIED order: (e + offset) * scale >> shift.
-                                if (!d.ew.cvt_bypass) e = shr_round(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift);
+                                if (!d.ew.cvt_bypass) e = sat32(shr_round(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
                             }
                             if (d.ew.op_is_mul) {
-                                if (!d.ew.mul_prelu || v < 0) v = shr_round(v * e, 1, d.ew.truncate);
+                                if (!d.ew.mul_prelu || v < 0) v = sat32(shr_round(v * e, 1, d.ew.truncate));
                             } else {
-                                v = alu<int64_t>(d.ew.alu_algo, v, e);
+                                v = sat32(alu<int64_t>(d.ew.alu_algo, v, e));
                             }
                         }
-                        if (!d.ew.lut_bypass) v = lut_lookup(d.lut, v);
+                        if (!d.ew.lut_bypass) v = sat32(lut_lookup(d.lut, v));
                         if (!d.ew.relu_bypass) {
                             if (v < 0) v = 0;
                             if (d.ew.relux_en && v > ew_relux_i) v = ew_relux_i;

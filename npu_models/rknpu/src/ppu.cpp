@@ -117,7 +117,8 @@ Cube run_ppu(const PpuConfig& c, const Cube& in) {
     const int64_t lo = c.prec == Precision::Int8 ? INT8_MIN : INT16_MIN, hi = c.prec == Precision::Int8 ? INT8_MAX : INT16_MAX;
     float pad_f = 0;
     std::memcpy(&pad_f, &c.pad_value, 4);
-    const int64_t pad_i = static_cast<int32_t>(c.pad_value);
+    // UNVERIFIED: the pad value is taken in the data precision (saturated to it).
+    const int64_t pad_i = num::saturate(static_cast<int32_t>(c.pad_value), lo, hi);
     const float recip_f = static_cast<float>(c.recip_w) / 65536.0f * (static_cast<float>(c.recip_h) / 65536.0f);
     for (uint32_t ch = 0; ch < c.out_c; ++ch)
         for (uint32_t oy = 0; oy < c.out_h; ++oy)
