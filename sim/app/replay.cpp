@@ -67,6 +67,10 @@ RawResult run_one(SimHal& hal, Platform& plat, const hw::SocProfile& soc, const 
     res.task_status = hal.reg_read32(job.core, soc.npu.pc_task_status_offset.value);
     res.diagnostics.assign(core.diagnostics().begin() + static_cast<std::ptrdiff_t>(diag0), core.diagnostics().end());
     res.tasks.assign(core.tasks().begin() + static_cast<std::ptrdiff_t>(task0), core.tasks().end());
+    for (const auto& [a, n] : job.readback) {
+        res.readback.emplace_back(n);
+        hal.bo_read(drv::DmaBuffer{0, a, n}, 0, res.readback.back().data(), n);
+    }
     hal.reset(job.core);
     return res;
 }

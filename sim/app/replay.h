@@ -25,6 +25,8 @@ struct RawJob {
     uint32_t int_mask = 0x300;
     /// Extra data placed in DDR before the kick (e.g. tensors the stream points at).
     std::vector<std::pair<uint64_t, std::vector<uint8_t>>> preload;
+    /// DDR ranges read back after the job (e.g. its outputs).
+    std::vector<std::pair<uint64_t, size_t>> readback;
 };
 
 struct RawResult {
@@ -33,6 +35,7 @@ struct RawResult {
     uint64_t elapsed_ns = 0;
     std::vector<std::string> diagnostics;  ///< model diagnostics raised by this job
     std::vector<npu::tlm_models::TaskRecord> tasks;
+    std::vector<std::vector<uint8_t>> readback;
 };
 
 /// Run the jobs one after the other on one platform (one SystemC elaboration per process); the

@@ -51,6 +51,33 @@ void Builder::align(size_t entries) {
     while (entries && words_.size() % entries) words_.push_back(0);
 }
 
+std::vector<uint64_t> link_tasks(const std::vector<std::vector<uint64_t>>& bodies, uint64_t base_addr, int scale,
+                                 uint32_t enable_mask, std::vector<size_t>* starts) {
+    constexpr size_t kAlignEntries = 8;  // 64-byte task blocks
+    std::vector<size_t> begin(bodies.size());
+    size_t at = 0;
+    for (size_t i = 0; i < bodies.size(); ++i) {
+        begin[i] = at;
+        const size_t n = bodies[i].size() + static_cast<size_t>(kTaskEndEntries);
+        at += (n + kAlignEntries - 1) / kAlignEntries * kAlignEntries;
+    }
+    Builder b;
+    for (size_t i = 0; i < bodies.size(); ++i) {
+        for (uint64_t w : bodies[i]) b.words_.push_back(w);
+        uint32_t next_addr = 0, next_amount = 0;
+        if (i + 1 < bodies.size()) {
+            const uint64_t a = base_addr + 8 * begin[i + 1];
+            if (a > 0xffffffffu) throw EmitError("regcmd: task chain crosses the 32-bit regcmd address window");
+            next_addr = static_cast<uint32_t>(a);
+            next_amount = pc_data_amount(bodies[i + 1].size() + static_cast<size_t>(kTaskEndEntries), scale);
+        }
+        b.end_task(next_addr, next_amount, enable_mask);
+        b.align(kAlignEntries);
+    }
+    if (starts) *starts = begin;
+    return b.words_;
+}
+
 uint32_t pc_data_amount(size_t entries, int scale) {
     const size_t units = (entries + static_cast<size_t>(scale) - 1) / static_cast<size_t>(scale);
     return units == 0 ? 0 : static_cast<uint32_t>(units - 1);

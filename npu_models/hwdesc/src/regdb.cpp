@@ -3,25 +3,43 @@
 #include "hw/regdb.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cstring>
 
 namespace hw::rknpu {
 
+namespace {
+/// Offset -> register, one slot per 32-bit word of the 64 KiB window: the PC decodes every
+/// fetched entry through this, so it must be a plain index.
+const std::array<int16_t, 0x4000>& offset_table() {
+    static const std::array<int16_t, 0x4000> t = [] {
+        std::array<int16_t, 0x4000> a{};
+        a.fill(-1);
+        for (int i = 0; i < kRegCount; ++i) a[kRegs[i].offset >> 2] = static_cast<int16_t>(i);
+        return a;
+    }();
+    return t;
+}
+}  // namespace
+
 const RegInfo* find_reg(uint16_t offset) {
-    const RegInfo* begin = std::begin(kRegs);
-    const RegInfo* end = std::end(kRegs);
-    const RegInfo* it = std::lower_bound(begin, end, offset,
-                                         [](const RegInfo& r, uint16_t off) { return r.offset < off; });
-    return (it != end && it->offset == offset) ? it : nullptr;
+    if (offset & 3) return nullptr;
+    const int16_t i = offset_table()[offset >> 2];
+    return i < 0 ? nullptr : &kRegs[i];
 }
 
 const RegInfo* find_reg(const std::string& name) {
-    for (const RegInfo& r : kRegs) {
-        std::string dotted = std::string(r.block_name) + "." + r.name;
-        std::string underscored = std::string(r.block_name) + "_" + r.name;
-        if (name == dotted || name == underscored) return &r;
-    }
-    return nullptr;
+    static const std::map<std::string, const RegInfo*> by_name = [] {
+        std::map<std::string, const RegInfo*> m;
+        for (const RegInfo& r : kRegs) {
+            m[std::string(r.block_name) + "." + r.name] = &r;
+            m[std::string(r.block_name) + "_" + r.name] = &r;
+        }
+        return m;
+    }();
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
 }
 
 const BlockInfo* block_at(uint16_t offset) {

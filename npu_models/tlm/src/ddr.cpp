@@ -20,7 +20,10 @@ void Ddr::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
         return;
     }
     const bool is_write = gp.is_write();
-    const bool ok = is_write ? mem_.write(addr, gp.get_data_ptr(), len) : mem_.read(addr, gp.get_data_ptr(), len);
+    // A null data pointer is a timing-only transfer (SimMode::Timing): checked, timed, no bytes moved.
+    const bool ok = !gp.get_data_ptr() ? mem_.in_range(addr, len)
+                    : is_write        ? mem_.write(addr, gp.get_data_ptr(), len)
+                                      : mem_.read(addr, gp.get_data_ptr(), len);
     if (!ok) {
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;

@@ -138,8 +138,10 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             bad = r;
             return false;
         }
+        // Timing mode moves no bytes (null data pointer), except the regcmd the PC must decode.
+        const bool timing_only = mode_ == SimMode::Timing && reg.block != "PC";
         std::vector<uint8_t>& buf = data[r];
-        if (!write) buf.resize(reg.bytes);
+        if (!write && !timing_only) buf.resize(reg.bytes);
         sc_core::sc_time first_req = sc_core::SC_ZERO_TIME, last_done = start;
         for (uint64_t off = 0; off < reg.bytes || (reg.bytes == 0 && off == 0); off += kSegmentBytes) {
             const uint64_t n = std::min(kSegmentBytes, reg.bytes - off);
@@ -154,7 +156,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             tlm::tlm_generic_payload gp;
             gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
             gp.set_address(reg.addr + off);
-            gp.set_data_ptr(buf.data() + off);
+            gp.set_data_ptr(timing_only ? nullptr : buf.data() + off);
             gp.set_data_length(static_cast<unsigned int>(n));
             gp.set_streaming_width(static_cast<unsigned int>(n));
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);

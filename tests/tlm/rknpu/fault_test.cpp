@@ -135,9 +135,11 @@ const std::map<std::string, sim::RawResult>& results() {
             c.mutate(v);
             jobs.push_back(v.job);
         }
+        jobs.push_back(testfix::make_valid_conv(soc, 3).job);  // PC chaining, checked below
         const auto res = sim::run_raw_jobs(soc, jobs, npu::tlm_models::SimMode::Full, nullptr);
         std::map<std::string, sim::RawResult> m;
         for (size_t i = 0; i < cases().size(); ++i) m[cases()[i].name] = res[i];
+        m["chain_of_three"] = res.back();
         return m;
     }();
     return r;
@@ -164,6 +166,25 @@ TEST_P(FaultCatalogue, StopsWithStatusBitAndDiagnostic) {
     EXPECT_EQ(r.task_status, first_completes ? 1u : 0u);
     EXPECT_NE(diags.find(c.message), std::string::npos) << "diagnostics:\n" << diags;
     EXPECT_NE(diags.find("task "), std::string::npos) << "the diagnostic must name the task\n" << diags;
+}
+
+TEST(PcChaining, ThreeChainedTasksRunInOneKick) {
+    const sim::RawResult& r = results().at("chain_of_three");
+    const sim::RawResult& single = results().at("valid_stream");
+    EXPECT_TRUE(r.irq);
+    EXPECT_TRUE(r.diagnostics.empty());
+    EXPECT_EQ(r.task_status, 3u);
+    // Ping-pong groups: tasks 0 and 2 complete in group 0, task 1 in group 1.
+    EXPECT_EQ(r.raw_status, PC_INTERRUPT_RAW_STATUS::DPU_0.mask() | PC_INTERRUPT_RAW_STATUS::DPU_1.mask());
+    ASSERT_EQ(r.tasks.size(), 3u);
+    ASSERT_EQ(r.readback.size(), 3u);
+    ASSERT_EQ(single.readback.size(), 1u);
+    for (const auto& out : r.readback) EXPECT_EQ(out, single.readback[0]);
+    bool any_nonzero = false;
+    for (uint8_t b : single.readback[0]) any_nonzero |= b != 0;
+    EXPECT_TRUE(any_nonzero);
+    // Tasks run back to back: each starts after the previous one ended.
+    for (size_t i = 1; i < r.tasks.size(); ++i) EXPECT_GE(r.tasks[i].start_ps, r.tasks[i - 1].end_ps);
 }
 
 INSTANTIATE_TEST_SUITE_P(Streams, FaultCatalogue, ::testing::ValuesIn(cases()),

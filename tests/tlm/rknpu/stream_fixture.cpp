@@ -11,7 +11,7 @@
 
 namespace testfix {
 
-ValidConv make_valid_conv(const hw::SocProfile& soc) {
+ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks) {
     drv::rknpu::ConvLayer L;
     L.in_c = 16, L.in_h = 8, L.in_w = 8, L.out_c = 16;
     L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = 1;
@@ -24,13 +24,18 @@ ValidConv make_valid_conv(const hw::SocProfile& soc) {
     std::vector<int8_t> x(16 * 8 * 8);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
     const auto low = drv::rknpu::lower_conv(L, soc);
-    drv::regcmd::Builder b;
-    drv::rknpu::emit_conv_task(L, low, {uint32_t(kInput), uint32_t(kWeights), uint32_t(kBias), uint32_t(kOutput)}, b);
-    b.end_task(0, 0, hw::rknpu::kConvOpEnableMask);
-    b.align(8);
+    std::vector<std::vector<uint64_t>> bodies;
+    for (int t = 0; t < tasks; ++t) {
+        drv::regcmd::Builder b;
+        drv::rknpu::emit_conv_task(
+            L, low, {uint32_t(kInput), uint32_t(kWeights), uint32_t(kBias), uint32_t(kOutput + 0x1000u * t)}, b);
+        bodies.push_back(b.words());
+        }
     ValidConv v;
     v.job.addr = kRegcmd;
-    v.job.words = b.words();
+    v.job.words = drv::regcmd::link_tasks(bodies, kRegcmd, soc.npu.pc_data_amount_scale.value,
+                                          hw::rknpu::kConvOpEnableMask);
+    for (int t = 0; t < tasks; ++t) v.job.readback.push_back({kOutput + 0x1000u * t, kOutputBytes});
     const auto packed = drv::rknpu::pack_input(L, low, x);
     v.job.preload = {{kInput, packed}, {kWeights, low.weights}, {kBias, low.bias}};
     return v;

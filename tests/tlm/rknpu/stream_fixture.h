@@ -19,7 +19,9 @@ struct ValidConv {
     int index_of(const char* reg) const;  ///< entry index of the write to "BLOCK_REG"; -1 if none
 };
 
-ValidConv make_valid_conv(const hw::SocProfile& soc);
+/// `tasks` copies of the conv, chained in one buffer, task i writing kOutput + i * 0x1000.
+ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks = 1);
+inline constexpr size_t kOutputBytes = 16 * 8 * 8;
 
 /// Replace the value of the entry at `i`, keeping op and offset.
 void set_value(std::vector<uint64_t>& w, int i, uint32_t value);

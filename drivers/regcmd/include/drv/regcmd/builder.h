@@ -46,8 +46,17 @@ class Builder {
     void clear() { words_.clear(); }
 
    private:
+    friend std::vector<uint64_t> link_tasks(const std::vector<std::vector<uint64_t>>&, uint64_t, int, uint32_t,
+                                            std::vector<size_t>*);
     std::vector<uint64_t> words_;
 };
+
+/// Lay out several task bodies (register writes without the ending entries) in one buffer at
+/// device address `base_addr`: each task gets its four ending entries chaining to the next task
+/// (0 after the last) and is padded to 64 bytes, as open drivers lay regcmd out. Returns the words;
+/// `starts` receives each task's first entry index and `regcfg` its register-entry count.
+std::vector<uint64_t> link_tasks(const std::vector<std::vector<uint64_t>>& bodies, uint64_t base_addr,
+                                 int pc_data_amount_scale, uint32_t enable_mask, std::vector<size_t>* starts = nullptr);
 
 /// Fetch amount for a task of `entries` 64-bit words (including the 4 ending entries) as the PC
 /// expects it: ceil(entries / scale) - 1 (vendor rknpu_job_subcore_commit_pc).
