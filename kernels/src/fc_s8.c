@@ -3,7 +3,7 @@
  * each input element is loaded once for four multiply-accumulates. */
 #include "mk/mk_int8.h"
 
-void mk_fully_connected_s8(const int8_t* in, int32_t m, int32_t k, const int8_t* weights, int32_t n,
+MK_HOT void mk_fully_connected_s8(const int8_t* in, int32_t m, int32_t k, const int8_t* weights, int32_t n,
                            const int32_t* bias, int8_t* out, int32_t in_zp, int32_t out_zp, const int32_t* mult,
                            const int32_t* shift, const float* fscale, int32_t act_min, int32_t act_max) {
     const int32_t in_off = -in_zp;

@@ -17,6 +17,15 @@
 extern "C" {
 #endif
 
+/** Hot kernels execute from SRAM on MCUs whose code runs from flash through wait states (ws63 XIP):
+ * the firmware build for such a board defines MK_HOT_IN_RAM, which places these functions in .data,
+ * copied from flash to SRAM by the C start-up code like any initialised data. */
+#if defined(MK_HOT_IN_RAM)
+#define MK_HOT __attribute__((section(".data.mk_hot")))
+#else
+#define MK_HOT
+#endif
+
 /** An NHWC activation shape (rank < 4 tensors use leading 1s). */
 typedef struct {
     int32_t n, h, w, c;
@@ -34,10 +43,22 @@ typedef struct {
  * (requant then returns 0). Host/converter side; needs no libm. */
 mk_qscale mk_quantize_scale(double real_scale);
 
-/** Fixed-point requantization of an int32 accumulator (no zero point, no saturation). */
+/** Fixed-point requantization of an int32 accumulator (no zero point, no saturation). For the usual
+ * case 31 + shift >= 32 (scale < 1) only the high word of the 64-bit product is shifted: on RV32
+ * that is `mul` + `mulh` + a few ALU ops instead of a generic variable 64-bit shift. The result is
+ * identical to the contract's formula (the rounding constant has a zero low word, and the low word
+ * of the product cannot carry into the floor of the quotient). */
 static inline int32_t mk_requant(int32_t acc, int32_t multiplier, int32_t shift) {
     const int rs = 31 + shift;
     const int64_t prod = (int64_t)acc * (int64_t)multiplier;
+    if (rs > 32) {
+        const int32_t hi = (int32_t)(prod >> 32) + (int32_t)(1u << (rs - 33));
+        return hi >> (rs - 32);
+    }
+    if (rs == 32) {
+        const uint32_t lo = (uint32_t)prod, sum = lo + 0x80000000u;
+        return (int32_t)(prod >> 32) + (sum < lo ? 1 : 0);
+    }
     return (int32_t)((prod + ((int64_t)1 << (rs - 1))) >> rs);
 }
 
