@@ -5,6 +5,7 @@
 // integer results are exact, the float ones depend on the kernel's summation order only.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace num {
@@ -24,6 +25,14 @@ struct Q8Operand {
 
 /// C[MxN] (int32) = sum_k (A[m,k] - zpA[m]) * (B[k,n] - zpB[n]), exact. Overwrites C.
 void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, int32_t* C, int64_t ldc);
+
+/// Row k (0 <= k < K) of a GEMM B operand written to dst[0..N): lets a convolution feed im2col rows
+/// straight into the packer instead of materialising the K x N column matrix.
+using QGemmRowFn = std::function<void(int64_t k, uint8_t* dst)>;
+
+/// qgemm with B produced row by row (raw bytes, signedness b_signed, zero point(s) b_zp).
+void qgemm_rows(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const QGemmRowFn& b_row, bool b_signed,
+                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc);
 
 /// Name of the integer kernel the CPU selected ("avx512vnni", "generic") for logs and benchmarks.
 const char* qgemm_kernel_name();

@@ -33,35 +33,37 @@ ConvGeom conv_transpose_geometry(const Tensor& x, const Tensor& w, const Attribu
 /// Output shape [N, M, (oh,) ow] for g.
 std::vector<int64_t> conv_out_shape(const ConvGeom& g);
 
-/// col[k][p] for one image and group: x points at the group's first channel (cg x h x w).
+/// Row k = (c*kh + ky)*kw + kx of the im2col matrix (P = oh*ow entries) for one image and group;
+/// x points at the group's first channel (cg x h x w), taps outside the input read `pad`.
+template <typename T>
+void im2col_row(const ConvGeom& g, const T* x, T pad, int64_t k, T* dst) {
+    const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, c = k / (g.kw * g.kh);
+    // ox range with ix = ox*sw - pl + kx*dw inside [0, w).
+    const int64_t off = kx * g.dw - g.pl;
+    int64_t lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+    int64_t hi = (g.w - off + g.sw - 1) / g.sw;  // first ox with ix >= w
+    lo = std::min(lo, g.ow);
+    hi = std::max(lo, std::min(hi, g.ow));
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+        T* d = dst + oy * g.ow;
+        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+        if (iy < 0 || iy >= g.h) {
+            std::fill(d, d + g.ow, pad);
+            continue;
+        }
+        const T* src = x + (c * g.h + iy) * g.w + off;
+        std::fill(d, d + lo, pad);
+        if (g.sw == 1) std::copy(src + lo, src + hi, d + lo);
+        else
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] = src[ox * g.sw];
+        std::fill(d + hi, d + g.ow, pad);
+    }
+}
+
+/// The whole im2col matrix col[k][p].
 template <typename T>
 void im2col(const ConvGeom& g, const T* x, T pad, T* col) {
-    const int64_t P = g.p();
-    for (int64_t c = 0; c < g.cg(); ++c)
-        for (int64_t ky = 0; ky < g.kh; ++ky)
-            for (int64_t kx = 0; kx < g.kw; ++kx) {
-                T* dst = col + ((c * g.kh + ky) * g.kw + kx) * P;
-                // ox range with ix = ox*sw - pl + kx*dw inside [0, w).
-                const int64_t off = kx * g.dw - g.pl;
-                int64_t lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
-                int64_t hi = (g.w - off + g.sw - 1) / g.sw;  // first ox with ix >= w
-                lo = std::min(lo, g.ow);
-                hi = std::max(lo, std::min(hi, g.ow));
-                for (int64_t oy = 0; oy < g.oh; ++oy) {
-                    T* d = dst + oy * g.ow;
-                    const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-                    if (iy < 0 || iy >= g.h) {
-                        std::fill(d, d + g.ow, pad);
-                        continue;
-                    }
-                    const T* src = x + (c * g.h + iy) * g.w + off;
-                    std::fill(d, d + lo, pad);
-                    if (g.sw == 1) std::copy(src + lo, src + hi, d + lo);
-                    else
-                        for (int64_t ox = lo; ox < hi; ++ox) d[ox] = src[ox * g.sw];
-                    std::fill(d + hi, d + g.ow, pad);
-                }
-            }
+    for (int64_t k = 0; k < g.k(); ++k) im2col_row(g, x, pad, k, col + k * g.p());
 }
 
 }  // namespace num::ops

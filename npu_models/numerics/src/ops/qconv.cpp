@@ -14,26 +14,31 @@ template <typename Sink>
 void conv_q8(const ConvGeom& g, const Tensor& x, int32_t x_zp, const Tensor& w, const std::vector<int32_t>& w_zp,
              Sink sink) {
     const int64_t K = g.k(), P = g.p(), mg = g.mg();
-    thread_local Scratch<uint8_t> col_buf;  // reused: no page faults or zeroing per call
-    thread_local Scratch<int32_t> acc_buf;
-    uint8_t* col = col_buf.get(g.pointwise() ? 1 : static_cast<size_t>(K * P));
+    thread_local Scratch<int32_t> acc_buf;  // reused: no page faults or zeroing per call
     int32_t* acc = acc_buf.get(static_cast<size_t>(mg * P));
     const uint8_t pad = static_cast<uint8_t>(x_zp);  // raw byte of the zero point (int8 or uint8)
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t gr = 0; gr < g.group; ++gr) {
             const uint8_t* xs = x.data<uint8_t>() + (n * g.c + gr * g.cg()) * g.h * g.w;
-            if (!g.pointwise()) im2col(g, xs, pad, col);
-            Q8Operand A, B;
+            Q8Operand A;
             A.data = w.data<uint8_t>() + gr * mg * K;
             A.is_signed = w.dtype() == DType::I8;
             A.ld = K;
             if (w_zp.size() > 1) A.zp.assign(w_zp.begin() + gr * mg, w_zp.begin() + (gr + 1) * mg);
             else A.zp = {w_zp.empty() ? 0 : w_zp[0]};
-            B.data = g.pointwise() ? xs : col;
-            B.is_signed = x.dtype() == DType::I8;
-            B.ld = P;
-            B.zp = {x_zp};
-            qgemm(mg, P, K, A, B, acc, P);
+            const bool x_signed = x.dtype() == DType::I8;
+            if (g.pointwise()) {
+                Q8Operand B;
+                B.data = xs;
+                B.is_signed = x_signed;
+                B.ld = P;
+                B.zp = {x_zp};
+                qgemm(mg, P, K, A, B, acc, P);
+            } else {
+                // im2col rows go straight into the GEMM packer (no K x P column matrix).
+                qgemm_rows(mg, P, K, A, [&](int64_t k, uint8_t* dst) { im2col_row(g, xs, pad, k, dst); }, x_signed, {x_zp},
+                           acc, P);
+            }
             sink(n, gr, acc);
         }
 }

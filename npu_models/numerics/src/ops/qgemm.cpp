@@ -87,37 +87,34 @@ NUM_HOT void interleave4(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2
     }
 }
 
-NUM_HOT void pack_b_body(int64_t K, int64_t N, const Q8Operand& B, PackedB& p, bool with_colsum) {
+// get_row(k, slot) returns row k < K of B (raw bytes, N of them); slot in [0, 4) lets a generator
+// reuse four row buffers.
+template <typename GetRow>
+NUM_HOT void pack_b_body(int64_t K, int64_t N, uint8_t flip, GetRow&& get_row, PackedB& p, bool with_colsum) {
     p.kp = (K + 3) / 4 * 4;
     p.panels = (N + kNr - 1) / kNr;
     p.data = p.buf.get(static_cast<size_t>(p.panels * p.kp * kNr));
     p.colsum.assign(static_cast<size_t>(p.panels * kNr), 0);
-    const uint8_t flip = B.is_signed ? 0x80 : 0;
     p.pad_row.assign(static_cast<size_t>(p.panels * kNr), flip);
-    const uint8_t* src = static_cast<const uint8_t*>(B.data);
     const int64_t tail = N % kNr;
     if (tail) {  // the last panel's missing columns must pack to zero
         uint8_t* last = p.data + (p.panels - 1) * p.kp * kNr;
         std::fill(last, last + p.kp * kNr, 0);
     }
+    int32_t* cs = p.colsum.data();
     for (int64_t k4 = 0; k4 < p.kp / 4; ++k4) {
         const uint8_t* rows[4];
         for (int64_t t = 0; t < 4; ++t) {
             const int64_t k = k4 * 4 + t;
-            rows[t] = k < K ? src + k * B.ld : p.pad_row.data();
+            rows[t] = k < K ? get_row(k, t) : p.pad_row.data();
+            if (with_colsum && k < K)  // column sums in the flipped domain (VNNI path: colsum_vnni)
+                for (int64_t n = 0; n < N; ++n) cs[n] += static_cast<uint8_t>(rows[t][n] ^ flip);
         }
         for (int64_t pn = 0; pn < p.panels; ++pn) {
             uint8_t* dst = p.data + pn * p.kp * kNr + k4 * kNr * 4;
             const int64_t off = pn * kNr, nc = std::min(kNr, N - off);
             interleave4(rows[0] + off, rows[1] + off, rows[2] + off, rows[3] + off, flip, nc, dst);
         }
-    }
-    // Column sums in the flipped domain (a separate pass; the VNNI packer folds it in instead).
-    if (!with_colsum) return;
-    int32_t* cs = p.colsum.data();
-    for (int64_t k = 0; k < K; ++k) {
-        const uint8_t* row = src + k * B.ld;
-        for (int64_t n = 0; n < N; ++n) cs[n] += static_cast<uint8_t>(row[n] ^ flip);
     }
 }
 
@@ -135,16 +132,31 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void colsum_vnni(PackedB&
 }
 #endif
 
+// B source: rows in memory, or produced on demand into four reusable buffers.
+struct RowSource {
+    const uint8_t* src = nullptr;
+    int64_t ld = 0;
+    const QGemmRowFn* fn = nullptr;
+    int64_t n = 0;
+    uint8_t* bufs = nullptr;  // 4 x n
+    const uint8_t* operator()(int64_t k, int64_t slot) const {
+        if (!fn) return src + k * ld;
+        uint8_t* dst = bufs + slot * n;
+        (*fn)(k, dst);
+        return dst;
+    }
+};
+
 void pack_a(int64_t M, int64_t K, const Q8Operand& A, PackedA& p) { pack_a_body(M, K, A, p); }
-void pack_b(int64_t K, int64_t N, const Q8Operand& B, PackedB& p, bool with_colsum) { pack_b_body(K, N, B, p, with_colsum); }
+void pack_b(int64_t K, int64_t N, uint8_t flip, const RowSource& rs, PackedB& p) { pack_b_body(K, N, flip, rs, p, true); }
 #if defined(__x86_64__)
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_a_avx512(int64_t M, int64_t K, const Q8Operand& A,
                                                                           PackedA& p) {
     pack_a_body(M, K, A, p);
 }
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_b_avx512(int64_t K, int64_t N, const Q8Operand& B,
-                                                                          PackedB& p) {
-    pack_b_body(K, N, B, p, false);
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_b_avx512(int64_t K, int64_t N, uint8_t flip,
+                                                                          const RowSource& rs, PackedB& p) {
+    pack_b_body(K, N, flip, rs, p, false);
 }
 #endif
 
@@ -275,27 +287,31 @@ void gemm_force_generic(bool on) {
     sgemm_force_generic_internal(on);
 }
 
-void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, int32_t* C, int64_t ldc) {
+namespace {
+
+void qgemm_impl(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const RowSource& rs, bool b_signed,
+                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
     thread_local PackedA a;
     thread_local PackedB b;
+    const uint8_t flip = b_signed ? 0x80 : 0;
     bool vnni = false;
 #if defined(__x86_64__)
     vnni = !g_force_generic && have_vnni();
     if (vnni) {
         pack_a_avx512(M, K, A, a);
-        pack_b_avx512(K, N, B, b);
+        pack_b_avx512(K, N, flip, rs, b);
         colsum_vnni(b);
     }
 #endif
     if (!vnni) {
         pack_a(M, K, A, a);
-        pack_b(K, N, B, b, true);
+        pack_b(K, N, flip, rs, b);
     }
     // Zero-point correction in the flipped domain (see file comment):
     //   c = raw - za*colsum[n] + zb[n]*(K*za - rowsum[m]).
     // The exact result fits in int32, so modular (uint32) arithmetic yields it exactly.
-    const int32_t sa = A.is_signed ? 0 : -128, sb = B.is_signed ? 128 : 0;
+    const int32_t sa = A.is_signed ? 0 : -128, sb = b_signed ? 128 : 0;
     thread_local std::vector<int32_t> za, t, zb;
     za.resize(static_cast<size_t>(M));
     t.resize(static_cast<size_t>(M));
@@ -305,7 +321,7 @@ void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand&
         za[i] = (A.zp.size() > 1 ? A.zp[i] : A.zp[0]) + sa;
         t[i] = static_cast<int32_t>(static_cast<uint32_t>(K) * static_cast<uint32_t>(za[i]) - static_cast<uint32_t>(a.rowsum[i]));
     }
-    for (int64_t n = 0; n < N; ++n) zb[static_cast<size_t>(n)] = (B.zp.size() > 1 ? B.zp[static_cast<size_t>(n)] : B.zp[0]) + sb;
+    for (int64_t n = 0; n < N; ++n) zb[static_cast<size_t>(n)] = (b_zp.size() > 1 ? b_zp[static_cast<size_t>(n)] : b_zp[0]) + sb;
 #if defined(__x86_64__)
     if (vnni) {
         raw_gemm_vnni(a, b, M, N, C, ldc, Epilogue{za.data(), t.data(), b.colsum.data(), zb.data()});
@@ -320,6 +336,25 @@ void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand&
         uint32_t* c = reinterpret_cast<uint32_t*>(C + m * ldc);
         for (int64_t n = 0; n < N; ++n) c[n] = c[n] - zam * cs[n] + zbu[n] * tm;
     }
+}
+
+}  // namespace
+
+void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, int32_t* C, int64_t ldc) {
+    RowSource rs;
+    rs.src = static_cast<const uint8_t*>(B.data);
+    rs.ld = B.ld;
+    qgemm_impl(M, N, K, A, rs, B.is_signed, B.zp, C, ldc);
+}
+
+void qgemm_rows(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const QGemmRowFn& b_row, bool b_signed,
+                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc) {
+    thread_local ops::Scratch<uint8_t> bufs;
+    RowSource rs;
+    rs.fn = &b_row;
+    rs.n = N;
+    rs.bufs = bufs.get(static_cast<size_t>(4 * std::max<int64_t>(N, 1)));
+    qgemm_impl(M, N, K, A, rs, b_signed, b_zp, C, ldc);
 }
 
 }  // namespace num
