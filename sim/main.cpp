@@ -13,6 +13,7 @@
 #include "app/conv_example.h"
 #include "app/lint.h"
 #include "app/regcmd_file.h"
+#include "app/replay.h"
 #include "trace/regcmd_disasm.h"
 #include "app/report.h"
 #include "hw/profile.h"
@@ -156,6 +157,50 @@ int cmd_lint(const RegcmdArgs& a) {
     return errors ? kExitProblem : 0;
 }
 
+struct ReplayArgs {
+    std::string file, soc = "rk3588", mode = "timing", trace_path;
+    std::string base;
+    int core = 0;
+    int64_t tasks = -1, amount = -1;
+};
+
+int cmd_replay(const ReplayArgs& a) {
+    sim::RawJob job;
+    hw::SocProfile soc;
+    try {
+        soc = hw::load_named_profile(a.soc);
+        job.words = sim::read_regcmd_file(a.file);
+        if (!a.base.empty()) {
+            size_t pos = 0;
+            job.addr = std::stoull(a.base, &pos, 0);
+            if (pos != a.base.size()) throw std::invalid_argument("--base");
+        }
+    } catch (const std::invalid_argument&) {
+        return fail(fmt::format("--base '{}' is not an address", a.base));
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    if (a.core < 0 || a.core >= soc.npu.core_count.value)
+        return fail(fmt::format("--core {}: {} has cores 0..{}", a.core, soc.name, soc.npu.core_count.value - 1));
+    if (a.tasks >= 0) job.task_number = static_cast<uint32_t>(a.tasks);
+    if (a.amount >= 0) job.amount = static_cast<uint32_t>(a.amount);
+    job.core = a.core;
+    trace::TraceWriter tw;
+    const auto mode = a.mode == "full" ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
+    const sim::RawResult r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw).front();
+    fmt::print("{}: replayed on {} core {} ({} mode): {} task(s) completed in {} ns\n", a.file, soc.name, a.core,
+               a.mode, r.task_status, r.elapsed_ns);
+    fmt::print("interrupt {}; INTERRUPT_RAW_STATUS 0x{:x}, INTERRUPT_STATUS 0x{:x}\n", r.irq ? "raised" : "NOT raised (timeout)",
+               r.raw_status, r.int_status);
+    for (const auto& t : r.tasks)
+        fmt::print("  task {}: {} entries, {:.3f} us, {} MACs, {} B read, {} B written\n", t.index, t.regcmd_entries,
+                   (t.end_ps - t.start_ps) / 1e6, t.macs, t.bytes_read, t.bytes_written);
+    for (const auto& d : r.diagnostics) fmt::print("fault: {}\n", d);
+    if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
+        return fail(fmt::format("cannot write trace '{}'", a.trace_path));
+    return (r.irq && (r.raw_status & 0x7000u) == 0) ? 0 : kExitProblem;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -189,6 +234,19 @@ int sc_main(int argc, char* argv[]) {
     lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
     lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
+    ReplayArgs pa;
+    CLI::App* rep = app.add_subcommand("replay", "Kick a captured regcmd buffer on a simulated core; report status, faults, timing");
+    rep->add_option("file", pa.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
+    rep->add_option("--soc", pa.soc, "SoC profile")->capture_default_str();
+    rep->add_option("--core", pa.core, "NPU core")->capture_default_str();
+    rep->add_option("--base", pa.base, "Device address to place the buffer at (the address its chain pointers assume)");
+    rep->add_option("--tasks", pa.tasks, "TASK_CON.TASK_NUMBER (default: tasks in the buffer)");
+    rep->add_option("--amount", pa.amount, "First task's PC_REGISTER_AMOUNTS (default: derived)");
+    rep->add_option("--mode", pa.mode, "timing (tensors are not in the capture) or full")
+        ->check(CLI::IsMember({"full", "timing"}))
+        ->capture_default_str();
+    rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -200,6 +258,7 @@ int sc_main(int argc, char* argv[]) {
     if (*run) return cmd_run(ra);
     if (*dec) return cmd_decode(da);
     if (*lint) return cmd_lint(la);
+    if (*rep) return cmd_replay(pa);
     return kExitBadInput;
 }
 

@@ -3,6 +3,7 @@
 # npusim CLI end to end: bundled run, output check, trace content, determinism, error handling.
 set -u
 NPUSIM="$1"
+EX="$(cd "$(dirname "$0")/../../examples" && pwd)"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
@@ -38,8 +39,38 @@ echo '{"in_c": 16, "kernel": 40}' >"$T/bad.json"
 check "bad layer file: exit 2 naming the key" "[ $rc -eq 2 ] && grep -q \"'kernel' must be an integer in \\[1, 31\\]\" '$T/e'"
 "$NPUSIM" run --mode timing >"$T/o" 2>&1; rc=$?
 check "timing mode runs and reports cycles" "[ $rc -eq 0 ] && grep -q 'mode timing' '$T/o'"
+"$NPUSIM" run --dump-regcmd "$T/conv.bin" >/dev/null 2>&1
+check "decode names registers and fields" "\"$NPUSIM\" decode '$T/conv.bin' | grep -q 'CNA.CONV_CON3 = 0x00210009  CONV_X_STRIDE=1 CONV_Y_STRIDE=1'"
+check "decode shows the task-ending entries" "\"$NPUSIM\" decode '$T/conv.bin' | grep -q 'OP_ENABLE blocks=0x1d'"
+check "lint: the driver's stream is clean" "\"$NPUSIM\" lint '$T/conv.bin' | grep -q '0 error(s), 0 warning(s)'"
+python3 -c "
+import struct,sys
+d=bytearray(open('$T/conv.bin','rb').read())
+w=[struct.unpack_from('<Q',d,i)[0] for i in range(0,len(d),8)]
+for i,x in enumerate(w):
+    if (x & 0xffff) == 0x1040 and (x >> 48) == 0x0201:   # CNA_CBUF_CON0: 9 data + 5 weight banks
+        w[i] = (x & ~(0xffffffff << 16)) | (0x59 << 16)
+open('$T/bad.bin','wb').write(b''.join(struct.pack('<Q',x) for x in w))
+"
+"$NPUSIM" lint "$T/bad.bin" >"$T/o" 2>&1; rc=$?
+check "lint: bank overflow is an error naming register and field" "[ $rc -eq 1 ] && grep -q 'CNA.CBUF_CON0.DATA_BANK+WEIGHT_BANK = 0xe: 9 + 5 banks exceed the 12 CBUF banks' '$T/o'"
+"$NPUSIM" replay "$T/bad.bin" >"$T/o" 2>&1; rc=$?
+check "replay: the fault stops the task with a diagnostic" "[ $rc -eq 1 ] && grep -q 'INTERRUPT_RAW_STATUS 0x4000' '$T/o' && grep -q 'exceed the 12 CBUF banks' '$T/o'"
+check "decode of a missing file fails with one line" "! \"$NPUSIM\" decode '$T/none.bin' 2>'$T/e' && [ \$(wc -l <'$T/e') -eq 1 ]"
+head -c 12 "$T/conv.bin" >"$T/odd.bin"
+"$NPUSIM" decode "$T/odd.bin" >"$T/o" 2>&1; rc=$?
+check "decode of a truncated file names the problem" "[ $rc -eq 2 ] && grep -q '12 bytes is not a whole number of 64-bit regcmd entries' '$T/o'"
+"$NPUSIM" run "$EX/conv1x1_memory_bound.json" --cores 0 --report "$T/solo.json" >/dev/null 2>&1
+"$NPUSIM" run "$EX/conv1x1_memory_bound.json" --cores 0,1,2 --report "$T/three.json" >/dev/null 2>&1
+check "three concurrent cores each run slower than one alone (DDR contention)" "python3 - '$T/solo.json' '$T/three.json' <<'PY'
+import json, sys
+solo = json.load(open(sys.argv[1]))['layers'][0]['cycles']['total']
+three = [l['cycles']['total'] for l in json.load(open(sys.argv[2]))['layers']]
+print('solo', solo, 'concurrent', three)
+assert len(three) == 3 and all(t > solo for t in three), (solo, three)
+PY"
 "$NPUSIM" --version | grep -q '^npusim [0-9]'; check "--version" "[ $? -eq 0 ]"
-for sub in run platforms; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
+for sub in run platforms decode lint replay; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
 "$NPUSIM" platforms | grep -q '^rk3588 '; check "platforms lists rk3588" "[ $? -eq 0 ]"
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]
