@@ -24,9 +24,10 @@ bool g_force_generic = false;
 
 // Packed operands live in per-thread buffers reused across calls: fresh multi-megabyte
 // allocations per convolution cost more in page faults than the packing itself.
-struct PackedA {  // s8, rows padded to kp bytes
+struct PackedA {  // s8, rows padded to kp bytes, row stride ld (may alias the caller's matrix)
     ops::Scratch<int8_t> buf;
-    int8_t* data = nullptr;
+    const int8_t* data = nullptr;
+    int64_t ld = 0;
     std::vector<int32_t> rowsum;
     int64_t kp = 0;
 };
@@ -43,12 +44,25 @@ struct PackedB {  // u8 panels
 // wide vectors where the CPU has them (the library is built for baseline x86-64).
 NUM_HOT void pack_a_body(int64_t M, int64_t K, const Q8Operand& A, PackedA& p) {
     p.kp = (K + 3) / 4 * 4;
-    p.data = p.buf.get(static_cast<size_t>(M * p.kp));
     p.rowsum.resize(static_cast<size_t>(M));
+    if (A.is_signed && K == p.kp) {  // already s8 with whole k groups: use in place, row sums only
+        p.data = static_cast<const int8_t*>(A.data);
+        p.ld = A.ld;
+        for (int64_t m = 0; m < M; ++m) {
+            const int8_t* row = p.data + m * p.ld;
+            int32_t s = 0;
+            for (int64_t k = 0; k < K; ++k) s += row[k];
+            p.rowsum[static_cast<size_t>(m)] = s;
+        }
+        return;
+    }
+    int8_t* out = p.buf.get(static_cast<size_t>(M * p.kp));
+    p.data = out;
+    p.ld = p.kp;
     const uint8_t flip = A.is_signed ? 0 : 0x80;
     for (int64_t m = 0; m < M; ++m) {
         const uint8_t* src = static_cast<const uint8_t*>(A.data) + m * A.ld;
-        int8_t* dst = p.data + m * p.kp;
+        int8_t* dst = out + m * p.kp;
         int32_t s = 0;
         for (int64_t k = 0; k < K; ++k) {
             dst[k] = static_cast<int8_t>(src[k] ^ flip);
@@ -164,7 +178,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_b_avx512(int64_
 void kernel_generic(const PackedA& a, const uint8_t* panel, int64_t m0, int64_t mr, int64_t k0, int64_t k1,
                     int32_t* acc /* mr x 16, accumulated */) {
     for (int64_t i = 0; i < mr; ++i) {
-        const int8_t* ar = a.data + (m0 + i) * a.kp;
+        const int8_t* ar = a.data + (m0 + i) * a.ld;
         int32_t* c = acc + i * kNr;
         for (int64_t k = k0; k < k1; k += 4) {
             const uint8_t* b = panel + (k / 4) * kNr * 4;
@@ -202,7 +216,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void kernel_vnni(const Pa
         const bool live = i < mr && k0 > 0;
         c0[i] = live ? _mm512_maskz_loadu_epi32(m_lo, C + i * ldc) : _mm512_setzero_si512();
         c1[i] = live ? _mm512_maskz_loadu_epi32(m_hi, C + i * ldc + 16) : _mm512_setzero_si512();
-        ar[i] = a.data + (m0 + std::min(i, mr - 1)) * a.kp;
+        ar[i] = a.data + (m0 + std::min(i, mr - 1)) * a.ld;
     }
     for (int64_t k = k0; k < k1; k += 4) {
         const __m512i b0 = _mm512_loadu_si512(pa + k * kNr);
