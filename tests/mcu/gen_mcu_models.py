@@ -5,6 +5,7 @@
   dscnn_kws_int8.onnx  DS-CNN keyword spotter, 1x1x49x10 MFCC -> 12 classes (depthwise: seed 000's ONNX
                        Conv allows group = 1 only, so the check rejects it unless overridden)
   cnn_kws_int8.onnx    the same task with plain convolutions (passes the seed-000 check)
+  float_cnn_f32.onnx   a small fp32 CNN (Conv, Relu, MaxPool, Sigmoid, AveragePool, Gemm, Softmax)
   resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
 Weights are seeded random (He-scaled); activation scales are fixed so values stay in range.
 Usage: gen_mcu_models.py OUTDIR"""
@@ -149,6 +150,35 @@ def cnn_kws(path):
     b.save(path, [1, 1, 49, 10], x, [1, 12], "cnn_kws_int8")
 
 
+def float_cnn(path):
+    """fp32 model (seed 000: float32 is the other MCU dtype): Conv+Relu, MaxPool, Conv+Sigmoid,
+    AveragePool, Flatten, Gemm, Softmax."""
+    nodes, inits = [], []
+
+    def const(arr, name):
+        inits.append(numpy_helper.from_array(arr.astype(np.float32), name))
+        return name
+
+    nodes.append(helper.make_node("Conv", ["input", const(rng.randn(8, 3, 3, 3) * 0.3, "w1"), const(rng.randn(8) * 0.1, "b1")],
+                                  ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+    nodes.append(helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]))
+    nodes.append(helper.make_node("Conv", ["p1", const(rng.randn(16, 8, 3, 3) * 0.2, "w2"), const(rng.randn(16) * 0.1, "b2")],
+                                  ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]))
+    nodes.append(helper.make_node("Sigmoid", ["c2"], ["s2"]))
+    nodes.append(helper.make_node("AveragePool", ["s2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]))
+    nodes.append(helper.make_node("Flatten", ["p2"], ["f"], axis=1))
+    nodes.append(helper.make_node("Gemm", ["f", const(rng.randn(10, 64) * 0.2, "w3"), const(rng.randn(10) * 0.1, "b3")],
+                                  ["g"], transB=1))
+    nodes.append(helper.make_node("Softmax", ["g"], ["output"], axis=-1))
+    graph = helper.make_graph(nodes, "float_cnn", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="npusim-gen")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 def resnet50_stem(path):
     b = Builder()
     x, xs = b.qdq("input", 0.02, 0)
@@ -170,4 +200,5 @@ if __name__ == "__main__":
     lenet(os.path.join(out, "lenet5_int8.onnx"))
     dscnn(os.path.join(out, "dscnn_kws_int8.onnx"))
     cnn_kws(os.path.join(out, "cnn_kws_int8.onnx"))
+    float_cnn(os.path.join(out, "float_cnn_f32.onnx"))
     resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))

@@ -33,7 +33,9 @@ std::vector<uint8_t> unhex(const std::string& s) {
     return v;
 }
 
-void parse_console(FirmwareRun& r) {
+}  // namespace
+
+void parse_firmware_console(FirmwareRun& r) {
     std::istringstream in(r.console);
     std::string line;
     while (std::getline(in, line)) {
@@ -62,8 +64,6 @@ void parse_console(FirmwareRun& r) {
         }
     }
 }
-
-}  // namespace
 
 FirmwareRun run_firmware(const McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob, uint64_t max_insns) {
     FirmwareRun r;
@@ -102,7 +102,7 @@ FirmwareRun run_firmware(const McuTarget& t, const std::string& elf, const std::
         r.error = std::string("ISS load: ") + e.what();
         return r;
     }
-    parse_console(r);
+    parse_firmware_console(r);
     if (r.error.empty() && r.exit_code != 0) r.error = "firmware exit code " + std::to_string(r.exit_code);
     return r;
 }

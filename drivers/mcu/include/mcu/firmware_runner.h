@@ -4,6 +4,7 @@
 // firmware prints over semihosting. Also the memory-fit check that precedes every run.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ std::string firmware_elf(const McuTarget& t, const std::string& program);
 /// Never throws: load errors are reported in `error`.
 FirmwareRun run_firmware(const McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob,
                          uint64_t max_insns = 4000000000ull);
+
+/// Fills layers/outputs/schedule counters of `r` from r.console (the firmware's protocol, see
+/// firmware/runtime/main.c). For executors other than run_firmware().
+void parse_firmware_console(FirmwareRun& r);
+
+/// How run_cli executes the firmware: run_firmware() (ISS core, standalone bus) by default; sim/ may
+/// pass one that runs the same ELF and blob on the ISS inside the SystemC platform.
+using FirmwareExecutor = std::function<FirmwareRun(const McuTarget&, const std::string& elf,
+                                                   const std::vector<uint8_t>& blob, uint64_t max_insns)>;
 
 /// Image sizes of an ELF from its program headers: flash (text/rodata/data load image) and SRAM
 /// (data + bss + picolibc's stack reservation).

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "mcu/firmware_runner.h"
+
 namespace mcu {
 
 struct McuRunOptions {
@@ -21,6 +23,7 @@ struct McuRunOptions {
     bool skip_check = false;             ///< run even when the seed-000 check reports unsupported nodes
     uint64_t max_insns = 20000000000ull; ///< ISS instruction budget (runaway guard)
     std::string write_blob;              ///< when set, the model blob is also written to this file
+    FirmwareExecutor executor;           ///< empty = run_firmware (ISS core); sim/ may run it in SystemC
 };
 
 /// Exit codes of run_cli().
