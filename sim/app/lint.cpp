@@ -142,8 +142,29 @@ void lint_task(Ctx& c, const TaskSpan& t, const TaskState& st, int ti, const npu
     }
     if (!(st.enable_mask & npu::rknpu::enable::CNA)) return;
     const npu::rknpu::ConvConfig cfg = npu::rknpu::decode_conv(rf, st.enable_mask);
-    for (const npu::rknpu::Fault& f : npu::rknpu::validate_conv(cfg, soc))
-        c.add(Sev::Error, "E-conv", ti, -1, f.block + "." + f.reg, f.field, f.value, f.message);
+    // Fix hints per register the conv checks name (the message already carries the limit).
+    static const std::map<std::string, std::string> hints = {
+        {"CBUF_CON0", "allocate at most the profile's CBUF banks; tile the input along H or split the kernels"},
+        {"CONV_CON1", "program PROC_PRECISION for the task's data type"},
+        {"CONV_CON3", "strides are 1..7"},
+        {"DATA_SIZE0", "program the input width and height"},
+        {"DATA_SIZE1", "pad the input channels to the C2 atomic"},
+        {"WEIGHT_SIZE0", "WEIGHT_BYTES = WEIGHT_BYTES_PER_KERNEL x WEIGHT_KERNELS"},
+        {"WEIGHT_SIZE1", "WEIGHT_BYTES_PER_KERNEL = kernel_w x kernel_h x channels"},
+        {"WEIGHT_SIZE2", "kernel width and height are 1..31"},
+        {"DATAOUT_SIZE_0", "output size = (input + padding - dilated kernel) / stride + 1, minus one in the register"},
+        {"DATAOUT_SIZE_1", "DATAOUT_CHANNEL = kernels - 1"},
+        {"DMA_CON1", "line stride >= width x C2 bytes"},
+        {"DMA_CON2", "surface stride >= line stride x height"},
+        {"DST_SURF_STRIDE", "output surface stride >= width x height x C2 bytes"},
+        {"OPERATION_ENABLE", "a conv task enables CNA, CORE and DPU (0x0d, 0x1d with DPU_RDMA)"},
+        {"MISC_CFG", "lower depthwise convolutions as grouped tasks until DW_EN is modelled"},
+    };
+    for (const npu::rknpu::Fault& f : npu::rknpu::validate_conv(cfg, soc)) {
+        auto h = hints.find(f.reg);
+        c.add(Sev::Error, "E-conv", ti, -1, f.block + "." + f.reg, f.field, f.value, f.message,
+              h == hints.end() ? "" : h->second);
+    }
     const uint32_t entries_per_bank = soc.npu.cbuf_bank_bytes.value / soc.npu.cbuf_entry_bytes.value;
     if (static_cast<uint64_t>(cfg.data_entries) * cfg.in_h > static_cast<uint64_t>(cfg.data_banks) * entries_per_bank)
         c.add(Sev::Error, "E-entries", ti, -1, "CNA.CBUF_CON1", "DATA_ENTRIES", cfg.data_entries,
