@@ -2,11 +2,12 @@
 // Speed of the ISS inside SystemC (issue 7 acceptance 3: >= 50 MIPS in the wrapper): runs a guest ELF on
 // RiscvCore with a memory target that serves DMI from an iss::Bus (RAM, console, test finisher) and
 // reports host MIPS. Host time is measured here, in the benchmark driver, never inside the models.
+#include <tlm_utils/simple_target_socket.h>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <systemc>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "riscv_iss/bus.h"
 #include "riscv_iss/elf_image.h"
@@ -70,8 +71,9 @@ int sc_main(int argc, char** argv) {
     const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     const auto insns = static_cast<double>(core.hart().instret_);
     std::fflush(stdout);
-    std::fprintf(stderr, "iss_tlm_bench: %.0f instructions, sim time %s, quantum %.1f us, %.3f s wall, %.3f s cpu, "
-                 "%.1f MIPS (cpu)\n", insns, sc_core::sc_time_stamp().to_string().c_str(), quantum_us, wall, cpu,
-                 insns / cpu / 1e6);
+    std::fprintf(stderr,
+                 "iss_tlm_bench: %.0f instructions, sim time %s, quantum %.1f us, %.3f s wall, %.3f s cpu, "
+                 "%.1f MIPS (cpu)\n",
+                 insns, sc_core::sc_time_stamp().to_string().c_str(), quantum_us, wall, cpu, insns / cpu / 1e6);
     return core.hart().exit_code();
 }

@@ -79,7 +79,8 @@ bool Bus::write(uint32_t addr, uint32_t len, const uint8_t* data, uint64_t, uint
         uint32_t v = 0;
         std::memcpy(&v, data, len < 4 ? len : 4);
         if (hart_ != nullptr && (v & 0xffff) == kFinisherPass) hart_->request_stop(StopReason::kExit, 0);
-        if (hart_ != nullptr && (v & 0xffff) == kFinisherFail) hart_->request_stop(StopReason::kExit, static_cast<int>(v >> 16));
+        if (hart_ != nullptr && (v & 0xffff) == kFinisherFail)
+            hart_->request_stop(StopReason::kExit, static_cast<int>(v >> 16));
         return true;
     }
     return false;

@@ -2,8 +2,9 @@
 // Commit log in Spike's --log-commits format and the per-function profiler.
 #include "riscv_iss/commit_log.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "decoder.h"
 #include "riscv_iss_isa_table.inc"
@@ -14,10 +15,19 @@ enum class Dest { kNone, kX, kF };
 
 Dest dest_of(Fmt f) {
     switch (f) {
-        case Fmt::kR: case Fmt::kI: case Fmt::kISH: case Fmt::kU: case Fmt::kJ: case Fmt::kCSR: case Fmt::kRFX:
-        case Fmt::kRFXX:
-            return Dest::kX;
-        case Fmt::kIF: case Fmt::kR4: case Fmt::kRF: case Fmt::kRF1: case Fmt::kRXF: return Dest::kF;
+        case Fmt::kR:
+        case Fmt::kI:
+        case Fmt::kISH:
+        case Fmt::kU:
+        case Fmt::kJ:
+        case Fmt::kCSR:
+        case Fmt::kRFX:
+        case Fmt::kRFXX: return Dest::kX;
+        case Fmt::kIF:
+        case Fmt::kR4:
+        case Fmt::kRF:
+        case Fmt::kRF1:
+        case Fmt::kRXF: return Dest::kF;
         default: return Dest::kNone;
     }
 }
@@ -26,10 +36,10 @@ Dest dest_of(Fmt f) {
 void CommitLog::on_commit(const Hart& h, uint32_t pc, const DecodedInsn& d) {
     const OpcodeInfo& row = Decoder::info(d.op);
     const OpcodeInfo& base = Decoder::info(static_cast<uint16_t>(row.exec_op));
-    std::string line = fmt::format("core   0: {} 0x{:08x} (0x{:0{}x})", static_cast<int>(h.priv_), pc, d.raw,
-                                   d.len == 2 ? 4 : 8);
+    std::string line =
+        fmt::format("core   0: {} 0x{:08x} (0x{:0{}x})", static_cast<int>(h.priv_), pc, d.raw, d.len == 2 ? 4 : 8);
     const Dest dest = dest_of(base.fmt);
-    if (dest == Dest::kX && d.rd != 0) line += fmt::format(" x{:<2d} 0x{:08x}", d.rd, h.x_[d.rd]);
+    if (dest == Dest::kX && d.rd != 0 && d.rd != kXSink) line += fmt::format(" x{:<2d} 0x{:08x}", d.rd, h.x_[d.rd]);
     if (dest == Dest::kF) line += fmt::format(" f{:<2d} 0x{:08x}", d.rd, h.f_[d.rd]);
     if (base.fmt == Fmt::kS || base.fmt == Fmt::kSF) {
         const uint32_t addr = h.x_[d.rs1] + static_cast<uint32_t>(d.imm);

@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -55,44 +55,70 @@ void for_keys(const Ctx& c, const std::string& path, const json& obj,
 }
 
 void read_isa(const Ctx& c, const json& j, IsaConfig& isa) {
-    for_keys(c, "isa", j, {
-        {"extensions", [&](const std::string& p, const json& v) {
-             if (!v.is_string()) c.fail(p, "expected a string like \"imafc\"");
-             const std::string e = v.get<std::string>();
-             for (char ch : e)
-                 if (std::string("imafc").find(ch) == std::string::npos) c.fail(p, std::string("unsupported extension '") + ch + "'");
-             if (e.find('i') == std::string::npos) c.fail(p, "'i' is required");
-             isa.m = e.find('m') != std::string::npos;
-             isa.a = e.find('a') != std::string::npos;
-             isa.f = e.find('f') != std::string::npos;
-             isa.c = e.find('c') != std::string::npos;
-         }},
-        {"u_mode", [&](const std::string& p, const json& v) {
-             if (!v.is_boolean()) c.fail(p, "expected true/false");
-             isa.u_mode = v.get<bool>();
-         }},
-        {"misaligned", [&](const std::string& p, const json& v) {
-             if (v != "trap" && v != "emulate") c.fail(p, "expected \"trap\" or \"emulate\"");
-             isa.misaligned_trap = v == "trap";
-         }},
-        {"reset_pc", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.reset_pc); }},
-        {"mvendorid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.mvendorid); }},
-        {"marchid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.marchid); }},
-        {"mimpid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.mimpid); }},
-    });
+    for_keys(c, "isa", j,
+             {
+                 {"extensions",
+                  [&](const std::string& p, const json& v) {
+                      if (!v.is_string()) c.fail(p, "expected a string like \"imafc\"");
+                      const std::string e = v.get<std::string>();
+                      for (char ch : e)
+                          if (std::string("imafc").find(ch) == std::string::npos)
+                              c.fail(p, std::string("unsupported extension '") + ch + "'");
+                      if (e.find('i') == std::string::npos) c.fail(p, "'i' is required");
+                      isa.m = e.find('m') != std::string::npos;
+                      isa.a = e.find('a') != std::string::npos;
+                      isa.f = e.find('f') != std::string::npos;
+                      isa.c = e.find('c') != std::string::npos;
+                  }},
+                 {"u_mode",
+                  [&](const std::string& p, const json& v) {
+                      if (!v.is_boolean()) c.fail(p, "expected true/false");
+                      isa.u_mode = v.get<bool>();
+                  }},
+                 {"misaligned",
+                  [&](const std::string& p, const json& v) {
+                      if (v != "trap" && v != "emulate") c.fail(p, "expected \"trap\" or \"emulate\"");
+                      isa.misaligned_trap = v == "trap";
+                  }},
+                 {"reset_pc", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.reset_pc); }},
+                 {"mvendorid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.mvendorid); }},
+                 {"marchid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.marchid); }},
+                 {"mimpid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.mimpid); }},
+             });
 }
 
 void read_cycles(const Ctx& c, const json& j, CycleModel& m) {
-    std::map<std::string, uint32_t*> u32 = {
-        {"alu", &m.alu}, {"mul", &m.mul}, {"mulh", &m.mulh}, {"div_min", &m.div_min}, {"div_max", &m.div_max},
-        {"div_by_zero", &m.div_by_zero}, {"load", &m.load}, {"store", &m.store},
-        {"misaligned_penalty", &m.misaligned_penalty}, {"jal", &m.jal}, {"jalr", &m.jalr},
-        {"branch_not_taken", &m.branch_not_taken}, {"branch_taken", &m.branch_taken}, {"csr", &m.csr},
-        {"csr_slow", &m.csr_slow}, {"fence", &m.fence}, {"fence_i", &m.fence_i}, {"system", &m.system},
-        {"wfi", &m.wfi}, {"amo", &m.amo}, {"fp_add", &m.fp_add}, {"fp_mul", &m.fp_mul}, {"fp_fma", &m.fp_fma},
-        {"fp_div", &m.fp_div}, {"fp_sqrt", &m.fp_sqrt}, {"fp_cvt", &m.fp_cvt}, {"fp_cmp", &m.fp_cmp},
-        {"fp_mv", &m.fp_mv}, {"load_use_penalty", &m.load_use_penalty}, {"jalr_use_penalty", &m.jalr_use_penalty},
-        {"mtime_divider", &m.mtime_divider}};
+    std::map<std::string, uint32_t*> u32 = {{"alu", &m.alu},
+                                            {"mul", &m.mul},
+                                            {"mulh", &m.mulh},
+                                            {"div_min", &m.div_min},
+                                            {"div_max", &m.div_max},
+                                            {"div_by_zero", &m.div_by_zero},
+                                            {"load", &m.load},
+                                            {"store", &m.store},
+                                            {"misaligned_penalty", &m.misaligned_penalty},
+                                            {"jal", &m.jal},
+                                            {"jalr", &m.jalr},
+                                            {"branch_not_taken", &m.branch_not_taken},
+                                            {"branch_taken", &m.branch_taken},
+                                            {"csr", &m.csr},
+                                            {"csr_slow", &m.csr_slow},
+                                            {"fence", &m.fence},
+                                            {"fence_i", &m.fence_i},
+                                            {"system", &m.system},
+                                            {"wfi", &m.wfi},
+                                            {"amo", &m.amo},
+                                            {"fp_add", &m.fp_add},
+                                            {"fp_mul", &m.fp_mul},
+                                            {"fp_fma", &m.fp_fma},
+                                            {"fp_div", &m.fp_div},
+                                            {"fp_sqrt", &m.fp_sqrt},
+                                            {"fp_cvt", &m.fp_cvt},
+                                            {"fp_cmp", &m.fp_cmp},
+                                            {"fp_mv", &m.fp_mv},
+                                            {"load_use_penalty", &m.load_use_penalty},
+                                            {"jalr_use_penalty", &m.jalr_use_penalty},
+                                            {"mtime_divider", &m.mtime_divider}};
     std::map<std::string, std::function<void(const std::string&, const json&)>> h;
     for (auto& [k, ptr] : u32) {
         uint32_t* p = ptr;
@@ -110,26 +136,35 @@ void read_memory(const Ctx& c, const json& j, std::vector<RegionConfig>& out) {
     for (std::size_t i = 0; i < j.size(); ++i) {
         RegionConfig r;
         const std::string base = "memory[" + std::to_string(i) + "]";
-        for_keys(c, base, j[i], {
-            {"name", [&](const std::string& p, const json& v) {
-                 if (!v.is_string()) c.fail(p, "expected a string");
-                 r.name = v.get<std::string>();
-             }},
-            {"base", [&](const std::string& p, const json& v) { read_num(c, p, v, r.base); }},
-            {"size_bytes", [&](const std::string& p, const json& v) { read_num(c, p, v, r.size_bytes); }},
-            {"writable", [&](const std::string& p, const json& v) {
-                 if (!v.is_boolean()) c.fail(p, "expected true/false");
-                 r.writable = v.get<bool>();
-             }},
-            {"read_wait_cycles", [&](const std::string& p, const json& v) { read_num(c, p, v, r.read_wait_cycles); }},
-            {"write_wait_cycles", [&](const std::string& p, const json& v) { read_num(c, p, v, r.write_wait_cycles); }},
-            {"fetch_wait_cycles", [&](const std::string& p, const json& v) { read_num(c, p, v, r.fetch_wait_cycles); }},
-        });
-        if (r.size_bytes == 0 || r.size_bytes % 4096 != 0) c.fail(base + ".size_bytes", "must be a non-zero multiple of 4096");
+        for_keys(c, base, j[i],
+                 {
+                     {"name",
+                      [&](const std::string& p, const json& v) {
+                          if (!v.is_string()) c.fail(p, "expected a string");
+                          r.name = v.get<std::string>();
+                      }},
+                     {"base", [&](const std::string& p, const json& v) { read_num(c, p, v, r.base); }},
+                     {"size_bytes", [&](const std::string& p, const json& v) { read_num(c, p, v, r.size_bytes); }},
+                     {"writable",
+                      [&](const std::string& p, const json& v) {
+                          if (!v.is_boolean()) c.fail(p, "expected true/false");
+                          r.writable = v.get<bool>();
+                      }},
+                     {"read_wait_cycles",
+                      [&](const std::string& p, const json& v) { read_num(c, p, v, r.read_wait_cycles); }},
+                     {"write_wait_cycles",
+                      [&](const std::string& p, const json& v) { read_num(c, p, v, r.write_wait_cycles); }},
+                     {"fetch_wait_cycles",
+                      [&](const std::string& p, const json& v) { read_num(c, p, v, r.fetch_wait_cycles); }},
+                 });
+        if (r.size_bytes == 0 || r.size_bytes % 4096 != 0)
+            c.fail(base + ".size_bytes", "must be a non-zero multiple of 4096");
         if (r.base % 4096 != 0) c.fail(base + ".base", "must be 4 KiB aligned");
-        if (static_cast<uint64_t>(r.base) + r.size_bytes > (1ull << 32)) c.fail(base, "region exceeds the 32-bit space");
+        if (static_cast<uint64_t>(r.base) + r.size_bytes > (1ull << 32))
+            c.fail(base, "region exceeds the 32-bit space");
         for (const RegionConfig& o : out)
-            if (r.base < o.base + o.size_bytes && o.base < r.base + r.size_bytes) c.fail(base, "overlaps region " + o.name);
+            if (r.base < o.base + o.size_bytes && o.base < r.base + r.size_bytes)
+                c.fail(base, "overlaps region " + o.name);
         out.push_back(r);
     }
 }
@@ -154,28 +189,36 @@ CorePreset load_preset(const std::string& name_or_path, const std::string& prese
         c.fail("$", e.what());
     }
     CorePreset p;
-    for_keys(c, "$", j, {
-        {"schema_version", [&](const std::string& path, const json& v) {
-             if (v != 1) c.fail(path, "only schema_version 1 is supported");
-         }},
-        {"name", [&](const std::string&, const json& v) { p.name = v.get<std::string>(); }},
-        {"description", [&](const std::string&, const json& v) { p.description = v.get<std::string>(); }},
-        {"unverified", [&](const std::string& path, const json& v) {
-             if (!v.is_array()) c.fail(path, "expected a list of strings naming guessed figures");
-         }},
-        {"isa", [&](const std::string&, const json& v) { read_isa(c, v, p.isa); }},
-        {"cycles", [&](const std::string&, const json& v) { read_cycles(c, v, p.cycles); }},
-        {"devices", [&](const std::string& path, const json& v) {
-             for_keys(c, path, v, {
-                 {"clint_base", [&](const std::string& q, const json& x) { read_num(c, q, x, p.devices.clint_base); }},
-                 {"console_base", [&](const std::string& q, const json& x) { read_num(c, q, x, p.devices.console_base); }},
-                 {"test_finisher_base", [&](const std::string& q, const json& x) {
-                      read_num(c, q, x, p.devices.test_finisher_base);
+    for_keys(c, "$", j,
+             {
+                 {"schema_version",
+                  [&](const std::string& path, const json& v) {
+                      if (v != 1) c.fail(path, "only schema_version 1 is supported");
                   }},
+                 {"name", [&](const std::string&, const json& v) { p.name = v.get<std::string>(); }},
+                 {"description", [&](const std::string&, const json& v) { p.description = v.get<std::string>(); }},
+                 {"unverified",
+                  [&](const std::string& path, const json& v) {
+                      if (!v.is_array()) c.fail(path, "expected a list of strings naming guessed figures");
+                  }},
+                 {"isa", [&](const std::string&, const json& v) { read_isa(c, v, p.isa); }},
+                 {"cycles", [&](const std::string&, const json& v) { read_cycles(c, v, p.cycles); }},
+                 {"devices",
+                  [&](const std::string& path, const json& v) {
+                      for_keys(c, path, v,
+                               {
+                                   {"clint_base", [&](const std::string& q,
+                                                      const json& x) { read_num(c, q, x, p.devices.clint_base); }},
+                                   {"console_base", [&](const std::string& q,
+                                                        const json& x) { read_num(c, q, x, p.devices.console_base); }},
+                                   {"test_finisher_base",
+                                    [&](const std::string& q, const json& x) {
+                                        read_num(c, q, x, p.devices.test_finisher_base);
+                                    }},
+                               });
+                  }},
+                 {"memory", [&](const std::string&, const json& v) { read_memory(c, v, p.memory); }},
              });
-         }},
-        {"memory", [&](const std::string&, const json& v) { read_memory(c, v, p.memory); }},
-    });
     if (p.memory.empty()) c.fail("memory", "at least one region is required");
     return p;
 }

@@ -7,8 +7,8 @@
 namespace iss {
 namespace {
 // mstatus bits software may write: MIE, MPIE, MPP, FS, MPRV, TW.
-constexpr uint32_t kMstatusWritable = csr::kMstatusMie | csr::kMstatusMpie | csr::kMstatusMpp | csr::kMstatusFs |
-                                      csr::kMstatusMprv | csr::kMstatusTw;
+constexpr uint32_t kMstatusWritable =
+    csr::kMstatusMie | csr::kMstatusMpie | csr::kMstatusMpp | csr::kMstatusFs | csr::kMstatusMprv | csr::kMstatusTw;
 constexpr uint32_t kMieWritable = csr::kMsip | csr::kMtip | csr::kMeip | csr::kLocalIrqMask;
 
 bool in(uint32_t v, uint32_t lo, uint32_t hi) { return v >= lo && v <= hi; }
@@ -36,23 +36,37 @@ bool Hart::csr_read(uint32_t num, uint32_t& value, bool debugger) {
     if (in(num, csr::kCycle, csr::kHpmcounter31) || in(num, csr::kCycleh, csr::kHpmcounter31h)) {
         if (!debugger && priv_ == Priv::kUser && !((mcounteren_ >> (num & 0x1f)) & 1)) return false;
         const bool high = num >= csr::kCycleh;
-        if ((num & 0x1f) > 2) { value = 0; return true; }
-        const uint64_t v = (num & 0x1f) == 0 ? cycles_ + mcycle_offset_
-                           : (num & 0x1f) == 1 ? mtime() : instret_ - 1 + minstret_offset_;
+        if ((num & 0x1f) > 2) {
+            value = 0;
+            return true;
+        }
+        const uint64_t v = (num & 0x1f) == 0   ? cycles_ + mcycle_offset_
+                           : (num & 0x1f) == 1 ? mtime()
+                                               : instret_ - 1 + minstret_offset_;
         value = static_cast<uint32_t>(high ? v >> 32 : v);
         return true;
     }
     if (in(num, csr::kMcycle, csr::kMhpmcounter31) || in(num, csr::kMcycleh, csr::kMhpmcounter31h)) {
         if ((num & 0x1f) == 1) return false;  // there is no mtime CSR
         const bool high = num >= csr::kMcycleh;
-        const uint64_t v = (num & 0x1f) == 0 ? cycles_ + mcycle_offset_
-                           : (num & 0x1f) == 2 ? instret_ - 1 + minstret_offset_ : 0;
+        const uint64_t v = (num & 0x1f) == 0   ? cycles_ + mcycle_offset_
+                           : (num & 0x1f) == 2 ? instret_ - 1 + minstret_offset_
+                                               : 0;
         value = static_cast<uint32_t>(high ? v >> 32 : v);
         return true;
     }
-    if (in(num, csr::kMhpmevent3, csr::kMhpmevent31)) { value = 0; return true; }
-    if (in(num, csr::kPmpcfg0, csr::kPmpcfg3)) { value = pmpcfg_[num - csr::kPmpcfg0]; return true; }
-    if (in(num, csr::kPmpaddr0, csr::kPmpaddr15)) { value = pmpaddr_[num - csr::kPmpaddr0]; return true; }
+    if (in(num, csr::kMhpmevent3, csr::kMhpmevent31)) {
+        value = 0;
+        return true;
+    }
+    if (in(num, csr::kPmpcfg0, csr::kPmpcfg3)) {
+        value = pmpcfg_[num - csr::kPmpcfg0];
+        return true;
+    }
+    if (in(num, csr::kPmpaddr0, csr::kPmpaddr15)) {
+        value = pmpaddr_[num - csr::kPmpaddr0];
+        return true;
+    }
     switch (num) {
         case csr::kMvendorid: value = isa_.mvendorid; return true;
         case csr::kMarchid: value = isa_.marchid; return true;
@@ -64,7 +78,9 @@ bool Hart::csr_read(uint32_t num, uint32_t& value, bool debugger) {
             value = mstatus_ | (dirty ? csr::kMstatusSd : 0);
             return true;
         }
-        case csr::kMstatush: case csr::kMenvcfg: case csr::kMenvcfgh: value = 0; return true;
+        case csr::kMstatush:
+        case csr::kMenvcfg:
+        case csr::kMenvcfgh: value = 0; return true;
         case csr::kMisa: value = isa_.misa(); return true;
         case csr::kMie: value = mie_; return true;
         case csr::kMip:
@@ -104,22 +120,36 @@ bool Hart::csr_write(uint32_t num, uint32_t v, bool debugger) {
         return true;  // mhpmcounter3..31: hardwired zero
     }
     if (in(num, csr::kMhpmevent3, csr::kMhpmevent31)) return true;
-    if (in(num, csr::kPmpcfg0, csr::kPmpcfg3)) { pmpcfg_[num - csr::kPmpcfg0] = v; return true; }
-    if (in(num, csr::kPmpaddr0, csr::kPmpaddr15)) { pmpaddr_[num - csr::kPmpaddr0] = v; return true; }
+    if (in(num, csr::kPmpcfg0, csr::kPmpcfg3)) {
+        pmpcfg_[num - csr::kPmpcfg0] = v;
+        return true;
+    }
+    if (in(num, csr::kPmpaddr0, csr::kPmpaddr15)) {
+        pmpaddr_[num - csr::kPmpaddr0] = v;
+        return true;
+    }
     switch (num) {
         case csr::kMstatus: {
             uint32_t nv = (mstatus_ & ~kMstatusWritable) | (v & kMstatusWritable);
             const uint32_t mpp = (nv & csr::kMstatusMpp) >> csr::kMstatusMppShift;
             // WARL: only M (3) and, with U-mode, U (0) are legal; S/H values read back as U.
-            if (!isa_.u_mode || mpp == 3) nv |= csr::kMstatusMpp;
-            else nv &= ~csr::kMstatusMpp;
+            if (!isa_.u_mode || mpp == 3)
+                nv |= csr::kMstatusMpp;
+            else
+                nv &= ~csr::kMstatusMpp;
             if (!isa_.f) nv &= ~csr::kMstatusFs;
             mstatus_ = nv;
             request_attention();
             return true;
         }
-        case csr::kMstatush: case csr::kMisa: case csr::kMenvcfg: case csr::kMenvcfgh: return true;  // WARL, read-only
-        case csr::kMie: mie_ = v & kMieWritable; request_attention(); return true;
+        case csr::kMstatush:
+        case csr::kMisa:
+        case csr::kMenvcfg:
+        case csr::kMenvcfgh: return true;  // WARL, read-only
+        case csr::kMie:
+            mie_ = v & kMieWritable;
+            request_attention();
+            return true;
         case csr::kMip: return true;  // MSIP/MTIP/MEIP and local lines are driven by the CLINT and IRQ inputs
         case csr::kMtvec: mtvec_ = v & ~2u; return true;  // modes 2/3 reserved: keep direct/vectored
         case csr::kMcounteren: mcounteren_ = v & 7; return true;

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Builds decode buckets from the generated opcode table and extracts operand fields per format.
-#include "decoder.h"
-
 #include <algorithm>
 #include <bitset>
 #include <cstring>
 
+#include "decoder.h"
 #include "riscv_iss/hart.h"
 #include "riscv_iss_isa_table.inc"
 
@@ -39,19 +38,31 @@ bool fields32(uint32_t r, Fmt fmt, DecodedInsn& d) {
     d.hz_rs2 = d.rs2;
     switch (fmt) {
         case Fmt::kR: d.imm = 0; break;
-        case Fmt::kI: case Fmt::kIF: case Fmt::kISH: d.imm = sext(bits(r, 31, 20), 12); d.hz_rs2 = 0; break;
-        case Fmt::kS: case Fmt::kSF:
+        case Fmt::kI:
+        case Fmt::kIF:
+        case Fmt::kISH:
+            d.imm = sext(bits(r, 31, 20), 12);
+            d.hz_rs2 = 0;
+            break;
+        case Fmt::kS:
+        case Fmt::kSF:
             d.rd = 0;
             d.imm = sext((bits(r, 31, 25) << 5) | bits(r, 11, 7), 12);
             if (fmt == Fmt::kSF) d.hz_rs2 = 0;
             break;
         case Fmt::kB:
             d.rd = 0;
-            d.imm = sext((bits(r, 31, 31) << 12) | (bits(r, 7, 7) << 11) | (bits(r, 30, 25) << 5) | (bits(r, 11, 8) << 1), 13);
+            d.imm = sext(
+                (bits(r, 31, 31) << 12) | (bits(r, 7, 7) << 11) | (bits(r, 30, 25) << 5) | (bits(r, 11, 8) << 1), 13);
             break;
-        case Fmt::kU: d.imm = static_cast<int32_t>(r & 0xfffff000u); d.hz_rs1 = d.hz_rs2 = 0; break;
+        case Fmt::kU:
+            d.imm = static_cast<int32_t>(r & 0xfffff000u);
+            d.hz_rs1 = d.hz_rs2 = 0;
+            break;
         case Fmt::kJ:
-            d.imm = sext((bits(r, 31, 31) << 20) | (bits(r, 19, 12) << 12) | (bits(r, 20, 20) << 11) | (bits(r, 30, 21) << 1), 21);
+            d.imm = sext(
+                (bits(r, 31, 31) << 20) | (bits(r, 19, 12) << 12) | (bits(r, 20, 20) << 11) | (bits(r, 30, 21) << 1),
+                21);
             d.hz_rs1 = d.hz_rs2 = 0;
             break;
         case Fmt::kCSR:
@@ -59,10 +70,22 @@ bool fields32(uint32_t r, Fmt fmt, DecodedInsn& d) {
             d.hz_rs2 = 0;
             if (d.rm & 4) d.hz_rs1 = 0;  // csr*i: rs1 field is an immediate
             break;
-        case Fmt::kRF: case Fmt::kRF1: case Fmt::kR4: case Fmt::kRFX: case Fmt::kRFXX:
-            d.imm = 0; d.hz_rs1 = d.hz_rs2 = 0; break;
-        case Fmt::kRXF: d.imm = 0; d.hz_rs2 = 0; break;
-        case Fmt::kNONE: d.imm = 0; d.hz_rs1 = d.hz_rs2 = 0; break;
+        case Fmt::kRF:
+        case Fmt::kRF1:
+        case Fmt::kR4:
+        case Fmt::kRFX:
+        case Fmt::kRFXX:
+            d.imm = 0;
+            d.hz_rs1 = d.hz_rs2 = 0;
+            break;
+        case Fmt::kRXF:
+            d.imm = 0;
+            d.hz_rs2 = 0;
+            break;
+        case Fmt::kNONE:
+            d.imm = 0;
+            d.hz_rs1 = d.hz_rs2 = 0;
+            break;
         default: return false;
     }
     return true;
@@ -76,58 +99,112 @@ bool fields16(uint32_t r, Fmt fmt, DecodedInsn& d) {
     const uint8_t rs1p = static_cast<uint8_t>(8 + bits(r, 9, 7));  // rs1'/rd'
     const int32_t ci_imm = sext((bits(r, 12, 12) << 5) | bits(r, 6, 2), 6);
     const uint32_t cl_off = (bits(r, 12, 10) << 3) | (bits(r, 6, 6) << 2) | (bits(r, 5, 5) << 6);
-    const int32_t cj_off = sext((bits(r, 12, 12) << 11) | (bits(r, 11, 11) << 4) | (bits(r, 10, 9) << 8) |
-                                (bits(r, 8, 8) << 10) | (bits(r, 7, 7) << 6) | (bits(r, 6, 6) << 7) |
-                                (bits(r, 5, 3) << 1) | (bits(r, 2, 2) << 5), 12);
+    const int32_t cj_off =
+        sext((bits(r, 12, 12) << 11) | (bits(r, 11, 11) << 4) | (bits(r, 10, 9) << 8) | (bits(r, 8, 8) << 10) |
+                 (bits(r, 7, 7) << 6) | (bits(r, 6, 6) << 7) | (bits(r, 5, 3) << 1) | (bits(r, 2, 2) << 5),
+             12);
     d.rd = d.rs1 = d.rs2 = d.rs3 = 0;
     d.rm = 0;
     d.imm = 0;
     switch (fmt) {
         case Fmt::kCIW: {
-            const uint32_t imm = (bits(r, 12, 11) << 4) | (bits(r, 10, 7) << 6) | (bits(r, 6, 6) << 2) | (bits(r, 5, 5) << 3);
+            const uint32_t imm =
+                (bits(r, 12, 11) << 4) | (bits(r, 10, 7) << 6) | (bits(r, 6, 6) << 2) | (bits(r, 5, 5) << 3);
             if (imm == 0) return false;  // reserved (and the all-zero word)
-            d.rd = rdp; d.rs1 = 2; d.imm = static_cast<int32_t>(imm);
+            d.rd = rdp;
+            d.rs1 = 2;
+            d.imm = static_cast<int32_t>(imm);
             break;
         }
-        case Fmt::kCL: case Fmt::kCLF: d.rd = rdp; d.rs1 = rs1p; d.imm = static_cast<int32_t>(cl_off); break;
-        case Fmt::kCS: case Fmt::kCSF: d.rs2 = rdp; d.rs1 = rs1p; d.imm = static_cast<int32_t>(cl_off); break;
-        case Fmt::kCI: d.rd = d.rs1 = rd_full; d.imm = ci_imm; break;
-        case Fmt::kCLI: d.rd = rd_full; d.imm = ci_imm; break;
-        case Fmt::kCJAL: d.rd = 1; d.imm = cj_off; break;
+        case Fmt::kCL:
+        case Fmt::kCLF:
+            d.rd = rdp;
+            d.rs1 = rs1p;
+            d.imm = static_cast<int32_t>(cl_off);
+            break;
+        case Fmt::kCS:
+        case Fmt::kCSF:
+            d.rs2 = rdp;
+            d.rs1 = rs1p;
+            d.imm = static_cast<int32_t>(cl_off);
+            break;
+        case Fmt::kCI:
+            d.rd = d.rs1 = rd_full;
+            d.imm = ci_imm;
+            break;
+        case Fmt::kCLI:
+            d.rd = rd_full;
+            d.imm = ci_imm;
+            break;
+        case Fmt::kCJAL:
+            d.rd = 1;
+            d.imm = cj_off;
+            break;
         case Fmt::kCJ: d.imm = cj_off; break;
         case Fmt::kC16SP: {
             const uint32_t imm = (bits(r, 12, 12) << 9) | (bits(r, 6, 6) << 4) | (bits(r, 5, 5) << 6) |
                                  (bits(r, 4, 3) << 7) | (bits(r, 2, 2) << 5);
             if (imm == 0) return false;
-            d.rd = d.rs1 = 2; d.imm = sext(imm, 10);
+            d.rd = d.rs1 = 2;
+            d.imm = sext(imm, 10);
             break;
         }
         case Fmt::kCLUI:
             if (ci_imm == 0 || rd_full == 0) return false;  // reserved / hint space we do not claim
-            d.rd = rd_full; d.imm = static_cast<int32_t>(static_cast<uint32_t>(ci_imm) << 12);
+            d.rd = rd_full;
+            d.imm = static_cast<int32_t>(static_cast<uint32_t>(ci_imm) << 12);
             break;
-        case Fmt::kCBSH: d.rd = d.rs1 = rs1p; d.imm = static_cast<int32_t>(bits(r, 6, 2)); break;
-        case Fmt::kCBI: d.rd = d.rs1 = rs1p; d.imm = ci_imm; break;
-        case Fmt::kCA: d.rd = d.rs1 = rs1p; d.rs2 = rdp; break;
+        case Fmt::kCBSH:
+            d.rd = d.rs1 = rs1p;
+            d.imm = static_cast<int32_t>(bits(r, 6, 2));
+            break;
+        case Fmt::kCBI:
+            d.rd = d.rs1 = rs1p;
+            d.imm = ci_imm;
+            break;
+        case Fmt::kCA:
+            d.rd = d.rs1 = rs1p;
+            d.rs2 = rdp;
+            break;
         case Fmt::kCB:
             d.rs1 = rs1p;
             d.imm = sext((bits(r, 12, 12) << 8) | (bits(r, 11, 10) << 3) | (bits(r, 6, 5) << 6) | (bits(r, 4, 3) << 1) |
-                         (bits(r, 2, 2) << 5), 9);
+                             (bits(r, 2, 2) << 5),
+                         9);
             break;
-        case Fmt::kCISH: d.rd = d.rs1 = rd_full; d.imm = static_cast<int32_t>(bits(r, 6, 2)); break;
-        case Fmt::kCLWSP: case Fmt::kCFLWSP:
+        case Fmt::kCISH:
+            d.rd = d.rs1 = rd_full;
+            d.imm = static_cast<int32_t>(bits(r, 6, 2));
+            break;
+        case Fmt::kCLWSP:
+        case Fmt::kCFLWSP:
             if (fmt == Fmt::kCLWSP && rd_full == 0) return false;
-            d.rd = rd_full; d.rs1 = 2;
+            d.rd = rd_full;
+            d.rs1 = 2;
             d.imm = static_cast<int32_t>((bits(r, 12, 12) << 5) | (bits(r, 6, 4) << 2) | (bits(r, 3, 2) << 6));
             break;
-        case Fmt::kCSWSP: case Fmt::kCFSWSP:
-            d.rs2 = rs2_full; d.rs1 = 2;
+        case Fmt::kCSWSP:
+        case Fmt::kCFSWSP:
+            d.rs2 = rs2_full;
+            d.rs1 = 2;
             d.imm = static_cast<int32_t>((bits(r, 12, 9) << 2) | (bits(r, 8, 7) << 6));
             break;
-        case Fmt::kCJR: if (rd_full == 0) return false; d.rs1 = rd_full; break;
-        case Fmt::kCJALR: d.rd = 1; d.rs1 = rd_full; break;
-        case Fmt::kCMV: d.rd = rd_full; d.rs2 = rs2_full; break;
-        case Fmt::kCADD: d.rd = d.rs1 = rd_full; d.rs2 = rs2_full; break;
+        case Fmt::kCJR:
+            if (rd_full == 0) return false;
+            d.rs1 = rd_full;
+            break;
+        case Fmt::kCJALR:
+            d.rd = 1;
+            d.rs1 = rd_full;
+            break;
+        case Fmt::kCMV:
+            d.rd = rd_full;
+            d.rs2 = rs2_full;
+            break;
+        case Fmt::kCADD:
+            d.rd = d.rs1 = rd_full;
+            d.rs2 = rs2_full;
+            break;
         case Fmt::kCNONE: break;
         default: return false;
     }
@@ -137,9 +214,21 @@ bool fields16(uint32_t r, Fmt fmt, DecodedInsn& d) {
     return true;
 }
 
-bool is_int_load(Op op) {
-    return op == Op::kLb || op == Op::kLh || op == Op::kLw || op == Op::kLbu || op == Op::kLhu;
+bool writes_x(Fmt f) {
+    switch (f) {
+        case Fmt::kR:
+        case Fmt::kI:
+        case Fmt::kISH:
+        case Fmt::kU:
+        case Fmt::kJ:
+        case Fmt::kCSR:
+        case Fmt::kRFX:
+        case Fmt::kRFXX: return true;
+        default: return false;
+    }
 }
+
+bool is_int_load(Op op) { return op == Op::kLb || op == Op::kLh || op == Op::kLw || op == Op::kLbu || op == Op::kLhu; }
 
 }  // namespace
 
@@ -148,8 +237,9 @@ void ex_illegal(Hart& h, const DecodedInsn& d) { h.raise_illegal(d); }
 Decoder::Decoder(const IsaConfig& isa) {
     for (const OpcodeInfo& row : kOpcodes) {
         if (!ext_enabled(row.ext, isa)) continue;
-        if (row.ext == Ext::kC && (row.fmt == Fmt::kCLF || row.fmt == Fmt::kCSF || row.fmt == Fmt::kCFLWSP ||
-                                   row.fmt == Fmt::kCFSWSP) && !isa.f)
+        if (row.ext == Ext::kC &&
+            (row.fmt == Fmt::kCLF || row.fmt == Fmt::kCSF || row.fmt == Fmt::kCFLWSP || row.fmt == Fmt::kCFSWSP) &&
+            !isa.f)
             continue;
         if ((row.match & 3) != 3) {
             narrow_[(row.match & 3) * 8 + bits(row.match, 15, 13)].push_back(&row);
@@ -180,6 +270,8 @@ bool Decoder::decode(uint32_t raw, DecodedInsn& d) const {
         d.fn = row->fn;
         d.op = static_cast<uint16_t>(row->op);
         d.load_rd = is_int_load(row->exec_op) ? d.rd : 0;
+        d.jalr_rs = row->exec_op == Op::kJalr ? d.rs1 : 0;
+        if (d.rd == 0 && writes_x(kOpcodes[static_cast<std::size_t>(row->exec_op)].fmt)) d.rd = kXSink;
         return true;
     }
     d.rd = d.rs1 = d.rs2 = d.hz_rs1 = d.hz_rs2 = 0;

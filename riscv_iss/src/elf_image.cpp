@@ -3,13 +3,13 @@
 #include "riscv_iss/elf_image.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
 
 #include "riscv_iss/bus.h"
@@ -34,7 +34,9 @@ public:
     ElfFile(const ElfFile&) = delete;
     ElfFile& operator=(const ElfFile&) = delete;
     Elf* get() const { return elf_; }
-    [[noreturn]] void fail(const std::string& why) const { throw std::runtime_error("bad ELF '" + path_ + "': " + why); }
+    [[noreturn]] void fail(const std::string& why) const {
+        throw std::runtime_error("bad ELF '" + path_ + "': " + why);
+    }
 
 private:
     std::string path_;
@@ -90,8 +92,9 @@ void read_symbols(const ElfFile& f, ElfImage& img) {
                 img.functions.push_back({name, addr, static_cast<uint32_t>(sym.st_size)});
         }
     }
-    std::sort(img.functions.begin(), img.functions.end(),
-              [](const ElfSymbol& a, const ElfSymbol& b) { return a.addr != b.addr ? a.addr < b.addr : a.name < b.name; });
+    std::sort(img.functions.begin(), img.functions.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+        return a.addr != b.addr ? a.addr < b.addr : a.name < b.name;
+    });
 }
 
 }  // namespace

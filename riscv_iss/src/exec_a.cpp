@@ -47,18 +47,32 @@ void ex_sc_w(Hart& h, const DecodedInsn& d) {
     if (ok && !h.store_slow(addr, 4, h.x_[d.rs2], true)) return;
     h.x_[d.rd] = ok ? 0 : 1;
 }
-void ex_amoswap_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t, uint32_t b) { return b; }); }
-void ex_amoadd_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t a, uint32_t b) { return a + b; }); }
-void ex_amoxor_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t a, uint32_t b) { return a ^ b; }); }
-void ex_amoand_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t a, uint32_t b) { return a & b; }); }
-void ex_amoor_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t a, uint32_t b) { return a | b; }); }
+void ex_amoswap_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t, uint32_t b) { return b; });
+}
+void ex_amoadd_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t a, uint32_t b) { return a + b; });
+}
+void ex_amoxor_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t a, uint32_t b) { return a ^ b; });
+}
+void ex_amoand_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t a, uint32_t b) { return a & b; });
+}
+void ex_amoor_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t a, uint32_t b) { return a | b; });
+}
 void ex_amomin_w(Hart& h, const DecodedInsn& d) {
     amo(h, d, [](uint32_t a, uint32_t b) { return sx(a) < sx(b) ? a : b; });
 }
 void ex_amomax_w(Hart& h, const DecodedInsn& d) {
     amo(h, d, [](uint32_t a, uint32_t b) { return sx(a) > sx(b) ? a : b; });
 }
-void ex_amominu_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t a, uint32_t b) { return std::min(a, b); }); }
-void ex_amomaxu_w(Hart& h, const DecodedInsn& d) { amo(h, d, [](uint32_t a, uint32_t b) { return std::max(a, b); }); }
+void ex_amominu_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t a, uint32_t b) { return std::min(a, b); });
+}
+void ex_amomaxu_w(Hart& h, const DecodedInsn& d) {
+    amo(h, d, [](uint32_t a, uint32_t b) { return std::max(a, b); });
+}
 
 }  // namespace iss::exec

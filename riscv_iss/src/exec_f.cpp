@@ -65,11 +65,12 @@ void arith(Hart& h, const DecodedInsn& d, uint32_t cost, Op op, Exact exact) {
 }
 
 inline float fr(const Hart& h, uint8_t r) { return as_f(h.f_[r]); }
+// Operands are read through volatile locals (see HostRounding) and captured by reference.
 inline long double ld(float f) { return static_cast<long double>(f); }
 constexpr auto kNoExact = [] { return 0.0L; };
 
 template <typename Op, typename Exact>
-void fused(Hart& h, const DecodedInsn& d, float a, float b, Op op, Exact exact) {
+void fused(Hart& h, const DecodedInsn& d, float a, float b, Op op, Exact exact) {  // a, b: for the inf*0 check
     // inf * 0 is invalid even when the addend is a quiet NaN (ISA manual Vol. I 11.6).
     if ((std::isinf(a) && b == 0.0f) || (a == 0.0f && std::isinf(b))) {
         unsigned rm;
@@ -94,10 +95,23 @@ int32_t class_bits(uint32_t v) {
     return neg ? 1 << 1 : 1 << 6;
 }
 
-/// Rounds to an integral value in mode rm (RMM = half away from zero) under a HostRounding scope.
-long double round_integral(float a, unsigned rm) {
-    if (rm == kRmm) return std::round(static_cast<long double>(a));
-    return std::nearbyint(static_cast<long double>(a));
+/// Rounds a float to an integral value in mode rm with exact double arithmetic (no host rounding mode).
+double round_integral(float a, unsigned rm) {
+    const double x = a;
+    if (!(std::fabs(x) < 8388608.0)) return x;  // |a| >= 2^23 (or inf): already integral
+    const double t = std::trunc(x);
+    const double frac = x - t;  // exact: |x| < 2^23
+    if (frac == 0.0) return t;
+    const double away = t + (x < 0 ? -1.0 : 1.0);
+    switch (rm) {
+        case kRtz: return t;
+        case kRdn: return x < 0 ? away : t;
+        case kRup: return x > 0 ? away : t;
+        case kRmm: return std::fabs(frac) >= 0.5 ? away : t;
+        default:  // RNE
+            if (std::fabs(frac) != 0.5) return std::fabs(frac) > 0.5 ? away : t;
+            return std::fmod(t, 2.0) == 0.0 ? t : away;
+    }
 }
 
 void min_max(Hart& h, const DecodedInsn& d, bool is_max) {
@@ -105,11 +119,16 @@ void min_max(Hart& h, const DecodedInsn& d, bool is_max) {
     const uint32_t a = h.f_[d.rs1], b = h.f_[d.rs2];
     const uint32_t flags = (is_snan(a) || is_snan(b)) ? kNv : 0;
     uint32_t r;
-    if (is_nan(a) && is_nan(b)) r = kCanonicalNan;
-    else if (is_nan(a)) r = b;
-    else if (is_nan(b)) r = a;
-    else if (as_f(a) == as_f(b)) r = is_max ? (a & b) : (a | b);  // -0 < +0 (bitwise on the sign)
-    else r = (as_f(a) < as_f(b)) != is_max ? a : b;
+    if (is_nan(a) && is_nan(b))
+        r = kCanonicalNan;
+    else if (is_nan(a))
+        r = b;
+    else if (is_nan(b))
+        r = a;
+    else if (as_f(a) == as_f(b))
+        r = is_max ? (a & b) : (a | b);  // -0 < +0 (bitwise on the sign)
+    else
+        r = (as_f(a) < as_f(b)) != is_max ? a : b;
     write_f(h, d.rd, as_f(r), flags);
 }
 }  // namespace
@@ -126,41 +145,50 @@ void ex_fsw(Hart& h, const DecodedInsn& d) {
     h.store<uint32_t>(h.x_[d.rs1] + static_cast<uint32_t>(d.imm), h.f_[d.rs2]);
 }
 void ex_fadd_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2);
-    arith<true>(h, d, 0, [=] { return a + b; }, [=] { return ld(a) + ld(b); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2);
+    arith<true>(
+        h, d, 0, [&] { return a + b; }, [&] { return ld(a) + ld(b); });
 }
 void ex_fsub_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2);
-    arith<true>(h, d, 0, [=] { return a - b; }, [=] { return ld(a) - ld(b); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2);
+    arith<true>(
+        h, d, 0, [&] { return a - b; }, [&] { return ld(a) - ld(b); });
 }
 void ex_fmul_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2);
-    arith<true>(h, d, 0, [=] { return a * b; }, [=] { return ld(a) * ld(b); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2);
+    arith<true>(
+        h, d, 0, [&] { return a * b; }, [&] { return ld(a) * ld(b); });
 }
 void ex_fdiv_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2);
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2);
     // Quotients can tie at subnormal precision (found by the QEMU differential run, seed 5223).
-    arith<true>(h, d, 0, [=] { return a / b; }, [=] { return ld(a) / ld(b); });
+    arith<true>(
+        h, d, 0, [&] { return a / b; }, [&] { return ld(a) / ld(b); });
 }
 void ex_fsqrt_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1);
-    arith<false>(h, d, 0, [=] { return std::sqrt(a); }, kNoExact);
+    volatile float a = fr(h, d.rs1);
+    arith<false>(
+        h, d, 0, [&] { return std::sqrt(a); }, kNoExact);
 }
 void ex_fmadd_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
-    fused(h, d, a, b, [=] { return std::fma(a, b, c); }, [=] { return ld(a) * ld(b) + ld(c); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
+    fused(
+        h, d, a, b, [&] { return std::fma(a, b, c); }, [&] { return ld(a) * ld(b) + ld(c); });
 }
 void ex_fmsub_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
-    fused(h, d, a, b, [=] { return std::fma(a, b, -c); }, [=] { return ld(a) * ld(b) - ld(c); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
+    fused(
+        h, d, a, b, [&] { return std::fma(a, b, -c); }, [&] { return ld(a) * ld(b) - ld(c); });
 }
 void ex_fnmsub_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
-    fused(h, d, a, b, [=] { return std::fma(-a, b, c); }, [=] { return -(ld(a) * ld(b)) + ld(c); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
+    fused(
+        h, d, a, b, [&] { return std::fma(-a, b, c); }, [&] { return -(ld(a) * ld(b)) + ld(c); });
 }
 void ex_fnmadd_s(Hart& h, const DecodedInsn& d) {
-    const float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
-    fused(h, d, a, b, [=] { return std::fma(-a, b, -c); }, [=] { return -(ld(a) * ld(b)) - ld(c); });
+    volatile float a = fr(h, d.rs1), b = fr(h, d.rs2), c = fr(h, d.rs3);
+    fused(
+        h, d, a, b, [&] { return std::fma(-a, b, -c); }, [&] { return -(ld(a) * ld(b)) - ld(c); });
 }
 void ex_fsgnj_s(Hart& h, const DecodedInsn& d) {
     if (!begin(h, d)) return;
@@ -185,13 +213,9 @@ void ex_fcvt_w_s(Hart& h, const DecodedInsn& d) {
     const uint32_t bits = h.f_[d.rs1];
     if (is_nan(bits)) return write_x(h, d.rd, 0x7fffffffu, kNv);
     const float a = as_f(bits);
-    long double r;
-    {
-        HostRounding scope(rm);
-        r = round_integral(a, rm);
-    }
-    if (r > 2147483647.0L) return write_x(h, d.rd, 0x7fffffffu, kNv);
-    if (r < -2147483648.0L) return write_x(h, d.rd, 0x80000000u, kNv);
+    const double r = round_integral(a, rm);
+    if (r > 2147483647.0) return write_x(h, d.rd, 0x7fffffffu, kNv);
+    if (r < -2147483648.0) return write_x(h, d.rd, 0x80000000u, kNv);
     write_x(h, d.rd, static_cast<uint32_t>(static_cast<int32_t>(r)), r != a ? kNx : 0);
 }
 void ex_fcvt_wu_s(Hart& h, const DecodedInsn& d) {
@@ -200,13 +224,9 @@ void ex_fcvt_wu_s(Hart& h, const DecodedInsn& d) {
     const uint32_t bits = h.f_[d.rs1];
     if (is_nan(bits)) return write_x(h, d.rd, 0xffffffffu, kNv);
     const float a = as_f(bits);
-    long double r;
-    {
-        HostRounding scope(rm);
-        r = round_integral(a, rm);
-    }
-    if (r > 4294967295.0L) return write_x(h, d.rd, 0xffffffffu, kNv);
-    if (r < 0.0L) return write_x(h, d.rd, 0, kNv);
+    const double r = round_integral(a, rm);
+    if (r > 4294967295.0) return write_x(h, d.rd, 0xffffffffu, kNv);
+    if (r < 0.0) return write_x(h, d.rd, 0, kNv);
     write_x(h, d.rd, static_cast<uint32_t>(r), r != a ? kNx : 0);
 }
 void ex_fmv_x_w(Hart& h, const DecodedInsn& d) {
@@ -234,12 +254,14 @@ void ex_fle_s(Hart& h, const DecodedInsn& d) {
     write_x(h, d.rd, !nan && as_f(a) <= as_f(b), nan ? kNv : 0);
 }
 void ex_fcvt_s_w(Hart& h, const DecodedInsn& d) {
-    const int32_t v = static_cast<int32_t>(h.x_[d.rs1]);
-    arith<true>(h, d, 0, [=] { return static_cast<float>(v); }, [=] { return static_cast<long double>(v); });
+    volatile int32_t v = static_cast<int32_t>(h.x_[d.rs1]);
+    arith<true>(
+        h, d, 0, [&] { return static_cast<float>(v); }, [&] { return static_cast<long double>(v); });
 }
 void ex_fcvt_s_wu(Hart& h, const DecodedInsn& d) {
-    const uint32_t v = h.x_[d.rs1];
-    arith<true>(h, d, 0, [=] { return static_cast<float>(v); }, [=] { return static_cast<long double>(v); });
+    volatile uint32_t v = h.x_[d.rs1];
+    arith<true>(
+        h, d, 0, [&] { return static_cast<float>(v); }, [&] { return static_cast<long double>(v); });
 }
 void ex_fmv_w_x(Hart& h, const DecodedInsn& d) {
     if (!begin(h, d)) return;

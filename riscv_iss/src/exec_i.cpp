@@ -13,6 +13,7 @@ inline bool jump(Hart& h, uint32_t target) {
         h.raise_exception(cause::kInsnMisaligned, target);
         return false;
     }
+    h.last_pc_ = h.pc_;
     h.npc_ = target;
     return true;
 }
@@ -26,8 +27,8 @@ inline void branch(Hart& h, const DecodedInsn& d, bool taken) {
 template <typename T>
 inline void load(Hart& h, const DecodedInsn& d) {
     T v;
-    if (h.load<T>(h.x_[d.rs1] + imm(d), v)) h.x_[d.rd] = static_cast<uint32_t>(static_cast<std::conditional_t<
-        std::is_signed_v<T>, int32_t, uint32_t>>(v));
+    if (h.load<T>(h.x_[d.rs1] + imm(d), v))
+        h.x_[d.rd] = static_cast<uint32_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>>(v));
 }
 }  // namespace
 
@@ -37,7 +38,6 @@ void ex_jal(Hart& h, const DecodedInsn& d) {
     if (jump(h, h.pc_ + imm(d))) h.x_[d.rd] = h.pc_ + d.len;
 }
 void ex_jalr(Hart& h, const DecodedInsn& d) {
-    if (h.prev_rd_ == d.rs1 && d.rs1 != 0) h.cycles_ += h.cm_.jalr_use_penalty;
     const uint32_t target = (h.x_[d.rs1] + imm(d)) & ~1u;
     if (jump(h, target)) h.x_[d.rd] = h.pc_ + d.len;
 }
@@ -53,7 +53,9 @@ void ex_lw(Hart& h, const DecodedInsn& d) { load<uint32_t>(h, d); }
 void ex_lbu(Hart& h, const DecodedInsn& d) { load<uint8_t>(h, d); }
 void ex_lhu(Hart& h, const DecodedInsn& d) { load<uint16_t>(h, d); }
 void ex_sb(Hart& h, const DecodedInsn& d) { h.store<uint8_t>(h.x_[d.rs1] + imm(d), static_cast<uint8_t>(h.x_[d.rs2])); }
-void ex_sh(Hart& h, const DecodedInsn& d) { h.store<uint16_t>(h.x_[d.rs1] + imm(d), static_cast<uint16_t>(h.x_[d.rs2])); }
+void ex_sh(Hart& h, const DecodedInsn& d) {
+    h.store<uint16_t>(h.x_[d.rs1] + imm(d), static_cast<uint16_t>(h.x_[d.rs2]));
+}
 void ex_sw(Hart& h, const DecodedInsn& d) { h.store<uint32_t>(h.x_[d.rs1] + imm(d), h.x_[d.rs2]); }
 void ex_addi(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] + imm(d); }
 void ex_slti(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sx(h.x_[d.rs1]) < d.imm; }
@@ -71,7 +73,9 @@ void ex_slt(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sx(h.x_[d.rs1]) < sx(h
 void ex_sltu(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] < h.x_[d.rs2]; }
 void ex_xor(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] ^ h.x_[d.rs2]; }
 void ex_srl(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] >> (h.x_[d.rs2] & 31); }
-void ex_sra(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = static_cast<uint32_t>(sx(h.x_[d.rs1]) >> (h.x_[d.rs2] & 31)); }
+void ex_sra(Hart& h, const DecodedInsn& d) {
+    h.x_[d.rd] = static_cast<uint32_t>(sx(h.x_[d.rs1]) >> (h.x_[d.rs2] & 31));
+}
 void ex_or(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] | h.x_[d.rs2]; }
 void ex_and(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] & h.x_[d.rs2]; }
 void ex_fence(Hart&, const DecodedInsn&) {}  // single hart, no caches: ordering is already total

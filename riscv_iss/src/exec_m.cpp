@@ -37,9 +37,12 @@ void ex_mulhu(Hart& h, const DecodedInsn& d) {
 void ex_div(Hart& h, const DecodedInsn& d) {
     const uint32_t a = h.x_[d.rs1], b = h.x_[d.rs2];
     div_cost(h, abs_u(a), b);
-    if (b == 0) h.x_[d.rd] = ~0u;
-    else if (a == 0x80000000u && b == ~0u) h.x_[d.rd] = a;
-    else h.x_[d.rd] = static_cast<uint32_t>(sx(a) / sx(b));
+    if (b == 0)
+        h.x_[d.rd] = ~0u;
+    else if (a == 0x80000000u && b == ~0u)
+        h.x_[d.rd] = a;
+    else
+        h.x_[d.rd] = static_cast<uint32_t>(sx(a) / sx(b));
 }
 void ex_divu(Hart& h, const DecodedInsn& d) {
     const uint32_t a = h.x_[d.rs1], b = h.x_[d.rs2];
@@ -49,9 +52,12 @@ void ex_divu(Hart& h, const DecodedInsn& d) {
 void ex_rem(Hart& h, const DecodedInsn& d) {
     const uint32_t a = h.x_[d.rs1], b = h.x_[d.rs2];
     div_cost(h, abs_u(a), b);
-    if (b == 0) h.x_[d.rd] = a;
-    else if (a == 0x80000000u && b == ~0u) h.x_[d.rd] = 0;
-    else h.x_[d.rd] = static_cast<uint32_t>(sx(a) % sx(b));
+    if (b == 0)
+        h.x_[d.rd] = a;
+    else if (a == 0x80000000u && b == ~0u)
+        h.x_[d.rd] = 0;
+    else
+        h.x_[d.rd] = static_cast<uint32_t>(sx(a) % sx(b));
 }
 void ex_remu(Hart& h, const DecodedInsn& d) {
     const uint32_t a = h.x_[d.rs1], b = h.x_[d.rs2];

@@ -35,6 +35,7 @@ void Hart::do_mret(const DecodedInsn& d) {
     if (isa_.u_mode) st &= ~csr::kMstatusMpp;  // MPP := least-privileged supported mode
     if (priv_ != Priv::kMachine) st &= ~csr::kMstatusMprv;
     mstatus_ = st;
+    last_pc_ = pc_;
     npc_ = mepc_ & ~(isa_.c ? 1u : 3u);
     request_attention();
 }

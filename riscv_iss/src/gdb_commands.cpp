@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: MIT
 // GDB RSP packet handlers: registers, memory, break/watchpoints, target description, monitor commands.
-#include <cstdlib>
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "riscv_iss/gdb_stub.h"
 
 namespace iss {
 namespace {
 constexpr unsigned kRegPc = 32, kRegF0 = 33, kRegCsr0 = 65;
-const char* const kXNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "fp", "s1", "a0",
-                                 "a1",   "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
+const char* const kXNames[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",
+                                 "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
                                  "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-const char* const kFNames[32] = {"ft0", "ft1", "ft2",  "ft3",  "ft4", "ft5", "ft6",  "ft7",
-                                 "fs0", "fs1", "fa0",  "fa1",  "fa2", "fa3", "fa4",  "fa5",
-                                 "fa6", "fa7", "fs2",  "fs3",  "fs4", "fs5", "fs6",  "fs7",
-                                 "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
+const char* const kFNames[32] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
+                                 "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
+                                 "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
 struct CsrName {
     const char* name;
     uint32_t num;
 };
-const CsrName kCsrs[] = {{"mstatus", 0x300}, {"misa", 0x301},   {"mie", 0x304},   {"mtvec", 0x305},
-                         {"mscratch", 0x340}, {"mepc", 0x341},  {"mcause", 0x342}, {"mtval", 0x343},
-                         {"mip", 0x344},      {"mcycle", 0xb00}, {"minstret", 0xb02}, {"mcycleh", 0xb80},
+const CsrName kCsrs[] = {{"mstatus", 0x300},   {"misa", 0x301},   {"mie", 0x304},      {"mtvec", 0x305},
+                         {"mscratch", 0x340},  {"mepc", 0x341},   {"mcause", 0x342},   {"mtval", 0x343},
+                         {"mip", 0x344},       {"mcycle", 0xb00}, {"minstret", 0xb02}, {"mcycleh", 0xb80},
                          {"minstreth", 0xb82}, {"mhartid", 0xf14}};
 
 std::string hex32(uint32_t v) {  // little-endian byte order, as GDB expects for RISC-V registers
@@ -46,15 +46,17 @@ std::string from_hex(const std::string& s) {
 }
 
 std::string target_xml() {
-    std::string x = "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target version=\"1.0\">"
-                    "<architecture>riscv:rv32</architecture><feature name=\"org.gnu.gdb.riscv.cpu\">";
+    std::string x =
+        "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\"><target version=\"1.0\">"
+        "<architecture>riscv:rv32</architecture><feature name=\"org.gnu.gdb.riscv.cpu\">";
     for (unsigned i = 0; i < 32; ++i)
         x += fmt::format("<reg name=\"{}\" bitsize=\"32\" type=\"{}\" regnum=\"{}\"/>", kXNames[i],
                          i == 2 ? "data_ptr" : "int", i);
     x += "<reg name=\"pc\" bitsize=\"32\" type=\"code_ptr\" regnum=\"32\"/></feature>"
          "<feature name=\"org.gnu.gdb.riscv.fpu\">";
     for (unsigned i = 0; i < 32; ++i)
-        x += fmt::format("<reg name=\"{}\" bitsize=\"32\" type=\"ieee_single\" regnum=\"{}\"/>", kFNames[i], kRegF0 + i);
+        x +=
+            fmt::format("<reg name=\"{}\" bitsize=\"32\" type=\"ieee_single\" regnum=\"{}\"/>", kFNames[i], kRegF0 + i);
     x += "<reg name=\"fflags\" bitsize=\"32\" type=\"int\" regnum=\"66\"/>"
          "<reg name=\"frm\" bitsize=\"32\" type=\"int\" regnum=\"67\"/>"
          "<reg name=\"fcsr\" bitsize=\"32\" type=\"int\" regnum=\"68\"/></feature>"
@@ -93,10 +95,14 @@ bool GdbStub::write_register(unsigned n, uint32_t v) {
 
 std::string GdbStub::monitor(const std::string& cmd) {
     std::string out;
-    if (cmd == "cyclecount" || cmd == "cycles") out = fmt::format("cycles: {}\n", hart_.cycles_);
-    else if (cmd == "instret" || cmd == "insncount") out = fmt::format("instret: {}\n", hart_.instret_);
-    else if (cmd == "help") out = "monitor commands: cyclecount, instret, help\n";
-    else out = "unknown monitor command '" + cmd + "' (try: monitor help)\n";
+    if (cmd == "cyclecount" || cmd == "cycles")
+        out = fmt::format("cycles: {}\n", hart_.cycles_);
+    else if (cmd == "instret" || cmd == "insncount")
+        out = fmt::format("instret: {}\n", hart_.instret_);
+    else if (cmd == "help")
+        out = "monitor commands: cyclecount, instret, help\n";
+    else
+        out = "unknown monitor command '" + cmd + "' (try: monitor help)\n";
     put_packet("O" + to_hex(out));
     return "OK";
 }
@@ -136,7 +142,9 @@ std::string GdbStub::breakpoint(const std::string& p) {
         return "OK";
     }
     if (type >= 2 && type <= 4) {
-        const auto kind = type == 2 ? Hart::WatchKind::kWrite : type == 3 ? Hart::WatchKind::kRead : Hart::WatchKind::kAccess;
+        const auto kind = type == 2   ? Hart::WatchKind::kWrite
+                          : type == 3 ? Hart::WatchKind::kRead
+                                      : Hart::WatchKind::kAccess;
         insert ? hart_.add_watchpoint(addr, len, kind) : hart_.remove_watchpoint(addr, len, kind);
         return "OK";
     }
@@ -179,7 +187,8 @@ std::string GdbStub::handle(const std::string& p, bool& resume, bool& step, bool
             return out;
         }
         case 'G':
-            for (unsigned i = 0; i <= kRegPc && 8 * (i + 1) <= p.size() - 1; ++i) write_register(i, parse_le32(p, 1 + 8 * i));
+            for (unsigned i = 0; i <= kRegPc && 8 * (i + 1) <= p.size() - 1; ++i)
+                write_register(i, parse_le32(p, 1 + 8 * i));
             return "OK";
         case 'p': {
             bool ok = true;
@@ -192,8 +201,11 @@ std::string GdbStub::handle(const std::string& p, bool& resume, bool& step, bool
             const unsigned n = static_cast<unsigned>(std::strtoul(p.c_str() + 1, nullptr, 16));
             return write_register(n, parse_le32(p, eq + 1)) ? "OK" : "E01";
         }
-        case 'm': case 'M': case 'X': return memory(p);
-        case 'c': case 's':
+        case 'm':
+        case 'M':
+        case 'X': return memory(p);
+        case 'c':
+        case 's':
             if (p.size() > 1) hart_.pc_ = static_cast<uint32_t>(std::strtoul(p.c_str() + 1, nullptr, 16));
             resume = true;
             step = p[0] == 's';
@@ -210,8 +222,10 @@ std::string GdbStub::handle(const std::string& p, bool& resume, bool& step, bool
                 return "OK";
             }
             return "";
-        case 'Z': case 'z': return breakpoint(p);
-        case 'q': case 'Q': return query(p);
+        case 'Z':
+        case 'z': return breakpoint(p);
+        case 'q':
+        case 'Q': return query(p);
         case 'H': return "OK";
         case 'T': return "OK";
         case 'D': quit = true; return "OK";

@@ -3,6 +3,7 @@
 #include "riscv_iss/gdb_stub.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,7 +12,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fmt/format.h>
 
 namespace iss {
 

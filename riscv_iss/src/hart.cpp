@@ -77,7 +77,14 @@ void Hart::fatal(FatalKind kind, std::string message) {
 StopReason Hart::run(uint64_t max_insns) {
     stop_ = StopReason::kNone;
     request_attention();
+    return on_commit ? run_loop<true>(max_insns) : run_loop<false>(max_insns);
+}
+
+// The hot loop. Everything the exec functions may touch lives in *this; the hazard state stays in locals.
+template <bool kTrace>
+StopReason Hart::run_loop(uint64_t max_insns) {
     uint64_t left = max_insns;
+    uint8_t prev_load_rd = prev_load_rd_, prev_rd = prev_rd_;
     while (left != 0) {
         if (cycles_ >= attention_at_ && service_attention()) break;
         DecodedInsn* d;
@@ -90,19 +97,20 @@ StopReason Hart::run(uint64_t max_insns) {
             if (d == nullptr) continue;  // fetch fault taken (or fatal stop requested)
         }
         npc_ = pc_ + d->len;
-        cycles_ += d->cycles;
-        if (prev_load_rd_ != 0 && (d->hz_rs1 == prev_load_rd_ || d->hz_rs2 == prev_load_rd_))
-            cycles_ += cm_.load_use_penalty;
+        uint64_t cost = d->cycles;
+        if (prev_load_rd != 0 && (d->hz_rs1 == prev_load_rd || d->hz_rs2 == prev_load_rd)) cost += cm_.load_use_penalty;
+        if (d->jalr_rs != 0 && d->jalr_rs == prev_rd) cost += cm_.jalr_use_penalty;
+        cycles_ += cost;
         const uint64_t retired = ++instret_;
         d->fn(*this, *d);
-        x_[0] = 0;
-        prev_load_rd_ = d->load_rd;
-        prev_rd_ = d->rd;
-        if (on_commit && instret_ == retired) on_commit(*this, pc_, *d);  // trapped instructions do not commit
-        last_pc_ = pc_;
+        prev_load_rd = d->load_rd;
+        prev_rd = d->rd;
+        if (kTrace && instret_ == retired) on_commit(*this, pc_, *d);  // trapped instructions do not commit
         pc_ = npc_;
         --left;
     }
+    prev_load_rd_ = prev_load_rd;
+    prev_rd_ = prev_rd;
     if (stop_ == StopReason::kNone) stop_ = StopReason::kInsnLimit;
     return stop_;
 }
@@ -170,8 +178,9 @@ void Hart::take_trap(uint32_t cause_value, uint32_t tval, uint32_t epc) {
     if (!is_fetchable(npc_)) {
         const uint32_t code = cause_value & 0x7fffffffu;
         if (interrupt) {
-            fatal(FatalKind::kUnhandledTrap,
-                  fmt::format("interrupt {} at pc 0x{:08x} but trap vector 0x{:08x} is not executable", code, epc, npc_));
+            fatal(
+                FatalKind::kUnhandledTrap,
+                fmt::format("interrupt {} at pc 0x{:08x} but trap vector 0x{:08x} is not executable", code, epc, npc_));
         } else if (code == cause::kIllegalInsn) {
             fatal(FatalKind::kIllegalInsn,
                   fmt::format("illegal instruction 0x{:08x} at pc 0x{:08x} (no trap handler, mtvec=0x{:08x})", tval,
@@ -179,16 +188,19 @@ void Hart::take_trap(uint32_t cause_value, uint32_t tval, uint32_t epc) {
         } else if (code == cause::kInsnAccessFault) {
             fatal(FatalKind::kWildJump,
                   fmt::format("wild jump: fetch from unmapped address 0x{:08x}, coming from pc 0x{:08x} "
-                              "(no trap handler, mtvec=0x{:08x})", tval, last_pc_, mtvec_));
+                              "(no trap handler, mtvec=0x{:08x})",
+                              tval, last_pc_, mtvec_));
         } else if (code == cause::kLoadAccessFault || code == cause::kStoreAccessFault) {
             fatal(FatalKind::kAccessFault,
                   fmt::format("{} access fault at address 0x{:08x}, pc 0x{:08x} (no trap handler)",
                               code == cause::kLoadAccessFault ? "load" : "store", tval, epc));
         } else {
             fatal(FatalKind::kUnhandledTrap, fmt::format("unhandled exception cause {} at pc 0x{:08x}, mtval 0x{:08x} "
-                                                         "(no trap handler, mtvec=0x{:08x})", code, epc, tval, mtvec_));
+                                                         "(no trap handler, mtvec=0x{:08x})",
+                                                         code, epc, tval, mtvec_));
         }
     }
+    if (!interrupt) last_pc_ = epc;
 }
 
 void Hart::raise_exception(uint32_t cause_value, uint32_t tval) {
@@ -251,9 +263,7 @@ DecodedInsn* Hart::fetch_slow() {
 }
 
 namespace {
-void ex_fetch_fault_upper_half(Hart& h, const DecodedInsn&) {
-    h.raise_exception(cause::kInsnAccessFault, h.pc_ + 2);
-}
+void ex_fetch_fault_upper_half(Hart& h, const DecodedInsn&) { h.raise_exception(cause::kInsnAccessFault, h.pc_ + 2); }
 void ex_debug_break(Hart& h, const DecodedInsn& d) { h.debug_break(d); }
 }  // namespace
 

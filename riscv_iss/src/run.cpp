@@ -3,10 +3,11 @@
 // the outcome to an exit code. Host wall-clock time is used only for the --stats MIPS figure.
 #include "riscv_iss/run.h"
 
-#include <chrono>
-#include <ctime>
-#include <cstdio>
 #include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -73,8 +74,8 @@ int run_loaded(Hart& hart, const RunOptions& opt) {
         }
         case StopReason::kFatal: return error(fatal_code(hart.fatal_kind()), hart.stop_message());
         case StopReason::kWfi:
-            return error(kExitDeadlock, fmt::format("deadlock: WFI at pc 0x{:08x} with no enabled interrupt source",
-                                                    hart.last_pc_));
+            return error(kExitDeadlock,
+                         fmt::format("deadlock: WFI at pc 0x{:08x} with no enabled interrupt source", hart.pc_ - 4));
         default:
             return error(kExitInsnLimit, fmt::format("instruction limit of {} reached at pc 0x{:08x} (runaway loop?)",
                                                      opt.max_insns, hart.pc_));
@@ -101,9 +102,7 @@ int run_cli(const RunOptions& opt) {
         hart.set_semihost(&semihost);
         hart.set_tohost(img.tohost, img.fromhost);
         const bool gdb_stdio = opt.gdb == "stdio";
-        hart.console_out = [gdb_stdio](const char* s, size_t n) {
-            std::fwrite(s, 1, n, gdb_stdio ? stderr : stdout);
-        };
+        hart.console_out = [gdb_stdio](const char* s, size_t n) { std::fwrite(s, 1, n, gdb_stdio ? stderr : stdout); };
         std::unique_ptr<std::ofstream> trace_file, profile_file;
         std::ostream* trace_out = nullptr;
         std::ostream* profile_out = nullptr;

@@ -9,10 +9,26 @@
 namespace iss {
 namespace {
 enum : uint32_t {
-    kSysOpen = 0x01, kSysClose = 0x02, kSysWritec = 0x03, kSysWrite0 = 0x04, kSysWrite = 0x05, kSysRead = 0x06,
-    kSysReadc = 0x07, kSysIserror = 0x08, kSysIstty = 0x09, kSysSeek = 0x0a, kSysFlen = 0x0c, kSysClock = 0x10,
-    kSysTime = 0x11, kSysErrno = 0x13, kSysGetCmdline = 0x15, kSysHeapinfo = 0x16, kSysExit = 0x18,
-    kSysExitExtended = 0x20, kSysElapsed = 0x30, kSysTickfreq = 0x31,
+    kSysOpen = 0x01,
+    kSysClose = 0x02,
+    kSysWritec = 0x03,
+    kSysWrite0 = 0x04,
+    kSysWrite = 0x05,
+    kSysRead = 0x06,
+    kSysReadc = 0x07,
+    kSysIserror = 0x08,
+    kSysIstty = 0x09,
+    kSysSeek = 0x0a,
+    kSysFlen = 0x0c,
+    kSysClock = 0x10,
+    kSysTime = 0x11,
+    kSysErrno = 0x13,
+    kSysGetCmdline = 0x15,
+    kSysHeapinfo = 0x16,
+    kSysExit = 0x18,
+    kSysExitExtended = 0x20,
+    kSysElapsed = 0x30,
+    kSysTickfreq = 0x31,
 };
 constexpr uint32_t kAdpStoppedApplicationExit = 0x20026;
 // Handles: 1 = stdin, 2 = stdout, 3 = stderr (":tt" opened with mode r / w / a), 4 = features file.
@@ -80,7 +96,8 @@ bool Semihost::semihost_call(Hart& h) {
         case kSysWrite0: {
             std::string s;
             char c = 0;
-            for (uint32_t a = arg; s.size() < (1u << 20) && h.debug_read(a, 1, reinterpret_cast<uint8_t*>(&c)) && c; ++a)
+            for (uint32_t a = arg; s.size() < (1u << 20) && h.debug_read(a, 1, reinterpret_cast<uint8_t*>(&c)) && c;
+                 ++a)
                 s.push_back(c);
             if (h.console_out) h.console_out(s.data(), s.size());
             break;
@@ -110,7 +127,8 @@ bool Semihost::semihost_call(Hart& h) {
                 ret = kFail;
                 break;
             }
-            h.debug_write(buf, static_cast<uint32_t>(cmdline_.size() + 1), reinterpret_cast<const uint8_t*>(cmdline_.c_str()));
+            h.debug_write(buf, static_cast<uint32_t>(cmdline_.size() + 1),
+                          reinterpret_cast<const uint8_t*>(cmdline_.c_str()));
             const uint32_t len = static_cast<uint32_t>(cmdline_.size());
             h.debug_write(arg + 4, 4, reinterpret_cast<const uint8_t*>(&len));
             break;

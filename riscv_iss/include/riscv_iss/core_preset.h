@@ -27,8 +27,8 @@ struct CycleModel {
     uint32_t csr = 1, csr_slow = 4, fence = 1, fence_i = 2, system = 4, wfi = 2, amo = 2;
     uint32_t fp_add = 1, fp_mul = 1, fp_fma = 1, fp_div = 19, fp_sqrt = 19, fp_cvt = 1, fp_cmp = 1, fp_mv = 1;
     uint32_t load_use_penalty = 1, jalr_use_penalty = 1;
-    uint64_t clock_hz = 100000000;    ///< core clock, converts cycles to time in the TLM wrapper
-    uint32_t mtime_divider = 100;     ///< core cycles per CLINT mtime tick
+    uint64_t clock_hz = 100000000;  ///< core clock, converts cycles to time in the TLM wrapper
+    uint32_t mtime_divider = 100;   ///< core cycles per CLINT mtime tick
 };
 
 struct RegionConfig {
@@ -41,8 +41,8 @@ struct RegionConfig {
 
 /// Fixed MMIO addresses of the built-in devices (0 disables one).
 struct DeviceMap {
-    uint32_t clint_base = 0x02000000u;     ///< SiFive CLINT layout: msip +0, mtimecmp +0x4000, mtime +0xbff8
-    uint32_t console_base = 0x10000000u;   ///< 16550-style THR at +0, LSR at +5 (QEMU virt's UART address)
+    uint32_t clint_base = 0x02000000u;          ///< SiFive CLINT layout: msip +0, mtimecmp +0x4000, mtime +0xbff8
+    uint32_t console_base = 0x10000000u;        ///< 16550-style THR at +0, LSR at +5 (QEMU virt's UART address)
     uint32_t test_finisher_base = 0x00100000u;  ///< SiFive test device (QEMU virt): 0x5555 pass, code<<16|0x3333 fail
 };
 

@@ -17,9 +17,48 @@ enum class Ext : uint8_t { kI, kM, kA, kF, kC, kZicsr, kZifencei, kPriv };
 /// Field layouts (RISC-V ISA manual Vol. I ch. 2.3 and table 16.1). F/X suffixes say which register
 /// file an operand lives in (F = f-registers, X = x-registers), which the hazard model needs.
 enum class Fmt : uint8_t {
-    kR, kI, kISH, kS, kB, kU, kJ, kNONE, kCSR, kIF, kSF, kR4, kRF, kRF1, kRFX, kRFXX, kRXF,
-    kCIW, kCL, kCLF, kCS, kCSF, kCI, kCJAL, kCLI, kC16SP, kCLUI, kCBSH, kCBI, kCA, kCJ, kCB, kCISH,
-    kCLWSP, kCFLWSP, kCJR, kCMV, kCNONE, kCJALR, kCADD, kCSWSP, kCFSWSP
+    kR,
+    kI,
+    kISH,
+    kS,
+    kB,
+    kU,
+    kJ,
+    kNONE,
+    kCSR,
+    kIF,
+    kSF,
+    kR4,
+    kRF,
+    kRF1,
+    kRFX,
+    kRFXX,
+    kRXF,
+    kCIW,
+    kCL,
+    kCLF,
+    kCS,
+    kCSF,
+    kCI,
+    kCJAL,
+    kCLI,
+    kC16SP,
+    kCLUI,
+    kCBSH,
+    kCBI,
+    kCA,
+    kCJ,
+    kCB,
+    kCISH,
+    kCLWSP,
+    kCFLWSP,
+    kCJR,
+    kCMV,
+    kCNONE,
+    kCJALR,
+    kCADD,
+    kCSWSP,
+    kCFSWSP
 };
 
 enum class Op : uint16_t;
@@ -31,24 +70,29 @@ struct OpcodeInfo {
     Fmt fmt;
     uint32_t match;
     uint32_t mask;
-    Op op;        ///< this row
-    Op exec_op;   ///< the base instruction a compressed row expands to (itself otherwise)
+    Op op;       ///< this row
+    Op exec_op;  ///< the base instruction a compressed row expands to (itself otherwise)
     ExecFn fn;
 };
 
 /// Pre-decoded instruction, cached per PC (32 bytes). fn == nullptr means "not decoded yet".
 struct DecodedInsn {
     ExecFn fn;
-    int32_t imm;       ///< sign-extended immediate; CSR number for Zicsr
-    uint32_t raw;      ///< the instruction word (16-bit ones zero-extended)
-    uint16_t op;       ///< Op of the encoding actually fetched (c.* for compressed)
+    int32_t imm;   ///< sign-extended immediate; CSR number for Zicsr
+    uint32_t raw;  ///< the instruction word (16-bit ones zero-extended)
+    uint16_t op;   ///< Op of the encoding actually fetched (c.* for compressed)
     uint8_t rd, rs1, rs2, rs3;
-    uint8_t rm;        ///< funct3 (rounding mode for F)
-    uint8_t len;       ///< 2 or 4 bytes
-    uint8_t cycles;    ///< base cost from the cycle model, incl. fetch wait states of the region
-    uint8_t hz_rs1;    ///< x-register read (0 = none): used by the load-use hazard rule
+    uint8_t rm;      ///< funct3 (rounding mode for F)
+    uint8_t len;     ///< 2 or 4 bytes
+    uint8_t cycles;  ///< base cost from the cycle model, incl. fetch wait states of the region
+    uint8_t hz_rs1;  ///< x-register read (0 = none): used by the load-use hazard rule
     uint8_t hz_rs2;
-    uint8_t load_rd;   ///< x-register written by an integer load (0 = none)
+    uint8_t load_rd;  ///< x-register written by an integer load (0 = none)
+    uint8_t jalr_rs;  ///< rs1 of jalr / c.jr / c.jalr (0 = not a jalr): the jalr-use hazard rule
 };
+
+/// Decoded rd of an instruction that writes x0: results go to this sink register (x_[32]) so the run
+/// loop never has to re-zero x0.
+constexpr uint8_t kXSink = 32;
 
 }  // namespace iss

@@ -23,13 +23,13 @@ enum class Priv : uint8_t { kUser = 0, kMachine = 3 };
 
 /// Why Hart::run() returned.
 enum class StopReason : uint8_t {
-    kNone,         ///< not stopped
-    kInsnLimit,    ///< the max_insns budget of this run() call is used up
-    kExit,         ///< guest asked to exit (semihosting, HTIF tohost, test finisher); see exit_code()
-    kBreakpoint,   ///< a debugger breakpoint was hit (pc_ is at the breakpoint, not executed)
-    kWatchpoint,   ///< a debugger watchpoint was hit (pc_ is at the accessing instruction, not executed)
-    kWfi,          ///< WFI with no enabled interrupt and no timer event: wait for an external line
-    kFatal,        ///< an unrecoverable guest error; see stop_message()
+    kNone,        ///< not stopped
+    kInsnLimit,   ///< the max_insns budget of this run() call is used up
+    kExit,        ///< guest asked to exit (semihosting, HTIF tohost, test finisher); see exit_code()
+    kBreakpoint,  ///< a debugger breakpoint was hit (pc_ is at the breakpoint, not executed)
+    kWatchpoint,  ///< a debugger watchpoint was hit (pc_ is at the accessing instruction, not executed)
+    kWfi,         ///< WFI with no enabled interrupt and no timer event: wait for an external line
+    kFatal,       ///< an unrecoverable guest error; see stop_message()
 };
 
 /// Fatal-error categories reported to the runner (distinct exit codes, see run.h).
@@ -96,7 +96,7 @@ public:
     bool csr_write(uint32_t num, uint32_t value, bool debugger = false);
 
     // ---- state visible to the exec functions (src/exec_*.cpp) ----------------------------------
-    uint32_t x_[32] = {};
+    uint32_t x_[33] = {};  ///< x0..x31 and the write sink for rd = x0 (kXSink)
     uint32_t f_[32] = {};
     uint32_t pc_ = 0, npc_ = 0;
     uint64_t cycles_ = 0, instret_ = 0;
@@ -120,12 +120,14 @@ public:
     void do_mret(const DecodedInsn& d);
     void do_wfi(const DecodedInsn& d);
     void do_ebreak(const DecodedInsn& d);
-    void do_fence_i() { flush_pending_ = true; request_attention(); }
+    void do_fence_i() {
+        flush_pending_ = true;
+        request_attention();
+    }
     void request_attention() { attention_at_ = 0; }
     /// Executed in place of an instruction that carries a debugger breakpoint.
     void debug_break(const DecodedInsn& d);
-    uint8_t prev_rd_ = 0;  ///< rd of the previous instruction (jalr-use hazard)
-    uint32_t last_pc_ = 0; ///< pc of the previous instruction (error messages)
+    uint32_t last_pc_ = 0;  ///< pc of the last control transfer (wild-jump messages)
 
     template <typename T>
     bool load(uint32_t addr, T& out);
@@ -140,7 +142,7 @@ public:
 private:
     struct CodeRegion {
         DmiRegion dmi;
-        DecodedInsn* decoded = nullptr;  // calloc'ed: size/2 entries, lazily decoded
+        DecodedInsn* decoded = nullptr;             // calloc'ed: size/2 entries, lazily decoded
         uint32_t touched_lo = ~0u, touched_hi = 0;  // entry range ever decoded (what a flush must clear)
     };
     bool service_attention();
@@ -183,7 +185,10 @@ private:
     uint32_t watch_hit_addr_ = 0;
     uint32_t tohost_ = 0, fromhost_ = 0;
     uint64_t attention_at_ = 0;
-    uint8_t prev_load_rd_ = 0;
+    uint8_t prev_load_rd_ = 0;  // hazard state carried between run() calls
+    uint8_t prev_rd_ = 0;
+    template <bool kTrace>
+    StopReason run_loop(uint64_t max_insns);
     bool flush_pending_ = false;
     StopReason stop_ = StopReason::kNone;
     FatalKind fatal_kind_ = FatalKind::kNone;

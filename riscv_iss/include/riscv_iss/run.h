@@ -8,14 +8,14 @@ namespace iss {
 
 /// Options of `npusim iss [--core ws63] PROG.elf [--gdb :PORT] [--trace FILE] [--max-insns N]`.
 struct RunOptions {
-    std::string elf;                 ///< program to run (required)
-    std::string core = "cv32e40p";   ///< preset name (riscv_iss/presets/<name>.json) or a JSON path
-    std::string preset_dir;          ///< where presets live; empty = iss::default_preset_dir()
-    std::string gdb;                 ///< ":PORT" / "HOST:PORT" = GDB remote stub over TCP, "stdio" = over stdin/stdout
-    std::string trace;               ///< Spike-style commit log file ("-" = stderr)
-    std::string profile;             ///< per-function cycle profile file ("-" = stderr)
-    uint64_t max_insns = 0;          ///< stop with kExitInsnLimit after this many instructions (0 = no limit)
-    bool stats = false;              ///< print instructions, cycles and host MIPS to stderr at the end
+    std::string elf;                ///< program to run (required)
+    std::string core = "cv32e40p";  ///< preset name (riscv_iss/presets/<name>.json) or a JSON path
+    std::string preset_dir;         ///< where presets live; empty = iss::default_preset_dir()
+    std::string gdb;                ///< ":PORT" / "HOST:PORT" = GDB remote stub over TCP, "stdio" = over stdin/stdout
+    std::string trace;              ///< Spike-style commit log file ("-" = stderr)
+    std::string profile;            ///< per-function cycle profile file ("-" = stderr)
+    uint64_t max_insns = 0;         ///< stop with kExitInsnLimit after this many instructions (0 = no limit)
+    bool stats = false;             ///< print instructions, cycles and host MIPS to stderr at the end
 };
 
 /// Exit codes of run_cli() besides the guest's own exit code (0..119 pass through unchanged;

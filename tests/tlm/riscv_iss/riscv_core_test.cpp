@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
 // RiscvCore in a small SystemC platform: RAM with DMI at 0x80000000 and an MMIO device at 0x40000000
 // that raises the external interrupt 1 us after its START register is written.
+#include "riscv_iss_tlm/riscv_core.h"
+
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include <cstring>
 #include <systemc>
-#include <tlm_utils/simple_target_socket.h>
 #include <vector>
-
-#include "riscv_iss_tlm/riscv_core.h"
 
 namespace iss {
 namespace {
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 constexpr uint64_t kRamBase = 0x80000000u, kRamSize = 0x10000u, kDevBase = 0x40000000u;

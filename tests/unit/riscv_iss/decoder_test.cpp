@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Decoder: opcode-table consistency (Spike's overlap-test idea) and field extraction per format.
+#include "decoder.h"
+
 #include <gtest/gtest.h>
 
 #include <bitset>
 
-#include "decoder.h"
 #include "riscv_iss_isa_table.inc"
 
 namespace iss {
@@ -82,16 +83,16 @@ TEST(Decoder, RejectsReservedAndDisabledEncodings) {
     IsaConfig isa;
     Decoder dec(isa);
     DecodedInsn d;
-    EXPECT_FALSE(dec.decode(0x0000u, d));          // all-zero halfword
-    EXPECT_FALSE(dec.decode(0x6001u, d));          // c.lui x0 / zero immediate: reserved
-    EXPECT_FALSE(dec.decode(0x8002u, d));          // c.jr x0: reserved
-    EXPECT_FALSE(dec.decode(0x02001013u, d));      // slli with shamt[5] = 1: illegal on RV32
-    EXPECT_FALSE(dec.decode(0xffffffffu, d));      // >32-bit encoding space
+    EXPECT_FALSE(dec.decode(0x0000u, d));      // all-zero halfword
+    EXPECT_FALSE(dec.decode(0x6001u, d));      // c.lui x0 / zero immediate: reserved
+    EXPECT_FALSE(dec.decode(0x8002u, d));      // c.jr x0: reserved
+    EXPECT_FALSE(dec.decode(0x02001013u, d));  // slli with shamt[5] = 1: illegal on RV32
+    EXPECT_FALSE(dec.decode(0xffffffffu, d));  // >32-bit encoding space
     EXPECT_EQ(d.raw, 0xffffffffu);
     IsaConfig no_a = isa;
     no_a.a = false;
     Decoder dec2(no_a);
-    EXPECT_FALSE(dec2.decode(0x00b5252fu, d));     // amoadd.w a0, a1, (a0) without A
+    EXPECT_FALSE(dec2.decode(0x00b5252fu, d));  // amoadd.w a0, a1, (a0) without A
     EXPECT_TRUE(dec.decode(0x00b5252fu, d));
 }
 

@@ -10,10 +10,10 @@ namespace {
 using test::kRamBase;
 using test::Platform;
 
-constexpr uint32_t kLuiX1Ram = 0x800000b7;     // lui x1, 0x80000
-constexpr uint32_t kAddiX1X1_256 = 0x10008093; // addi x1, x1, 0x100
-constexpr uint32_t kNop = 0x00000013;          // addi x0, x0, 0
-constexpr uint32_t kJSelf = 0x0000006f;        // jal x0, 0
+constexpr uint32_t kLuiX1Ram = 0x800000b7;      // lui x1, 0x80000
+constexpr uint32_t kAddiX1X1_256 = 0x10008093;  // addi x1, x1, 0x100
+constexpr uint32_t kNop = 0x00000013;           // addi x0, x0, 0
+constexpr uint32_t kJSelf = 0x0000006f;         // jal x0, 0
 
 TEST(Hart, MisalignedLoadTrapsWithCauseAndTval) {
     Platform p;
@@ -45,11 +45,11 @@ TEST(Hart, WarlCsrs) {
     EXPECT_EQ(v, 0x40101125u);  // MXL=1 | U(20) | M(12) | I(8) | F(5) | C(2) | A(0)
     ASSERT_TRUE(p.hart.csr_write(csr::kMepc, 3));
     ASSERT_TRUE(p.hart.csr_read(csr::kMepc, v));
-    EXPECT_EQ(v, 2u);  // bit 0 of mepc is always zero
+    EXPECT_EQ(v, 2u);                                        // bit 0 of mepc is always zero
     ASSERT_TRUE(p.hart.csr_write(csr::kMstatus, 1u << 11));  // MPP = S (not implemented)
     ASSERT_TRUE(p.hart.csr_read(csr::kMstatus, v));
-    EXPECT_EQ(v & csr::kMstatusMpp, 0u);  // reads back as U
-    EXPECT_FALSE(p.hart.csr_read(0x7c0, v));  // unimplemented custom CSR
+    EXPECT_EQ(v & csr::kMstatusMpp, 0u);               // reads back as U
+    EXPECT_FALSE(p.hart.csr_read(0x7c0, v));           // unimplemented custom CSR
     EXPECT_FALSE(p.hart.csr_write(csr::kMhartid, 1));  // read-only
     ASSERT_TRUE(p.hart.csr_write(csr::kMtvec, 0x80000003u));
     ASSERT_TRUE(p.hart.csr_read(csr::kMtvec, v));

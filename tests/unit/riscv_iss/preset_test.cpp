@@ -13,10 +13,10 @@ namespace {
 TEST(Preset, ShippedPresetsLoad) {
     const CorePreset cv = load_preset("cv32e40p", default_preset_dir());
     EXPECT_TRUE(cv.isa.a);
-    EXPECT_EQ(cv.cycles.mulh, 5u);           // CV32E40P pipeline.rst: mulh 5 cycles
+    EXPECT_EQ(cv.cycles.mulh, 5u);  // CV32E40P pipeline.rst: mulh 5 cycles
     EXPECT_EQ(cv.cycles.branch_taken, 3u);
     const CorePreset ws = load_preset("ws63", default_preset_dir());
-    EXPECT_FALSE(ws.isa.a);                  // WS63 is RV32IMFC: no A
+    EXPECT_FALSE(ws.isa.a);  // WS63 is RV32IMFC: no A
     EXPECT_EQ(ws.cycles.clock_hz, 240000000u);
     EXPECT_EQ(ws.memory.size(), 6u);
     const CorePreset hs = load_preset("3066h", default_preset_dir());
@@ -42,8 +42,9 @@ std::string error_of(const std::string& json) {
 TEST(Preset, ErrorsNameTheJsonPath) {
     EXPECT_NE(error_of(R"({"cycles": {"alu": 1, "bogus": 2}})").find("cycles.bogus: unknown key"), std::string::npos);
     EXPECT_NE(error_of(R"({"isa": {"extensions": "imafdc"}})").find("unsupported extension 'd'"), std::string::npos);
-    EXPECT_NE(error_of(R"({"memory": [{"name": "a", "base": "0x1000", "size_bytes": "0x10"}]})").find("multiple of 4096"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of(R"({"memory": [{"name": "a", "base": "0x1000", "size_bytes": "0x10"}]})").find("multiple of 4096"),
+        std::string::npos);
     EXPECT_NE(error_of(R"({"memory": [{"name": "a", "base": "0x1000", "size_bytes": "0x2000"},
                                       {"name": "b", "base": "0x2000", "size_bytes": "0x1000"}]})")
                   .find("overlaps region a"),

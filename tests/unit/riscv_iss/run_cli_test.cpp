@@ -19,25 +19,26 @@ std::string make_elf(const std::vector<uint32_t>& code, const std::string& name,
     auto put32 = [&](std::size_t off, uint32_t v) { std::memcpy(&f[off], &v, 4); };
     const uint8_t ident[] = {0x7f, 'E', 'L', 'F', 1 /*32-bit*/, 1 /*LE*/, 1 /*version*/};
     std::memcpy(f.data(), ident, sizeof ident);
-    put16(16, 2);            // ET_EXEC
-    put16(18, machine);      // EM_RISCV = 243
-    put32(20, 1);            // EV_CURRENT
-    put32(24, 0x80000000u);  // e_entry
-    put32(28, 52);           // e_phoff
-    put16(40, 52);           // e_ehsize
-    put16(42, 32);           // e_phentsize
-    put16(44, 1);            // e_phnum
-    put32(52, 1);            // PT_LOAD
-    put32(56, 84);           // p_offset
-    put32(60, 0x80000000u);  // p_vaddr
-    put32(64, 0x80000000u);  // p_paddr
+    put16(16, 2);                                       // ET_EXEC
+    put16(18, machine);                                 // EM_RISCV = 243
+    put32(20, 1);                                       // EV_CURRENT
+    put32(24, 0x80000000u);                             // e_entry
+    put32(28, 52);                                      // e_phoff
+    put16(40, 52);                                      // e_ehsize
+    put16(42, 32);                                      // e_phentsize
+    put16(44, 1);                                       // e_phnum
+    put32(52, 1);                                       // PT_LOAD
+    put32(56, 84);                                      // p_offset
+    put32(60, 0x80000000u);                             // p_vaddr
+    put32(64, 0x80000000u);                             // p_paddr
     put32(68, static_cast<uint32_t>(code.size() * 4));  // p_filesz
     put32(72, static_cast<uint32_t>(code.size() * 4));  // p_memsz
-    put32(76, 5);            // R+X
-    put32(80, 4);            // p_align
+    put32(76, 5);                                       // R+X
+    put32(80, 4);                                       // p_align
     std::memcpy(&f[84], code.data(), code.size() * 4);
     const std::string path = ::testing::TempDir() + "/" + name + ".elf";
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
     return path;
 }
 
@@ -58,8 +59,8 @@ TEST(RunCli, GuestExitCodeThroughTestFinisher) {
 TEST(RunCli, ConsoleOutputAndPass) {
     // lui x1, 0x10000 (0x100000b7) = UART; addi x2,x0,'A' (0x04100113); sb x2,0(x1) (0x00208023);
     // lui x3, 0x100 (0x001001b7); lui x4, 0x5 (0x00005237); addi x4,x4,0x555 (0x55520213); sw x4,0(x3) (0x0041a023)
-    const std::string elf = make_elf({0x100000b7, 0x04100113, 0x00208023, 0x001001b7, 0x00005237, 0x55520213,
-                                      0x0041a023, 0x0000006f}, "console");
+    const std::string elf = make_elf(
+        {0x100000b7, 0x04100113, 0x00208023, 0x001001b7, 0x00005237, 0x55520213, 0x0041a023, 0x0000006f}, "console");
     ::testing::internal::CaptureStdout();
     const int rc = run(elf);
     EXPECT_EQ(::testing::internal::GetCapturedStdout(), "A");

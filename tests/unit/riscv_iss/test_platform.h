@@ -23,7 +23,8 @@ inline CorePreset test_preset(bool misaligned_trap = true) {
 }
 
 struct Platform {
-    explicit Platform(const CorePreset& p = test_preset()) : preset(p), bus(preset), hart(preset.isa, preset.cycles, bus, preset.devices) {
+    explicit Platform(const CorePreset& p = test_preset())
+        : preset(p), bus(preset), hart(preset.isa, preset.cycles, bus, preset.devices) {
         bus.attach(&hart);
         hart.console_out = [this](const char* s, size_t n) { console.append(s, n); };
     }

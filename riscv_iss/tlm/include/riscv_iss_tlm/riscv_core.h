@@ -3,12 +3,12 @@
 // b_transport for MMIO (synchronising the quantum keeper first), interrupt inputs, WFI that waits for the
 // timer or an interrupt line, and conversion of the hart's cycles to sc_time with the preset's clock.
 #pragma once
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include <memory>
+#include <systemc>
+#include <tlm>
 
 #include "riscv_iss/core_preset.h"
 #include "riscv_iss/hart.h"
@@ -18,7 +18,7 @@ namespace iss {
 class RiscvCore : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<RiscvCore> socket;
-    sc_core::sc_in<bool> irq_external;                 ///< mip.MEIP
+    sc_core::sc_in<bool> irq_external;                   ///< mip.MEIP
     sc_core::sc_vector<sc_core::sc_in<bool>> irq_local;  ///< local lines 16..31 (mip bits 16+)
 
     /// `quantum`: how far the core may run ahead of SystemC time between synchronisations.
