@@ -68,7 +68,11 @@ enum {
     MK_OP_AVGPOOL_F32 = 26,
     MK_OP_SOFTMAX_F32 = 27, /* p: log_softmax */
     MK_OP_GRU_F32 = 28,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden */
-    MK_OP_ARGMAX = 29       /* in: s8 or f32 [rows][cols]; out: s32 [rows] */
+    MK_OP_ARGMAX = 29,      /* in: s8 or f32 [rows][cols]; out: s32 [rows] */
+    MK_OP_PAD = 30,         /* in: x, value (one element); p: before[4] after[4] elem_bytes (stored axes) */
+    MK_OP_SLICE = 31,       /* p: begin[4] step[4] (stored axes; output dims from the output tensor) */
+    MK_OP_RESIZE_F32 = 32,  /* p: mode (0 nearest, 1 bilinear) coord (0 half_pixel, 1 align_corners, 2 asymmetric) */
+    MK_OP_REDUCE_F32 = 33   /* p: mk_reduce outer axis inner */
 };
 
 typedef struct {

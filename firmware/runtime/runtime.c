@@ -47,6 +47,8 @@ int mk_rt_check(const uint8_t* blob, uint32_t blob_bytes, uint32_t arena_bytes) 
     return MK_RT_OK;
 }
 
+static int32_t mk_elem_bytes(uint32_t dtype) { return dtype == MK_DT_S8 ? 1 : 4; }
+
 static float as_f(int32_t bits) {
     float f;
     memcpy(&f, &bits, sizeof f);
@@ -157,6 +159,18 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             mk_transpose4(in[0], t0->dims, perm, (size_t)p[4], out);
             return 0;
         }
+        case MK_OP_PAD: {
+            const int32_t before[4] = {p[0], p[1], p[2], p[3]}, after[4] = {p[4], p[5], p[6], p[7]};
+            mk_pad4(in[0], t0->dims, before, after, in[1], (size_t)p[8], out);
+            return 0;
+        }
+        case MK_OP_SLICE: {
+            const int32_t begin[4] = {p[0], p[1], p[2], p[3]}, step[4] = {p[4], p[5], p[6], p[7]};
+            mk_slice4(in[0], t0->dims, begin, step, to->dims, (size_t)mk_elem_bytes(t0->dtype), out);
+            return 0;
+        }
+        case MK_OP_RESIZE_F32: mk_resize_f32((const float*)in[0], is, (float*)out, os, p[0], p[1]); return 0;
+        case MK_OP_REDUCE_F32: mk_reduce_f32((mk_reduce)p[0], (const float*)in[0], (float*)out, p[1], p[2], p[3]); return 0;
         case MK_OP_CONCAT: {
             int32_t sizes[MK_BLOB_MAX_IN];
             for (uint32_t k = 0; k < l->n_in; ++k) sizes[k] = p[3 + k];

@@ -6,6 +6,7 @@
                        Conv allows group = 1 only, so the check rejects it unless overridden)
   cnn_kws_int8.onnx    the same task with plain convolutions (passes the seed-000 check)
   float_cnn_f32.onnx   a small fp32 CNN (Conv, Relu, MaxPool, Sigmoid, AveragePool, Gemm, Softmax)
+  layout_f32.onnx      fp32 Pad, Slice, Transpose, Resize, ReduceMean, GlobalAveragePool, Concat
   resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
 Weights are seeded random (He-scaled); activation scales are fixed so values stay in range.
 Usage: gen_mcu_models.py OUTDIR"""
@@ -179,6 +180,31 @@ def float_cnn(path):
     onnx.save(model, path)
 
 
+def layout_f32(path):
+    """fp32 data-movement ops on the MCU: Pad, Slice (strided), Transpose, Resize, ReduceMean,
+    GlobalAveragePool, Concat, Flatten."""
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in [
+        ("pads", [0, 0, 1, 1, 0, 0, 1, 1]), ("starts", [1, 0, 1]), ("ends", [4, 10, 9]), ("axes", [1, 2, 3]),
+        ("steps", [1, 2, 1]), ("sizes", [1, 5, 6, 16])]]
+    inits.append(numpy_helper.from_array(np.array(0.5, np.float32), "padv"))
+    nodes = [
+        helper.make_node("Pad", ["input", "pads", "padv"], ["pd"]),                       # 1x4x10x10
+        helper.make_node("Slice", ["pd", "starts", "ends", "axes", "steps"], ["sl"]),     # 1x3x5x8
+        helper.make_node("Transpose", ["sl"], ["tr"], perm=[0, 2, 1, 3]),                 # 1x5x3x8
+        helper.make_node("Resize", ["tr", "", "", "sizes"], ["rs"], mode="linear"),       # 1x5x6x16
+        helper.make_node("ReduceMean", ["rs"], ["rm"], axes=[2, 3], keepdims=1),          # 1x5x1x1
+        helper.make_node("GlobalAveragePool", ["tr"], ["gp"]),                            # 1x5x1x1
+        helper.make_node("Concat", ["rm", "gp"], ["cc"], axis=1),                         # 1x10x1x1
+        helper.make_node("Flatten", ["cc"], ["output"], axis=1),
+    ]
+    graph = helper.make_graph(nodes, "layout_f32", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="npusim-gen")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 def resnet50_stem(path):
     b = Builder()
     x, xs = b.qdq("input", 0.02, 0)
@@ -201,4 +227,5 @@ if __name__ == "__main__":
     dscnn(os.path.join(out, "dscnn_kws_int8.onnx"))
     cnn_kws(os.path.join(out, "cnn_kws_int8.onnx"))
     float_cnn(os.path.join(out, "float_cnn_f32.onnx"))
+    layout_f32(os.path.join(out, "layout_f32.onnx"))
     resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))

@@ -103,6 +103,14 @@ class Converter {
     void softmax(const Node& n, bool log);
     void concat(const Node& n);
     void argmax(const Node& n);
+    void transpose(const Node& n);
+    void pad(const Node& n);
+    void slice(const Node& n);
+    void resize(const Node& n);
+    void reduce(const Node& n, int op);
+    void gap_f32(const Node& n);
+    void qconcat(const Node& n);
+    std::vector<int64_t> const_ints(const Node& n, size_t i) const;
     void node(const Node& n);
     void bcast(mk_blob_layer& l, const std::string& a, const std::string& b, const std::string& out);
     void plan_arena();
@@ -597,6 +605,166 @@ void Converter::argmax(const Node& n) {
     layer(n, MK_OP_ARGMAX, {x}, y, "argmax");
 }
 
+/// Stored axis of logical axis `a` of a rank-r tensor (rank 4: NCHW -> NHWC; else right-aligned).
+int stored_axis(int64_t a, size_t r) {
+    if (r == 4) {
+        static const int kMap[4] = {0, 3, 1, 2};
+        return kMap[a];
+    }
+    return int(a + int64_t(4 - r));
+}
+
+std::vector<int64_t> Converter::const_ints(const Node& n, size_t i) const {
+    const num::Tensor& t = cval(n, i);
+    std::vector<int64_t> v(t.numel());
+    for (size_t k = 0; k < v.size(); ++k)
+        v[k] = t.dtype() == num::DType::I64 ? t.data<int64_t>()[k] : t.data<int32_t>()[k];
+    return v;
+}
+
+void Converter::transpose(const Node& n) {
+    const Value& in = g_.value(n.input(0), n.label());
+    const size_t r = in.shape.size();
+    std::vector<int64_t> perm = drv::ir::attr_ints(n.attrs, "perm", {});
+    if (perm.empty())
+        for (size_t i = 0; i < r; ++i) perm.push_back(int64_t(r - 1 - i));
+    const Value& outv = g_.value(n.outputs.at(0), n.label());
+    if (r > 4 || outv.shape.size() != r) throw ConvertError(n.label() + ": rank > 4 transpose");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    // out_stored[j] = in_stored[q[j]]: the output's stored axis j holds logical axis perm[logical(j)].
+    int32_t q[4] = {0, 1, 2, 3};
+    for (int j = 0; j < 4; ++j) {
+        int64_t logical_out = -1;
+        for (size_t a = 0; a < r; ++a)
+            if (stored_axis(int64_t(a), r) == j) logical_out = int64_t(a);
+        q[j] = logical_out < 0 ? j : stored_axis(perm[size_t(logical_out)], r);
+    }
+    mk_blob_layer& l = layer(n, MK_OP_TRANSPOSE, {x}, y, "transpose");
+    for (int j = 0; j < 4; ++j) l.p[j] = q[j];
+    l.p[4] = int32_t(mk_elem(t_[x].rec.dtype));
+}
+
+void Converter::pad(const Node& n) {
+    const Value& in = g_.value(n.input(0), n.label());
+    const size_t r = in.shape.size();
+    if (drv::ir::attr_string(n.attrs, "mode", "constant") != "constant") throw ConvertError(n.label() + ": only constant padding");
+    const std::vector<int64_t> pads = n.has_input(1) ? const_ints(n, 1) : drv::ir::attr_ints(n.attrs, "pads", {});
+    if (pads.size() != 2 * r || (n.has_input(3) && !n.input(3).empty())) throw ConvertError(n.label() + ": pads must cover every axis (no 'axes' input)");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    std::vector<uint8_t> value(mk_elem(t_[x].rec.dtype), 0);
+    if (n.has_input(2)) {
+        const num::Tensor& v = cval(n, 2);
+        std::memcpy(value.data(), v.raw(), std::min(value.size(), v.nbytes()));
+    }
+    mk_blob_layer& l = layer(n, MK_OP_PAD, {x, add_const(t_[x].rec.dtype, value, {1, 1, 1, 1})}, y, "pad");
+    for (size_t a = 0; a < r; ++a) {
+        if (pads[a] < 0 || pads[a + r] < 0) throw ConvertError(n.label() + ": negative pads are not supported");
+        l.p[stored_axis(int64_t(a), r)] = int32_t(pads[a]);
+        l.p[4 + stored_axis(int64_t(a), r)] = int32_t(pads[a + r]);
+    }
+    l.p[8] = int32_t(mk_elem(t_[x].rec.dtype));
+}
+
+void Converter::slice(const Node& n) {
+    const Value& in = g_.value(n.input(0), n.label());
+    const size_t r = in.shape.size();
+    const std::vector<int64_t> starts = const_ints(n, 1), ends = const_ints(n, 2);
+    std::vector<int64_t> axes = n.has_input(3) ? const_ints(n, 3) : std::vector<int64_t>();
+    std::vector<int64_t> steps = n.has_input(4) ? const_ints(n, 4) : std::vector<int64_t>(starts.size(), 1);
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    mk_blob_layer& l = layer(n, MK_OP_SLICE, {x}, y, "slice");
+    for (int j = 0; j < 4; ++j) {
+        l.p[j] = 0;      // begin
+        l.p[4 + j] = 1;  // step
+    }
+    for (size_t k = 0; k < axes.size(); ++k) {
+        const int64_t a = axes[k] < 0 ? axes[k] + int64_t(r) : axes[k];
+        const int64_t dim = in.shape[size_t(a)], st = steps[k];
+        if (st == 0) throw ConvertError(n.label() + ": step 0");
+        int64_t b = starts[k] < 0 ? starts[k] + dim : starts[k];
+        b = st > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
+        const int j = stored_axis(a, r);
+        l.p[j] = int32_t(b);
+        l.p[4 + j] = int32_t(st);
+    }
+    (void)ends;  // the output shape (shape inference) fixes the element count per axis
+}
+
+void Converter::resize(const Node& n) {
+    const Value& in = g_.value(n.input(0), n.label());
+    const Value& outv = g_.value(n.outputs.at(0), n.label());
+    if (in.shape.size() != 4 || in.shape[0] != outv.shape[0] || in.shape[1] != outv.shape[1])
+        throw ConvertError(n.label() + ": Resize of H/W of a 4-D tensor only (seed 000: N/C scale 1)");
+    const std::string mode = drv::ir::attr_string(n.attrs, "mode", "nearest");
+    const std::string ct = drv::ir::attr_string(n.attrs, "coordinate_transformation_mode", "half_pixel");
+    const std::string nm = drv::ir::attr_string(n.attrs, "nearest_mode", "round_prefer_floor");
+    if (mode != "nearest" && mode != "linear") throw ConvertError(n.label() + ": mode " + mode + " not supported (seed 000: nearest, linear)");
+    if (mode == "nearest" && nm != "round_prefer_floor") throw ConvertError(n.label() + ": nearest_mode " + nm + " not supported");
+    const int coord = ct == "half_pixel" ? 0 : ct == "align_corners" ? 1 : ct == "asymmetric" ? 2 : -1;
+    if (coord < 0) throw ConvertError(n.label() + ": coordinate_transformation_mode " + ct + " not supported");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 Resize is not supported (seed 000: int8 without scales)");
+    mk_blob_layer& l = layer(n, MK_OP_RESIZE_F32, {x}, y, "resize_f32", t_[y].rec.bytes / 4);
+    l.p[0] = mode == "nearest" ? 0 : 1;
+    l.p[1] = coord;
+}
+
+void Converter::reduce(const Node& n, int op) {
+    const Value& in = g_.value(n.input(0), n.label());
+    const size_t r = in.shape.size();
+    std::vector<int64_t> axes = n.has_input(1) ? const_ints(n, 1) : drv::ir::attr_ints(n.attrs, "axes", {});
+    if (axes.empty()) throw ConvertError(n.label() + ": empty axes (reduce all) is not supported (seed 000)");
+    std::vector<int> st;
+    for (int64_t a : axes) st.push_back(stored_axis(a < 0 ? a + int64_t(r) : a, r));
+    std::sort(st.begin(), st.end());
+    for (size_t k = 1; k < st.size(); ++k)
+        if (st[k] != st[k - 1] + 1) throw ConvertError(n.label() + ": reduced axes must be adjacent in the NHWC layout");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 reductions outside QLinear ops are not supported");
+    const auto& d = t_[x].rec.dims;
+    int32_t outer = 1, axis = 1, inner = 1;
+    for (int j = 0; j < 4; ++j) (j < st.front() ? outer : j > st.back() ? inner : axis) *= d[j];
+    mk_blob_layer& l = layer(n, MK_OP_REDUCE_F32, {x}, y, "reduce_f32", t_[x].rec.bytes / 4);
+    l.p[0] = op;
+    l.p[1] = outer;
+    l.p[2] = axis;
+    l.p[3] = inner;
+}
+
+void Converter::gap_f32(const Node& n) {
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": float input expected");
+    const auto& d = t_[x].rec.dims;
+    mk_blob_layer& l = layer(n, MK_OP_REDUCE_F32, {x}, y, "reduce_f32", t_[x].rec.bytes / 4);
+    l.p[0] = MK_RED_MEAN;
+    l.p[1] = d[0];
+    l.p[2] = d[1] * d[2];
+    l.p[3] = d[3];
+}
+
+void Converter::qconcat(const Node& n) {
+    // QLinearConcat: Y_scale, Y_zp, then (X, X_scale, X_zp) per input; equal quantization only.
+    const float ys = cf(n, 0);
+    const int32_t yz = czp(n, 1);
+    Node plain = n;
+    plain.inputs.clear();
+    for (size_t i = 2; i + 3 <= n.inputs.size(); i += 3) {
+        if (cf(n, i + 1) != ys || czp(n, i + 2) != yz) throw ConvertError(n.label() + ": QLinearConcat with requantizing inputs is not supported");
+        set_quant(act(n.input(i)), ys, yz);
+        plain.inputs.push_back(n.input(i));
+    }
+    set_quant(act(n.outputs.at(0)), ys, yz);
+    concat(plain);
+}
+
 void Converter::node(const Node& n) {
     const std::string& op = n.op_type;
     const bool ms = n.domain == "com.microsoft";
@@ -643,6 +811,16 @@ void Converter::node(const Node& n) {
     if (op == "Min" && n.inputs.size() == 2) return binary_f32(n, MK_BIN_MIN);
     if (op == "Softmax" || op == "LogSoftmax") return softmax(n, op == "LogSoftmax");
     if (op == "Concat") return concat(n);
+    if (op == "QLinearConcat" && ms) return qconcat(n);
+    if (op == "Transpose") return transpose(n);
+    if (op == "Pad") return pad(n);
+    if (op == "Slice") return slice(n);
+    if (op == "Resize") return resize(n);
+    if (op == "ReduceMean") return reduce(n, MK_RED_MEAN);
+    if (op == "ReduceSum") return reduce(n, MK_RED_SUM);
+    if (op == "ReduceMax") return reduce(n, MK_RED_MAX);
+    if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
+    if (op == "GlobalAveragePool") return gap_f32(n);
     if (op == "ArgMax") return argmax(n);
     throw ConvertError(n.label() + ": operator " + (n.domain.empty() ? "" : n.domain + ".") + op +
                        " has no MCU kernel in this runtime");
@@ -800,6 +978,10 @@ const char* op_name(uint32_t op) {
         case MK_OP_SOFTMAX_F32: return "softmax_f32";
         case MK_OP_GRU_F32: return "gru_f32";
         case MK_OP_ARGMAX: return "argmax";
+        case MK_OP_PAD: return "pad";
+        case MK_OP_SLICE: return "slice";
+        case MK_OP_RESIZE_F32: return "resize_f32";
+        case MK_OP_REDUCE_F32: return "reduce_f32";
         default: return "?";
     }
 }
