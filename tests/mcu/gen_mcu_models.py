@@ -6,6 +6,7 @@
                        Conv allows group = 1 only, so the check rejects it unless overridden)
   cnn_kws_int8.onnx    the same task with plain convolutions (passes the seed-000 check)
   float_cnn_f32.onnx   a small fp32 CNN (Conv, Relu, MaxPool, Sigmoid, AveragePool, Gemm, Softmax)
+  act_int8.onnx        int8 Sigmoid / LeakyRelu (QLinearSigmoid / QLinearLeakyRelu as 256-entry tables)
   layout_f32.onnx      fp32 Pad, Slice, Transpose, Resize, ReduceMean, GlobalAveragePool, Concat
   resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
 Weights are seeded random (He-scaled); activation scales are fixed so values stay in range.
@@ -151,6 +152,24 @@ def cnn_kws(path):
     b.save(path, [1, 1, 49, 10], x, [1, 12], "cnn_kws_int8")
 
 
+def act_int8(path):
+    """int8 activations as conversion-time lookup tables: Conv -> Sigmoid -> Conv -> LeakyRelu -> GAP -> Gemm."""
+    b = Builder()
+    x, xs = b.qdq("input", 0.02, 0)
+    x, xs = b.conv(x, xs, 3, 8, 3, pad=1, out_scale=0.05, relu=False)
+    y = b.name("sig")
+    b.nodes.append(helper.make_node("Sigmoid", [x], [y]))
+    x, xs = b.qdq(y, 1.0 / 256.0, -128)
+    x, xs = b.conv(x, xs, 8, 8, 3, pad=1, out_scale=0.05, relu=False)
+    y = b.name("lrelu")
+    b.nodes.append(helper.make_node("LeakyRelu", [x], [y], alpha=0.1))
+    x, xs = b.qdq(y, 0.04, -100)
+    x, xs = b.pool(x, xs, "GlobalAveragePool")
+    x, xs = b.flatten(x, xs)
+    x, xs = b.gemm(x, xs, 8, 4, 0.1, False)
+    b.save(path, [1, 3, 12, 12], x, [1, 4], "act_int8")
+
+
 def float_cnn(path):
     """fp32 model (seed 000: float32 is the other MCU dtype): Conv+Relu, MaxPool, Conv+Sigmoid,
     AveragePool, Flatten, Gemm, Softmax."""
@@ -227,5 +246,6 @@ if __name__ == "__main__":
     dscnn(os.path.join(out, "dscnn_kws_int8.onnx"))
     cnn_kws(os.path.join(out, "cnn_kws_int8.onnx"))
     float_cnn(os.path.join(out, "float_cnn_f32.onnx"))
+    act_int8(os.path.join(out, "act_int8.onnx"))
     layout_f32(os.path.join(out, "layout_f32.onnx"))
     resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))

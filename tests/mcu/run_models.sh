@@ -20,6 +20,7 @@ for p in ws63 3066h; do
   expect 0 "equal to the reference" "$work/cnn_kws_int8.onnx" --platform $p
   expect 0 "equal to the reference within 1e-5" "$work/float_cnn_f32.onnx" --platform $p
   expect 0 "equal to the reference within 1e-5" "$work/layout_f32.onnx" --platform $p
+  expect 0 "equal to the reference" "$work/act_int8.onnx" --platform $p
   # Depthwise ONNX Conv (group > 1) is outside seed 000's ONNX Conv rule (group = 1 only) ...
   expect 4 "group = 64 not in" "$work/dscnn_kws_int8.onnx" --platform $p
   # ... but the kernels run it when the check is overridden.
