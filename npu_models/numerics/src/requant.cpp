@@ -37,9 +37,9 @@ FixedScale quantize_scale(double real, int bits, int max_shift) {
 
 int64_t mul_shift(int64_t x, int32_t multiplier, int shift, Rounding r) {
     const int64_t p = x * static_cast<int64_t>(multiplier);
-    if (shift <= 0) return p << (-shift);
+    if (shift <= 0) return p * (int64_t{1} << (-shift));
     const int64_t floor_q = p >> shift;  // arithmetic shift: floor division
-    const int64_t rem = p - (floor_q << shift);  // in [0, 2^shift)
+    const int64_t rem = p - floor_q * (int64_t{1} << shift);  // in [0, 2^shift); no left shift of a negative
     const int64_t half = int64_t{1} << (shift - 1);
     switch (r) {
         case Rounding::Truncate: return floor_q;

@@ -108,7 +108,8 @@ NUM_HOT void pack_b_body(int64_t K, int64_t N, uint8_t flip, GetRow&& get_row, P
     p.kp = (K + 3) / 4 * 4;
     p.panels = (N + kNr - 1) / kNr;
     p.data = p.buf.get(static_cast<size_t>(p.panels * p.kp * kNr));
-    p.colsum.assign(static_cast<size_t>(p.panels * kNr), 0);
+    // Sized to an even panel count: the VNNI epilogue reads column data for panel pairs.
+    p.colsum.assign(static_cast<size_t>((p.panels + 1) / 2 * 2 * kNr), 0);
     p.pad_row.assign(static_cast<size_t>(p.panels * kNr), flip);
     const int64_t tail = N % kNr;
     if (tail) {  // the last panel's missing columns must pack to zero
@@ -329,7 +330,7 @@ void qgemm_impl(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const RowSo
     thread_local std::vector<int32_t> za, t, zb;
     za.resize(static_cast<size_t>(M));
     t.resize(static_cast<size_t>(M));
-    zb.assign(static_cast<size_t>(b.panels * kNr), 0);
+    zb.assign(b.colsum.size(), 0);
     for (int64_t m = 0; m < M; ++m) {
         const size_t i = static_cast<size_t>(m);
         za[i] = (A.zp.size() > 1 ? A.zp[i] : A.zp[0]) + sa;
