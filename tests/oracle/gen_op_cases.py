@@ -19,7 +19,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+STAMP = None
+
+
 def unavailable(out, why):
+    # No stamp: the build re-runs the generator until the oracle becomes available.
+    if STAMP and os.path.exists(STAMP):
+        os.remove(STAMP)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "UNAVAILABLE"), "w") as f:
         f.write(why + "\n")
@@ -102,7 +108,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--node", default=shutil.which("node") or "node")
+    ap.add_argument("--stamp", help="file to create when the cases were generated successfully")
     args = ap.parse_args()
+    global STAMP
+    STAMP = args.stamp
     if os.path.isdir(args.out):
         shutil.rmtree(args.out)
     os.makedirs(args.out)
@@ -122,6 +131,9 @@ def main():
     if r.returncode != 0:
         unavailable(args.out, "run_ort.js failed: " + (r.stderr.strip() or r.stdout.strip())[-800:])
     print("gen_op_cases: %d cases in %s" % (g.count, args.out))
+    if args.stamp:
+        with open(args.stamp, "w") as f:
+            f.write("%d\n" % g.count)
 
 
 if __name__ == "__main__":
