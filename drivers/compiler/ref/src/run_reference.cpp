@@ -52,6 +52,11 @@ int run_reference(const RefRunOptions& o, std::ostream& log) {
         for (const auto& s : o.input_shapes) importer::parse_input_shape(s, io);
         io.qdq = o.keep_qdq ? importer::QdqMode::Fold : importer::QdqMode::Rewrite;
         g = importer::load_model(o.model, io);
+        for (const auto& n : g.nodes())
+            if (!num::op_supported(n.op_type, n.domain))
+                throw std::runtime_error(o.model + ": node " + n.label() + ": the reference operator library has no " +
+                                         (n.domain.empty() ? std::string("ai.onnx") : n.domain) + ":" + n.op_type +
+                                         (n.domain == "tflite" ? " (TFLite graphs are import-only for now)" : ""));
     } catch (const std::exception& e) {
         log << "error: " << e.what() << "\n";
         return kRefModelError;
