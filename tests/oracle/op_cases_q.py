@@ -46,6 +46,8 @@ def generate(g, np, R, u):
         ("qlinearconv_u8s8_group2", u8, i8, (1, 8, 8, 8), (8, 4, 3, 3), dict(group=2, pads=[0, 1, 0, 1]), True, False),
         ("qlinearconv_u8s8_k7s2", u8, i8, (1, 3, 20, 20), (16, 3, 7, 7), dict(pads=[3, 3, 3, 3], strides=[2, 2]), True, True),
         ("qlinearconv_u8s8_dilated", u8, i8, (1, 4, 12, 12), (8, 4, 3, 3), dict(dilations=[2, 2], pads=[2, 1, 2, 3]), False, True),
+        # K = 1152 > the GEMM's 1024-deep k block: partial sums, then the fused requantization.
+        ("qlinearconv_s8s8_deep_k", i8, i8, (1, 128, 6, 7), (20, 128, 3, 3), dict(pads=[1, 1, 1, 1]), True, True),
     ]
     for name, xd, wd, xs, ws, at, perch, bias in convs:
         r = R(name)

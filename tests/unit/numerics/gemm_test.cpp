@@ -62,6 +62,53 @@ TEST_P(QGemmTest, MatchesNaiveForAllSignednessAndZeroPoints) {
         }
 }
 
+TEST_P(QGemmTest, FusedRequantizationMatchesScalarFormula) {
+    // Expected: saturate(RNE(float(exact_sum + bias) * scale) + zp), the QLinearConv rule, with
+    // RNE by nearbyint; K = 2100 spans three 1024-deep k blocks.
+    const unsigned seed = 77;
+    std::mt19937 rng(seed);
+    const int64_t M = 11, N = 37, K = 2100;
+    const auto a = random_bytes(rng, static_cast<size_t>(M * K));
+    const auto b = random_bytes(rng, static_cast<size_t>(K * N));
+    num::Q8Operand A, B;
+    A.data = a.data();
+    A.is_signed = true;
+    A.ld = K;
+    A.zp = {0};
+    B.data = b.data();
+    B.is_signed = false;
+    B.ld = N;
+    B.zp = {117};
+    std::vector<float> scale(static_cast<size_t>(M));
+    std::vector<int32_t> bias(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+        scale[static_cast<size_t>(m)] = 1.0f / static_cast<float>(2000 + 300 * m);
+        bias[static_cast<size_t>(m)] = static_cast<int32_t>(m * 997) - 5000;
+    }
+    for (const bool out_signed : {false, true}) {
+        std::vector<uint8_t> out(static_cast<size_t>(M * N));
+        num::QGemmRequant rq;
+        rq.scale = scale.data();
+        rq.bias = bias.data();
+        rq.zp = out_signed ? -3 : 129;
+        rq.out_signed = out_signed;
+        rq.out = out.data();
+        rq.ldo = N;
+        num::qgemm_requant(M, N, K, A, B, rq);
+        for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+                int64_t acc = 0;
+                for (int64_t k = 0; k < K; ++k)
+                    acc += as_int(a[static_cast<size_t>(i * K + k)], true) * (as_int(b[static_cast<size_t>(k * N + j)], false) - 117);
+                const float v = static_cast<float>(acc + bias[static_cast<size_t>(i)]) * scale[static_cast<size_t>(i)];
+                const int64_t lo = out_signed ? -128 : 0, hi = out_signed ? 127 : 255;
+                const int64_t want = std::min(hi, std::max(lo, static_cast<int64_t>(std::nearbyint(v)) + rq.zp));
+                const int64_t got = out_signed ? static_cast<int8_t>(out[static_cast<size_t>(i * N + j)]) : out[static_cast<size_t>(i * N + j)];
+                ASSERT_EQ(got, want) << "seed " << seed << " at " << i << "," << j << " signed " << out_signed;
+            }
+    }
+}
+
 TEST_P(QGemmTest, FloatGemmMatchesNaive) {
     std::mt19937 rng(99);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);

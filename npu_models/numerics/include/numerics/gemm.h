@@ -30,9 +30,24 @@ void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand&
 /// straight into the packer instead of materialising the K x N column matrix.
 using QGemmRowFn = std::function<void(int64_t k, uint8_t* dst)>;
 
-/// qgemm with B produced row by row (raw bytes, signedness b_signed, zero point(s) b_zp).
+/// Requantization of the int32 result straight to 8 bits (onnxruntime's QLinearConv arithmetic):
+/// out[m][n] = saturate(RNE(float(acc + bias[m]) * scale[m]) + zp).
+struct QGemmRequant {
+    const float* scale = nullptr;   ///< per row of A
+    const int32_t* bias = nullptr;  ///< per row of A, or nullptr
+    int32_t zp = 0;
+    bool out_signed = false;  ///< int8 (true) or uint8 output
+    void* out = nullptr;      ///< M x N bytes
+    int64_t ldo = 0;
+};
+
+/// qgemm followed by QGemmRequant; no int32 matrix is materialised on the VNNI path.
+void qgemm_requant(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, const QGemmRequant& rq);
+
+/// qgemm with B produced row by row (raw bytes, signedness b_signed, zero point(s) b_zp). With
+/// rq set, C may be nullptr and the result is requantized into rq->out instead.
 void qgemm_rows(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const QGemmRowFn& b_row, bool b_signed,
-                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc);
+                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc, const QGemmRequant* rq = nullptr);
 
 /// Name of the integer kernel the CPU selected ("avx512vnni", "generic") for logs and benchmarks.
 const char* qgemm_kernel_name();

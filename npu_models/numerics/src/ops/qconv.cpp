@@ -9,10 +9,11 @@
 namespace num::ops {
 namespace {
 
-// Calls sink(n, group, acc[Mg x P]) with the exact int32 sums (x - x_zp)(w - w_zp).
-template <typename Sink>
+// Calls sink(n, group, acc[Mg x P]) with the exact int32 sums (x - x_zp)(w - w_zp), or, when
+// rq_for(n, group) returns a requantization, lets the GEMM write the 8-bit output directly.
+template <typename Sink, typename RqFor>
 void conv_q8(const ConvGeom& g, const Tensor& x, int32_t x_zp, const Tensor& w, const std::vector<int32_t>& w_zp,
-             Sink sink) {
+             Sink sink, RqFor rq_for) {
     const int64_t K = g.k(), P = g.p(), mg = g.mg();
     thread_local Scratch<int32_t> acc_buf;  // reused: no page faults or zeroing per call
     int32_t* acc = acc_buf.get(static_cast<size_t>(mg * P));
@@ -27,19 +28,21 @@ void conv_q8(const ConvGeom& g, const Tensor& x, int32_t x_zp, const Tensor& w, 
             if (w_zp.size() > 1) A.zp.assign(w_zp.begin() + gr * mg, w_zp.begin() + (gr + 1) * mg);
             else A.zp = {w_zp.empty() ? 0 : w_zp[0]};
             const bool x_signed = x.dtype() == DType::I8;
+            const QGemmRequant* rq = rq_for(n, gr);
             if (g.pointwise()) {
                 Q8Operand B;
                 B.data = xs;
                 B.is_signed = x_signed;
                 B.ld = P;
                 B.zp = {x_zp};
-                qgemm(mg, P, K, A, B, acc, P);
+                if (rq) qgemm_requant(mg, P, K, A, B, *rq);
+                else qgemm(mg, P, K, A, B, acc, P);
             } else {
                 // im2col rows go straight into the GEMM packer (no K x P column matrix).
                 qgemm_rows(mg, P, K, A, [&](int64_t k, uint8_t* dst) { im2col_row(g, xs, pad, k, dst); }, x_signed, {x_zp},
-                           acc, P);
+                           rq ? nullptr : acc, P, rq);
             }
-            sink(n, gr, acc);
+            if (!rq) sink(n, gr, acc);
         }
 }
 
@@ -47,28 +50,6 @@ std::vector<int32_t> checked_w_zp(const Tensor* t, int64_t m, const std::string&
     std::vector<int32_t> v = zp_values(t, 1);
     if (v.size() != 1 && static_cast<int64_t>(v.size()) != m) fail(op, "w_zero_point must be scalar or [M]");
     return v;
-}
-
-// Requantization of one output row, plus an AVX-512 build of the same loop (baseline x86-64
-// otherwise): identical arithmetic, wider vectors.
-template <typename T>
-void requant_row_fast(const int32_t* acc, int64_t n, int32_t bias, float scale, int32_t zp, T* out);
-
-#if defined(__x86_64__)
-template <typename T>
-__attribute__((target("avx512f,avx512bw"))) void requant_row_avx512(const int32_t* acc, int64_t n, int32_t bias,
-                                                                     float scale, int32_t zp, T* out) {
-    requant_row<T>(acc, n, bias, scale, zp, out);
-}
-#endif
-
-template <typename T>
-void requant_row_fast(const int32_t* acc, int64_t n, int32_t bias, float scale, int32_t zp, T* out) {
-#if defined(__x86_64__)
-    static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-    if (wide) return requant_row_avx512<T>(acc, n, bias, scale, zp, out);
-#endif
-    requant_row<T>(acc, n, bias, scale, zp, out);
 }
 
 Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
@@ -94,17 +75,20 @@ Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
     const DType yd = yz ? yz->dtype() : x.dtype();
     Tensor y = Tensor::uninitialized(yd, conv_out_shape(g));
     const int64_t P = g.p(), mg = g.mg();
-    dispatch_q8(yd, op, [&](auto tag) {
-        using T = decltype(tag);
-        conv_q8(g, x, x_zp, w, w_zp, [&](int64_t n, int64_t gr, const int32_t* acc) {
-            for (int64_t i = 0; i < mg; ++i) {
-                const int64_t m = gr * mg + i;
-                const int32_t bv = bias ? bias->data<int32_t>()[m] : 0;
-                requant_row_fast<T>(acc + i * P, P, bv, scale[static_cast<size_t>(m)], y_zp, y.data<T>() + (n * g.m + m) * P);
-            }
+    if (!is_q8(yd)) fail(op, "y_zero_point must be int8/uint8");
+    // The GEMM requantizes each group's rows straight into y (onnxruntime's arithmetic, qcommon.h).
+    QGemmRequant rq;
+    rq.zp = y_zp;
+    rq.out_signed = yd == DType::I8;
+    rq.ldo = P;
+    conv_q8(
+        g, x, x_zp, w, w_zp, [](int64_t, int64_t, const int32_t*) {},
+        [&](int64_t n, int64_t gr) {
+            rq.scale = scale.data() + gr * mg;
+            rq.bias = bias ? bias->data<int32_t>() + gr * mg : nullptr;
+            rq.out = y.raw() + (n * g.m + gr * mg) * P;
+            return &rq;
         });
-        return 0;
-    });
     return single(std::move(y));
 }
 
@@ -118,9 +102,12 @@ Outputs conv_integer(const Attributes& a, const Inputs& in) {
     const std::vector<int32_t> w_zp = checked_w_zp(opt(in, 3), g.m, op);
     Tensor y(DType::I32, conv_out_shape(g));
     const int64_t P = g.p(), mg = g.mg();
-    conv_q8(g, x, x_zp, w, w_zp, [&](int64_t n, int64_t gr, const int32_t* acc) {
-        std::copy(acc, acc + mg * P, y.data<int32_t>() + (n * g.m + gr * mg) * P);
-    });
+    conv_q8(
+        g, x, x_zp, w, w_zp,
+        [&](int64_t n, int64_t gr, const int32_t* acc) {
+            std::copy(acc, acc + mg * P, y.data<int32_t>() + (n * g.m + gr * mg) * P);
+        },
+        [](int64_t, int64_t) -> const QGemmRequant* { return nullptr; });
     return single(std::move(y));
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "numerics/gemm.h"
+#include "qcommon.h"
 #include "scratch.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -200,7 +201,19 @@ struct Epilogue {
     const int32_t* t;       // per row
     const int32_t* colsum;  // per column, padded to whole panels
     const int32_t* zb;      // per column, padded to whole panels
+    const QGemmRequant* rq;  // optional: requantize to 8 bits instead of storing int32
 };
+
+// 16 lanes of requant_row: float(acc + bias) * scale, clamp, RNE (MXCSR default), + zp.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i requant16(__m512i v, __m512i bias, __m512 sc,
+                                                                               __m512 lo, __m512 hi, __m512i zp) {
+    // maskz forms with a full mask: same instructions, and no _mm512_undefined_* operand that
+    // GCC 12 reports as maybe-uninitialised.
+    const __mmask16 all = 0xFFFF;
+    __m512 f = _mm512_maskz_mul_ps(all, _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(v, bias)), sc);
+    f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, f, lo), hi);
+    return _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zp);
+}
 
 // C[m0..m0+mr) x 32 columns from panels pa, pb (np = 1 or 2; nc valid columns) over k in [k0, k1).
 // The first k block starts from zero, later ones accumulate into C; the last applies the epilogue.
@@ -239,6 +252,22 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void kernel_vnni(const Pa
             c0[i] = _mm512_add_epi32(_mm512_sub_epi32(c0[i], _mm512_mullo_epi32(za, cs0)), _mm512_mullo_epi32(zb0, t));
             c1[i] = _mm512_add_epi32(_mm512_sub_epi32(c1[i], _mm512_mullo_epi32(za, cs1)), _mm512_mullo_epi32(zb1, t));
         }
+    }
+    if (epi && epi->rq) {  // same arithmetic as requant_row: float(acc + bias) * scale, clamp, RNE, + zp
+        const QGemmRequant& rq = *epi->rq;
+        const int32_t qmin = rq.out_signed ? -128 : 0, qmax = rq.out_signed ? 127 : 255;
+        const __m512 lo = _mm512_set1_ps(static_cast<float>(qmin - rq.zp)), hi = _mm512_set1_ps(static_cast<float>(qmax - rq.zp));
+        const __m512i zp = _mm512_set1_epi32(rq.zp);
+        for (int64_t i = 0; i < kMrVnni; ++i) {
+            if (i >= mr) break;
+            const int64_t m = m0 + i;
+            const __m512i bias = _mm512_set1_epi32(rq.bias ? rq.bias[m] : 0);
+            const __m512 sc = _mm512_set1_ps(rq.scale[m]);
+            uint8_t* out = static_cast<uint8_t*>(rq.out) + m * rq.ldo + col0;
+            _mm512_mask_cvtepi32_storeu_epi8(out, m_lo, requant16(c0[i], bias, sc, lo, hi, zp));
+            _mm512_mask_cvtepi32_storeu_epi8(out + 16, m_hi, requant16(c1[i], bias, sc, lo, hi, zp));
+        }
+        return;
     }
     for (int64_t i = 0; i < mr; ++i) {
         _mm512_mask_storeu_epi32(C + i * ldc, m_lo, c0[i]);
@@ -305,7 +334,7 @@ void gemm_force_generic(bool on) {
 namespace {
 
 void qgemm_impl(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const RowSource& rs, bool b_signed,
-                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc) {
+                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc, const QGemmRequant* rq) {
     if (M <= 0 || N <= 0) return;
     thread_local PackedA a;
     thread_local PackedB b;
@@ -339,10 +368,20 @@ void qgemm_impl(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const RowSo
     for (int64_t n = 0; n < N; ++n) zb[static_cast<size_t>(n)] = (b_zp.size() > 1 ? b_zp[static_cast<size_t>(n)] : b_zp[0]) + sb;
 #if defined(__x86_64__)
     if (vnni) {
-        raw_gemm_vnni(a, b, M, N, C, ldc, Epilogue{za.data(), t.data(), b.colsum.data(), zb.data()});
+        if (rq && !C) {  // int32 scratch only for partial sums when K spans several k blocks
+            thread_local ops::Scratch<int32_t> partial;
+            C = partial.get(static_cast<size_t>(M * N));
+            ldc = N;
+        }
+        raw_gemm_vnni(a, b, M, N, C, ldc, Epilogue{za.data(), t.data(), b.colsum.data(), zb.data(), rq});
         return;
     }
 #endif
+    thread_local ops::Scratch<int32_t> full;
+    if (rq && !C) {
+        C = full.get(static_cast<size_t>(M * N));
+        ldc = N;
+    }
     raw_gemm_generic(a, b, M, N, C, ldc);
     const uint32_t* cs = reinterpret_cast<const uint32_t*>(b.colsum.data());
     const uint32_t* zbu = reinterpret_cast<const uint32_t*>(zb.data());
@@ -351,25 +390,39 @@ void qgemm_impl(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const RowSo
         uint32_t* c = reinterpret_cast<uint32_t*>(C + m * ldc);
         for (int64_t n = 0; n < N; ++n) c[n] = c[n] - zam * cs[n] + zbu[n] * tm;
     }
+    if (rq)
+        for (int64_t m = 0; m < M; ++m) {
+            const int32_t bias = rq->bias ? rq->bias[m] : 0;
+            uint8_t* out = static_cast<uint8_t*>(rq->out) + m * rq->ldo;
+            if (rq->out_signed) ops::requant_row<int8_t>(C + m * ldc, N, bias, rq->scale[m], rq->zp, reinterpret_cast<int8_t*>(out));
+            else ops::requant_row<uint8_t>(C + m * ldc, N, bias, rq->scale[m], rq->zp, out);
+        }
 }
 
 }  // namespace
+
+void qgemm_requant(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, const QGemmRequant& rq) {
+    RowSource rs;
+    rs.src = static_cast<const uint8_t*>(B.data);
+    rs.ld = B.ld;
+    qgemm_impl(M, N, K, A, rs, B.is_signed, B.zp, nullptr, 0, &rq);
+}
 
 void qgemm(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const Q8Operand& B, int32_t* C, int64_t ldc) {
     RowSource rs;
     rs.src = static_cast<const uint8_t*>(B.data);
     rs.ld = B.ld;
-    qgemm_impl(M, N, K, A, rs, B.is_signed, B.zp, C, ldc);
+    qgemm_impl(M, N, K, A, rs, B.is_signed, B.zp, C, ldc, nullptr);
 }
 
 void qgemm_rows(int64_t M, int64_t N, int64_t K, const Q8Operand& A, const QGemmRowFn& b_row, bool b_signed,
-                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc) {
+                const std::vector<int32_t>& b_zp, int32_t* C, int64_t ldc, const QGemmRequant* rq) {
     thread_local ops::Scratch<uint8_t> bufs;
     RowSource rs;
     rs.fn = &b_row;
     rs.n = N;
     rs.bufs = bufs.get(static_cast<size_t>(4 * std::max<int64_t>(N, 1)));
-    qgemm_impl(M, N, K, A, rs, b_signed, b_zp, C, ldc);
+    qgemm_impl(M, N, K, A, rs, b_signed, b_zp, C, ldc, rq);
 }
 
 }  // namespace num
