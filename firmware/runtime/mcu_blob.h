@@ -56,7 +56,7 @@ enum {
     MK_OP_GAP_S8 = 11,     /* p: mult shift fscale_f (> 0: float requantization) */
     MK_OP_QUANTIZE = 12,   /* f32 -> s8 with the output tensor's quantization */
     MK_OP_DEQUANTIZE = 13, /* s8 -> f32 with the input tensor's quantization */
-    MK_OP_COPY = 14,       /* Reshape/Flatten/Squeeze: byte copy */
+    MK_OP_COPY = 14,       /* Reshape/Flatten/Squeeze: byte copy; p: source byte offset */
     MK_OP_TRANSPOSE = 16,  /* p: perm[4] elem_bytes (input dims = the input tensor's) */
     MK_OP_CONCAT = 15,     /* in: up to 4; p: outer inner elem_bytes, axis sizes p[3..6] */
     MK_OP_CONV2D_F32 = 20, /* in: x, w, bias; p: sh sw dh dw pt pl kh kw act_min_f act_max_f */
@@ -67,7 +67,7 @@ enum {
     MK_OP_MAXPOOL_F32 = 25,
     MK_OP_AVGPOOL_F32 = 26,
     MK_OP_SOFTMAX_F32 = 27, /* p: log_softmax */
-    MK_OP_GRU_F32 = 28,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden */
+    MK_OP_GRU_F32 = 28,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, scratch tensor (7H floats) */
     MK_OP_ARGMAX = 29,      /* in: s8 or f32 [rows][cols]; out: s32 [rows] */
     MK_OP_PAD = 30,         /* in: x, value (one element); p: before[4] after[4] elem_bytes (stored axes) */
     MK_OP_SLICE = 31,       /* p: begin[4] step[4] (stored axes; output dims from the output tensor) */

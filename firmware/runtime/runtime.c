@@ -151,8 +151,8 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
         case MK_OP_DEQUANTIZE:
             mk_dequantize_s8_f32((const int8_t*)in[0], (float*)out, count, t0->scale, t0->zero_point);
             return 0;
-        case MK_OP_COPY:
-            if (out != in[0]) memmove(out, in[0], to->bytes);
+        case MK_OP_COPY: /* p[0]: byte offset into the input (GRU Y_h = last step of Y) */
+            if (out != in[0]) memmove(out, (const uint8_t*)in[0] + p[0], to->bytes);
             return 0;
         case MK_OP_TRANSPOSE: {
             const int32_t perm[4] = {p[0], p[1], p[2], p[3]};

@@ -6,6 +6,7 @@
                        Conv allows group = 1 only, so the check rejects it unless overridden)
   cnn_kws_int8.onnx    the same task with plain convolutions (passes the seed-000 check)
   float_cnn_f32.onnx   a small fp32 CNN (Conv, Relu, MaxPool, Sigmoid, AveragePool, Gemm, Softmax)
+  gru_kws_f32.onnx     fp32 GRU keyword spotter (+ _input.npy, _expected.npy from float64 equations)
   act_int8.onnx        int8 Sigmoid / LeakyRelu (QLinearSigmoid / QLinearLeakyRelu as 256-entry tables)
   layout_f32.onnx      fp32 Pad, Slice, Transpose, Resize, ReduceMean, GlobalAveragePool, Concat
   resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
@@ -224,6 +225,44 @@ def layout_f32(path):
     onnx.save(model, path)
 
 
+def gru_kws(path):
+    """fp32 GRU keyword spotter (seed 000 GRU: float only, forward, no sequence_lens), 49 MFCC frames
+    of 10 -> GRU(32) -> Gemm(12) -> Softmax. num::run_op has no GRU, so the expected output is computed
+    here in float64 from the ONNX GRU equations (linear_before_reset = 1) and saved with the input."""
+    T, I, H = 49, 10, 32
+    W = (rng.randn(1, 3 * H, I) * 0.3).astype(np.float32)
+    R = (rng.randn(1, 3 * H, H) * 0.2).astype(np.float32)
+    Bb = (rng.randn(1, 6 * H) * 0.1).astype(np.float32)
+    FW = (rng.randn(12, H) * 0.3).astype(np.float32)
+    FB = (rng.randn(12) * 0.1).astype(np.float32)
+    x = rng.uniform(-1, 1, (T, 1, I)).astype(np.float32)
+    inits = [numpy_helper.from_array(W, "W"), numpy_helper.from_array(R, "R"), numpy_helper.from_array(Bb, "B"),
+             numpy_helper.from_array(FW, "fw"), numpy_helper.from_array(FB, "fb"),
+             numpy_helper.from_array(np.array([1, H], np.int64), "shp")]
+    nodes = [helper.make_node("GRU", ["input", "W", "R", "B"], ["Y", "Y_h"], hidden_size=H, linear_before_reset=1),
+             helper.make_node("Reshape", ["Y_h", "shp"], ["h"]),
+             helper.make_node("Gemm", ["h", "fw", "fb"], ["g"], transB=1),
+             helper.make_node("Softmax", ["g"], ["output"], axis=-1)]
+    graph = helper.make_graph(nodes, "gru_kws", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [T, 1, I])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 12])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="npusim-gen")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))
+    w, r, wb, rb = W[0].astype(np.float64), R[0].astype(np.float64), Bb[0, :3 * H].astype(np.float64), Bb[0, 3 * H:].astype(np.float64)
+    h = np.zeros(H)
+    for t in range(T):
+        gx, gh = w @ x[t, 0].astype(np.float64) + wb, r @ h + rb
+        z, rr = sig(gx[:H] + gh[:H]), sig(gx[H:2 * H] + gh[H:2 * H])
+        hh = np.tanh(gx[2 * H:] + rr * gh[2 * H:])
+        h = (1 - z) * hh + z * h
+    g = FW.astype(np.float64) @ h + FB
+    e = np.exp(g - g.max())
+    np.save(path.replace(".onnx", "_input.npy"), x)
+    np.save(path.replace(".onnx", "_expected.npy"), (e / e.sum()).astype(np.float32).reshape(1, 12))
+
+
 def resnet50_stem(path):
     b = Builder()
     x, xs = b.qdq("input", 0.02, 0)
@@ -247,5 +286,6 @@ if __name__ == "__main__":
     cnn_kws(os.path.join(out, "cnn_kws_int8.onnx"))
     float_cnn(os.path.join(out, "float_cnn_f32.onnx"))
     act_int8(os.path.join(out, "act_int8.onnx"))
+    gru_kws(os.path.join(out, "gru_kws_f32.onnx"))
     layout_f32(os.path.join(out, "layout_f32.onnx"))
     resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))

@@ -11,7 +11,7 @@ fail=0
 expect() {  # expect CODE PATTERN args...
   local code="$1" pat="$2"; shift 2
   local out; out="$("$mcu" "$@" 2>&1)"; local rc=$?
-  echo "== npusim-mcu $* -> $rc"; echo "$out" | grep -E "^(check|flash|SRAM|does not fit|total|ISS|output|error)" | head -12
+  echo "== npusim-mcu $* -> $rc"; echo "$out" | grep -E "^(check|flash|SRAM|does not fit|total|ISS|host|output|error)" | head -12
   if [ "$rc" != "$code" ]; then echo "FAIL: exit $rc, expected $code"; fail=1; fi
   if [ -n "$pat" ] && ! echo "$out" | grep -qE "$pat"; then echo "FAIL: no '$pat'"; fail=1; fi
 }
@@ -21,6 +21,7 @@ for p in ws63 3066h; do
   expect 0 "equal to the reference within 1e-5" "$work/float_cnn_f32.onnx" --platform $p
   expect 0 "equal to the reference within 1e-5" "$work/layout_f32.onnx" --platform $p
   expect 0 "equal to the reference" "$work/act_int8.onnx" --platform $p
+  expect 0 "expected.npy: equal within 1e-5" "$work/gru_kws_f32.onnx" --platform $p -i "$work/gru_kws_f32_input.npy" --expect "$work/gru_kws_f32_expected.npy"
   # Depthwise ONNX Conv (group > 1) is outside seed 000's ONNX Conv rule (group = 1 only) ...
   expect 4 "group = 64 not in" "$work/dscnn_kws_int8.onnx" --platform $p
   # ... but the kernels run it when the check is overridden.

@@ -110,6 +110,8 @@ class Converter {
     void reduce(const Node& n, int op);
     void gap_f32(const Node& n);
     void qconcat(const Node& n);
+    void gru(const Node& n);
+    uint32_t scratch_f32(uint32_t floats);
     std::vector<int64_t> const_ints(const Node& n, size_t i) const;
     void node(const Node& n);
     void bcast(mk_blob_layer& l, const std::string& a, const std::string& b, const std::string& out);
@@ -750,6 +752,60 @@ void Converter::gap_f32(const Node& n) {
     l.p[3] = d[3];
 }
 
+uint32_t Converter::scratch_f32(uint32_t floats) {
+    Tens t;
+    t.rec.dtype = MK_DT_F32;
+    t.rec.storage = MK_ST_ARENA;
+    t.rec.bytes = floats * 4u;
+    t.rec.dims[0] = t.rec.dims[1] = t.rec.dims[2] = 1;
+    t.rec.dims[3] = int32_t(floats);
+    t_.push_back(std::move(t));
+    return uint32_t(t_.size() - 1);
+}
+
+void Converter::gru(const Node& n) {
+    // ONNX GRU, forward, linear_before_reset = 1 (PyTorch export), batch 1, no sequence_lens /
+    // initial_h (seed 000 GRU: float only, sequence_lens not supported).
+    const Value& xv = g_.value(n.input(0), n.label());
+    if (drv::ir::attr_string(n.attrs, "direction", "forward") != "forward") throw ConvertError(n.label() + ": only direction=forward");
+    if (drv::ir::attr_int(n.attrs, "linear_before_reset", 0) != 1) throw ConvertError(n.label() + ": only linear_before_reset=1 is implemented");
+    if (n.attrs.has("activations") || n.attrs.has("clip") || drv::ir::attr_int(n.attrs, "layout", 0) != 0)
+        throw ConvertError(n.label() + ": activations/clip/layout are not configurable (seed 000 GRU)");
+    if (n.has_input(4) || n.has_input(5)) throw ConvertError(n.label() + ": sequence_lens / initial_h are not supported");
+    if (xv.shape.size() != 3 || xv.shape[1] != 1) throw ConvertError(n.label() + ": X must be [T, 1, I] (batch 1)");
+    const int64_t H = drv::ir::attr_int(n.attrs, "hidden_size", 0), T = xv.shape[0];
+    const uint32_t x = act(n.input(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": GRU is float only (seed 000)");
+    auto cbytes = [&](size_t i) {
+        const num::Tensor& c = cval(n, i);
+        return std::vector<uint8_t>(c.raw(), c.raw() + c.nbytes());
+    };
+    const uint32_t w = add_const(MK_DT_F32, cbytes(1), {1, 1, int32_t(3 * H), int32_t(xv.shape[2])});
+    const uint32_t r = add_const(MK_DT_F32, cbytes(2), {1, 1, int32_t(3 * H), int32_t(H)});
+    const uint32_t b = n.has_input(3) ? add_const(MK_DT_F32, cbytes(3), {1, 1, 1, int32_t(6 * H)})
+                                      : add_const(MK_DT_F32, std::vector<uint8_t>(size_t(24 * H), 0), {1, 1, 1, int32_t(6 * H)});
+    const bool want_y = !n.outputs.empty() && !n.outputs[0].empty();
+    uint32_t y;
+    if (want_y) {
+        y = act(n.outputs[0]);
+    } else {
+        y = scratch_f32(uint32_t(T * H));
+        t_[y].rec.dims[1] = int32_t(T);
+        t_[y].rec.dims[3] = int32_t(H);
+    }
+    const uint32_t scr = scratch_f32(uint32_t(7 * H));
+    mk_blob_layer& l = layer(n, MK_OP_GRU_F32, {x, w, r, b}, y, "gru_f32", uint64_t(T) * uint64_t(3 * H) * uint64_t(xv.shape[2] + H));
+    l.p[0] = int32_t(H);
+    l.p[1] = int32_t(scr);
+    t_[scr].first = std::min(t_[scr].first, int(layers_.size() - 1));
+    t_[scr].last = std::max(t_[scr].last, int(layers_.size() - 1));
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) {  // Y_h = the last step of Y
+        const uint32_t yh = act(n.outputs[1]);
+        mk_blob_layer& c = layer(n, MK_OP_COPY, {y}, yh, "copy");
+        c.p[0] = int32_t((T - 1) * H * 4);
+    }
+}
+
 void Converter::qconcat(const Node& n) {
     // QLinearConcat: Y_scale, Y_zp, then (X, X_scale, X_zp) per input; equal quantization only.
     const float ys = cf(n, 0);
@@ -821,6 +877,7 @@ void Converter::node(const Node& n) {
     if (op == "ReduceMax") return reduce(n, MK_RED_MAX);
     if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
     if (op == "GlobalAveragePool") return gap_f32(n);
+    if (op == "GRU") return gru(n);
     if (op == "ArgMax") return argmax(n);
     throw ConvertError(n.label() + ": operator " + (n.domain.empty() ? "" : n.domain + ".") + op +
                        " has no MCU kernel in this runtime");

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     app.add_option("--platform", o.platform, "ws63 or 3066h");
     app.add_option("--input,-i", o.inputs, ".npy per graph input (seeded random input when omitted)");
     app.add_option("--input-shape", o.input_shapes, "fix dynamic dims: name=1x1x28x28");
+    app.add_option("--expect", o.expected, ".npy per graph output to compare with as well");
     app.add_option("--seed", o.seed, "seed for random inputs");
     app.add_option("--requant", o.requant, "float (bit-exact with the reference) or fixed (Q31 multiplier/shift)");
     app.add_option("--write-blob", o.write_blob, "also write the model blob to this file");

@@ -17,6 +17,7 @@ struct McuRunOptions {
     std::string model;                   ///< .onnx (QDQ int8 or fp32)
     std::string platform = "ws63";       ///< "ws63" or "3066h" (alias "3066m")
     std::vector<std::string> inputs;     ///< .npy per graph input; empty = seeded random input
+    std::vector<std::string> expected;   ///< .npy per graph output: compared too (fp32 1e-5 / int8 exact)
     std::vector<std::string> input_shapes; ///< "name=1x1x28x28" overrides for dynamic dims
     uint64_t seed = 0;
     std::string requant = "float";       ///< "float" (bit-exact with the reference) or "fixed" (Q31 multiplier/shift)
