@@ -13,7 +13,7 @@ static void tap_range(int32_t origin, int32_t dil, int32_t ksize, int32_t size, 
 
 static inline float clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-void mk_conv2d_f32(const float* in, mk_shape4 is, const float* filter, int32_t kh, int32_t kw, const float* bias,
+MK_HOT void mk_conv2d_f32(const float* in, mk_shape4 is, const float* filter, int32_t kh, int32_t kw, const float* bias,
                    float* out, mk_shape4 os, const mk_conv_f32_params* p) {
     const int32_t cin = is.c, cout = os.c;
     for (int32_t n = 0; n < os.n; ++n)
@@ -42,7 +42,7 @@ void mk_conv2d_f32(const float* in, mk_shape4 is, const float* filter, int32_t k
         }
 }
 
-void mk_depthwise_conv2d_f32(const float* in, mk_shape4 is, const float* filter, int32_t kh, int32_t kw,
+MK_HOT void mk_depthwise_conv2d_f32(const float* in, mk_shape4 is, const float* filter, int32_t kh, int32_t kw,
                              const float* bias, float* out, mk_shape4 os, const mk_conv_f32_params* p) {
     const int32_t cin = is.c, cout = os.c, mult = cout / cin;
     for (int32_t n = 0; n < os.n; ++n)
@@ -69,7 +69,7 @@ void mk_depthwise_conv2d_f32(const float* in, mk_shape4 is, const float* filter,
         }
 }
 
-void mk_fully_connected_f32(const float* in, int32_t m, int32_t k, const float* weights, int32_t n, const float* bias,
+MK_HOT void mk_fully_connected_f32(const float* in, int32_t m, int32_t k, const float* weights, int32_t n, const float* bias,
                             float* out, float act_min, float act_max) {
     for (int32_t r = 0; r < m; ++r)
         for (int32_t j = 0; j < n; ++j) {

@@ -21,7 +21,7 @@ static uint32_t to_bits(float f) {
 /* 2^n for n in [-126, 127]. */
 static float pow2i(int32_t n) { return from_bits((uint32_t)(n + 127) << 23); }
 
-float mk_expf(float x) {
+MK_HOT float mk_expf(float x) {
     if (x != x) return x;
     if (x > 88.7228394f) return from_bits(0x7f800000u);
     if (x < -103.972084f) return 0.0f;
@@ -43,7 +43,7 @@ float mk_expf(float x) {
     return p * pow2i(n);
 }
 
-float mk_logf(float x) {
+MK_HOT float mk_logf(float x) {
     if (x != x || x < 0.0f) return from_bits(0x7fc00000u);
     if (x == 0.0f) return from_bits(0xff800000u);
     if (x > 3.4028235e38f) return x;
@@ -65,7 +65,7 @@ float mk_logf(float x) {
     return fe * ln2_hi + (2.0f * s * p + fe * ln2_lo);
 }
 
-float mk_tanhf(float x) {
+MK_HOT float mk_tanhf(float x) {
     const float ax = x < 0.0f ? -x : x;
     if (ax > 9.0f) return x < 0.0f ? -1.0f : 1.0f;
     float r;
@@ -79,7 +79,7 @@ float mk_tanhf(float x) {
     return x < 0.0f ? -r : r;
 }
 
-float mk_sigmoidf(float x) {
+MK_HOT float mk_sigmoidf(float x) {
     if (x >= 0.0f) return 1.0f / (1.0f + mk_expf(-x));
     const float e = mk_expf(x);
     return e / (1.0f + e);

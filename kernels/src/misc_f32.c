@@ -15,7 +15,7 @@ static void softmax_row(const float* x, float* y, int32_t cols, int log_softmax)
     }
 }
 
-void mk_softmax_f32(const float* in, float* out, int32_t rows, int32_t cols, int log_softmax) {
+MK_HOT void mk_softmax_f32(const float* in, float* out, int32_t rows, int32_t cols, int log_softmax) {
     for (int32_t r = 0; r < rows; ++r) softmax_row(in + r * cols, out + r * cols, cols, log_softmax);
 }
 
@@ -103,7 +103,7 @@ void mk_resize_f32(const float* in, mk_shape4 is, float* out, mk_shape4 os, int 
         }
 }
 
-void mk_gru_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
+MK_HOT void mk_gru_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
                 const float* bias, float* h, float* y, float* scratch) {
     const int32_t H = hidden, I = input_size;
     float* gx = scratch;      /* W x + Wb, 3H */

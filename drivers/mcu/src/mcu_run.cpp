@@ -213,7 +213,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     }
     out << "platform " << t->name << ": RV32IMFC @ " << t->clock_hz / 1000000 << " MHz, flash " << t->flash_bytes / 1024
         << " KiB, SRAM " << t->sram_bytes / 1024 << " KiB; model " << o.model << " (" << blob.layers.size() << " layers, "
-        << (o.requant == "float" ? "float requantization" : "Q31 fixed-point requantization") << ")\n";
+        << (o.requant == "float" ? "int8 requantization: float, onnxruntime-exact" : "int8 requantization: Q31 fixed point") << ")\n";
     const FitReport fit = check_fit(*t, fw, uint32_t(blob.bytes.size()), blob.arena_bytes);
     out << fit.text();
     if (!fit.fits) {
