@@ -29,6 +29,7 @@ struct RunArgs {
     std::string mode = "full";
     std::string trace_path, report_path, regcmd_path;
     std::string cores = "0";
+    bool sram = false;
 };
 
 int fail(const std::string& msg) {
@@ -99,7 +100,7 @@ int cmd_run(const RunArgs& a) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw);
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
     }
@@ -224,6 +225,7 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
+    run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
 
     RegcmdArgs da, la;
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");

@@ -129,13 +129,18 @@ struct CoreJob {
 
 /// Place one copy of the layer in DMA memory and build its task (host thread, through the HAL).
 CoreJob prepare_job(SimHal& hal, const ExampleData& d, const drv::rknpu::LoweredConv& low, int core,
-                    RunResult& r) {
+                    RunResult& r, bool sram) {
     CoreJob job;
     job.core = core;
-    const auto bin = hal.bo_create(low.input_bytes, 64);
+    const drv::Placement act = sram ? drv::Placement::TrySram : drv::Placement::Ddr;
+    const auto bin = hal.bo_create(low.input_bytes, 64, act);
     const auto bw = hal.bo_create(low.weights.size(), 64);
     const auto bb = hal.bo_create(low.bias.size(), 64);
-    job.out = hal.bo_create(low.output_bytes, 64);
+    job.out = hal.bo_create(low.output_bytes, 64, act);
+    if (sram)
+        r.notes.push_back(fmt::format("core {}: input at 0x{:x}, output at 0x{:x} ({})", core, bin.dma_addr,
+                                      job.out.dma_addr,
+                                      hal.is_sram(bin) && hal.is_sram(job.out) ? "both in NBUF" : "NBUF absent or full: DDR used"));
     const std::vector<uint8_t> packed = drv::rknpu::pack_input(d.layer, low, d.input);
     hal.bo_write(bin, 0, packed.data(), packed.size());
     hal.bo_write(bw, 0, low.weights.data(), low.weights.size());
@@ -185,6 +190,8 @@ LayerReport layer_row(const ConvExampleSpec& spec, const ExampleData& d, int cor
         lr.overhead_cycles += cycles(t.overhead_ps, hz);
         lr.ddr_read_bytes += t.bytes_read;
         lr.ddr_write_bytes += t.bytes_written;
+        lr.sram_read_bytes += t.sram_bytes_read;
+        lr.sram_write_bytes += t.sram_bytes_written;
         total_ps += t.end_ps - t.start_ps;
     }
     lr.total_cycles = cycles(total_ps, hz);
@@ -204,7 +211,7 @@ LayerReport layer_row(const ConvExampleSpec& spec, const ExampleData& d, int cor
 }  // namespace
 
 RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, const std::vector<int>& cores,
-                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw) {
+                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw, bool tensors_in_sram) {
     RunResult r;
     r.platform = soc.name;
     r.platform_name = soc.display_name;
@@ -230,7 +237,7 @@ RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spe
         drv::rknpu::CoreConfig cc{soc.npu.core_count.value, soc.npu.pc_data_amount_scale.value,
                                   soc.npu.pc_task_number_bits.value, soc.npu.pc_task_status_offset.value};
         drv::rknpu::Driver drvr(hal, cc);
-        for (int c : cores) jobs.push_back(prepare_job(hal, d, low, c, r));
+        for (int c : cores) jobs.push_back(prepare_job(hal, d, low, c, r, tensors_in_sram));
         for (CoreJob& j : jobs) drvr.kick(j.core, j.tasks, j.sub);
         for (CoreJob& j : jobs) {
             if (!j.sub.error.empty()) continue;

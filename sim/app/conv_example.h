@@ -36,6 +36,7 @@ struct LayerReport {
     uint64_t total_cycles = 0;
     double time_us = 0;
     uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0;
+    uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
     double mac_utilisation = 0;
     std::string bound;
 };
@@ -50,6 +51,7 @@ struct RunResult {
     bool checked = false;
     std::vector<std::string> errors;  ///< driver errors and model diagnostics
     std::vector<uint64_t> regcmd;     ///< the submitted regcmd buffer
+    std::vector<std::string> notes;   ///< placement and other remarks for the report
     uint64_t regcmd_addr = 0;         ///< its device address
     bool ok() const { return errors.empty() && (!checked || check.worse == 0); }
 };
@@ -58,7 +60,7 @@ struct RunResult {
 /// all kicked before any is waited for, so they share the interconnect and DDR), to completion
 /// (one SystemC elaboration per process); report one row per core.
 RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, const std::vector<int>& cores,
-                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw);
+                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw, bool tensors_in_sram = false);
 
 /// Reference: direct convolution on NCHW int8 data, then QuantizeLinear(real) with round half to
 /// even (seed 002), ReLU on the real value. Independent of the NPU lowering.

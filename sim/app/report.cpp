@@ -50,6 +50,11 @@ std::string report_text(const RunResult& r) {
             o += "  1-LSB cause: the NPU requantizes with a 15-bit OUT_CVT multiplier and round-half-up; the\n"
                  "  reference uses the exact real scale and round-half-to-even (ties and scale rounding).\n";
     }
+    for (const LayerReport& l : r.layers)
+        if (l.sram_read_bytes || l.sram_write_bytes)
+            o += fmt::format("{} core {}: NBUF traffic {} read, {} written (not counted as DDR)\n", l.name, l.core,
+                             bytes(l.sram_read_bytes), bytes(l.sram_write_bytes));
+    for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
 }
@@ -80,6 +85,8 @@ std::string report_json(const RunResult& r) {
         x["time_us"] = l.time_us;
         x["ddr_read_bytes"] = l.ddr_read_bytes;
         x["ddr_write_bytes"] = l.ddr_write_bytes;
+        x["sram_read_bytes"] = l.sram_read_bytes;
+        x["sram_write_bytes"] = l.sram_write_bytes;
         x["mac_utilisation"] = l.mac_utilisation;
         x["bound"] = l.bound;
         layers.push_back(x);

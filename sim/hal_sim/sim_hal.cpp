@@ -8,7 +8,12 @@
 namespace sim {
 
 SimHal::SimHal(Platform& p, uint64_t pool_base, uint64_t pool_bytes)
-    : p_(p), next_(pool_base), end_(pool_base + pool_bytes) {}
+    : p_(p), next_(pool_base), end_(pool_base + pool_bytes) {
+    if (p.nbuf()) {
+        sram_next_ = p.soc().mem.nbuf_base.value;
+        sram_end_ = sram_next_ + p.soc().mem.nbuf_bytes.value;
+    }
+}
 
 void SimHal::mmio(int core, uint32_t offset, uint32_t* data, bool write) {
     tlm::tlm_generic_payload gp;
@@ -34,8 +39,15 @@ uint32_t SimHal::reg_read32(int core, uint32_t offset) {
 
 void SimHal::reg_write32(int core, uint32_t offset, uint32_t value) { mmio(core, offset, &value, true); }
 
-drv::DmaBuffer SimHal::bo_create(size_t size, size_t align) {
+drv::DmaBuffer SimHal::bo_create(size_t size, size_t align, drv::Placement where) {
     if (align == 0 || (align & (align - 1))) throw std::invalid_argument("bo_create: alignment must be a power of two");
+    if (where == drv::Placement::TrySram && sram_end_ > 0) {
+        const uint64_t sbase = (sram_next_ + align - 1) & ~static_cast<uint64_t>(align - 1);
+        if (sbase + size <= sram_end_) {
+            sram_next_ = sbase + size;
+            return drv::DmaBuffer{next_handle_++, sbase, size};
+        }
+    }
     const uint64_t base = (next_ + align - 1) & ~static_cast<uint64_t>(align - 1);
     if (base + size > end_)
         throw std::runtime_error(fmt::format("bo_create: {} bytes do not fit the {} bytes left in the DMA pool", size,

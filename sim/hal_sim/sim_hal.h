@@ -19,7 +19,7 @@ class SimHal : public drv::NpuHal {
     int core_count() const override { return p_.core_count(); }
     uint32_t reg_read32(int core, uint32_t offset) override;
     void reg_write32(int core, uint32_t offset, uint32_t value) override;
-    drv::DmaBuffer bo_create(size_t size, size_t align) override;
+    drv::DmaBuffer bo_create(size_t size, size_t align, drv::Placement where = drv::Placement::Ddr) override;
     void bo_destroy(const drv::DmaBuffer& bo) override;
     void bo_write(const drv::DmaBuffer& bo, size_t offset, const void* src, size_t len) override;
     void bo_read(const drv::DmaBuffer& bo, size_t offset, void* dst, size_t len) override;
@@ -28,6 +28,7 @@ class SimHal : public drv::NpuHal {
     uint64_t now_ns() override;
     void log(const std::string& line) override { log_.push_back(line); }
     const std::vector<std::string>& log_lines() const { return log_; }
+    bool is_sram(const drv::DmaBuffer& bo) const { return sram_end_ && bo.dma_addr < sram_end_ && bo.dma_addr >= p_.soc().mem.nbuf_base.value; }
 
    private:
     void mmio(int core, uint32_t offset, uint32_t* data, bool write);
@@ -35,6 +36,7 @@ class SimHal : public drv::NpuHal {
 
     Platform& p_;
     uint64_t next_, end_;
+    uint64_t sram_next_ = 0, sram_end_ = 0;
     uint32_t next_handle_ = 1;
     std::vector<std::string> log_;
 };

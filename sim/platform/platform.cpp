@@ -17,6 +17,16 @@ Platform::Platform(sc_core::sc_module_name name, const hw::SocProfile& soc, SimM
     host.bind(bus_->targ_socket);
     bus_->init_socket.bind(ddr_->socket);
     bus_->map(soc.mem.ddr_base.value, soc.mem.ddr_size_bytes.value, 0, "ddr");
+    unsigned next_target = 1;
+    if (soc.mem.nbuf_bytes.value > 0) {
+        const auto& m = soc.mem;
+        nbuf_ = std::make_unique<Ddr>("nbuf", m.nbuf_bytes.value,
+                                      npu::memory::DdrTimingModel(m.nbuf_bytes_per_s.value, 1.0, m.nbuf_latency_ns.value,
+                                                                  m.nbuf_latency_ns.value),
+                                      tw);
+        bus_->init_socket.bind(nbuf_->socket);
+        bus_->map(m.nbuf_base.value, m.nbuf_bytes.value, next_target++, "nbuf");
+    }
     for (int i = 0; i < soc.npu.core_count.value; ++i) {
         cores_.push_back(std::make_unique<RknpuCore>(fmt::format("npu_core{}", i).c_str(), i, soc, mode, tw));
         irqs_.push_back(std::make_unique<sc_core::sc_signal<bool>>(fmt::format("irq{}", i).c_str()));
@@ -25,7 +35,7 @@ Platform::Platform(sc_core::sc_module_name name, const hw::SocProfile& soc, SimM
         c.dma.bind(bus_->targ_socket);
         bus_->init_socket.bind(c.mmio);
         bus_->map(soc.npu.core_mmio_bases.value[static_cast<size_t>(i)], soc.npu.core_mmio_window_bytes.value,
-                  static_cast<unsigned>(i + 1), fmt::format("npu core {}", i));
+                  next_target++, fmt::format("npu core {}", i));
     }
     SC_THREAD(host_thread);
 }

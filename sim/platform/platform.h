@@ -36,6 +36,8 @@ class Platform : public sc_core::sc_module {
     npu::tlm_models::RknpuCore& core(int i) { return *cores_.at(static_cast<size_t>(i)); }
     sc_core::sc_signal<bool>& irq(int i) { return *irqs_.at(static_cast<size_t>(i)); }
     npu::tlm_models::Ddr& ddr() { return *ddr_; }
+    /// On-chip SRAM usable by the NPU (profile memory.nbuf_*), or nullptr when the SoC has none.
+    npu::tlm_models::Ddr* nbuf() { return nbuf_.get(); }
     uint64_t core_base(int i) const { return soc_.npu.core_mmio_bases.value.at(static_cast<size_t>(i)); }
 
    private:
@@ -44,6 +46,7 @@ class Platform : public sc_core::sc_module {
     const hw::SocProfile& soc_;
     std::unique_ptr<npu::tlm_models::Interconnect> bus_;
     std::unique_ptr<npu::tlm_models::Ddr> ddr_;
+    std::unique_ptr<npu::tlm_models::Ddr> nbuf_;
     std::vector<std::unique_ptr<npu::tlm_models::RknpuCore>> cores_;
     std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> irqs_;
     std::function<void()> host_program_;

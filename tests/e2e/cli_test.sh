@@ -69,6 +69,16 @@ three = [l['cycles']['total'] for l in json.load(open(sys.argv[2]))['layers']]
 print('solo', solo, 'concurrent', three)
 assert len(three) == 3 and all(t > solo for t in three), (solo, three)
 PY"
+"$NPUSIM" run --platform rk3562 --report "$T/ddr.json" >/dev/null 2>&1
+"$NPUSIM" run --platform rk3562 --sram --report "$T/sram.json" >"$T/o" 2>&1
+check "rk3562 NBUF: tensors in on-chip SRAM, output still exact, fewer cycles, no DDR writes" "grep -q 'both in NBUF' '$T/o' && python3 - '$T/ddr.json' '$T/sram.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+ld, ls = d['layers'][0], s['layers'][0]
+assert s['ok'] and s['output_check']['worse'] == 0
+assert ls['cycles']['total'] < ld['cycles']['total'], (ls['cycles'], ld['cycles'])
+assert ls['ddr_write_bytes'] == 0 and ls['sram_write_bytes'] == ld['ddr_write_bytes']
+PY"
 "$NPUSIM" --version | grep -q '^npusim [0-9]'; check "--version" "[ $? -eq 0 ]"
 for sub in run platforms decode lint replay; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
 "$NPUSIM" platforms | grep -q '^rk3588 '; check "platforms lists rk3588" "[ $? -eq 0 ]"

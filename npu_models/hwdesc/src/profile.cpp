@@ -188,7 +188,6 @@ SocProfile load_profile(const std::string& path) {
     n.read(np.pc_data_amount_scale, "pc_data_amount_scale", 1, 4);
     n.read(np.pc_task_number_bits, "pc_task_number_bits", 1, 16);
     n.read(np.pc_task_status_offset, "pc_task_status_offset", 0, 0xffc);
-    n.read(np.nbuf_bytes, "nbuf_bytes", 0, 64.0 * 1024 * 1024);
     n.read(np.pc_cycles_per_regcmd, "pc_cycles_per_regcmd", 0, 1000);
     n.read(np.task_overhead_cycles, "task_overhead_cycles", 0, 1e7);
     n.read(np.dma_burst_bytes, "dma_burst_bytes", 16, 4096);
@@ -208,8 +207,14 @@ SocProfile load_profile(const std::string& path) {
     m.read(mp.ddr_read_latency_ns, "ddr_read_latency_ns", 0, 10000);
     m.read(mp.ddr_write_latency_ns, "ddr_write_latency_ns", 0, 10000);
     m.read(mp.interconnect_latency_ns, "interconnect_latency_ns", 0, 10000);
+    m.read(mp.nbuf_base, "nbuf_base", 0, 1e15);
+    m.read(mp.nbuf_bytes, "nbuf_bytes", 0, 64.0 * 1024 * 1024);
+    m.read(mp.nbuf_bytes_per_s, "nbuf_bytes_per_s", 1e8, 1e13);
+    m.read(mp.nbuf_latency_ns, "nbuf_latency_ns", 0, 10000);
     m.finish();
     uint64_t ddr_end = mp.ddr_base.value + mp.ddr_size_bytes.value;
+    if (mp.nbuf_bytes.value && mp.nbuf_base.value < ddr_end && mp.nbuf_base.value + mp.nbuf_bytes.value > mp.ddr_base.value)
+        c.fail("memory.nbuf_base", "NBUF overlaps the DDR window");
     for (size_t i = 0; i < np.core_mmio_bases.value.size(); ++i) {
         uint64_t b = np.core_mmio_bases.value[i];
         if (b < ddr_end && b + np.core_mmio_window_bytes.value > mp.ddr_base.value)
@@ -226,11 +231,12 @@ std::vector<SocProfile::ParamView> SocProfile::params() const {
     add(n.int8_macs_per_cycle); add(n.fp16_macs_per_cycle); add(n.int4_macs_per_cycle);
     add(n.cbuf_banks); add(n.cbuf_bank_bytes); add(n.cbuf_entry_bytes); add(n.c2_int8); add(n.c2_fp16);
     add(n.dma_address_bits); add(n.pc_data_amount_scale); add(n.pc_task_number_bits);
-    add(n.pc_task_status_offset); add(n.nbuf_bytes); add(n.pc_cycles_per_regcmd);
+    add(n.pc_task_status_offset); add(n.pc_cycles_per_regcmd);
     add(n.task_overhead_cycles); add(n.dma_burst_bytes);
     const MemoryParams& m = mem;
     add(m.ddr_base); add(m.ddr_size_bytes); add(m.ddr_peak_bytes_per_s); add(m.ddr_efficiency);
     add(m.ddr_read_latency_ns); add(m.ddr_write_latency_ns); add(m.interconnect_latency_ns);
+    add(m.nbuf_base); add(m.nbuf_bytes); add(m.nbuf_bytes_per_s); add(m.nbuf_latency_ns);
     return out;
 }
 

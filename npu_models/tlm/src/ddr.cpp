@@ -6,7 +6,10 @@
 namespace npu::tlm_models {
 
 Ddr::Ddr(sc_core::sc_module_name name, const hw::MemoryParams& p, trace::TraceWriter* tw)
-    : sc_module(name), socket("socket"), mem_(p.ddr_size_bytes.value), timing_(p), tw_(tw) {
+    : Ddr(name, p.ddr_size_bytes.value, memory::DdrTimingModel(p), tw) {}
+
+Ddr::Ddr(sc_core::sc_module_name name, uint64_t size_bytes, const memory::DdrTimingModel& timing, trace::TraceWriter* tw)
+    : sc_module(name), socket("socket"), mem_(size_bytes), timing_(timing), tw_(tw) {
     socket.register_b_transport(this, &Ddr::b_transport);
     socket.register_transport_dbg(this, &Ddr::transport_dbg);
     if (tw_) track_ = tw_->track(this->name(), "data channel");

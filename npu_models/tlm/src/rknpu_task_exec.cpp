@@ -50,7 +50,11 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         raise_fault(rec, kReadError);
         return;
     }
-    for (const auto& r : plan.reads) rec.bytes_read += r.bytes;
+    const auto in_nbuf = [&](uint64_t a) {
+        return soc_.mem.nbuf_bytes.value && a >= soc_.mem.nbuf_base.value &&
+               a < soc_.mem.nbuf_base.value + soc_.mem.nbuf_bytes.value;
+    };
+    for (const auto& r : plan.reads) (in_nbuf(r.addr) ? rec.sram_bytes_read : rec.bytes_read) += r.bytes;
     const uint64_t pipe_ps = plan.pipeline_cycles() * clock_ps_;
     const sc_core::sc_time cna_end = std::max(rd_done, t0 + from_ps(pipe_ps));
 
@@ -76,7 +80,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         raise_fault(rec, kWriteError);
         return;
     }
-    for (const auto& w : plan.writes) rec.bytes_written += w.bytes;
+    for (const auto& w : plan.writes) (in_nbuf(w.addr) ? rec.sram_bytes_written : rec.bytes_written) += w.bytes;
     rec.dma_read_ps = to_ps(rd_done - t0);
     rec.compute_ps = pipe_ps;
     rec.compute_cycles = plan.pipeline_cycles();

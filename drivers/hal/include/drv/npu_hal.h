@@ -19,6 +19,10 @@ struct DmaBuffer {
 
 enum class WaitResult { Irq, Timeout };
 
+/// Where a buffer should live: DDR, or the NPU's on-chip SRAM (NBUF) when the SoC has one and it
+/// has room - otherwise DDR, like the vendor RKNPU_MEM_TRY_ALLOC_SRAM flag.
+enum class Placement { Ddr, TrySram };
+
 class NpuHal {
    public:
     virtual ~NpuHal() = default;
@@ -31,7 +35,7 @@ class NpuHal {
 
     /// Allocate a DMA buffer of `size` bytes aligned to `align` (a power of two). Throws
     /// std::runtime_error when the device memory is exhausted.
-    virtual DmaBuffer bo_create(size_t size, size_t align) = 0;
+    virtual DmaBuffer bo_create(size_t size, size_t align, Placement where = Placement::Ddr) = 0;
     virtual void bo_destroy(const DmaBuffer& bo) = 0;
     /// CPU writes/reads through the buffer's mapping, with the cache sync a board would need.
     virtual void bo_write(const DmaBuffer& bo, size_t offset, const void* src, size_t len) = 0;

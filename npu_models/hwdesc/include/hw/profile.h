@@ -38,7 +38,6 @@ struct NpuParams {
     Param<int> pc_data_amount_scale;
     Param<int> pc_task_number_bits;
     Param<uint32_t> pc_task_status_offset;
-    Param<uint64_t> nbuf_bytes;
     Param<int> pc_cycles_per_regcmd;  ///< PC decode cost per fetched entry
     Param<int> task_overhead_cycles;  ///< fixed cost per task: ping-pong switch, completion
     Param<int> dma_burst_bytes;       ///< size of one DMA transaction on the bus
@@ -52,6 +51,10 @@ struct MemoryParams {
     Param<double> ddr_read_latency_ns;  ///< first-beat latency of a read burst
     Param<double> ddr_write_latency_ns;
     Param<double> interconnect_latency_ns;  ///< one hop through the NoC, each direction
+    Param<uint64_t> nbuf_base;              ///< on-chip SRAM the NPU can use (NBUF); size 0 = none
+    Param<uint64_t> nbuf_bytes;
+    Param<double> nbuf_bytes_per_s;
+    Param<double> nbuf_latency_ns;
 };
 
 struct SocProfile {

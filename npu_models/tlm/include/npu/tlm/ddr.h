@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// DDR as a TLM-2.0 target: functional store (sparse) + timing model (bandwidth, latency,
+// DDR (and on-chip SRAM, same shape) as a TLM-2.0 target: functional store (sparse) + timing model (bandwidth, latency,
 // contention). Out-of-range accesses answer TLM_ADDRESS_ERROR_RESPONSE, never assert (SG-8.8).
 #pragma once
 #include <cstdint>
@@ -20,6 +20,8 @@ class Ddr : public sc_core::sc_module {
     tlm_utils::simple_target_socket<Ddr> socket;
 
     Ddr(sc_core::sc_module_name name, const hw::MemoryParams& p, trace::TraceWriter* tw);
+    /// Any memory with the same timing shape (on-chip SRAM/NBUF): size, sustained bandwidth, latency.
+    Ddr(sc_core::sc_module_name name, uint64_t size_bytes, const memory::DdrTimingModel& timing, trace::TraceWriter* tw);
 
     memory::SparseMemory& store() { return mem_; }
     const memory::DdrTimingModel& timing() const { return timing_; }

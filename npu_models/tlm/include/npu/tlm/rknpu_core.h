@@ -35,7 +35,8 @@ struct TaskRecord {
     uint64_t write_ps = 0;    ///< DPU write-back tail
     uint64_t overhead_ps = 0; ///< fixed per-task cost
     uint64_t regcmd_entries = 0;
-    uint64_t bytes_read = 0, bytes_written = 0;
+    uint64_t bytes_read = 0, bytes_written = 0;        ///< DDR traffic
+    uint64_t sram_bytes_read = 0, sram_bytes_written = 0;  ///< on-chip NBUF traffic
     uint64_t macs = 0, macs_padded = 0;
     std::vector<rknpu::Fault> faults;
 };
