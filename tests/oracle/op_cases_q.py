@@ -135,3 +135,14 @@ def generate(g, np, R, u):
         g.case(name, "QLinearConcat", [(s(0.05), True), (zp(128), True), (q(r, dt, 2, 3, 4), False), (s(0.05), True), (zp(128), True),
                                        (q(r, dt, 2, 2, 4), False), (s(0.031), True), (zp(140), True), (q(r, dt, 2, 1, 4), False),
                                        (s(0.09), True), (zp(100), True)], dict(axis=1), domain=MS, out_types=[dt])
+
+    # Data movement on 8-bit tensors (QDQ graphs run these on quantized values directly).
+    r = R("int8_movement")
+    g.case("maxpool_u8", "MaxPool", [(q(r, u8, 1, 3, 9, 9), False)], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    g.case("maxpool_i8", "MaxPool", [(q(r, i8, 1, 3, 8, 8), False)], dict(kernel_shape=[2, 2], strides=[2, 2]))
+    g.case("resize_nearest_u8", "Resize", [(q(r, u8, 1, 2, 3, 4), False), (None, True), (np.array([1, 1, 2, 2], f32), True)],
+           dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+    g.case("transpose_i8", "Transpose", [(q(r, i8, 2, 3, 4, 5), False)], dict(perm=[0, 2, 3, 1]))
+    g.case("concat_u8", "Concat", [(q(r, u8, 1, 2, 3), False), (q(r, u8, 1, 4, 3), False)], dict(axis=1))
+    g.case("pad_i8_constant", "Pad", [(q(r, i8, 1, 2, 3, 3), False), (np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), True),
+                                       (z(-5, i8), True)], dict(mode="constant"))
