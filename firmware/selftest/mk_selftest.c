@@ -81,12 +81,13 @@ static void conv_case(arena* a, sink* s, const char* name, int dw, int32_t h, in
     if (dw) mk_depthwise_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
     else mk_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
     report(s, name, out, (uint32_t)(oh * ow * cout));
-    if (!dw) { /* float requantization (onnxruntime-exact) on the same accumulators */
+    { /* float requantization (onnxruntime-exact) on the same accumulators */
         float* fs = (float*)take(a, (uint32_t)cout * 4u);
         for (int32_t o = 0; o < cout; ++o) fs[o] = 0.0005f + 0.0001f * (float)o;
         p.fscale = fs;
-        mk_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
-        report(s, "conv_s8_floatrq", out, (uint32_t)(oh * ow * cout));
+        if (dw) mk_depthwise_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
+        else mk_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
+        report(s, dw ? "dwconv_s8_floatrq" : "conv_s8_floatrq", out, (uint32_t)(oh * ow * cout));
     }
 
     /* fp32 twin of the same geometry */
@@ -120,6 +121,10 @@ static void int8_cases(arena* a, sink* s) {
         int8_t* out = (int8_t*)take(a, (uint32_t)(m * n));
         mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, mult, shift, 0, -128, 127);
         report(s, "fc_s8", out, (uint32_t)(m * n));
+        float fs[11];
+        for (int i = 0; i < n; ++i) fs[i] = 0.0013f + 0.0001f * (float)i;
+        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, 0, 0, fs, -128, 127);
+        report(s, "fc_s8_floatrq", out, (uint32_t)(m * n));
         const float* xf = rand_f32(a, m * k, 1.0f);
         const float* wf = rand_f32(a, n * k, 1.0f);
         float* of = (float*)take(a, (uint32_t)(m * n) * 4u);
@@ -157,6 +162,10 @@ static void int8_cases(arena* a, sink* s) {
         report(s, "lut_s8", po, 100);
         mk_requant_s8(px, po, 100, 4, -4, mk_quantize_scale(0.7));
         report(s, "requant_s8", po, 100);
+        mk_requant_s8(px, po, 100, 4, -4, mk_quantize_scale(0.3)); /* 31 + shift == 32 path */
+        report(s, "requant_s8_rs32", po, 100);
+        mk_requant_s8(px, po, 100, 4, -4, mk_quantize_scale(0.01)); /* 31 + shift > 32 path */
+        report(s, "requant_s8_small", po, 100);
         float* scratch = (float*)take(a, 81 * 4);
         mk_softmax_s8(px, po, 4, 20, 0.1f, 3, 1.0f / 256.0f, -128, 0, scratch);
         report(s, "softmax_s8", po, 80);

@@ -231,3 +231,29 @@ TEST(ConvS8FloatRequant, BitExactWithQLinearConvAndMatMul) {
 }
 
 }  // namespace
+
+namespace {
+
+// mk_requant's three instruction paths (31+shift > 32, == 32, < 32) against num::mul_shift(HalfUp),
+// the contract's formula, over scales from 1e-6 to 200 and accumulators over the int32 range used.
+TEST(Requant, AllShiftPathsMatchTheContract) {
+    std::mt19937 g(31);
+    std::uniform_int_distribution<int32_t> acc_d(-(1 << 24), 1 << 24);
+    int paths[3] = {0, 0, 0};
+    for (double s = 1e-6; s < 200.0; s *= 1.37) {
+        const mk_qscale q = mk_quantize_scale(s);
+        const int rs = 31 + q.shift;
+        ++paths[rs > 32 ? 0 : rs == 32 ? 1 : 2];
+        for (int i = 0; i < 200; ++i) {
+            int32_t acc = acc_d(g);
+            if (s > 1.0) acc /= 256;  // keep the product inside int32 like real layers
+            const int64_t want = num::mul_shift(acc, q.multiplier, rs, num::Rounding::HalfUp);
+            ASSERT_EQ(mk_requant(acc, q.multiplier, q.shift), want) << "scale " << s << " acc " << acc;
+        }
+    }
+    EXPECT_GT(paths[0], 0);
+    EXPECT_GT(paths[1], 0);
+    EXPECT_GT(paths[2], 0);
+}
+
+}  // namespace
