@@ -19,6 +19,8 @@ namespace {
 constexpr int64_t kMinOpset = 7;   // issue 3: opsets 7-17
 constexpr int64_t kMaxOpset = 17;
 
+ir::Graph build_graph(const ::onnx::ModelProto& m, const ImportOptions& opts, const std::string& src);
+
 void import_opsets(const ::onnx::ModelProto& m, ir::Graph& g, const std::string& src) {
     if (m.opset_import_size() == 0) throw ImportError(src + ": model has no opset_import");
     for (const auto& o : m.opset_import()) {
@@ -156,6 +158,18 @@ ir::Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& 
         throw ImportError(src + ": not a valid ONNX model (protobuf parse failed at or before byte offset " +
                           std::to_string(cis.CurrentPosition()) + " of " + std::to_string(size) + "; truncated or not an .onnx file)");
     if (!m.has_graph()) throw ImportError(src + ": ModelProto has no graph");
+    try {
+        return build_graph(m, opts, src);
+    } catch (const ImportError&) {
+        throw;
+    } catch (const ir::GraphError& e) {  // structural errors found while building (e.g. duplicate names)
+        throw ImportError(src + ": " + e.what());
+    }
+}
+
+namespace {
+
+ir::Graph build_graph(const ::onnx::ModelProto& m, const ImportOptions& opts, const std::string& src) {
     const auto& gp = m.graph();
     ir::Graph g;
     import_opsets(m, g, src);
@@ -171,19 +185,15 @@ ir::Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& 
         g.outputs().push_back(o.name());
     }
     if (g.outputs().empty()) throw ImportError(src + ": graph has no outputs");
-    try {
-        g.validate();
-        ir::infer_shapes(g);
-        if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite);
-        g.remove_dead_nodes();
-        g.validate();
-    } catch (const ImportError&) {
-        throw;
-    } catch (const ir::GraphError& e) {
-        throw ImportError(src + ": " + e.what());
-    }
+    g.validate();
+    ir::infer_shapes(g);
+    if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite);
+    g.remove_dead_nodes();
+    g.validate();
     return g;
 }
+
+}  // namespace
 
 ir::Graph import_onnx_file(const std::string& path, const ImportOptions& opts) {
     std::ifstream f(path, std::ios::binary);

@@ -3,6 +3,7 @@
 // read, so bad offsets, truncation and out-of-range vectors are reported, never followed. Tensors
 // keep the file's NHWC shapes and quantization (per-tensor or per-channel via
 // quantized_dimension); operators keep their TFLite names in domain "tflite".
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -79,9 +80,15 @@ num::QuantParams quant_of(const Tensor& t, size_t rank, const std::string& where
     size_t n = p->scale()->size();
     if (!p->zero_point() || (p->zero_point()->size() != n && p->zero_point()->size() != 1))
         throw ImportError(where + ": " + std::to_string(n) + " scales but " + std::to_string(p->zero_point() ? p->zero_point()->size() : 0) + " zero points");
+    // The verifier aligns a vector's length prefix to 4 bytes only, so 8-byte zero points may be
+    // misaligned in a hostile file: read them with memcpy rather than as int64_t lvalues.
+    const uint8_t* zp = p->zero_point()->Data();
     for (size_t k = 0; k < n; ++k) {
         q.scale.push_back(p->scale()->Get(static_cast<flatbuffers::uoffset_t>(k)));
-        q.zero_point.push_back(static_cast<int32_t>(p->zero_point()->Get(p->zero_point()->size() == 1 ? 0 : static_cast<flatbuffers::uoffset_t>(k))));
+        int64_t z = 0;
+        std::memcpy(&z, zp + sizeof(int64_t) * (p->zero_point()->size() == 1 ? 0 : k), sizeof z);
+        if (z < INT32_MIN || z > INT32_MAX) throw ImportError(where + ": zero point " + std::to_string(z) + " out of range");
+        q.zero_point.push_back(static_cast<int32_t>(z));
     }
     if (n > 1) {
         int axis = p->quantized_dimension();
@@ -205,36 +212,36 @@ ir::Graph import_tflite_bytes(const void* data, size_t size, const ImportOptions
     if (!m->subgraphs() || m->subgraphs()->size() == 0) throw ImportError(src + ": model has no subgraphs");
     const SubGraph* sg = m->subgraphs()->Get(0);
     if (!sg->tensors()) throw ImportError(src + ": subgraph 0 has no tensors");
-    Ctx c{m, sg, opts, src, {}};
-    unique_names(c);
-    ir::Graph g;
-    g.set_opset("tflite", kSchemaVersion);
-    std::set<std::string> produced;
-    if (sg->operators())
-        for (const Operator* op : *sg->operators())
-            for (auto o : io_names(c, op->outputs(), src + ": operator outputs", false)) produced.insert(o);
-    for (uint32_t k = 0; k < sg->tensors()->size(); ++k) {
-        ir::Value v = tensor_value(c, k);
-        if (v.is_constant() && produced.count(v.name)) throw ImportError(src + ": tensor '" + v.name + "' has a buffer and is also an operator output");
-        g.add_value(std::move(v));
-    }
-    g.inputs() = io_names(c, sg->inputs(), src + ": subgraph inputs", false);
-    g.outputs() = io_names(c, sg->outputs(), src + ": subgraph outputs", false);
-    if (g.outputs().empty()) throw ImportError(src + ": subgraph has no outputs");
-    for (const auto& [name, s] : opts.input_shapes)
-        if (std::find(g.inputs().begin(), g.inputs().end(), name) == g.inputs().end())
-            throw ImportError(src + ": --input-shape names '" + name + "', which is not a graph input");
-    if (sg->operators())
-        for (uint32_t k = 0; k < sg->operators()->size(); ++k) g.add_node(make_node(c, *sg->operators()->Get(k), k));
     try {
+        Ctx c{m, sg, opts, src, {}};
+        unique_names(c);
+        ir::Graph g;
+        g.set_opset("tflite", kSchemaVersion);
+        std::set<std::string> produced;
+        if (sg->operators())
+            for (const Operator* op : *sg->operators())
+                for (auto o : io_names(c, op->outputs(), src + ": operator outputs", false)) produced.insert(o);
+        for (uint32_t k = 0; k < sg->tensors()->size(); ++k) {
+            ir::Value v = tensor_value(c, k);
+            if (v.is_constant() && produced.count(v.name)) throw ImportError(src + ": tensor '" + v.name + "' has a buffer and is also an operator output");
+            g.add_value(std::move(v));
+        }
+        g.inputs() = io_names(c, sg->inputs(), src + ": subgraph inputs", false);
+        g.outputs() = io_names(c, sg->outputs(), src + ": subgraph outputs", false);
+        if (g.outputs().empty()) throw ImportError(src + ": subgraph has no outputs");
+        for (const auto& [name, s] : opts.input_shapes)
+            if (std::find(g.inputs().begin(), g.inputs().end(), name) == g.inputs().end())
+                throw ImportError(src + ": --input-shape names '" + name + "', which is not a graph input");
+        if (sg->operators())
+            for (uint32_t k = 0; k < sg->operators()->size(); ++k) g.add_node(make_node(c, *sg->operators()->Get(k), k));
         g.validate();
         g.sort_topologically();
+        return g;
     } catch (const ImportError&) {
         throw;
-    } catch (const ir::GraphError& e) {
+    } catch (const ir::GraphError& e) {  // duplicate names, cycles, dangling inputs
         throw ImportError(src + ": " + e.what());
     }
-    return g;
 }
 
 ir::Graph import_tflite_file(const std::string& path, const ImportOptions& opts) {
