@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// The MCU firmware on the ISS inside the SystemC platform (issue 8): same console output and the same
+// cycle counts as the standalone ISS, and `run_cli` end to end with the SystemC executor.
+// One test per process (SystemC elaborates once): ctest runs each with --gtest_filter.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <systemc>
+
+#include "mcu/firmware_runner.h"
+#include "mcu/mcu_run.h"
+#include "mcu/mcu_target.h"
+#include "mcu_systemc_executor.h"
+
+namespace {
+
+TEST(McuSystemC, SelftestEqualsStandaloneIss) {
+    const mcu::McuTarget* t = mcu::find_target("3066h");
+    const std::string elf = mcu::firmware_elf(*t, "selftest");
+    const mcu::FirmwareRun a = mcu::run_firmware(*t, elf, {});
+    const mcu::FirmwareRun b = mcu_sc::run_in_systemc(*t, elf, {}, 1000000000ull);
+    ASSERT_EQ(b.error, "") << b.console;
+    EXPECT_EQ(b.console, a.console);
+    EXPECT_EQ(b.total_instret, a.total_instret);
+    EXPECT_EQ(b.total_cycles, a.total_cycles);  // wait states from the same preset
+}
+
+TEST(McuSystemC, LeNetThroughRunCli) {
+    const char* dir = std::getenv("MCU_MODELS_DIR");
+    if (!dir) GTEST_SKIP() << "MCU_MODELS_DIR not set (models come from the mcu_models_e2e fixture)";
+    mcu::McuRunOptions o;
+    o.model = std::string(dir) + "/lenet5_int8.onnx";
+    o.platform = "ws63";
+    std::ostringstream plain, plain_err;
+    ASSERT_EQ(mcu::run_cli(o, plain, plain_err), 0) << plain_err.str();
+    o.executor = mcu_sc::run_in_systemc;
+    std::ostringstream out, err;
+    ASSERT_EQ(mcu::run_cli(o, out, err), 0) << err.str() << out.str();
+    const std::string s = out.str();
+    EXPECT_NE(s.find("equal to the reference"), std::string::npos) << s;
+    EXPECT_NE(s.find("byte-identical"), std::string::npos) << s;
+    // Per-layer cycles and the schedule total are those of the standalone ISS run.
+    auto table = [](const std::string& text) { return text.substr(text.find("  #  node"), text.find("ISS:") - text.find("  #  node")); };
+    EXPECT_EQ(table(s), table(plain.str()));
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+    ::testing::InitGoogleTest(&argc, argv);
+    if (!::testing::GTEST_FLAG(list_tests) && ::testing::UnitTest::GetInstance()->test_to_run_count() > 1) {
+        std::fprintf(stderr, "SystemC tests must run one per process: use --gtest_filter=Suite.Name\n");
+        return 2;
+    }
+    return RUN_ALL_TESTS();
+}
