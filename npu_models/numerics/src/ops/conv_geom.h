@@ -52,11 +52,17 @@ void im2col_row(const ConvGeom& g, const T* x, T pad, int64_t k, T* dst) {
             continue;
         }
         const T* src = x + (c * g.h + iy) * g.w + off;
-        std::fill(d, d + lo, pad);
-        if (g.sw == 1) std::copy(src + lo, src + hi, d + lo);
-        else
+        // Plain loops with the common strides as constants: rows are short (7..112 entries), so
+        // inline vectorised copies beat memmove calls.
+        for (int64_t ox = 0; ox < lo; ++ox) d[ox] = pad;
+        if (g.sw == 1) {
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] = src[ox];
+        } else if (g.sw == 2) {
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] = src[2 * ox];
+        } else {
             for (int64_t ox = lo; ox < hi; ++ox) d[ox] = src[ox * g.sw];
-        std::fill(d + hi, d + g.ow, pad);
+        }
+        for (int64_t ox = hi; ox < g.ow; ++ox) d[ox] = pad;
     }
 }
 
