@@ -58,6 +58,7 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask) {
     c.out_w = f(CORE_DATAOUT_SIZE_0::kOffset, CORE_DATAOUT_SIZE_0::DATAOUT_WIDTH) + 1;
     c.out_h = f(CORE_DATAOUT_SIZE_0::kOffset, CORE_DATAOUT_SIZE_0::DATAOUT_HEIGHT) + 1;
     c.out_c = f(CORE_DATAOUT_SIZE_1::kOffset, CORE_DATAOUT_SIZE_1::DATAOUT_CHANNEL) + 1;
+    c.clip_truncate = f(CORE_CLIP_TRUNCATE::kOffset, CORE_CLIP_TRUNCATE::CLIP_TRUNCATE);
 
     c.dst_addr = rf.read(DPU_DST_BASE_ADDR::kOffset);
     c.dst_surf_stride_bytes = DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.get(rf.read(DPU_DST_SURF_STRIDE::kOffset)) << 4;
@@ -87,16 +88,16 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if ((c.block_enable_mask & need) != need)
         fault("PC", "OPERATION_ENABLE", "OP_EN", c.block_enable_mask,
               "convolution task without CNA, CORE and DPU enabled (need bits 0, 2, 3)");
-    if (c.precision != Precision::Int8 && c.precision != Precision::Fp16)
+    if (c.precision != Precision::Int8 && c.precision != Precision::Int16 && c.precision != Precision::Fp16)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              "only int8 (0) and fp16 (2) convolutions are modelled so far");
+              "convolution precision must be int8 (0), int16 (1) or fp16 (2)");
     if (c.core_precision != c.precision)
         fault("CORE", "MISC_CFG", "PROC_PRECISION", static_cast<uint32_t>(c.core_precision),
               fmt::format("CORE precision {} differs from the CNA precision {}", static_cast<uint32_t>(c.core_precision),
                           static_cast<uint32_t>(c.precision)));
     if ((c.precision == Precision::Fp16) != c.dpu.float_path())
         fault("DPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(c.dpu.proc),
-              "the DPU path must match the convolution (fp16 conv: float path 2; int8 conv: integer path 0)");
+              "the DPU path must match the convolution (fp16 conv: float path 2; int8/int16 conv: integer path 0/1)");
     if (c.depthwise && c.out_c > c.in_c)
         fault("CORE", "DATAOUT_SIZE_1", "DATAOUT_CHANNEL", c.out_c - 1,
               fmt::format("depthwise output channels {} exceed the {} input channels", c.out_c, c.in_c));

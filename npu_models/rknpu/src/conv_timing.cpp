@@ -11,9 +11,11 @@ ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
     ConvCost r;
     const uint64_t pixels = static_cast<uint64_t>(c.out_w) * c.out_h;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h;
-    const bool fp16 = c.precision == Precision::Fp16;
-    const uint64_t c2 = static_cast<uint64_t>(fp16 ? p.npu.c2_fp16.value : p.npu.c2_int8.value);
-    const uint64_t rate = static_cast<uint64_t>(fp16 ? p.npu.fp16_macs_per_cycle.value : p.npu.int8_macs_per_cycle.value);
+    // int16 uses the fp16 C2 and MAC rate: both take two 8-bit cells per product (hardware-facts
+    // §3.1, §3.4). UNVERIFIED for int16; profile candidate npu.int16_macs_per_cycle.
+    const bool wide = c.precision != Precision::Int8;
+    const uint64_t c2 = static_cast<uint64_t>(wide ? p.npu.c2_fp16.value : p.npu.c2_int8.value);
+    const uint64_t rate = static_cast<uint64_t>(wide ? p.npu.fp16_macs_per_cycle.value : p.npu.int8_macs_per_cycle.value);
     if (c.depthwise) {
         // Each output channel reads only its own input channel. The array takes one feature atom
         // (C2 channels of one pixel) per MAC cell and multiplies it against a C2-wide weight

@@ -142,9 +142,9 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
         out.push_back(Fault{block, reg, field, v, std::move(msg)});
     };
     auto prec_ok = [](Precision x) { return x == Precision::Int8 || x == Precision::Int16 || x == Precision::Fp16; };
-    if (d.proc != Precision::Int8 && d.proc != Precision::Fp16)
+    if (d.proc != Precision::Int8 && d.proc != Precision::Int16 && d.proc != Precision::Fp16)
         fault("DPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(d.proc),
-              "DPU processing precision must be int8 (0, integer path) or fp16 (2, float path)");
+              "DPU processing precision must be int8/int16 (0/1, integer path) or fp16 (2, float path)");
     if (!prec_ok(d.out))
         fault("DPU", "DATA_FORMAT", "OUT_PRECISION", static_cast<uint32_t>(d.out), "output precision must be 0, 1 or 2");
     else if (d.float_path() != (d.out == Precision::Fp16))

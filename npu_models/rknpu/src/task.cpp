@@ -116,9 +116,7 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     if (!p.faults.empty()) return;
     const std::string post = dpu_kind(c.dpu);
     p.kind = std::string(c.depthwise ? "dwconv" : "conv") + (c.precision == Precision::Fp16 ? "-fp16" : "");
-    if (c.bs_relu_bypass && post.find("relu") == std::string::npos) {
-        // keep the historical names: "conv" and "conv+relu"
-    }
+    // "conv" / "conv+relu" as before; the bias add is implied, other DPU work is listed.
     if (!post.empty()) {
         const std::string extra = post == "bias" ? "" : (post.rfind("bias+", 0) == 0 ? post.substr(5) : post);
         if (!extra.empty()) p.kind += "+" + extra;

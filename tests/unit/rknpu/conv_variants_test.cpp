@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "block_harness.h"
+#include "drv/rknpu/conv_lowering.h"
 #include "npu/rknpu/conv_timing.h"
 #include "numerics/requant.h"
 
@@ -207,7 +208,124 @@ INSTANTIATE_TEST_SUITE_P(Variants, ConvVariant,
                                            Spec{8, 8, 8, 3, 1, 1, 1, true, true, false}),
                          [](const auto& p) { return name(p.param); });
 
-TEST(ConvVariantFaults, Int16AndDepthwiseChannelMismatchAreReported) {
+// A residual block's tail: the conv accumulators flow into the DPU, the EW stage adds a second
+// int8 cube read by ERDMA (converted to the accumulator scale), then ReLU and the output convert.
+TEST(ConvResidual, ConvPlusEltwiseAddFromMemoryMatchesDirectReference) {
+    std::mt19937 rng(77);
+    drv::rknpu::ConvLayer L;
+    L.in_c = 16, L.in_h = L.in_w = 8, L.out_c = 20, L.kernel_h = L.kernel_w = 3;
+    L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = 1;
+    L.in_scale = 0.04f, L.w_scale = 0.01f, L.out_scale = 0.09f, L.in_zp = 3, L.out_zp = -6;
+    L.weights.resize(size_t(L.out_c) * L.in_c * 9);
+    for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
+    L.bias.resize(size_t(L.out_c));
+    for (auto& v : L.bias) v = int(rng() % 2001) - 1000;
+    std::vector<int8_t> x(size_t(L.in_c) * 64);
+    for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+    const auto r = blk::random_i8(size_t(L.out_c) * 64, rng);
+    const float sr = 0.05f;
+    const int zr = 9;
+    const auto low = drv::rknpu::lower_conv(L, blk::soc());
+    const drv::rknpu::ConvAddresses addr{kIn, kW, kBias, kOut};
+    blk::Memory mem;
+    mem.put(addr.input, drv::rknpu::pack_input(L, low, x));
+    mem.put(addr.weights, low.weights);
+    mem.put(addr.bias, low.bias);
+    mem.put(0x70000, blk::pack_i(r, L.out_c, 8, 8));
+    drv::regcmd::Builder b;
+    drv::rknpu::emit_conv_task(L, low, addr, b);
+    // (r - zr) * sr / (sx * sw) in the accumulator domain: a 16-bit scale with a 7-bit shift.
+    const double k = double(sr) / (double(L.in_scale) * L.w_scale);
+    b.write_fields("DPU_BS_CFG", {{"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 1}, {"BS_RELU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}});
+    b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_SRC", 1}, {"EW_ALU_ALGO", 2},
+                                  {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1}, {"EW_RELU_BYPASS", 0}});
+    b.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-zr));
+    b.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", uint64_t(std::lround(k * 128))}, {"EW_OP_CVT_SHIFT", 7}});
+    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}});
+    b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", 0x70000);
+    b.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", 64}});
+    b.end_task(0, 0, kMask);
+    const auto plan = blk::run_task(blk::replay(b), kMask, mem);
+    EXPECT_EQ(plan.kind, "conv+eltwise+relu");
+    const auto got = blk::unpack(mem, kOut, L.out_c, 8, 8, Precision::Int8);
+    size_t off = 0;
+    for (int o = 0; o < L.out_c; ++o)
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < 8; ++j) {
+                int64_t acc = L.bias[size_t(o)];
+                for (int c = 0; c < L.in_c; ++c)
+                    for (int a = 0; a < 3; ++a)
+                        for (int bb = 0; bb < 3; ++bb) {
+                            const int yy = i - 1 + a, xx = j - 1 + bb;
+                            if (yy < 0 || yy >= 8 || xx < 0 || xx >= 8) continue;
+                            acc += (x[(size_t(c) * 8 + yy) * 8 + xx] - L.in_zp) *
+                                   int64_t{L.weights[((size_t(o) * L.in_c + c) * 3 + a) * 3 + bb]};
+                        }
+                const size_t e = (size_t(o) * 8 + i) * 8 + j;
+                const double real = std::max(0.0, double(acc) * L.in_scale * L.w_scale + (r[e] - zr) * double(sr));
+                const int want = int(std::clamp(std::nearbyint(real / L.out_scale) + L.out_zp, -128.0, 127.0));
+                ASSERT_LE(std::abs(int(got.i[e]) - want), 1) << e;
+                off += got.i[e] != want;
+            }
+    EXPECT_LE(off * 50, got.i.size());
+}
+
+// int16: 2-byte features and weights (C2 = 8), 48-bit accumulation, CORE_CLIP_TRUNCATE >> 4
+// into the DPU, int16 output; compared with an exact integer reference.
+TEST(ConvInt16, ClipTruncateThenBiasAndConvertMatchDirectReference) {
+    std::mt19937 rng(88);
+    const Spec s{8, 6, 12, 3, 1, 1, 1, false, true, false};  // fp16 sizes: same layout as int16
+    const uint32_t oh = s.out_hw();
+    std::uniform_int_distribution<int> d(-3000, 3000);
+    std::vector<int> x(8 * 36), w(12 * 8 * 9);
+    for (auto& v : x) v = d(rng);
+    for (auto& v : w) v = d(rng);
+    std::vector<uint8_t> wimg(12 * 9 * 8 * 2), bimg(4 * 12);
+    std::vector<int32_t> bias(12);
+    for (uint32_t o = 0; o < 12; ++o) {
+        bias[o] = int32_t(rng() % 20001) - 10000;
+        std::memcpy(&bimg[4 * o], &bias[o], 4);
+        for (uint32_t i = 0; i < 8; ++i)
+            for (uint32_t t = 0; t < 9; ++t) {
+                const auto v = static_cast<uint16_t>(static_cast<int16_t>(w[(o * 8 + i) * 9 + t]));
+                const size_t e = (size_t(o) * 9 + t) * 8 + i;
+                wimg[2 * e] = static_cast<uint8_t>(v & 0xff);
+                wimg[2 * e + 1] = static_cast<uint8_t>(v >> 8);
+            }
+    }
+    blk::Memory mem;
+    mem.put(kIn, blk::pack_i(x, 8, 6, 6, Precision::Int16));
+    mem.put(kW, wimg);
+    mem.put(kBias, bimg);
+    const double m = 16.0 / 4000.0;  // acc >> 4, then scale back by 16 / 4000
+    const num::FixedScale cvt = num::quantize_scale(m, 15, 63);
+    drv::regcmd::Builder b;
+    emit_conv(b, s, 8, uint32_t(wimg.size()), 0, cvt, 0);
+    b.write_fields("CNA_CONV_CON1", {{"IN_PRECISION", 1}, {"PROC_PRECISION", 1}});
+    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 1}, {"QD_EN", 1}});
+    b.write_fields("CORE_CLIP_TRUNCATE", {{"CLIP_TRUNCATE", 4}});
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 1}, {"IN_PRECISION", 1}, {"OUT_PRECISION", 1}});
+    b.end_task(0, 0, kMask);
+    const auto plan = blk::run_task(blk::replay(b), kMask, mem);
+    EXPECT_EQ(plan.core_cycles, (uint64_t{oh} * oh * 16 * 8 * 9 + 511) / 512);  // fp16 rate and C2
+    const auto got = blk::unpack(mem, kOut, 12, oh, oh, Precision::Int16);
+    for (uint32_t o = 0; o < 12; ++o)
+        for (uint32_t i = 0; i < oh; ++i)
+            for (uint32_t j = 0; j < oh; ++j) {
+                int64_t acc = 0;
+                for (uint32_t c = 0; c < 8; ++c)
+                    for (int a = 0; a < 3; ++a)
+                        for (int bb = 0; bb < 3; ++bb) {
+                            const int yy = int(i) - 1 + a, xx = int(j) - 1 + bb;
+                            if (yy < 0 || yy >= 6 || xx < 0 || xx >= 6) continue;
+                            acc += int64_t{x[(c * 6 + yy) * 6 + xx]} * w[(o * 8 + c) * 9 + a * 3 + bb];
+                        }
+                const double want = std::clamp(std::nearbyint((double(acc) / 16.0 + bias[o]) * m), -32768.0, 32767.0);
+                ASSERT_LE(std::abs(double(got.i[(size_t(o) * oh + i) * oh + j]) - want), 1.0) << o << " " << i << " " << j;
+            }
+}
+
+TEST(ConvVariantFaults, UnknownPrecisionAndDepthwiseChannelMismatchAreReported) {
     drv::regcmd::Builder b;
     const Spec s{16, 6, 32, 3, 1, 1, 1, true, false, false};
     emit_conv(b, s, 16, 9 * 16, 0, num::FixedScale{1, 0}, 0);
@@ -215,7 +333,7 @@ TEST(ConvVariantFaults, Int16AndDepthwiseChannelMismatchAreReported) {
     bool dw = false;
     for (const auto& f : faults) dw |= f.reg == "DATAOUT_SIZE_1";
     EXPECT_TRUE(dw);
-    b.write_fields("CNA_CONV_CON1", {{"PROC_PRECISION", 1}});
+    b.write_fields("CNA_CONV_CON1", {{"PROC_PRECISION", 3}});
     faults = npu::rknpu::plan_task(blk::replay(b), kMask, blk::soc()).faults;
     bool prec = false;
     for (const auto& f : faults) prec |= f.field == "PROC_PRECISION" && f.block == "CNA";

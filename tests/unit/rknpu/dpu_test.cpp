@@ -104,8 +104,10 @@ TEST(DpuInt8, QuantizedLeakyReluThroughBsAndBnMatchesQLinearLeakyRelu) {
     expect_within(got, want, 1, 0.02);
 }
 
-TEST(DpuInt8, PerChannelBiasAndRequantFromMemoryMatchDirectReference) {
-    std::mt19937 rng(14);
+/// Per-channel ALU (bias) and MUL (requant) operands read from memory by DPU_RDMA, through the
+/// BS stage (BRDMA) or the BN stage (NRDMA).
+void per_channel_from_memory(bool bn) {
+    std::mt19937 rng(bn ? 41 : 14);
     const auto x = blk::random_i8(C * H * W, rng);
     std::vector<int32_t> bias(C);
     std::vector<int16_t> mul(C);
@@ -121,11 +123,19 @@ TEST(DpuInt8, PerChannelBiasAndRequantFromMemoryMatchDirectReference) {
     mem.put(kOps, ops);
     drv::regcmd::Builder b;
     blk::emit_dpu_task(b, W, H, C, kSrc, kDst);
-    b.write_fields("DPU_BS_CFG", {{"BS_ALU_BYPASS", 0}, {"BS_ALU_SRC", 1}, {"BS_ALU_ALGO", 2}, {"BS_MUL_BYPASS", 0},
-                                  {"BS_RELU_BYPASS", 1}});
-    b.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", 10}});
-    b.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 3}});
-    b.write("DPU_RDMA_RDMA_BS_BASE_ADDR", kOps);
+    if (bn) {
+        b.write_fields("DPU_BN_CFG", {{"BN_ALU_BYPASS", 0}, {"BN_ALU_SRC", 1}, {"BN_ALU_ALGO", 2}, {"BN_MUL_BYPASS", 0},
+                                      {"BN_RELU_BYPASS", 1}});
+        b.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 1}, {"BN_MUL_SHIFT_VALUE", 10}});
+        b.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 3}});
+        b.write("DPU_RDMA_RDMA_BN_BASE_ADDR", kOps);
+    } else {
+        b.write_fields("DPU_BS_CFG", {{"BS_ALU_BYPASS", 0}, {"BS_ALU_SRC", 1}, {"BS_ALU_ALGO", 2}, {"BS_MUL_BYPASS", 0},
+                                      {"BS_RELU_BYPASS", 1}});
+        b.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", 10}});
+        b.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 3}});
+        b.write("DPU_RDMA_RDMA_BS_BASE_ADDR", kOps);
+    }
     b.write("DPU_OUT_CVT_OFFSET", 3);
     npu::rknpu::TaskPlan plan;
     const auto got = run_int8(b, mem, &plan);
@@ -139,7 +149,11 @@ TEST(DpuInt8, PerChannelBiasAndRequantFromMemoryMatchDirectReference) {
     ASSERT_EQ(plan.reads.size(), 2u);
     EXPECT_EQ(plan.reads[1].addr, kOps);
     EXPECT_EQ(plan.reads[1].bytes, 6u * C);
+    EXPECT_EQ(plan.reads[1].what, bn ? "bn operands" : "bias");
 }
+
+TEST(DpuInt8, PerChannelBiasAndRequantFromMemoryMatchDirectReference) { per_channel_from_memory(false); }
+TEST(DpuInt8, PerChannelBnOperandsFromMemoryMatchDirectReference) { per_channel_from_memory(true); }
 
 struct QParams {
     float sa, sb, sc;
@@ -341,6 +355,33 @@ TEST(DpuFp16, ReluLeakyClipAndEltwiseAddMatchRunOp) {
                      b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", kEw);
                  }),
                  blk::floats(num::run_op("Add", {}, {&X, &Y})[0]));
+}
+
+TEST(DpuInt16, ScaleAndClipAnInt16CubeWithInt16Output) {
+    std::mt19937 rng(19);
+    std::uniform_int_distribution<int> d(-32768, 32767);
+    std::vector<int> x(C * H * W);
+    for (auto& v : x) v = d(rng);
+    blk::Memory mem;
+    mem.put(kSrc, blk::pack_i(x, C, H, W, Precision::Int16));
+    drv::regcmd::Builder b;
+    blk::emit_dpu_task(b, W, H, C, kSrc, kDst);
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 1}, {"OUT_PRECISION", 1}});
+    b.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", uint64_t{W} * H}});
+    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", 15}, {"MRDMA_DISABLE", 0}, {"IN_PRECISION", 1}});
+    // y = clip(x * 3 / 2, 0, 20000): MUL 3 >> 1 (half up), ReLUX at 20000, saturating int16 output.
+    b.write_fields("DPU_BS_CFG", {{"BS_ALU_BYPASS", 1}, {"BS_MUL_BYPASS", 0}, {"BS_RELU_BYPASS", 0}, {"BS_RELUX_EN", 1}});
+    b.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_OPERAND", 3}, {"BS_MUL_SHIFT_VALUE", 1}});
+    b.write("DPU_BS_RELUX_CMP_VALUE", 20000);
+    b.end_task(0, 0, blk::kDpuOnly);
+    const auto plan = blk::run_task(blk::replay(b), blk::kDpuOnly, mem);
+    EXPECT_EQ(plan.reads[0].bytes, 3u * W * H * 16);  // 20 int16 channels: 3 atoms of 8
+    EXPECT_EQ(plan.writes.size(), 3u);
+    const auto got = blk::unpack(mem, kDst, C, H, W, Precision::Int16);
+    for (size_t i = 0; i < x.size(); ++i) {
+        const int64_t want = std::clamp<int64_t>((int64_t{x[i]} * 3 + 1) >> 1, 0, 20000);
+        ASSERT_EQ(got.i[i], want) << i;
+    }
 }
 
 TEST(DpuFaults, ProgrammingErrorsNameTheRegister) {

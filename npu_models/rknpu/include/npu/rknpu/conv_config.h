@@ -29,6 +29,7 @@ struct ConvConfig {
     Precision core_precision = Precision::Int8;  ///< CORE_MISC_CFG.PROC_PRECISION
     // CORE: output cube
     uint32_t out_w = 0, out_h = 0, out_c = 0;
+    uint32_t clip_truncate = 0;  ///< CORE_CLIP_TRUNCATE: accumulator right shift before the DPU
     // DPU / DPU_RDMA: post-processing and write-back
     uint32_t dst_addr = 0, dst_surf_stride_bytes = 0;
     bool bs_bypass = true, bs_alu_bypass = true, bs_relu_bypass = true;
