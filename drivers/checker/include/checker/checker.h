@@ -64,6 +64,13 @@ struct CheckOptions {
 /// shapes on static-shape toolchains and for invalid graphs.
 CheckResult check_graph(const ir::Graph& g, const PlatformSpec& spec, const CheckOptions& opts = {});
 
+/// The graph as an NPU toolchain sees a QDQ model: QuantizeLinear/DequantizeLinear pairs with
+/// constant parameters (as recorded by the importer's QDQ fold) are removed and their consumers read
+/// the quantized tensors directly, so Conv/Add/... are checked with int8 tensors and per-layer or
+/// per-channel quantization instead of Q/DQ nodes being reported as unsupported operators.
+/// `folded` receives the number of Q/DQ nodes removed.
+ir::Graph quantized_view(const ir::Graph& g, size_t* folded = nullptr);
+
 /// "int8", "float32", ... (the spec DB's dtype names).
 std::string dtype_spec_name(num::DType t);
 
