@@ -25,12 +25,12 @@ public:
         fd_ = ::open(path.c_str(), O_RDONLY);
         if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
         elf_ = elf_begin(fd_, ELF_C_READ, nullptr);
-        if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) fail("not an ELF file");
+        if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) {
+            release();  // a throwing constructor gets no destructor call
+            fail("not an ELF file");
+        }
     }
-    ~ElfFile() {
-        if (elf_ != nullptr) elf_end(elf_);
-        if (fd_ >= 0) ::close(fd_);
-    }
+    ~ElfFile() { release(); }
     ElfFile(const ElfFile&) = delete;
     ElfFile& operator=(const ElfFile&) = delete;
     Elf* get() const { return elf_; }
@@ -39,6 +39,12 @@ public:
     }
 
 private:
+    void release() {
+        if (elf_ != nullptr) elf_end(elf_);
+        if (fd_ >= 0) ::close(fd_);
+        elf_ = nullptr;
+        fd_ = -1;
+    }
     std::string path_;
     int fd_ = -1;
     Elf* elf_ = nullptr;
