@@ -103,6 +103,13 @@ TEST(OnnxMalformed, DuplicateOutputAndSubgraph) {
     EXPECT_ERROR_HAS(c.bytes(), "subgraph");
 }
 
+TEST(OnnxMalformed, DuplicateGraphInputName) {
+    // libFuzzer finding: a GraphError used to escape the importer for this case.
+    ModelBuilder b = valid();
+    b.input("x", 1, {1, 2, 4, 4});
+    EXPECT_ERROR_HAS(b.bytes(), "'x' defined twice");
+}
+
 TEST(OnnxMalformed, MutationSweepNeverCrashes) {
     // Deterministic byte flips and truncations of a valid model: each must import or throw
     // ImportError (ASan/UBSan builds check the "never crash" part).
