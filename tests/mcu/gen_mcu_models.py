@@ -172,7 +172,7 @@ def act_int8(path):
 
 
 def float_cnn(path):
-    """fp32 model (seed 000: float32 is the other MCU dtype): Conv+Relu, MaxPool, Conv+Sigmoid,
+    """fp32 model (seed 000: float32 is the other MCU dtype): Conv+BatchNorm+Relu, MaxPool, Conv+Sigmoid,
     AveragePool, Flatten, Gemm, Softmax."""
     nodes, inits = [], []
 
@@ -182,7 +182,11 @@ def float_cnn(path):
 
     nodes.append(helper.make_node("Conv", ["input", const(rng.randn(8, 3, 3, 3) * 0.3, "w1"), const(rng.randn(8) * 0.1, "b1")],
                                   ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
-    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+    inits += [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [
+        ("bn_g", rng.uniform(0.5, 1.5, 8)), ("bn_b", rng.randn(8) * 0.1), ("bn_m", rng.randn(8) * 0.1),
+        ("bn_v", rng.uniform(0.5, 2.0, 8))]]
+    nodes.append(helper.make_node("BatchNormalization", ["c1", "bn_g", "bn_b", "bn_m", "bn_v"], ["bn1"]))
+    nodes.append(helper.make_node("Relu", ["bn1"], ["r1"]))
     nodes.append(helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]))
     nodes.append(helper.make_node("Conv", ["p1", const(rng.randn(16, 8, 3, 3) * 0.2, "w2"), const(rng.randn(16) * 0.1, "b2")],
                                   ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]))

@@ -3,6 +3,7 @@
 #include "mcu/blob_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "compiler/ir/graph.h"
@@ -111,6 +112,7 @@ class Converter {
     void gap_f32(const Node& n);
     void qconcat(const Node& n);
     void gru(const Node& n);
+    void batchnorm(const Node& n);
     uint32_t scratch_f32(uint32_t floats);
     std::vector<int64_t> const_ints(const Node& n, size_t i) const;
     void node(const Node& n);
@@ -806,6 +808,45 @@ void Converter::gru(const Node& n) {
     }
 }
 
+// Inference BatchNormalization folded at conversion time into y = x * a + b per channel
+// (a = gamma / sqrt(var + eps), b = beta - mean * a, in double), run as two broadcast fp32 layers.
+void Converter::batchnorm(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    if (xv.shape.size() != 4 && xv.shape.size() != 2) throw ConvertError(n.label() + ": BatchNormalization on NCHW or NC only");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": float input expected");
+    const int64_t C = xv.shape[1];
+    const float eps = drv::ir::attr_float(n.attrs, "epsilon", 1e-5f);
+    const num::Tensor &g = cval(n, 1), &bt = cval(n, 2), &mu = cval(n, 3), &var = cval(n, 4);
+    std::vector<float> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+        const double ac = double(g.data<float>()[c]) / std::sqrt(double(var.data<float>()[c]) + double(eps));
+        a[size_t(c)] = float(ac);
+        b[size_t(c)] = float(double(bt.data<float>()[c]) - double(mu.data<float>()[c]) * ac);
+    }
+    const uint32_t at = add_const(MK_DT_F32, as_bytes(a), {1, 1, 1, int32_t(C)});
+    const uint32_t bt_i = add_const(MK_DT_F32, as_bytes(b), {1, 1, 1, int32_t(C)});
+    Tens tmp;
+    tmp.rec = t_[y].rec;
+    tmp.rec.storage = MK_ST_ARENA;
+    t_.push_back(std::move(tmp));
+    const uint32_t mid = uint32_t(t_.size() - 1);
+    auto strides = [&](mk_blob_layer& l) {
+        const auto& d = t_[y].rec.dims;
+        const int32_t nat[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+        for (int i = 0; i < 4; ++i) {
+            l.p[5 + i] = nat[i];
+            l.p[9 + i] = i == 3 ? 1 : 0;
+        }
+    };
+    mk_blob_layer& l1 = layer(n, MK_OP_BINARY_F32, {x, at}, mid, "binary_f32", t_[y].rec.bytes / 4);
+    l1.p[0] = MK_BIN_MUL;
+    strides(l1);
+    mk_blob_layer& l2 = layer(n, MK_OP_BINARY_F32, {mid, bt_i}, y, "binary_f32", t_[y].rec.bytes / 4);
+    l2.p[0] = MK_BIN_ADD;
+    strides(l2);
+}
+
 void Converter::qconcat(const Node& n) {
     // QLinearConcat: Y_scale, Y_zp, then (X, X_scale, X_zp) per input; equal quantization only.
     const float ys = cf(n, 0);
@@ -878,6 +919,7 @@ void Converter::node(const Node& n) {
     if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
     if (op == "GlobalAveragePool") return gap_f32(n);
     if (op == "GRU") return gru(n);
+    if (op == "BatchNormalization") return batchnorm(n);
     if (op == "ArgMax") return argmax(n);
     throw ConvertError(n.label() + ": operator " + (n.domain.empty() ? "" : n.domain + ".") + op +
                        " has no MCU kernel in this runtime");

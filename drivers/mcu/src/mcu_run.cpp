@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -68,7 +70,19 @@ drv::ir::Graph seed_view(const drv::ir::Graph& g) {
 /// Seed-000 check of the graph for this MCU; returns false (and prints why) when a node is unsupported.
 bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     using namespace drv::check;
-    const SpecDb db = SpecDb::load_dir(default_specs_dir());
+    // Load the spec files one by one so that an unrelated platform's file cannot block the MCU path.
+    SpecDb db;
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(default_specs_dir()))
+        if (e.path().extension() == ".json") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        try {
+            db.add(SpecDb::load_file(f));
+        } catch (const std::exception&) {
+            // not ours to report here; `npusim check` reports spec errors
+        }
+    }
     const PlatformSpec* spec = db.find(t.spec_platform);
     if (!spec) {
         err << "warning: no spec-DB platform '" << t.spec_platform << "'; seed-000 check skipped\n";
@@ -163,6 +177,29 @@ std::vector<std::vector<uint8_t>> run_blob_on_host(const Blob& b, std::string& e
     return outs;
 }
 
+/// Lower bounds of a graph's flash and SRAM needs without converting it (for graphs the converter
+/// rejects, e.g. uint8 ResNet-50): every constant's bytes, and the largest sum of one node's
+/// activation inputs and outputs.
+void estimate_footprint(const drv::ir::Graph& g, uint32_t& const_bytes, uint32_t& arena_bytes) {
+    uint64_t c = 0, peak = 0;
+    for (const auto& kv : g.values())
+        if (kv.second.is_constant()) c += kv.second.data->nbytes();
+    for (const auto& n : g.nodes()) {
+        uint64_t live = 0;
+        auto add = [&](const std::string& name) {
+            const auto* v = g.find_value(name);
+            if (v && !v->is_constant() && v->numel() > 0) live += uint64_t(v->numel()) * num::dtype_size(v->dtype);
+        };
+        for (const auto& i : n.inputs)
+            if (!i.empty()) add(i);
+        for (const auto& o : n.outputs)
+            if (!o.empty()) add(o);
+        peak = std::max(peak, live);
+    }
+    const_bytes = uint32_t(std::min<uint64_t>(c, 0xffffffffu));
+    arena_bytes = uint32_t(std::min<uint64_t>(peak, 0xffffffffu));
+}
+
 }  // namespace
 
 int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
@@ -200,6 +237,17 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         co.float_requant = o.requant == "float";
         blob = convert_graph(g, inputs, co);
     } catch (const std::exception& e) {
+        // Even a graph the converter cannot take is checked for size: "does not fit" is the more
+        // useful answer when it is also true.
+        uint32_t cb = 0, ab = 0;
+        estimate_footprint(g, cb, ab);
+        const ElfFootprint fw = elf_footprint(firmware_elf(*t, "runtime"), *t);
+        const FitReport fit = check_fit(*t, fw, cb, ab);
+        if (fw.ok && !fit.fits) {
+            out << "memory estimate from the graph (lower bounds; conversion stopped: " << e.what() << ")\n" << fit.text();
+            err << "error: model does not fit " << t->name << "; not run\n";
+            return kMcuDoesNotFit;
+        }
         err << "error: " << e.what() << "\n";
         return kMcuModelError;
     }
