@@ -27,6 +27,21 @@ int exit_for(Verdict v) {
     return kExitUnsupported;
 }
 
+/// Combines exit codes across models/platforms: unsupported outranks "not in the seed", which
+/// outranks a CPU fallback; a model that could not be checked outranks everything.
+int worse(int a, int b) {
+    auto rank = [](int c) {
+        switch (c) {
+            case kExitOk: return 0;
+            case kExitCpuFallback: return 1;
+            case kExitNotInSeed: return 2;
+            case kExitUnsupported: return 3;
+            default: return 4;
+        }
+    };
+    return rank(b) > rank(a) ? b : a;
+}
+
 std::string citation(const PlatformSpec& p, const NodeResult& n, const Violation& v) {
     std::string via = (!n.spec_op.empty() && n.spec_op != v.op) ? " (via " + n.spec_op + ")" : "";
     return p.id + " " + v.op + via + ", " + v.rule->source.text();
@@ -78,17 +93,16 @@ nlohmann::json to_json(const CheckResult& r, const PlatformSpec& p, const std::s
     return j;
 }
 
-std::string cell(const CheckResult& r) {
-    switch (r.overall()) {
-        case Verdict::Target:
-        case Verdict::Fused: return "OK";
-        case Verdict::CpuFallback: return "CPU:" + std::to_string(r.count(Verdict::CpuFallback));
-        case Verdict::Unsupported:
-            return "UNSUP:" + std::to_string(r.count(Verdict::Unsupported)) +
-                   (r.count(Verdict::CpuFallback) ? "+CPU:" + std::to_string(r.count(Verdict::CpuFallback)) : "");
-        case Verdict::NotInSeed: return "no-seed";
-    }
-    return "?";
+std::string cell(const CheckResult& r, const PlatformSpec& p) {
+    if (!p.tables_in_seed) return "no-seed";
+    std::string c;
+    auto add = [&](const char* tag, Verdict v) {
+        if (size_t k = r.count(v)) c += (c.empty() ? "" : "+") + std::string(tag) + std::to_string(k);
+    };
+    add("UNSUP:", Verdict::Unsupported);
+    add("CPU:", Verdict::CpuFallback);
+    add("NS:", Verdict::NotInSeed);
+    return c.empty() ? "OK" : c;
 }
 
 int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Graph>>& models,
@@ -110,11 +124,11 @@ int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Gr
             std::string c;
             try {
                 CheckResult r = check_graph(g, p, co);
-                c = cell(r);
-                if (p.tables_in_seed) worst = std::max(worst, exit_for(r.overall()));
+                c = cell(r, p);
+                if (p.tables_in_seed) worst = worse(worst, exit_for(r.overall()));
             } catch (const CheckError&) {
                 c = "error";
-                worst = std::max(worst, static_cast<int>(kExitModelError));
+                worst = worse(worst, kExitModelError);
             }
             if (opts.json) j.push_back({{"model", name}, {"platform", p.id}, {"result", c}});
             else out << "  " << std::setw(static_cast<int>(std::max<size_t>(p.id.size(), 9))) << c;
@@ -123,7 +137,8 @@ int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Gr
     }
     if (opts.json) out << j.dump(2) << "\n";
     else out << "legend: OK = every node on the NPU/MCU; CPU:n = n nodes fall back to the CPU; UNSUP:n = n nodes "
-                "unsupported; no-seed = the platform has no operator tables in the seed; error = model not checkable\n";
+                "unsupported; NS:n = n nodes whose operator is outside the part of the table the seed contains; no-seed = the "
+                "platform has no operator tables in the seed; error = model not checkable\n";
     return worst;
 }
 
@@ -175,10 +190,10 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
             CheckResult r = check_graph(g, *plat, co);
             if (opts.json) all.push_back(to_json(r, *plat, name));
             else print_text(r, *plat, name, out);
-            worst = std::max(worst, exit_for(r.overall()));
+            worst = worse(worst, exit_for(r.overall()));
         } catch (const CheckError& e) {
             err << "npusim check: " << name << ": " << e.what() << "\n";
-            worst = std::max(worst, static_cast<int>(kExitModelError));
+            worst = worse(worst, kExitModelError);
         }
     }
     if (opts.json) out << (all.size() == 1 ? all[0] : all).dump(2) << "\n";

@@ -87,9 +87,21 @@ size_t CheckResult::count(Verdict v) const {
 }
 
 Verdict CheckResult::overall() const {
+    // Severity: a definite "unsupported" outranks "not in the seed" (unknown), which outranks a
+    // CPU fallback.
+    auto rank = [](Verdict v) {
+        switch (v) {
+            case Verdict::Target:
+            case Verdict::Fused: return 0;
+            case Verdict::CpuFallback: return 1;
+            case Verdict::NotInSeed: return 2;
+            case Verdict::Unsupported: return 3;
+        }
+        return 3;
+    };
     Verdict worst = Verdict::Target;
     for (const auto& n : nodes)
-        if (static_cast<int>(n.verdict) > static_cast<int>(worst)) worst = n.verdict;
+        if (rank(n.verdict) > rank(worst)) worst = n.verdict;
     return worst;
 }
 
@@ -166,8 +178,14 @@ CheckResult check_graph(const ir::Graph& g, const PlatformSpec& spec, const Chec
             }
         }
         if (!chosen) {
-            nr.verdict = spec.cpu_fallback ? Verdict::CpuFallback : Verdict::Unsupported;
-            nr.reason = n.op_type + " is not in the " + spec.id + " operator table (" + spec.toolchain + ")";
+            if (spec.unlisted == "not_in_seed") {
+                nr.verdict = Verdict::NotInSeed;
+                nr.reason = n.op_type + " is not in the part of the " + spec.id +
+                            " operator table that the seed contains (" + spec.note + ")";
+            } else {
+                nr.verdict = spec.unlisted == "cpu_fallback" ? Verdict::CpuFallback : Verdict::Unsupported;
+                nr.reason = n.op_type + " is not in the " + spec.id + " operator table (" + spec.toolchain + ")";
+            }
             continue;
         }
         nr.spec_op = chosen->op->name;

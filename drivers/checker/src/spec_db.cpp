@@ -267,6 +267,9 @@ void read_platform_body(Obj& o, PlatformSpec& p) {
     p.cpu_fallback_note = o.str("cpu_fallback_note");
     p.static_shapes = o.boolean("static_shapes", true);
     p.tables_in_seed = o.boolean("tables_in_seed", true);
+    p.unlisted = o.str("unlisted", p.cpu_fallback ? "cpu_fallback" : "unsupported");
+    if (p.unlisted != "cpu_fallback" && p.unlisted != "unsupported" && p.unlisted != "not_in_seed")
+        o.fail(o.at("unlisted"), "expected cpu_fallback, unsupported or not_in_seed");
     p.note = o.str("note");
     p.targets = o.strs("targets");
     p.quant_bits_default = static_cast<int64_t>(o.number("quant_bits_default", 8));

@@ -50,7 +50,7 @@ struct CheckResult {
     std::string platform;
     std::vector<NodeResult> nodes;
     size_t count(Verdict v) const;
-    /// Worst verdict over all nodes (Target < Fused < CpuFallback < Unsupported < NotInSeed).
+    /// Worst verdict over all nodes (Target/Fused < CpuFallback < NotInSeed < Unsupported).
     Verdict overall() const;
 };
 

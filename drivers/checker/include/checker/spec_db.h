@@ -106,6 +106,10 @@ struct PlatformSpec {
     std::string cpu_fallback_note;
     bool static_shapes = true;
     bool tables_in_seed = true;
+    /// Verdict for an operator the tables do not list: "cpu_fallback", "unsupported", or
+    /// "not_in_seed" where the seed holds only part of the platform's table (RV1103/RV1106 cut off,
+    /// RV1103B/RV1106B partial). Empty = cpu_fallback ? "cpu_fallback" : "unsupported".
+    std::string unlisted;
     std::string note;
     std::vector<std::string> targets;  ///< code-generation targets of this platform
     int64_t quant_bits_default = 8;
