@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -16,7 +17,9 @@
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
 #include "app/report.h"
+#include "compiler/ref/reference.h"
 #include "hw/profile.h"
+#include "riscv_iss/cli_options.h"
 
 namespace {
 
@@ -30,7 +33,10 @@ struct RunArgs {
     std::string trace_path, report_path, regcmd_path;
     std::string cores = "0";
     bool sram = false;
+    bool reference = false;
+    drv::ref::RefRunOptions ref;
 };
+
 
 int fail(const std::string& msg) {
     std::cerr << "npusim: error: " << msg << "\n";
@@ -61,7 +67,26 @@ int cmd_platforms(bool verbose) {
     return 0;
 }
 
+/// `npusim run --reference`: the reference executor (golden numerics), .npy in and out.
+int cmd_run_reference(RunArgs a) {
+    if (a.model.empty()) return fail("--reference needs a model file (.onnx or .tflite)");
+    a.ref.model = a.model;
+    std::ostringstream log;
+    const int rc = drv::ref::run_reference(a.ref, log);
+    const std::string text = log.str();
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("error: ", 0) == 0)
+            std::cerr << "npusim: " << line << "\n";
+        else
+            std::cout << line << "\n";
+    }
+    if (rc == drv::ref::kRefOk) return 0;
+    return rc == drv::ref::kRefOpError ? kExitProblem : kExitBadInput;
+}
+
 int cmd_run(const RunArgs& a) {
+    if (a.reference) return cmd_run_reference(a);
     hw::SocProfile soc;
     try {
         soc = hw::load_named_profile(a.platform);
@@ -81,8 +106,9 @@ int cmd_run(const RunArgs& a) {
             }
         } else if (ext == ".onnx" || ext == ".tflite") {
             return fail(fmt::format("'{}': lowering {} models to the NPU is not available yet; "
-                                    "a layer description (.json, see examples/) runs end to end",
-                                    a.model, ext));
+                                    "`npusim run --reference {}` runs the reference executor, a layer description "
+                                    "(.json, see examples/) runs on the NPU model",
+                                    a.model, ext, a.model));
         } else {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
         }
@@ -226,6 +252,12 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
+    run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
+    run->add_option("--input", ra.ref.inputs, "--reference: .npy per graph input, in order (default: seeded random)");
+    run->add_option("--output", ra.ref.outputs, "--reference: .npy per graph output");
+    run->add_option("--input-shape", ra.ref.input_shapes, "--reference: fix a dynamic input, name=1x3x224x224");
+    run->add_option("--seed", ra.ref.seed, "--reference: seed of the random inputs")->capture_default_str();
+    run->add_flag("--keep-qdq", ra.ref.keep_qdq, "--reference: run Q/DQ nodes as written (float), not fused");
 
     RegcmdArgs da, la;
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
@@ -249,6 +281,10 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
 
+    iss::RunOptions io;
+    CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
+    iss::add_run_options(*issc, io);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -261,6 +297,7 @@ int sc_main(int argc, char* argv[]) {
     if (*dec) return cmd_decode(da);
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
+    if (*issc) return iss::run_cli(io);
     return kExitBadInput;
 }
 

@@ -80,7 +80,11 @@ assert ls['cycles']['total'] < ld['cycles']['total'], (ls['cycles'], ld['cycles'
 assert ls['ddr_write_bytes'] == 0 and ls['sram_write_bytes'] == ld['ddr_write_bytes']
 PY"
 "$NPUSIM" --version | grep -q '^npusim [0-9]'; check "--version" "[ $? -eq 0 ]"
-for sub in run platforms decode lint replay; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
+"$NPUSIM" run --reference "$T/none.onnx" >"$T/o" 2>"$T/e"; rc=$?
+check "run --reference on a missing model: exit 2, one line naming it" "[ $rc -eq 2 ] && [ \$(wc -l <'$T/e') -eq 1 ] && grep -q 'none.onnx' '$T/e'"
+"$NPUSIM" iss "$T/none.elf" >"$T/o" 2>"$T/e"; rc=$?
+check "iss on a missing ELF: exit 120 naming it" "[ $rc -eq 120 ] && grep -q 'none.elf' '$T/e'"
+for sub in run platforms decode lint replay iss; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
 "$NPUSIM" platforms | grep -q '^rk3588 '; check "platforms lists rk3588" "[ $? -eq 0 ]"
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]
