@@ -10,7 +10,8 @@ if [ "${1:-}" = "--sanitize" ]; then
   shift; BUILD_DIR=build-asan
   EXTRA=(-DNPUSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 fi
-export CCACHE_DIR="${CCACHE_DIR:-$PWD/.cache/ccache}"
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere reuses the cache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DNPUSIM_WERROR=ON "${EXTRA[@]}"
 fi
