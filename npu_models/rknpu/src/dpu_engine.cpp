@@ -104,8 +104,10 @@ struct TableEval {
     int64_t y = 0;
 };
 
-/// One linear table: `n` entries, entry i at input start + (i << sel); inputs outside
-/// [start, end] extrapolate from the end entries with the slope scale >> shift.
+/// One linear table: `n` entries, entry i at input start + (i << sel), linear interpolation
+/// between neighbours; inputs outside [start, end] extrapolate from the end entries with the
+/// slope (x - start or x - end) * scale >> shift. UNVERIFIED: NVDLA-lineage linear index mode;
+/// the LUT input is the EW-stage value as is (no input scaling).
 TableEval eval_table(const std::vector<int16_t>& t, uint32_t n, int64_t start, int64_t end, uint32_t sel,
                      int32_t uscale, uint32_t ushift, int32_t oscale, uint32_t oshift, int64_t x) {
     TableEval r;

@@ -74,7 +74,10 @@ struct DpuLut {
 };
 
 struct DpuConfig {
-    bool from_core = true;  ///< input streams from the CORE (conv task); else MRDMA reads memory
+    /// Input source, from the op-enable mask (CORE enabled: accumulators on the fly; else the
+    /// MRDMA reads memory). UNVERIFIED: FEATURE_MODE_CFG / RDMA_FEATURE_MODE_CFG.FLYING_MODE are
+    /// not consulted (the open driver leaves them 0 for conv tasks).
+    bool from_core = true;
     uint32_t w = 0, h = 0, c = 0;  ///< DATA_CUBE_WIDTH/HEIGHT/CHANNEL + 1
     Precision proc = Precision::Int8, out = Precision::Int8;
     // MRDMA (DPU-only tasks): the main input cube
