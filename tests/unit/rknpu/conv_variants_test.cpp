@@ -154,6 +154,9 @@ TEST_P(ConvVariant, MatchesReferenceAndCostsTheProfileRate) {
         EXPECT_EQ(plan.kind, std::string(s.depthwise ? "dwconv" : "conv") + (s.relu ? "+relu" : ""));
         const auto cost = npu::rknpu::conv_cost(*plan.conv, blk::soc());
         EXPECT_EQ(plan.core_cycles, cost.compute_cycles);
+        // DPU: one output atom per cycle; the pipeline waits for the slower of CORE and DPU.
+        EXPECT_EQ(plan.dpu_cycles, uint64_t{oh} * oh * ((s.out_c + 15) / 16));
+        EXPECT_EQ(plan.pipeline_cycles(), std::max(plan.core_cycles, plan.dpu_cycles));
         if (s.depthwise) {
             EXPECT_EQ(cost.macs, uint64_t{oh} * oh * s.out_c * taps);
             EXPECT_EQ(cost.compute_cycles, (uint64_t{oh} * oh * ((s.out_c + 15) / 16 * 16) * taps + 63) / 64);

@@ -76,6 +76,25 @@ TEST(DpuInt8, ReluxClipMatchesRunOpClip) {
     expect_within(got, blk::ints(num::run_op("Clip", {}, {&X, &lo, &hi})[0]), 0, 0);
 }
 
+TEST(DpuInt8, AluMaxWithBsOperandAndMinWithEwRegisterOperandClip) {
+    std::mt19937 rng(20);
+    const auto x = blk::random_i8(C * H * W, rng);
+    blk::Memory mem;
+    mem.put(kSrc, blk::pack_i(x, C, H, W));
+    drv::regcmd::Builder b;
+    blk::emit_dpu_task(b, W, H, C, kSrc, kDst);
+    b.write_fields("DPU_BS_CFG", {{"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 0}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
+    b.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-20));
+    b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_SRC", 0}, {"EW_ALU_ALGO", 1},
+                                  {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
+    b.write("DPU_EW_OP_VALUE_0", 50);
+    npu::rknpu::TaskPlan plan;
+    const auto got = run_int8(b, mem, &plan);
+    const num::Tensor X = blk::tensor_i8(x, kShape), lo = blk::scalar_i8(-20), hi = blk::scalar_i8(50);
+    expect_within(got, blk::ints(num::run_op("Clip", {}, {&X, &lo, &hi})[0]), 0, 0);
+    EXPECT_EQ(plan.reads.size(), 1u);  // register operands: no DPU_RDMA operand reads
+}
+
 TEST(DpuInt8, QuantizedLeakyReluThroughBsAndBnMatchesQLinearLeakyRelu) {
     std::mt19937 rng(13);
     const auto x = blk::random_i8(C * H * W, rng);
