@@ -20,8 +20,8 @@ def nhwc_bit(a):
     return "((%s == 0) * 1 + (%s == 2) * 2 + (%s == 3) * 4 + (%s == 1) * 8)" % (n, n, n, n)
 
 
-AXES_MASK = " + ".join("(%s ?? 0)" % nhwc_bit("attr.axes.%d ?? data.in1.%d" % (k, k)) for k in range(4))
-# Note: "x ?? 0" where x undefined for missing 2nd..4th axis contributes 0.
+# Bit mask of the reduced axes in the seed's [N,H,W,C] numbering (N=1, H=2, W=4, C=8); axes come
+# from the attribute (opset < 18) or the constant second input (opset >= 18); absent entries add 0.
 AXES_MASK = " + ".join("(defined(attr.axes.%d ?? data.in1.%d) * %s)" % (k, k, nhwc_bit("attr.axes.%d ?? data.in1.%d ?? 0" % (k, k)))
                        for k in range(4))
 
