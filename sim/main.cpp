@@ -17,7 +17,10 @@
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
 #include "app/report.h"
+#include "checker/cli.h"
 #include "compiler/ref/reference.h"
+#include "mcu/mcu_run.h"
+#include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
 
@@ -35,6 +38,8 @@ struct RunArgs {
     bool sram = false;
     bool reference = false;
     drv::ref::RefRunOptions ref;
+    std::string requant = "float";
+    bool skip_check = false;
 };
 
 
@@ -50,6 +55,10 @@ bool write_text(const std::string& path, const std::string& text) {
 }
 
 int cmd_platforms(bool verbose) {
+    for (const mcu::McuTarget& t : mcu::all_targets())
+        fmt::print("{:<10} {:<34} RISC-V MCU @ {} MHz, flash {} KiB, SRAM {} KiB (ISS preset {})\n", t.name,
+                   "HiSpark " + t.name + " (MindSpore Lite Micro)", t.clock_hz / 1000000, t.flash_bytes / 1024,
+                   t.sram_bytes / 1024, t.iss_preset);
     for (const std::string& n : hw::list_profiles()) {
         try {
             const hw::SocProfile p = hw::load_named_profile(n);
@@ -85,8 +94,24 @@ int cmd_run_reference(RunArgs a) {
     return rc == drv::ref::kRefOpError ? kExitProblem : kExitBadInput;
 }
 
+/// `npusim run --platform ws63|3066h MODEL`: seed-000 check, model blob, firmware on the ISS,
+/// comparison with the reference executor, per-layer cycles (drivers/mcu).
+int cmd_run_mcu(const RunArgs& a) {
+    if (a.model.empty()) return fail(fmt::format("--platform {} needs a model file (.onnx)", a.platform));
+    mcu::McuRunOptions o;
+    o.model = a.model;
+    o.platform = a.platform;
+    o.inputs = a.ref.inputs;
+    o.input_shapes = a.ref.input_shapes;
+    o.seed = a.ref.seed;
+    o.requant = a.requant;
+    o.skip_check = a.skip_check;
+    return mcu::run_cli(o, std::cout, std::cerr);
+}
+
 int cmd_run(const RunArgs& a) {
     if (a.reference) return cmd_run_reference(a);
+    if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
     try {
         soc = hw::load_named_profile(a.platform);
@@ -258,6 +283,24 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--input-shape", ra.ref.input_shapes, "--reference: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "--reference: seed of the random inputs")->capture_default_str();
     run->add_flag("--keep-qdq", ra.ref.keep_qdq, "--reference: run Q/DQ nodes as written (float), not fused");
+    run->add_option("--requant", ra.requant, "MCU platforms: float (bit-exact with the reference) or fixed (Q31)")
+        ->check(CLI::IsMember({"float", "fixed"}))
+        ->capture_default_str();
+    run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
+
+    drv::check::CheckCliOptions co;
+    CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
+    chk->add_option("models", co.models, "Model files (.onnx)")->required();
+    chk->add_option("-p,--platform", co.platform, "Platform (see `npusim specs`)");
+    chk->add_flag("--all-platforms", co.all_platforms, "Print a model x platform matrix");
+    chk->add_flag("--json", co.json, "Machine-readable output");
+    chk->add_option("--input-shape", co.input_shapes, "Fix a dynamic input, name=1x3x224x224");
+    chk->add_option("--bits", co.quant_bits, "Quantization width for tnpuv2 rules (4..20)");
+    drv::check::SpecsCliOptions so;
+    CLI::App* spc = app.add_subcommand("specs", "What the operator-spec DB holds per platform; --coverage lists what is not encoded");
+    spc->add_option("-p,--platform", so.platform, "One platform (default: summary of all)");
+    spc->add_flag("--coverage", so.coverage, "List every seed operator heading not encoded, with the reason");
+    spc->add_flag("--json", so.json, "Machine-readable output");
 
     RegcmdArgs da, la;
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
@@ -298,6 +341,8 @@ int sc_main(int argc, char* argv[]) {
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
+    if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
+    if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     return kExitBadInput;
 }
 

@@ -84,7 +84,12 @@ PY"
 check "run --reference on a missing model: exit 2, one line naming it" "[ $rc -eq 2 ] && [ \$(wc -l <'$T/e') -eq 1 ] && grep -q 'none.onnx' '$T/e'"
 "$NPUSIM" iss "$T/none.elf" >"$T/o" 2>"$T/e"; rc=$?
 check "iss on a missing ELF: exit 120 naming it" "[ $rc -eq 120 ] && grep -q 'none.elf' '$T/e'"
-for sub in run platforms decode lint replay iss; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
+"$NPUSIM" specs >"$T/o" 2>&1; rc=$?
+check "specs lists the RKNN, tnpuv2 and MindSpore Lite Micro platforms" "[ $rc -eq 0 ] && grep -q '^RK3588 ' '$T/o' && grep -q '^tnpuv2 ' '$T/o' && grep -q '^ws63 ' '$T/o'"
+"$NPUSIM" check --platform nosuch "$T/none.onnx" >"$T/o" 2>"$T/e"; rc=$?
+check "check with an unknown platform: non-zero exit naming it" "[ $rc -ne 0 ] && grep -qi 'nosuch' '$T/e'"
+check "platforms lists the MCU targets" "\"$NPUSIM\" platforms | grep -q '^ws63 '"
+for sub in run platforms decode lint replay iss check specs; do "$NPUSIM" $sub --help >/dev/null; check "$sub --help" "[ $? -eq 0 ]"; done
 "$NPUSIM" platforms | grep -q '^rk3588 '; check "platforms lists rk3588" "[ $? -eq 0 ]"
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]
