@@ -40,6 +40,7 @@ struct RunArgs {
     drv::ref::RefRunOptions ref;
     std::string requant = "float";
     bool skip_check = false;
+    std::vector<std::string> expected;
 };
 
 
@@ -106,6 +107,7 @@ int cmd_run_mcu(const RunArgs& a) {
     o.seed = a.ref.seed;
     o.requant = a.requant;
     o.skip_check = a.skip_check;
+    o.expected = a.expected;
     return mcu::run_cli(o, std::cout, std::cerr);
 }
 
@@ -287,6 +289,7 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"float", "fixed"}))
         ->capture_default_str();
     run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
+    run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
 
     drv::check::CheckCliOptions co;
     CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
