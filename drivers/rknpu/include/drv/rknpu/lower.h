@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// Internal interface of the model compiler (compile_model, model.h): the arena being built and
+// the per-operator lowerings that turn one layer into task bodies. A task body is a regcmd
+// stream without its 4 task-ending entries; compile_model links bodies into per-core chains
+// (ending entries, 64-byte padding), places them in the arena and records the relocations.
+//
+// Address convention: every device address a lowering writes into a register is an ARENA OFFSET
+// (arena base 0); the lowering lists the indices of those words in TaskBody::addr_words so that
+// relocate() can add the real base later.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "drv/regcmd/builder.h"
+#include "drv/rknpu/model.h"
+#include "hw/profile.h"
+
+namespace drv::rknpu {
+
+/// The arena under construction: initialised bytes first (weights, operands, regcmd), then
+/// activations reserved by the memory planner.
+class ArenaBuilder {
+   public:
+    /// Append initialised bytes (aligned); returns their arena offset.
+    uint64_t add_init(const std::vector<uint8_t>& bytes, uint64_t align = 64);
+    /// Reserve uninitialised bytes after everything else (activations); returns the offset.
+    uint64_t reserve(uint64_t bytes, uint64_t align = 64);
+    std::vector<uint8_t>& init() { return init_; }
+    uint64_t size() const { return size_; }
+
+   private:
+    std::vector<uint8_t> init_;
+    uint64_t size_ = 0;
+};
+
+/// One task before linking.
+struct TaskBody {
+    std::vector<uint64_t> words;     ///< register entries only (no ending entries)
+    std::vector<size_t> addr_words;  ///< indices into words whose value field is an arena offset
+    NpuTask meta;                    ///< enable_mask, int_mask, what, macs, windows, banks (offsets filled at link)
+};
+
+/// Helper for lowerings: a Builder that also remembers which entries carry arena offsets.
+struct BodyBuilder {
+    regcmd::Builder b;
+    std::vector<size_t> addr_words;
+    void write(const std::string& reg, uint32_t v) { b.write(reg, v); }
+    void write_fields(const std::string& reg, std::initializer_list<regcmd::FieldValue> f) { b.write_fields(reg, f); }
+    /// Write an arena offset into an address register and record it for relocation.
+    void write_addr(const std::string& reg, uint64_t arena_offset);
+    TaskBody finish(const NpuTask& meta) const;
+};
+
+/// Fused activation after a conv / eltwise op, in the int8 output domain.
+enum class Act { None, Relu, Clip };
+
+/// A quantized convolution as the compiler hands it to the conv lowering (from QLinearConv /
+/// QGemm-as-1x1-conv / GlobalAveragePool-as-depthwise). Input and output quantization are in the
+/// int8 domain of the DeviceTensors (uint8 graph tensors already shifted).
+struct ConvOp {
+    std::string name;
+    int in_c = 0, out_c = 0;
+    int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+    int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+    bool depthwise = false;             ///< group == in_c == out_c
+    std::vector<int8_t> weights;        ///< OIHW (depthwise: C x 1 x KH x KW), weight zero point 0
+    std::vector<float> w_scales;        ///< per output channel (size out_c) or one value
+    std::vector<int32_t> bias;          ///< per output channel (scale in_scale * w_scale[c]) or empty
+    float in_scale = 1.f, out_scale = 1.f;
+    int32_t in_zp = 0, out_zp = 0;      ///< int8 domain
+    Act act = Act::None;
+    int32_t clip_lo = -128, clip_hi = 127;  ///< int8 output domain, for Act::Clip
+};
+
+/// Lower one conv to tasks: splits along output rows (with the kernel's halo rows re-read) and
+/// along output channels so that every task fits the CBUF, assigns tasks round-robin by row band
+/// to `cores` (one core = all tasks on it), packs weights/bias/operands into the arena.
+/// Throws std::invalid_argument naming the op when no tiling exists.
+std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out,
+                                    ArenaBuilder& arena, const hw::SocProfile& soc, const std::vector<int>& cores);
+
+}  // namespace drv::rknpu

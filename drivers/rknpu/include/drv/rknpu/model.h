@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// A whole model compiled for an RKNPU SoC (issue 6): what the user-mode driver produces from the
+// graph IR and hands to the runtime. Everything lives in one device "arena": the initialised part
+// (packed weights, biases, DPU operands, LUTs, regcmd buffers) followed by activation tensors.
+// The compiler lays the arena out from offset 0 and records every regcmd entry that holds a
+// device address (relocations); the runtime allocates the arena through the HAL and calls
+// relocate() with its device address, as the vendor runtime patches a loaded model.
+//
+// Execution is a sequence of steps: an NPU step runs one chain of PC-linked tasks per core,
+// concurrently, and waits for all of them (a barrier); a CPU step runs IR nodes on the host with
+// the reference operator library (CPU fallback) and costs host time from the cost model.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "hw/profile.h"
+#include "numerics/tensor.h"
+
+namespace drv::rknpu {
+
+/// An int8 activation as the NPU stores it: NC1HWC2, batch 1, C padded to a multiple of C2.
+/// Graph tensors that are uint8 are stored shifted by -128 (u - 128, zero point - 128), which is
+/// the same real value; to_device()/from_device() do the shift at the host boundary.
+struct DeviceTensor {
+    std::string name;             ///< IR value name
+    int c = 0, h = 0, w = 0;      ///< logical shape (NCHW, N = 1); rank < 4 is padded with 1s in front
+    std::vector<int64_t> ir_shape;  ///< the IR shape as imported
+    int c2 = 16;                  ///< channels per atom (the SoC's int8 C2)
+    uint64_t offset = 0;          ///< arena offset of channel 0
+    uint64_t bytes = 0;           ///< whole image (all C1 surfaces)
+    uint32_t line_stride = 0;     ///< bytes between rows (w * c2 when compact)
+    uint32_t surf_stride = 0;     ///< bytes between C1 surfaces (line_stride * h when compact)
+    float scale = 1.f;            ///< int8 domain quantization
+    int32_t zp = 0;
+    bool graph_uint8 = false;     ///< the IR tensor is uint8 (shift by 128 at the host boundary)
+    /// Set when this tensor is a channel slice of another (concat by addressing): the parent's name.
+    std::string alias_of;
+};
+
+/// One hardware task: a regcmd body in the arena (register entries + the 4 ending entries).
+struct NpuTask {
+    uint64_t regcmd_offset = 0;  ///< arena offset of the task's first regcmd entry
+    uint32_t regcfg_amount = 0;  ///< register entries, excluding the 4 task-ending entries
+    uint32_t enable_mask = 0;    ///< GLOBAL.OPERATION_ENABLE bits (npu::rknpu::enable)
+    uint32_t int_mask = 0x300;   ///< interrupt bits this task raises (DPU pair, or PPU pair)
+    int core = 0;                ///< physical core index the task is compiled for
+    int layer = -1;              ///< index into CompiledModel::layers
+    std::string what;            ///< "rows 0-27 of 56, kernels 0-63" for reports and errors
+    uint64_t macs = 0;           ///< real MACs of this task
+    /// Tiling verifier facts: the output window this task writes (channels [c0,c1), rows [y0,y1),
+    /// columns [x0,x1) of the layer's output tensor) and the input rows it loads, CBUF use.
+    struct Window {
+        int c0 = 0, c1 = 0, y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+    };
+    Window out_window, in_window;
+    int cbuf_data_banks = 0, cbuf_weight_banks = 0;
+};
+
+enum class Unit { Npu, Cpu, View };
+
+/// One layer of the report: a graph node (or a fused group of nodes).
+struct Layer {
+    std::string name;                  ///< first IR node's name
+    std::string op;                    ///< "Conv", "ConvRelu", "DepthwiseConv", "Add", "MaxPool", ...
+    Unit unit = Unit::Npu;
+    std::vector<std::string> inputs, outputs;  ///< IR value names
+    std::string in_shape, out_shape;   ///< "1x64x56x56"
+    uint64_t macs = 0;                 ///< real MACs (0 for data movement)
+    std::vector<size_t> tasks;         ///< indices into CompiledModel::tasks (Npu)
+    std::vector<size_t> ir_nodes;      ///< IR node indices this layer covers (all units)
+    std::string note;                  ///< CPU: why it falls back (checker rule or "no NPU lowering"); View: how
+    int tiles_h = 1, tiles_k = 1;      ///< tiling summary: row bands x kernel groups
+};
+
+/// A run of work between two synchronisation points.
+struct Step {
+    Unit unit = Unit::Npu;
+    /// Npu: per core, the task indices in chain order (already PC-linked in their regcmd).
+    std::map<int, std::vector<size_t>> chains;
+    /// Cpu: the layers to run on the host, in order.
+    std::vector<size_t> layers;
+};
+
+struct CompileOptions {
+    /// "auto", "0", "1", "2", "0_1", "0_1_2" (RK3588 names); validated against the profile.
+    std::string core_mask = "auto";
+    /// Force these node names (or op types) onto the CPU (testing fallback).
+    std::vector<std::string> cpu_nodes;
+};
+
+struct CompiledModel {
+    std::string soc;
+    std::vector<int> cores;              ///< physical cores used
+    std::vector<uint8_t> arena_init;     ///< bytes [0, arena_init.size()) of the arena
+    uint64_t arena_bytes = 0;            ///< whole arena (>= arena_init.size()), activations after
+    std::vector<uint64_t> relocs;        ///< arena offsets of 64-bit regcmd entries holding addresses
+    uint64_t relocated_base = 0;         ///< base relocate() applied (0 = not yet)
+    std::map<std::string, DeviceTensor> tensors;  ///< device tensors by IR value name
+    std::vector<NpuTask> tasks;
+    std::vector<Layer> layers;           ///< execution order
+    std::vector<Step> steps;             ///< execution order
+    ir::Graph graph;                     ///< the (QDQ-folded) graph the layers refer to
+    uint64_t weight_bytes = 0, regcmd_bytes = 0;
+};
+
+/// Throws std::invalid_argument (bad core mask, model the SoC cannot hold) with a one-line message.
+CompiledModel compile_model(const ir::Graph& g, const hw::SocProfile& soc, const CompileOptions& opts = {});
+
+/// Patch every relocation by `base` (the arena's device address). Idempotent per base.
+void relocate(CompiledModel& m, uint64_t base);
+
+/// Tiling verifier (--verify-tiling): every NPU layer's task output windows cover its output
+/// exactly once, input windows include the halo rows each output band needs, and CBUF banks stay
+/// within the profile. Returns one line per problem naming layer and task; empty = verified.
+std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProfile& soc);
+
+/// Host boundary conversion: an int8/uint8 IR tensor (NCHW) to the device image, and back.
+std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x);
+num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& image);
+
+/// Parse "auto"/"0"/"0_1"/"0_1_2"/... against the profile's core count; throws invalid_argument.
+std::vector<int> parse_core_mask(const std::string& mask, const hw::SocProfile& soc);
+
+}  // namespace drv::rknpu
