@@ -89,6 +89,9 @@ struct CompileOptions {
     std::string core_mask = "auto";
     /// Force these node names (or op types) onto the CPU (testing fallback).
     std::vector<std::string> cpu_nodes;
+    /// Give every activation its own arena range (no reuse by the memory plan), so that the
+    /// runtime can read any layer's inputs and outputs after a chained step (per-layer check).
+    bool keep_all_tensors = false;
 };
 
 struct CompiledModel {
