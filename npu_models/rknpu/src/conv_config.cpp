@@ -17,13 +17,14 @@ int32_t sign_extend(uint32_t v, int bits) {
 }
 }  // namespace
 
-uint64_t ConvConfig::input_bytes() const { return cube_bytes(in_w, in_h, in_c, precision); }
-uint64_t ConvConfig::output_bytes() const { return cube_bytes(out_w, out_h, out_c, dpu.out); }
+uint64_t ConvConfig::input_bytes() const { return cube_bytes(in_w, in_h, in_c, precision, atom); }
+uint64_t ConvConfig::output_bytes() const { return cube_bytes(out_w, out_h, out_c, dpu.out, atom); }
 uint64_t ConvConfig::bias_bytes() const { return dpu.bs.operand_bytes(out_c); }
 
-ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask) {
+ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t atom) {
     ConvConfig c;
     c.block_enable_mask = block_enable_mask;
+    c.atom = atom;
     auto f = [&](uint16_t off, hw::Field fld) { return rf.field(off, fld); };
     c.precision = static_cast<Precision>(f(CNA_CONV_CON1::kOffset, CNA_CONV_CON1::PROC_PRECISION));
     c.core_precision = static_cast<Precision>(f(CORE_MISC_CFG::kOffset, CORE_MISC_CFG::PROC_PRECISION));
@@ -74,7 +75,7 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask) {
     c.out_cvt_scale = f(DPU_OUT_CVT_SCALE::kOffset, DPU_OUT_CVT_SCALE::OUT_CVT_SCALE);
     c.out_cvt_shift = f(DPU_OUT_CVT_SHIFT::kOffset, DPU_OUT_CVT_SHIFT::OUT_CVT_SHIFT);
     (void)sign_extend;
-    c.dpu = decode_dpu(rf, true);
+    c.dpu = decode_dpu(rf, true, atom);
     c.dpu.w = c.out_w, c.dpu.h = c.out_h, c.dpu.c = c.out_c;  // the CORE streams its output cube
     return c;
 }
@@ -133,8 +134,11 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
               fmt::format("output channels {} != CNA WEIGHT_KERNELS {}", c.out_c, c.kernels));
     if (c.kernel_w && c.kernel_h && c.stride_x && c.stride_y) {
         const int64_t eff_w = (c.kernel_w - 1) * c.dilation_x + 1, eff_h = (c.kernel_h - 1) * c.dilation_y + 1;
-        const int64_t max_w = (static_cast<int64_t>(c.in_w) + 2 * c.pad_left - eff_w) / c.stride_x + 1;
-        const int64_t max_h = (static_cast<int64_t>(c.in_h) + 2 * c.pad_top - eff_h) / c.stride_y + 1;
+        // There is no PAD_BOTTOM/PAD_RIGHT register: taps below/right of the input read PAD_VALUE, so the
+        // bottom/right padding is implied by the output size (row bands of a tiled layer need it with
+        // PAD_TOP = 0). UNVERIFIED bound: up to the kernel extent - 1 implicit rows/columns.
+        const int64_t max_w = (static_cast<int64_t>(c.in_w) + c.pad_left + (eff_w - 1) - eff_w) / c.stride_x + 1;
+        const int64_t max_h = (static_cast<int64_t>(c.in_h) + c.pad_top + (eff_h - 1) - eff_h) / c.stride_y + 1;
         if (c.out_w > max_w || c.out_h > max_h)
             fault("CORE", "DATAOUT_SIZE_0", "DATAOUT_WIDTH/HEIGHT", c.out_w * 65536ull + c.out_h,
                   fmt::format("output {}x{} larger than the {}x{} the input and padding allow", c.out_w, c.out_h,
@@ -150,12 +154,12 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if (!c.depthwise && c.weight_bytes != per_kernel * c.kernels)
         fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
               fmt::format("expected bytes_per_kernel*kernels = {}", per_kernel * c.kernels));
-    if (c.line_stride_bytes < c.in_w * kAtomBytes)
+    if (c.line_stride_bytes < c.in_w * c.atom)
         fault("CNA", "DMA_CON1", "LINE_STRIDE", c.line_stride_bytes,
-              fmt::format("line stride below width*C2 = {} bytes", c.in_w * kAtomBytes));
+              fmt::format("line stride below width*C2 = {} bytes", c.in_w * c.atom));
     if (c.in_c > c.c2() && c.surf_stride_bytes < static_cast<uint64_t>(c.line_stride_bytes) * c.in_h)
         fault("CNA", "DMA_CON2", "SURF_STRIDE", c.surf_stride_bytes, "surface stride below line_stride*height");
-    if (c.out_c > c.out_c2() && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h))
+    if (c.out_c > c.out_c2() && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h, c.atom))
         fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", c.dst_surf_stride_bytes,
               "output surface stride below width*height*C2");
     if (c.out_cvt_shift > 63)

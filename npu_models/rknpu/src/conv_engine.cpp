@@ -9,7 +9,7 @@
 namespace npu::rknpu {
 
 uint64_t compact_feature_offset(const ConvConfig& c, uint32_t ch, uint32_t h, uint32_t w) {
-    return (ch / c.c2()) * surface_bytes(c.in_w, c.in_h) + (static_cast<uint64_t>(h) * c.in_w + w) * kAtomBytes +
+    return (ch / c.c2()) * surface_bytes(c.in_w, c.in_h, c.atom) + (static_cast<uint64_t>(h) * c.in_w + w) * c.atom +
            (ch % c.c2()) * c.elem();
 }
 
@@ -98,13 +98,13 @@ Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops) {
 Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
                    const std::vector<uint8_t>& ew) {
     DpuConfig d = c.dpu;
-    d.w = c.out_w, d.h = c.out_h, d.c = c.out_c;
+    d.w = c.out_w, d.h = c.out_h, d.c = c.out_c, d.atom = c.atom;
     return run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew});
 }
 
 std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
                               const std::vector<uint8_t>& ew) {
-    return pack_cube(conv_dpu_cube(c, ops, bn, ew), c.dpu.out);
+    return pack_cube(conv_dpu_cube(c, ops, bn, ew), c.dpu.out, c.atom);
 }
 
 }  // namespace npu::rknpu

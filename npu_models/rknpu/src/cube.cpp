@@ -65,26 +65,26 @@ Cube Cube::make(uint32_t w_, uint32_t h_, uint32_t c_, bool is_float_) {
     return r;
 }
 
-uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p) {
-    const uint64_t c2 = c2_of(p);
-    return (c + c2 - 1) / c2 * surface_bytes(w, h);
+uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p, uint32_t atom) {
+    const uint64_t c2 = c2_of(p, atom);
+    return (c + c2 - 1) / c2 * surface_bytes(w, h, atom);
 }
 
 namespace {
-uint64_t elem_offset(const Cube& q, uint32_t ch, uint32_t y, uint32_t x, Precision p) {
-    const uint32_t c2 = c2_of(p);
-    return (ch / c2) * surface_bytes(q.w, q.h) + (static_cast<uint64_t>(y) * q.w + x) * kAtomBytes +
+uint64_t elem_offset(const Cube& q, uint32_t ch, uint32_t y, uint32_t x, Precision p, uint32_t atom) {
+    const uint32_t c2 = c2_of(p, atom);
+    return (ch / c2) * surface_bytes(q.w, q.h, atom) + (static_cast<uint64_t>(y) * q.w + x) * atom +
            (ch % c2) * elem_bytes(p);
 }
 }  // namespace
 
-Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p) {
+Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p, uint32_t atom) {
     Cube q = Cube::make(w, h, c, p == Precision::Fp16);
-    if (img.size() < cube_bytes(w, h, c, p)) throw std::logic_error("unpack_cube: image smaller than the cube");
+    if (img.size() < cube_bytes(w, h, c, p, atom)) throw std::logic_error("unpack_cube: image smaller than the cube");
     for (uint32_t ch = 0; ch < c; ++ch)
         for (uint32_t y = 0; y < h; ++y)
             for (uint32_t x = 0; x < w; ++x) {
-                const uint8_t* b = img.data() + elem_offset(q, ch, y, x, p);
+                const uint8_t* b = img.data() + elem_offset(q, ch, y, x, p, atom);
                 const size_t k = q.idx(ch, y, x);
                 switch (p) {
                     case Precision::Int8: q.i[k] = static_cast<int8_t>(b[0]); break;
@@ -95,12 +95,12 @@ Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32
     return q;
 }
 
-std::vector<uint8_t> pack_cube(const Cube& q, Precision p) {
-    std::vector<uint8_t> img(cube_bytes(q.w, q.h, q.c, p), 0);
+std::vector<uint8_t> pack_cube(const Cube& q, Precision p, uint32_t atom) {
+    std::vector<uint8_t> img(cube_bytes(q.w, q.h, q.c, p, atom), 0);
     for (uint32_t ch = 0; ch < q.c; ++ch)
         for (uint32_t y = 0; y < q.h; ++y)
             for (uint32_t x = 0; x < q.w; ++x) {
-                uint8_t* b = img.data() + elem_offset(q, ch, y, x, p);
+                uint8_t* b = img.data() + elem_offset(q, ch, y, x, p, atom);
                 const size_t k = q.idx(ch, y, x);
                 uint16_t v16 = 0;
                 switch (p) {

@@ -41,9 +41,10 @@ struct StageFields {
 
 }  // namespace
 
-DpuConfig decode_dpu(const RegFile& rf, bool from_core) {
+DpuConfig decode_dpu(const RegFile& rf, bool from_core, uint32_t atom) {
     DpuConfig d;
     d.from_core = from_core;
+    d.atom = atom;
     auto f = [&](uint16_t off, hw::Field fld) { return rf.field(off, fld); };
     d.w = f(DPU_DATA_CUBE_WIDTH::kOffset, DPU_DATA_CUBE_WIDTH::WIDTH) + 1;
     d.h = f(DPU_DATA_CUBE_HEIGHT::kOffset, DPU_DATA_CUBE_HEIGHT::HEIGHT) + 1;
@@ -63,7 +64,7 @@ DpuConfig decode_dpu(const RegFile& rf, bool from_core) {
     d.src_addr = rf.read(DPU_RDMA_RDMA_SRC_BASE_ADDR::kOffset);
     // UNVERIFIED: SURF_NOTCH is read as the gap (bytes, 16-byte units) between input surfaces.
     d.src_surf_stride_bytes =
-        surface_bytes(d.rdma_w, d.rdma_h) +
+        surface_bytes(d.rdma_w, d.rdma_h, atom) +
         (static_cast<uint64_t>(f(DPU_RDMA_RDMA_SURF_NOTCH::kOffset, DPU_RDMA_RDMA_SURF_NOTCH::SURF_NOTCH_ADDR)) << 4);
 
     namespace BS = DPU_BS_CFG;
@@ -186,10 +187,10 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
             if (d.ew.erdma_data_size > 1)
                 fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DATA_SIZE", d.ew.erdma_data_size,
                       "EW cube element size not modelled (0: 1 byte, 1: 2 bytes)");
-            if (d.ew.surf_stride_bytes != 0 && d.c > c2_of(d.ew_prec()) &&
-                d.ew.surf_stride_bytes < surface_bytes(d.w, d.h))
+            if (d.ew.surf_stride_bytes != 0 && d.c > c2_of(d.ew_prec(), d.atom) &&
+                d.ew.surf_stride_bytes < surface_bytes(d.w, d.h, d.atom))
                 fault("DPU_RDMA", "RDMA_EW_SURF_STRIDE", "EW_SURF_STRIDE", d.ew.surf_stride_bytes,
-                      "EW surface stride below width*height*16 bytes");
+                      fmt::format("EW surface stride below width*height*{} bytes", d.atom));
             if (d.float_path() && !d.ew.cvt_bypass)
                 fault("DPU", "EW_CFG", "EW_OP_CVT_BYPASS", 0, "the EW operand convert is modelled on the integer path only");
         }
@@ -208,9 +209,9 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
     // validate_conv already checks these two for conv tasks.
     if (!d.from_core && d.out_cvt_shift > 63)
         fault("DPU", "OUT_CVT_SHIFT", "OUT_CVT_SHIFT", d.out_cvt_shift, "shift beyond the 64-bit accumulator path");
-    if (!d.from_core && d.c > c2_of(d.out) && d.dst_surf_stride_bytes < surface_bytes(d.w, d.h))
+    if (!d.from_core && d.c > c2_of(d.out, d.atom) && d.dst_surf_stride_bytes < surface_bytes(d.w, d.h, d.atom))
         fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", d.dst_surf_stride_bytes,
-              "output surface stride below width*height*16 bytes");
+              fmt::format("output surface stride below width*height*{} bytes", d.atom));
     return out;
 }
 

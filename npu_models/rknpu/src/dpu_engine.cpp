@@ -161,7 +161,7 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
     const bool ew_on = !d.ew.bypass;
     const bool ew_op = ew_on && !d.ew.op_bypass;
     Cube ew;
-    if (ew_op && d.ew.op_from_mem) ew = unpack_cube(ops.ew, d.w, d.h, d.c, d.ew_prec());
+    if (ew_op && d.ew.op_from_mem) ew = unpack_cube(ops.ew, d.w, d.h, d.c, d.ew_prec(), d.atom);
     const int64_t out_lo = d.out == Precision::Int8 ? INT8_MIN : INT16_MIN;
     const int64_t out_hi = d.out == Precision::Int8 ? INT8_MAX : INT16_MAX;
     const int64_t ew_reg_i = static_cast<int32_t>(d.ew.operand);

@@ -14,9 +14,10 @@ namespace npu::rknpu {
 
 using namespace hw::rknpu;
 
-PpuConfig decode_ppu(const RegFile& rf, bool from_dpu) {
+PpuConfig decode_ppu(const RegFile& rf, bool from_dpu, uint32_t atom) {
     PpuConfig c;
     c.from_dpu = from_dpu;
+    c.atom = atom;
     auto f = [&](uint16_t off, hw::Field fld) { return rf.field(off, fld); };
     c.in_w = f(PPU_DATA_CUBE_IN_WIDTH::kOffset, PPU_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
     c.in_h = f(PPU_DATA_CUBE_IN_HEIGHT::kOffset, PPU_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
@@ -82,10 +83,10 @@ std::vector<Fault> validate_ppu(const PpuConfig& c, const hw::SocProfile& /*p*/,
         if (static_cast<uint32_t>(c.src_prec) != static_cast<uint32_t>(c.prec))
             fault("PPU_RDMA", "RDMA_DATA_FORMAT", "IN_PRECISION", static_cast<uint32_t>(c.src_prec),
                   "PPU_RDMA input precision differs from the PPU precision");
-        if (c.src_line_stride_bytes < static_cast<uint64_t>(c.in_w) * kAtomBytes)
+        if (c.src_line_stride_bytes < static_cast<uint64_t>(c.in_w) * c.atom)
             fault("PPU_RDMA", "RDMA_SRC_LINE_STRIDE", "SRC_LINE_STRIDE", c.src_line_stride_bytes,
-                  fmt::format("line stride below width*16 = {} bytes", c.in_w * kAtomBytes));
-        if (c.in_c > c2_of(c.prec) && c.src_surf_stride_bytes < c.src_line_stride_bytes * c.in_h)
+                  fmt::format("line stride below width*{} = {} bytes", c.atom, c.in_w * c.atom));
+        if (c.in_c > c2_of(c.prec, c.atom) && c.src_surf_stride_bytes < c.src_line_stride_bytes * c.in_h)
             fault("PPU_RDMA", "RDMA_SRC_SURF_STRIDE", "SRC_SURF_STRIDE", c.src_surf_stride_bytes,
                   "surface stride below line_stride*height");
     }
@@ -104,9 +105,9 @@ std::vector<Fault> validate_ppu(const PpuConfig& c, const hw::SocProfile& /*p*/,
     if (c.method == PoolMethod::Average && (c.recip_w == 0 || c.recip_h == 0))
         fault("PPU", "RECIP_KERNEL_WIDTH/HEIGHT", "RECIP_KERNEL_WIDTH/HEIGHT", c.recip_w,
               "average pooling with a zero reciprocal kernel size");
-    if (c.out_c > c2_of(c.prec) && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h))
+    if (c.out_c > c2_of(c.prec, c.atom) && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h, c.atom))
         fault("PPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", c.dst_surf_stride_bytes,
-              "output surface stride below width*height*16 bytes");
+              fmt::format("output surface stride below width*height*{} bytes", c.atom));
     return out;
 }
 

@@ -34,8 +34,8 @@ constexpr const char* kDpuBlock = "DPU";
 /// Read of an NC1HWC2 cube of w atoms per line: one region when compact, else one per surface
 /// (compact lines) or one per line.
 void plan_cube_read(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t c1s, uint64_t line_stride,
-                    uint64_t surf_stride, const char* what, const char* block) {
-    const uint64_t line = static_cast<uint64_t>(w) * kAtomBytes, surf = line * h;
+                    uint64_t surf_stride, const char* what, const char* block, uint32_t atom) {
+    const uint64_t line = static_cast<uint64_t>(w) * atom, surf = line * h;
     if (line_stride == line && (c1s == 1 || surf_stride == surf)) {
         p.reads.push_back({addr, surf * c1s, what, block});
     } else if (line_stride == line) {
@@ -48,9 +48,9 @@ void plan_cube_read(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t
 }
 
 void plan_cube_write(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t c, Precision prec,
-                     uint64_t surf_stride, const char* what, const char* block) {
-    const uint64_t surf = surface_bytes(w, h);
-    const uint64_t c1s = (c + c2_of(prec) - 1) / c2_of(prec);
+                     uint64_t surf_stride, const char* what, const char* block, uint32_t atom) {
+    const uint64_t surf = surface_bytes(w, h, atom);
+    const uint64_t c1s = (c + c2_of(prec, atom) - 1) / c2_of(prec, atom);
     for (uint64_t c1 = 0; c1 < c1s; ++c1) p.writes.push_back({addr + c1 * surf_stride, surf, what, block});
 }
 
@@ -59,10 +59,10 @@ void plan_dpu_operands(TaskPlan& p, const DpuConfig& d) {
     if (const uint64_t n = d.bs.operand_bytes(d.c)) p.reads.push_back({d.bs.operand_addr, n, kBsOperands, "DPU_RDMA"});
     if (const uint64_t n = d.bn.operand_bytes(d.c)) p.reads.push_back({d.bn.operand_addr, n, kBnOperands, "DPU_RDMA"});
     if (d.ew_bytes()) {
-        const uint32_t c1s = (d.c + c2_of(d.ew_prec()) - 1) / c2_of(d.ew_prec());
-        const uint64_t surf = surface_bytes(d.w, d.h);
-        plan_cube_read(p, d.ew.addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * kAtomBytes,
-                       d.ew.surf_stride_bytes ? d.ew.surf_stride_bytes : surf, kEwCube, "DPU_RDMA");
+        const uint32_t c1s = (d.c + c2_of(d.ew_prec(), d.atom) - 1) / c2_of(d.ew_prec(), d.atom);
+        const uint64_t surf = surface_bytes(d.w, d.h, d.atom);
+        plan_cube_read(p, d.ew.addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * d.atom,
+                       d.ew.surf_stride_bytes ? d.ew.surf_stride_bytes : surf, kEwCube, "DPU_RDMA", d.atom);
     }
 }
 
@@ -89,14 +89,15 @@ std::string dpu_kind(const DpuConfig& d) {
 /// DPU still writes its own output (FEATURE_MODE_CFG.OUTPUT_MODE bit 1, UNVERIFIED: value 2 is the
 /// open drivers' "to memory"; with the PPU consuming the stream and bit 1 clear, no WDMA write).
 bool plan_ppu_on_the_fly(const RegFile& rf, const hw::SocProfile& soc, const DpuConfig& d, TaskPlan& p) {
-    PpuConfig c = decode_ppu(rf, true);
+    PpuConfig c = decode_ppu(rf, true, d.atom);
     p.faults = validate_ppu(c, soc, d.out);
     if (c.in_w != d.w || c.in_h != d.h || c.in_c != d.c)
         p.faults.push_back({"PPU", "DATA_CUBE_IN_WIDTH/HEIGHT/CHANNEL", "CUBE_IN_WIDTH/HEIGHT/CHANNEL", c.in_w * 65536ull + c.in_h,
                             fmt::format("PPU input {}x{}x{} differs from the DPU output {}x{}x{}", c.in_w, c.in_h, c.in_c,
                                         d.w, d.h, d.c)});
     if (!p.faults.empty()) return false;
-    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec), cube_atoms(c.out_w, c.out_h, c.out_c, c.prec));
+    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec, c.atom),
+                              cube_atoms(c.out_w, c.out_h, c.out_c, c.prec, c.atom));
     p.ppu = c;
     return (d.output_mode & 2u) != 0;
 }
@@ -107,11 +108,12 @@ const char* pool_name(PoolMethod m) {
 
 void plan_ppu_writes(TaskPlan& p) {
     const PpuConfig& c = *p.ppu;
-    plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.prec, c.dst_surf_stride_bytes, "pool output", "PPU");
+    plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.prec, c.dst_surf_stride_bytes, "pool output", "PPU",
+                    c.atom);
 }
 
 void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
-    ConvConfig c = decode_conv(rf, p.enable_mask);
+    ConvConfig c = decode_conv(rf, p.enable_mask, atom_bytes(soc));
     p.faults = validate_conv(c, soc);
     if (!p.faults.empty()) return;
     const std::string post = dpu_kind(c.dpu);
@@ -125,11 +127,11 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     p.core_cycles = cost.compute_cycles;
     p.macs = cost.macs;
     p.macs_padded = cost.macs_padded;
-    p.dpu_cycles = dpu_cycles(c.out_w, c.out_h, c.out_c, c.dpu.out, !c.dpu.ew.bypass && !c.dpu.ew.lut_bypass);
+    p.dpu_cycles = dpu_cycles(c.out_w, c.out_h, c.out_c, c.dpu.out, !c.dpu.ew.bypass && !c.dpu.ew.lut_bypass, c.atom);
     p.reads.push_back({c.weight_addr, c.weight_bytes, kWeights, "CNA"});
     plan_dpu_operands(p, c.dpu);
     const uint32_t c1s = (c.in_c + c.c2() - 1) / c.c2();
-    const uint64_t line = static_cast<uint64_t>(c.in_w) * kAtomBytes;
+    const uint64_t line = static_cast<uint64_t>(c.in_w) * c.atom;
     const bool contiguous = c.line_stride_bytes == line && (c1s == 1 || c.surf_stride_bytes == line * c.in_h);
     if (contiguous) {
         p.reads.push_back({c.feature_addr, c.input_bytes(), kFeature, "CNA"});
@@ -147,20 +149,21 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
         p.kind += std::string("+") + pool_name(p.ppu->method);
     }
     if (dpu_writes)
-        plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.dpu.out, c.dst_surf_stride_bytes, "output", kDpuBlock);
+        plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.dpu.out, c.dst_surf_stride_bytes, "output", kDpuBlock,
+                        c.atom);
     if (p.ppu) plan_ppu_writes(p);
     p.conv = c;
 }
 
 void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
-    DpuConfig d = decode_dpu(rf, false);
+    DpuConfig d = decode_dpu(rf, false, atom_bytes(soc));
     p.faults = validate_dpu(d, soc);
     if (!p.faults.empty()) return;
     p.kind = "dpu" + (d.float_path() ? std::string("-fp16") : std::string()) + ":" + dpu_kind(d);
-    p.dpu_cycles = dpu_cycles(d.w, d.h, d.c, d.out, !d.ew.bypass && !d.ew.lut_bypass);
-    const uint32_t c1s = (d.c + c2_of(d.src_prec) - 1) / c2_of(d.src_prec);
-    plan_cube_read(p, d.src_addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * kAtomBytes, d.src_surf_stride_bytes,
-                   kDpuInput, "DPU_RDMA");
+    p.dpu_cycles = dpu_cycles(d.w, d.h, d.c, d.out, !d.ew.bypass && !d.ew.lut_bypass, d.atom);
+    const uint32_t c1s = (d.c + c2_of(d.src_prec, d.atom) - 1) / c2_of(d.src_prec, d.atom);
+    plan_cube_read(p, d.src_addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * d.atom, d.src_surf_stride_bytes,
+                   kDpuInput, "DPU_RDMA", d.atom);
     plan_dpu_operands(p, d);
     bool dpu_writes = true;
     if (p.enable_mask & enable::PPU) {
@@ -168,20 +171,22 @@ void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
         if (!p.faults.empty()) return;
         p.kind += std::string("+") + pool_name(p.ppu->method);
     }
-    if (dpu_writes) plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", kDpuBlock);
+    if (dpu_writes)
+        plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", kDpuBlock, d.atom);
     if (p.ppu) plan_ppu_writes(p);
     p.dpu = d;
 }
 
 void plan_ppu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
-    PpuConfig c = decode_ppu(rf, false);
+    PpuConfig c = decode_ppu(rf, false, atom_bytes(soc));
     p.faults = validate_ppu(c, soc);
     if (!p.faults.empty()) return;
     p.kind = std::string("ppu") + (c.prec == Precision::Fp16 ? "-fp16" : "") + ":" + pool_name(c.method);
-    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec), cube_atoms(c.out_w, c.out_h, c.out_c, c.prec));
-    const uint32_t c1s = (c.in_c + c2_of(c.prec) - 1) / c2_of(c.prec);
+    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec, c.atom),
+                              cube_atoms(c.out_w, c.out_h, c.out_c, c.prec, c.atom));
+    const uint32_t c1s = (c.in_c + c2_of(c.prec, c.atom) - 1) / c2_of(c.prec, c.atom);
     plan_cube_read(p, c.src_addr, c.in_w, c.in_h, c1s, c.src_line_stride_bytes, c.src_surf_stride_bytes, kPpuInput,
-                   "PPU_RDMA");
+                   "PPU_RDMA", c.atom);
     p.ppu = c;
     plan_ppu_writes(p);
 }
@@ -206,13 +211,13 @@ std::vector<std::vector<uint8_t>> split_writes(const TaskPlan& plan, const std::
 }
 
 /// Writes of a DPU task: the DPU output (when written) then the PPU output (when the PPU runs).
-std::vector<std::vector<uint8_t>> finish(const TaskPlan& plan, const Cube& dpu_out, Precision out) {
+std::vector<std::vector<uint8_t>> finish(const TaskPlan& plan, const Cube& dpu_out, Precision out, uint32_t atom) {
     std::vector<uint8_t> img;
     const bool dpu_writes = std::any_of(plan.writes.begin(), plan.writes.end(),
                                         [](const DmaRegion& w) { return w.block == kDpuBlock; });
-    if (dpu_writes) img = pack_cube(dpu_out, out);
+    if (dpu_writes) img = pack_cube(dpu_out, out, atom);
     if (plan.ppu) {
-        const std::vector<uint8_t> pooled = pack_cube(run_ppu(*plan.ppu, dpu_out), plan.ppu->prec);
+        const std::vector<uint8_t> pooled = pack_cube(run_ppu(*plan.ppu, dpu_out), plan.ppu->prec, plan.ppu->atom);
         img.insert(img.end(), pooled.begin(), pooled.end());
     }
     return split_writes(plan, img);
@@ -262,20 +267,21 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::
         ops.feature = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
         ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
-        return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out);
+        return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,
+                      c.atom);
     }
     if (plan.dpu) {
         const DpuConfig& d = *plan.dpu;
-        const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec);
+        const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec, d.atom);
         const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
                               gather(plan, reads, kEwCube)};
-        return finish(plan, run_dpu(d, in, ops), d.out);
+        return finish(plan, run_dpu(d, in, ops), d.out, d.atom);
     }
     if (plan.ppu) {
         const PpuConfig& c = *plan.ppu;
         // The PPU_RDMA lines/surfaces arrive compacted in plan order.
-        const Cube in = unpack_cube(gather(plan, reads, kPpuInput), c.in_w, c.in_h, c.in_c, c.prec);
-        return split_writes(plan, pack_cube(run_ppu(c, in), c.prec));
+        const Cube in = unpack_cube(gather(plan, reads, kPpuInput), c.in_w, c.in_h, c.in_c, c.prec, c.atom);
+        return split_writes(plan, pack_cube(run_ppu(c, in), c.prec, c.atom));
     }
     return {};
 }

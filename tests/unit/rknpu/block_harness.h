@@ -49,8 +49,9 @@ struct Memory {
 };
 
 /// Plan and execute one task against `mem` as the SystemC core would (reads, execute, writes).
-inline npu::rknpu::TaskPlan run_task(const npu::rknpu::RegFile& rf, uint32_t mask, Memory& mem) {
-    npu::rknpu::TaskPlan plan = npu::rknpu::plan_task(rf, mask, soc());
+inline npu::rknpu::TaskPlan run_task(const npu::rknpu::RegFile& rf, uint32_t mask, Memory& mem,
+                                     const hw::SocProfile& profile = soc()) {
+    npu::rknpu::TaskPlan plan = npu::rknpu::plan_task(rf, mask, profile);
     if (!plan.faults.empty())
         throw std::runtime_error("fault: " + plan.faults.front().block + "." + plan.faults.front().reg + "." +
                                  plan.faults.front().field + ": " + plan.faults.front().message);

@@ -19,16 +19,16 @@ inline constexpr uint64_t kDpuLutAtomsPerCycle = 1;
 /// into its line buffers and emits one output atom per cycle; cost = max(input, output) atoms.
 inline constexpr uint64_t kPpuAtomsPerCycle = 1;
 
-/// Atoms of a w x h x c cube in precision p.
-inline uint64_t cube_atoms(uint32_t w, uint32_t h, uint32_t c, Precision p) {
-    return cube_bytes(w, h, c, p) / kAtomBytes;
+/// Atoms of a w x h x c cube in precision p (`atom`: the SoC's atom bytes, atom_bytes(profile)).
+inline uint64_t cube_atoms(uint32_t w, uint32_t h, uint32_t c, Precision p, uint32_t atom = kAtomBytes) {
+    return cube_bytes(w, h, c, p, atom) / atom;
 }
 
 /// DPU cycles for a w x h x c output cube.
-inline uint64_t dpu_cycles(uint32_t w, uint32_t h, uint32_t c, Precision out, bool lut) {
+inline uint64_t dpu_cycles(uint32_t w, uint32_t h, uint32_t c, Precision out, bool lut, uint32_t atom = kAtomBytes) {
     const uint64_t rate = lut ? (kDpuLutAtomsPerCycle < kDpuAtomsPerCycle ? kDpuLutAtomsPerCycle : kDpuAtomsPerCycle)
                               : kDpuAtomsPerCycle;
-    return (cube_atoms(w, h, c, out) + rate - 1) / rate;
+    return (cube_atoms(w, h, c, out, atom) + rate - 1) / rate;
 }
 
 /// PPU cycles from its input and output atoms.

@@ -40,6 +40,7 @@ struct ConvConfig {
     int32_t out_cvt_offset = 0;
     uint32_t out_cvt_scale = 1, out_cvt_shift = 0;
     uint32_t block_enable_mask = 0;  ///< from the op-enable entry (GLOBAL.OPERATION_ENABLE bit order)
+    uint32_t atom = kAtomBytes;      ///< feature atom bytes of the SoC (atom_bytes(profile))
     /// The whole DPU stage as the engine runs it (decode_dpu, cube size taken from the CORE);
     /// the bs_* / out_cvt_* fields above are kept as a summary for reports and lint.
     DpuConfig dpu;
@@ -47,15 +48,16 @@ struct ConvConfig {
     uint64_t input_bytes() const;   ///< bytes the CNA reads for the feature cube
     uint64_t output_bytes() const;  ///< bytes the DPU WDMA writes
     uint64_t bias_bytes() const;
-    /// Input channels per atom: 16 int8, 8 int16/fp16 (the feature atom is 16 bytes).
-    uint32_t c2() const { return c2_of(precision); }
+    /// Input channels per atom: 16 int8, 8 int16/fp16 with 16-byte atoms (8 / 4 with 8-byte atoms).
+    uint32_t c2() const { return c2_of(precision, atom); }
     uint32_t elem() const { return elem_bytes(precision); }
     /// Output channels per atom, from the DPU output precision.
-    uint32_t out_c2() const { return c2_of(dpu.out); }
+    uint32_t out_c2() const { return c2_of(dpu.out, atom); }
 };
 
 /// Decode the conv-path registers. Geometry the registers cannot express is left to validate().
-ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask);
+/// `atom`: the SoC's feature atom bytes (atom_bytes(profile)).
+ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t atom = kAtomBytes);
 
 /// Check a decoded task against the profile; empty when legal.
 std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p);

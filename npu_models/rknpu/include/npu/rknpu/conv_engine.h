@@ -27,9 +27,10 @@ inline uint64_t weight_index(const ConvConfig& c, uint32_t k, uint32_t kh, uint3
     return (static_cast<uint64_t>(k) * c.kernel_h * c.kernel_w + kh * c.kernel_w + kw) * c.in_c + ch;
 }
 
-/// Address offset of element (c, h, w) in an NC1HWC2 cube with C2 = 16.
-inline uint64_t nc1hwc2_offset(uint32_t c, uint32_t h, uint32_t w, uint32_t line_stride, uint64_t surf_stride) {
-    return (c / 16) * surf_stride + static_cast<uint64_t>(h) * line_stride + w * 16u + (c % 16);
+/// Address offset of the int8 element (c, h, w) in an NC1HWC2 cube with `c2` channels per atom.
+inline uint64_t nc1hwc2_offset(uint32_t c, uint32_t h, uint32_t w, uint32_t line_stride, uint64_t surf_stride,
+                               uint32_t c2 = 16) {
+    return (c / c2) * surf_stride + static_cast<uint64_t>(h) * line_stride + w * c2 + (c % c2);
 }
 
 /// CNA + CORE: the accumulator cube (out_w x out_h x out_c): int32 values (wrapping) for int8,
@@ -42,12 +43,12 @@ Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vect
                    const std::vector<uint8_t>& ew = {});
 
 /// Compute the output cube for a validated config, compacted (surface after surface, each
-/// out_w*out_h*16 bytes); the WDMA scatters surfaces to dst_addr + c1 * dst_surf_stride.
+/// out_w*out_h*atom bytes); the WDMA scatters surfaces to dst_addr + c1 * dst_surf_stride.
 std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn = {},
                               const std::vector<uint8_t>& ew = {});
 
 /// Layout helpers for the feature image the DMA gathers: the engine expects the feature cube
-/// compacted to line_stride = in_w*16 and surf_stride = in_h*in_w*16 (the DMA does the gather).
+/// compacted to line_stride = in_w*atom and surf_stride = in_h*in_w*atom (the DMA does the gather).
 /// Byte offset of the element (its first byte for fp16).
 uint64_t compact_feature_offset(const ConvConfig& c, uint32_t ch, uint32_t h, uint32_t w);
 

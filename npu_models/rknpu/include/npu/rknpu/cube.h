@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/profile.h"
+
 namespace npu::rknpu {
 
 /// Values of the PROC_PRECISION / IN_PRECISION / OUT_PRECISION fields (CNA, CORE, DPU, PPU).
@@ -26,11 +28,15 @@ struct Fault {
     std::string message;
 };
 
-/// Bytes of one feature atom in memory: C2 elements of one pixel (16 B on RK3588, §3.4).
+/// Bytes of one feature atom in memory: C2 elements of one pixel (hardware-facts.md §3.4). It is a
+/// per-profile value (npu.c2_int8 x 1 byte): 16 B on RK3588 / RK3562 / RV1106, 8 B on RK3566/68
+/// (C2 8 int8, 4 fp16/int16). kAtomBytes is the RK3588 default every `atom` parameter falls back to.
 inline constexpr uint32_t kAtomBytes = 16;
 inline uint32_t elem_bytes(Precision p) { return p == Precision::Int8 ? 1u : 2u; }
-/// Channels per atom: 16 int8, 8 int16/fp16 (C2 of RK3588 / RK3562 / RV1106).
-inline uint32_t c2_of(Precision p) { return kAtomBytes / elem_bytes(p); }
+/// Channels per atom: atom bytes / element bytes (16 int8, 8 int16/fp16 with 16-byte atoms).
+inline uint32_t c2_of(Precision p, uint32_t atom = kAtomBytes) { return atom / elem_bytes(p); }
+/// The profile's atom size: npu.c2_int8 one-byte elements (16 on RK3588, 8 on RK3566/68).
+inline uint32_t atom_bytes(const hw::SocProfile& p) { return static_cast<uint32_t>(p.npu.c2_int8.value); }
 const char* precision_name(Precision p);
 
 /// IEEE binary16 <-> binary32, round to nearest even, subnormals, inf and NaN kept.
@@ -52,14 +58,17 @@ struct Cube {
 };
 
 /// Bytes of a compacted NC1HWC2 image (line = w atoms, surface = w*h atoms).
-uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p);
+uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p, uint32_t atom = kAtomBytes);
 /// Bytes of one compacted surface (w*h atoms).
-inline uint64_t surface_bytes(uint32_t w, uint32_t h) { return static_cast<uint64_t>(w) * h * kAtomBytes; }
+inline uint64_t surface_bytes(uint32_t w, uint32_t h, uint32_t atom = kAtomBytes) {
+    return static_cast<uint64_t>(w) * h * atom;
+}
 
 /// Read a compacted NC1HWC2 image: int8/int16 sign-extended into integers, fp16 into floats.
-Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p);
+Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p,
+                 uint32_t atom = kAtomBytes);
 /// Write a cube as a compacted NC1HWC2 image; integers saturate to the precision's range, floats
 /// round to fp16. Padding channels of the last atom are zero.
-std::vector<uint8_t> pack_cube(const Cube& cube, Precision p);
+std::vector<uint8_t> pack_cube(const Cube& cube, Precision p, uint32_t atom = kAtomBytes);
 
 }  // namespace npu::rknpu

@@ -94,18 +94,22 @@ struct DpuConfig {
     uint32_t output_mode = 0;
     uint32_t dst_addr = 0;
     uint64_t dst_surf_stride_bytes = 0;
+    uint32_t atom = kAtomBytes;  ///< feature atom bytes of the SoC (atom_bytes(profile))
 
     bool float_path() const { return proc == Precision::Fp16; }
     Precision ew_prec() const {
         return ew.erdma_data_size == 0 ? Precision::Int8 : (float_path() ? Precision::Fp16 : Precision::Int16);
     }
-    uint64_t out_bytes() const { return cube_bytes(w, h, c, out); }
-    uint64_t in_bytes() const { return cube_bytes(w, h, c, src_prec); }
-    uint64_t ew_bytes() const { return (!ew.bypass && !ew.op_bypass && ew.op_from_mem) ? cube_bytes(w, h, c, ew_prec()) : 0; }
+    uint64_t out_bytes() const { return cube_bytes(w, h, c, out, atom); }
+    uint64_t in_bytes() const { return cube_bytes(w, h, c, src_prec, atom); }
+    uint64_t ew_bytes() const {
+        return (!ew.bypass && !ew.op_bypass && ew.op_from_mem) ? cube_bytes(w, h, c, ew_prec(), atom) : 0;
+    }
 };
 
-/// Decode DPU and DPU_RDMA. `from_core`: the CORE feeds the DPU (CNA|CORE enabled).
-DpuConfig decode_dpu(const RegFile& rf, bool from_core);
+/// Decode DPU and DPU_RDMA. `from_core`: the CORE feeds the DPU (CNA|CORE enabled). `atom`: the
+/// SoC's feature atom bytes.
+DpuConfig decode_dpu(const RegFile& rf, bool from_core, uint32_t atom = kAtomBytes);
 
 /// Check a decoded DPU configuration; empty when legal.
 std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& p);

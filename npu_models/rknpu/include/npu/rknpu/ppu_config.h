@@ -39,11 +39,13 @@ struct PpuConfig {
     Precision src_prec = Precision::Int8;
     uint32_t src_addr = 0;
     uint64_t src_line_stride_bytes = 0, src_surf_stride_bytes = 0;
+    uint32_t atom = kAtomBytes;  ///< feature atom bytes of the SoC (atom_bytes(profile))
 
-    uint64_t out_bytes() const { return cube_bytes(out_w, out_h, out_c, prec); }
+    uint64_t out_bytes() const { return cube_bytes(out_w, out_h, out_c, prec, atom); }
 };
 
-PpuConfig decode_ppu(const RegFile& rf, bool from_dpu);
+/// `atom`: the SoC's feature atom bytes.
+PpuConfig decode_ppu(const RegFile& rf, bool from_dpu, uint32_t atom = kAtomBytes);
 
 /// Check a decoded PPU configuration; `dpu_out`: the DPU output precision when on the fly.
 std::vector<Fault> validate_ppu(const PpuConfig& c, const hw::SocProfile& p, Precision dpu_out = Precision::Int8);
