@@ -3,6 +3,8 @@
 #include "hw/profile.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +50,7 @@ uint64_t to_u64(const Ctx& c, const std::string& path, const json& v) {
     }
     if (v.is_string()) {
         const std::string s = v.get<std::string>();
+        if (s.find('-') != std::string::npos) c.fail(path, fmt::format("'{}' must not be negative", s));
         char* end = nullptr;
         errno = 0;
         unsigned long long x = std::strtoull(s.c_str(), &end, 0);
@@ -59,7 +62,10 @@ uint64_t to_u64(const Ctx& c, const std::string& path, const json& v) {
 
 template <typename T>
 T convert(const Ctx& c, const std::string& path, const json& v) {
-    if constexpr (std::is_same_v<T, double>) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) c.fail(path, "must be a string");
+        return v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, double>) {
         if (!v.is_number()) c.fail(path, "must be a number");
         return v.get<double>();
     } else if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
@@ -71,6 +77,90 @@ T convert(const Ctx& c, const std::string& path, const json& v) {
         uint64_t x = to_u64(c, path, v);
         if (x > static_cast<uint64_t>(std::numeric_limits<T>::max())) c.fail(path, "value too large");
         return static_cast<T>(x);
+    }
+}
+
+template <typename T>
+void check_range(const Ctx& c, const T& v, const std::string& path, double lo, double hi) {
+    if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
+        if (v.size() < lo || v.size() > hi) c.fail(path, fmt::format("needs {}..{} entries", lo, hi));
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (v.empty()) c.fail(path, "must not be empty");
+    } else {
+        double d = static_cast<double>(v);
+        if (!(d >= lo && d <= hi)) c.fail(path, fmt::format("{} outside [{}, {}]", d, lo, hi));
+    }
+}
+
+/// Every parameter of a profile with its section, key and valid range, in file order: the one
+/// table the loader, params() and apply_param_override() share.
+template <typename P, typename V>
+void visit_params(P& p, V&& v) {
+    auto& n = p.npu;
+    v("npu", "core_count", n.core_count, 1, 8);
+    v("npu", "core_clock_hz", n.core_clock_hz, 1e6, 5e9);
+    v("npu", "core_mmio_bases", n.core_mmio_bases, 1, 8);
+    v("npu", "core_mmio_window_bytes", n.core_mmio_window_bytes, 0x10000, 0x100000);
+    v("npu", "int8_macs_per_cycle", n.int8_macs_per_cycle, 1, 65536);
+    v("npu", "fp16_macs_per_cycle", n.fp16_macs_per_cycle, 0, 65536);
+    v("npu", "int4_macs_per_cycle", n.int4_macs_per_cycle, 0, 131072);
+    v("npu", "cbuf_banks", n.cbuf_banks, 1, 16);
+    v("npu", "cbuf_bank_bytes", n.cbuf_bank_bytes, 1024, 1 << 20);
+    v("npu", "cbuf_entry_bytes", n.cbuf_entry_bytes, 16, 1024);
+    v("npu", "c2_int8", n.c2_int8, 1, 64);
+    v("npu", "c2_fp16", n.c2_fp16, 1, 64);
+    v("npu", "dma_address_bits", n.dma_address_bits, 32, 48);
+    v("npu", "pc_data_amount_scale", n.pc_data_amount_scale, 1, 4);
+    v("npu", "pc_task_number_bits", n.pc_task_number_bits, 1, 16);
+    v("npu", "pc_task_status_offset", n.pc_task_status_offset, 0, 0xffc);
+    v("npu", "pc_cycles_per_regcmd", n.pc_cycles_per_regcmd, 0, 1000);
+    v("npu", "task_overhead_cycles", n.task_overhead_cycles, 0, 1e7);
+    v("npu", "dma_burst_bytes", n.dma_burst_bytes, 16, 4096);
+    v("npu", "int16_macs_per_cycle", n.int16_macs_per_cycle, 0, 65536);
+    v("npu", "cout_align_int8", n.cout_align_int8, 1, 256);
+    v("npu", "cout_align_fp16", n.cout_align_fp16, 1, 256);
+    v("npu", "depthwise_cout_align", n.depthwise_cout_align, 1, 256);
+    v("npu", "depthwise_mac_efficiency", n.depthwise_mac_efficiency, 1e-4, 1.0);
+    v("npu", "dpu_atoms_per_cycle", n.dpu_atoms_per_cycle, 0.01, 64);
+    v("npu", "dpu_lut_atoms_per_cycle", n.dpu_lut_atoms_per_cycle, 0.01, 64);
+    v("npu", "ppu_atoms_per_cycle", n.ppu_atoms_per_cycle, 0.01, 64);
+    auto& m = p.mem;
+    v("memory", "ddr_base", m.ddr_base, 0, 1e15);
+    v("memory", "ddr_size_bytes", m.ddr_size_bytes, 1 << 20, 1e13);
+    v("memory", "ddr_peak_bytes_per_s", m.ddr_peak_bytes_per_s, 1e8, 1e12);
+    v("memory", "ddr_efficiency", m.ddr_efficiency, 0.05, 1.0);
+    v("memory", "ddr_read_latency_ns", m.ddr_read_latency_ns, 0, 10000);
+    v("memory", "ddr_write_latency_ns", m.ddr_write_latency_ns, 0, 10000);
+    v("memory", "interconnect_latency_ns", m.interconnect_latency_ns, 0, 10000);
+    v("memory", "nbuf_base", m.nbuf_base, 0, 1e15);
+    v("memory", "nbuf_bytes", m.nbuf_bytes, 0, 64.0 * 1024 * 1024);
+    v("memory", "nbuf_bytes_per_s", m.nbuf_bytes_per_s, 1e8, 1e13);
+    v("memory", "nbuf_latency_ns", m.nbuf_latency_ns, 0, 10000);
+    auto& h = p.host;
+    v("host", "cpu", h.cpu, 0, 0);
+    v("host", "cpu_clock_hz", h.cpu_clock_hz, 1e6, 1e10);
+    v("host", "int8_macs_per_s", h.int8_macs_per_s, 1e6, 1e13);
+    v("host", "float_flops_per_s", h.float_flops_per_s, 1e6, 1e13);
+    v("host", "bytes_per_s", h.bytes_per_s, 1e6, 1e12);
+    v("host", "op_overhead_ns", h.op_overhead_ns, 0, 1e9);
+}
+
+/// Cross-parameter checks, after loading and after every override.
+void validate(const Ctx& c, const SocProfile& p) {
+    const NpuParams& np = p.npu;
+    const MemoryParams& mp = p.mem;
+    if (static_cast<int>(np.core_mmio_bases.value.size()) != np.core_count.value)
+        c.fail("npu.core_mmio_bases", fmt::format("has {} entries but npu.core_count is {}",
+                                                   np.core_mmio_bases.value.size(), np.core_count.value));
+    if (np.cbuf_bank_bytes.value % np.cbuf_entry_bytes.value != 0)
+        c.fail("npu.cbuf_bank_bytes", "must be a multiple of npu.cbuf_entry_bytes");
+    uint64_t ddr_end = mp.ddr_base.value + mp.ddr_size_bytes.value;
+    if (mp.nbuf_bytes.value && mp.nbuf_base.value < ddr_end && mp.nbuf_base.value + mp.nbuf_bytes.value > mp.ddr_base.value)
+        c.fail("memory.nbuf_base", "NBUF overlaps the DDR window");
+    for (size_t i = 0; i < np.core_mmio_bases.value.size(); ++i) {
+        uint64_t b = np.core_mmio_bases.value[i];
+        if (b < ddr_end && b + np.core_mmio_window_bytes.value > mp.ddr_base.value)
+            c.fail(fmt::format("npu.core_mmio_bases[{}]", i), "overlaps the DDR window");
     }
 }
 
@@ -97,7 +187,7 @@ class Section {
         p.grade = parse_grade(c_, path, o.at("grade"));
         p.source = o.value("source", "");
         p.path = path;
-        check_range(p.value, path, lo, hi);
+        check_range(c_, p.value, path, lo, hi);
     }
     void finish() const {
         for (auto it = j_->begin(); it != j_->end(); ++it)
@@ -105,15 +195,6 @@ class Section {
     }
 
    private:
-    template <typename T>
-    void check_range(const T& v, const std::string& path, double lo, double hi) const {
-        if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
-            if (v.size() < lo || v.size() > hi) c_.fail(path, fmt::format("needs {}..{} entries", lo, hi));
-        } else {
-            double d = static_cast<double>(v);
-            if (d < lo || d > hi) c_.fail(path, fmt::format("{} outside [{}, {}]", d, lo, hi));
-        }
-    }
     const Ctx& c_;
     std::string name_;
     const json* j_ = nullptr;
@@ -122,7 +203,9 @@ class Section {
 
 template <typename T>
 std::string value_text(const T& v) {
-    if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        return v;
+    } else if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
         std::string s = "[";
         for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:#x}", i ? ", " : "", v[i]);
         return s + "]";
@@ -154,7 +237,7 @@ SocProfile load_profile(const std::string& path) {
     }
     if (!root.is_object()) c.fail("$", "top level must be an object");
     static const std::set<std::string> top = {"schema_version", "name", "display_name", "family",
-                                              "notes", "npu", "memory"};
+                                              "notes", "npu", "memory", "host"};
     for (auto it = root.begin(); it != root.end(); ++it)
         if (!top.count(it.key())) c.fail(it.key(), "unknown key");
     SocProfile p;
@@ -170,73 +253,22 @@ SocProfile load_profile(const std::string& path) {
     p.family = root["family"].get<std::string>();
     p.notes = root.value("notes", "");
 
-    Section n(c, root, "npu");
-    NpuParams& np = p.npu;
-    n.read(np.core_count, "core_count", 1, 8);
-    n.read(np.core_clock_hz, "core_clock_hz", 1e6, 5e9);
-    n.read(np.core_mmio_bases, "core_mmio_bases", 1, 8);
-    n.read(np.core_mmio_window_bytes, "core_mmio_window_bytes", 0x10000, 0x100000);
-    n.read(np.int8_macs_per_cycle, "int8_macs_per_cycle", 1, 65536);
-    n.read(np.fp16_macs_per_cycle, "fp16_macs_per_cycle", 0, 65536);
-    n.read(np.int4_macs_per_cycle, "int4_macs_per_cycle", 0, 131072);
-    n.read(np.cbuf_banks, "cbuf_banks", 1, 16);
-    n.read(np.cbuf_bank_bytes, "cbuf_bank_bytes", 1024, 1 << 20);
-    n.read(np.cbuf_entry_bytes, "cbuf_entry_bytes", 16, 1024);
-    n.read(np.c2_int8, "c2_int8", 1, 64);
-    n.read(np.c2_fp16, "c2_fp16", 1, 64);
-    n.read(np.dma_address_bits, "dma_address_bits", 32, 48);
-    n.read(np.pc_data_amount_scale, "pc_data_amount_scale", 1, 4);
-    n.read(np.pc_task_number_bits, "pc_task_number_bits", 1, 16);
-    n.read(np.pc_task_status_offset, "pc_task_status_offset", 0, 0xffc);
-    n.read(np.pc_cycles_per_regcmd, "pc_cycles_per_regcmd", 0, 1000);
-    n.read(np.task_overhead_cycles, "task_overhead_cycles", 0, 1e7);
-    n.read(np.dma_burst_bytes, "dma_burst_bytes", 16, 4096);
+    Section n(c, root, "npu"), m(c, root, "memory"), h(c, root, "host");
+    visit_params(p, [&](const std::string& sec, const std::string& key, auto& param, double lo, double hi) {
+        (sec == "npu" ? n : sec == "memory" ? m : h).read(param, key, lo, hi);
+    });
     n.finish();
-    if (static_cast<int>(np.core_mmio_bases.value.size()) != np.core_count.value)
-        c.fail("npu.core_mmio_bases", fmt::format("has {} entries but npu.core_count is {}",
-                                                   np.core_mmio_bases.value.size(), np.core_count.value));
-    if (np.cbuf_bank_bytes.value % np.cbuf_entry_bytes.value != 0)
-        c.fail("npu.cbuf_bank_bytes", "must be a multiple of npu.cbuf_entry_bytes");
-
-    Section m(c, root, "memory");
-    MemoryParams& mp = p.mem;
-    m.read(mp.ddr_base, "ddr_base", 0, 1e15);
-    m.read(mp.ddr_size_bytes, "ddr_size_bytes", 1 << 20, 1e13);
-    m.read(mp.ddr_peak_bytes_per_s, "ddr_peak_bytes_per_s", 1e8, 1e12);
-    m.read(mp.ddr_efficiency, "ddr_efficiency", 0.05, 1.0);
-    m.read(mp.ddr_read_latency_ns, "ddr_read_latency_ns", 0, 10000);
-    m.read(mp.ddr_write_latency_ns, "ddr_write_latency_ns", 0, 10000);
-    m.read(mp.interconnect_latency_ns, "interconnect_latency_ns", 0, 10000);
-    m.read(mp.nbuf_base, "nbuf_base", 0, 1e15);
-    m.read(mp.nbuf_bytes, "nbuf_bytes", 0, 64.0 * 1024 * 1024);
-    m.read(mp.nbuf_bytes_per_s, "nbuf_bytes_per_s", 1e8, 1e13);
-    m.read(mp.nbuf_latency_ns, "nbuf_latency_ns", 0, 10000);
     m.finish();
-    uint64_t ddr_end = mp.ddr_base.value + mp.ddr_size_bytes.value;
-    if (mp.nbuf_bytes.value && mp.nbuf_base.value < ddr_end && mp.nbuf_base.value + mp.nbuf_bytes.value > mp.ddr_base.value)
-        c.fail("memory.nbuf_base", "NBUF overlaps the DDR window");
-    for (size_t i = 0; i < np.core_mmio_bases.value.size(); ++i) {
-        uint64_t b = np.core_mmio_bases.value[i];
-        if (b < ddr_end && b + np.core_mmio_window_bytes.value > mp.ddr_base.value)
-            c.fail(fmt::format("npu.core_mmio_bases[{}]", i), "overlaps the DDR window");
-    }
+    h.finish();
+    validate(c, p);
     return p;
 }
 
 std::vector<SocProfile::ParamView> SocProfile::params() const {
     std::vector<ParamView> out;
-    auto add = [&](const auto& p) { out.push_back({p.path, p.grade, value_text(p.value), p.source}); };
-    const NpuParams& n = npu;
-    add(n.core_count); add(n.core_clock_hz); add(n.core_mmio_bases); add(n.core_mmio_window_bytes);
-    add(n.int8_macs_per_cycle); add(n.fp16_macs_per_cycle); add(n.int4_macs_per_cycle);
-    add(n.cbuf_banks); add(n.cbuf_bank_bytes); add(n.cbuf_entry_bytes); add(n.c2_int8); add(n.c2_fp16);
-    add(n.dma_address_bits); add(n.pc_data_amount_scale); add(n.pc_task_number_bits);
-    add(n.pc_task_status_offset); add(n.pc_cycles_per_regcmd);
-    add(n.task_overhead_cycles); add(n.dma_burst_bytes);
-    const MemoryParams& m = mem;
-    add(m.ddr_base); add(m.ddr_size_bytes); add(m.ddr_peak_bytes_per_s); add(m.ddr_efficiency);
-    add(m.ddr_read_latency_ns); add(m.ddr_write_latency_ns); add(m.interconnect_latency_ns);
-    add(m.nbuf_base); add(m.nbuf_bytes); add(m.nbuf_bytes_per_s); add(m.nbuf_latency_ns);
+    visit_params(*this, [&](const std::string&, const std::string&, const auto& p, double, double) {
+        out.push_back({p.path, p.grade, value_text(p.value), p.source});
+    });
     return out;
 }
 
@@ -263,6 +295,86 @@ SocProfile load_named_profile(const std::string& name) {
         throw ProfileError(fmt::format("unknown platform '{}' (known: {})", name, known.empty() ? "none found in " + profile_dir() : known));
     }
     return load_profile((fs::path(profile_dir()) / (name + ".json")).string());
+}
+
+SocProfile load_profile_arg(const std::string& name_or_file) {
+    const bool is_file = name_or_file.find('/') != std::string::npos ||
+                         (name_or_file.size() > 5 && name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0);
+    return is_file ? load_profile(name_or_file) : load_named_profile(name_or_file);
+}
+
+namespace {
+
+/// Parse the text of an override value as the loader parses the JSON value.
+template <typename T>
+T parse_text(const Ctx& c, const std::string& path, const std::string& text) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        return text;
+    } else if constexpr (std::is_same_v<T, double>) {
+        char* end = nullptr;
+        errno = 0;
+        const double d = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(d))
+            c.fail(path, fmt::format("'{}' is not a number", text));
+        return d;
+    } else if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
+        std::string t = text;
+        if (t.size() >= 2 && t.front() == '[' && t.back() == ']') t = t.substr(1, t.size() - 2);
+        json arr = json::array();
+        std::stringstream ss(t);
+        for (std::string item; std::getline(ss, item, ',');) {
+            const size_t a = item.find_first_not_of(' '), b = item.find_last_not_of(' ');
+            arr.push_back(a == std::string::npos ? std::string() : item.substr(a, b - a + 1));
+        }
+        return convert<T>(c, path, arr);
+    } else {
+        return convert<T>(c, path, json(text));
+    }
+}
+
+}  // namespace
+
+namespace {
+void set_param(SocProfile& q, const std::string& assignment) {
+    const Ctx c{"parameter override"};
+    const size_t eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw ProfileError(fmt::format("parameter override '{}': expected section.key=value", assignment));
+    const std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+    bool found = false;
+    visit_params(q, [&](const std::string& sec, const std::string& key, auto& param, double lo, double hi) {
+        if (found || sec + "." + key != path) return;
+        found = true;
+        using T = std::decay_t<decltype(param.value)>;
+        const T v = parse_text<T>(c, path, text);
+        check_range(c, v, path, lo, hi);
+        param.source = fmt::format("override {} (was {}; {})", text, value_text(param.value), param.source);
+        param.value = v;
+    });
+    if (!found) {
+        std::string known;
+        visit_params(q, [&](const std::string& sec, const std::string& key, const auto&, double, double) {
+            if (path.find('.') == std::string::npos ? key == path : path.rfind(sec + ".", 0) == 0)
+                known += (known.empty() ? "" : ", ") + sec + "." + key;
+        });
+        c.fail(path, known.empty() ? std::string("unknown parameter (sections: npu, memory, host)")
+                                   : "unknown parameter (known here: " + known + ")");
+    }
+}
+}  // namespace
+
+void apply_param_override(SocProfile& p, const std::string& assignment) { apply_param_overrides(p, {assignment}); }
+
+void apply_param_overrides(SocProfile& p, const std::vector<std::string>& assignments) {
+    SocProfile q = p;
+    for (const std::string& a : assignments) set_param(q, a);
+    validate(Ctx{"parameter override"}, q);
+    p = std::move(q);
+}
+
+double host_op_seconds(const HostParams& h, uint64_t macs, uint64_t flops, uint64_t bytes) {
+    return h.op_overhead_ns.value * 1e-9 + static_cast<double>(macs) / h.int8_macs_per_s.value +
+           static_cast<double>(flops) / h.float_flops_per_s.value + static_cast<double>(bytes) / h.bytes_per_s.value;
 }
 
 }  // namespace hw

@@ -1,37 +1,45 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/conv_timing.h"
 
+#include <cmath>
+
 namespace npu::rknpu {
 
 namespace {
-uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+uint64_t round_up(uint64_t v, uint64_t m) { return m ? (v + m - 1) / m * m : v; }
 }  // namespace
 
 ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
     ConvCost r;
+    const hw::NpuParams& n = p.npu;
     const uint64_t pixels = static_cast<uint64_t>(c.out_w) * c.out_h;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h;
-    // int16 uses the fp16 C2 and MAC rate: both take two 8-bit cells per product (hardware-facts
-    // §3.1, §3.4). UNVERIFIED for int16; profile candidate npu.int16_macs_per_cycle.
+    // fp16 and int16 use the wide C2 (two 8-bit cells per product, hardware-facts §3.1, §3.4) and
+    // their own MAC rates and output-channel padding (npu.fp16/int16_macs_per_cycle,
+    // npu.cout_align_fp16); int8 the narrow ones.
     const bool wide = c.precision != Precision::Int8;
-    const uint64_t c2 = static_cast<uint64_t>(wide ? p.npu.c2_fp16.value : p.npu.c2_int8.value);
-    const uint64_t rate = static_cast<uint64_t>(wide ? p.npu.fp16_macs_per_cycle.value : p.npu.int8_macs_per_cycle.value);
+    const uint64_t c2 = static_cast<uint64_t>(wide ? n.c2_fp16.value : n.c2_int8.value);
+    const int rate_param = c.precision == Precision::Int8   ? n.int8_macs_per_cycle.value
+                           : c.precision == Precision::Fp16 ? n.fp16_macs_per_cycle.value
+                                                            : n.int16_macs_per_cycle.value;
+    const uint64_t rate = rate_param > 0 ? static_cast<uint64_t>(rate_param) : 1;
     if (c.depthwise) {
-        // Each output channel reads only its own input channel. The array takes one feature atom
-        // (C2 channels of one pixel) per MAC cell and multiplies it against a C2-wide weight
-        // slice: in depthwise mode only one product per cell is useful, so the useful rate is
-        // MACs/cycle / C2 (64 on RK3588 int8). UNVERIFIED and derived from the profile's MAC
-        // rate, not a profile parameter of its own (hardware-facts.md §5.4 notes the real
-        // depthwise rate is "far lower" than the full rate).
+        // Each output channel reads only its own input channel: the array does one useful product
+        // per cell instead of C2. Output channels are padded to npu.depthwise_cout_align (Mesa: 64)
+        // and the padded MACs run at npu.depthwise_mac_efficiency x the peak (hardware-facts III
+        // §5.1, §5.4; the efficiency is a calibration parameter).
         r.macs = pixels * c.out_c * taps;
-        r.macs_padded = pixels * round_up(c.out_c, c2) * taps;
-        const uint64_t dw_rate = rate / c2 ? rate / c2 : 1;
-        r.compute_cycles = (r.macs_padded + dw_rate - 1) / dw_rate;
+        r.macs_padded = pixels * round_up(c.out_c, static_cast<uint64_t>(n.depthwise_cout_align.value)) * taps;
+        double dw_rate = static_cast<double>(rate) * n.depthwise_mac_efficiency.value;
+        if (dw_rate < 1.0) dw_rate = 1.0;
+        r.compute_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(r.macs_padded) / dw_rate - 1e-9));
         return r;
     }
     r.macs = pixels * c.out_c * c.in_c_real * taps;
+    // Padded MACs (hardware-facts III §5.1): input channels to C2, output channels to the kernel
+    // group the array computes at once (npu.cout_align_int8 / _fp16).
     const uint64_t cin = round_up(c.in_c, c2);
-    const uint64_t cout = round_up(c.out_c, 16);
+    const uint64_t cout = round_up(c.out_c, static_cast<uint64_t>(wide ? n.cout_align_fp16.value : n.cout_align_int8.value));
     r.macs_padded = pixels * cout * cin * taps;
     r.compute_cycles = (r.macs_padded + rate - 1) / rate;
     return r;

@@ -96,7 +96,7 @@ bool plan_ppu_on_the_fly(const RegFile& rf, const hw::SocProfile& soc, const Dpu
                             fmt::format("PPU input {}x{}x{} differs from the DPU output {}x{}x{}", c.in_w, c.in_h, c.in_c,
                                         d.w, d.h, d.c)});
     if (!p.faults.empty()) return false;
-    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec, c.atom),
+    p.ppu_cycles = ppu_cycles(soc.npu, cube_atoms(c.in_w, c.in_h, c.in_c, c.prec, c.atom),
                               cube_atoms(c.out_w, c.out_h, c.out_c, c.prec, c.atom));
     p.ppu = c;
     return (d.output_mode & 2u) != 0;
@@ -127,7 +127,7 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     p.core_cycles = cost.compute_cycles;
     p.macs = cost.macs;
     p.macs_padded = cost.macs_padded;
-    p.dpu_cycles = dpu_cycles(c.out_w, c.out_h, c.out_c, c.dpu.out, !c.dpu.ew.bypass && !c.dpu.ew.lut_bypass, c.atom);
+    p.dpu_cycles = dpu_cycles(soc.npu, c.out_w, c.out_h, c.out_c, c.dpu.out, !c.dpu.ew.bypass && !c.dpu.ew.lut_bypass, c.atom);
     p.reads.push_back({c.weight_addr, c.weight_bytes, kWeights, "CNA"});
     plan_dpu_operands(p, c.dpu);
     const uint32_t c1s = (c.in_c + c.c2() - 1) / c.c2();
@@ -160,7 +160,7 @@ void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     p.faults = validate_dpu(d, soc);
     if (!p.faults.empty()) return;
     p.kind = "dpu" + (d.float_path() ? std::string("-fp16") : std::string()) + ":" + dpu_kind(d);
-    p.dpu_cycles = dpu_cycles(d.w, d.h, d.c, d.out, !d.ew.bypass && !d.ew.lut_bypass, d.atom);
+    p.dpu_cycles = dpu_cycles(soc.npu, d.w, d.h, d.c, d.out, !d.ew.bypass && !d.ew.lut_bypass, d.atom);
     const uint32_t c1s = (d.c + c2_of(d.src_prec, d.atom) - 1) / c2_of(d.src_prec, d.atom);
     plan_cube_read(p, d.src_addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * d.atom, d.src_surf_stride_bytes,
                    kDpuInput, "DPU_RDMA", d.atom);
@@ -182,7 +182,7 @@ void plan_ppu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     p.faults = validate_ppu(c, soc);
     if (!p.faults.empty()) return;
     p.kind = std::string("ppu") + (c.prec == Precision::Fp16 ? "-fp16" : "") + ":" + pool_name(c.method);
-    p.ppu_cycles = ppu_cycles(cube_atoms(c.in_w, c.in_h, c.in_c, c.prec, c.atom),
+    p.ppu_cycles = ppu_cycles(soc.npu, cube_atoms(c.in_w, c.in_h, c.in_c, c.prec, c.atom),
                               cube_atoms(c.out_w, c.out_h, c.out_c, c.prec, c.atom));
     const uint32_t c1s = (c.in_c + c2_of(c.prec, c.atom) - 1) / c2_of(c.prec, c.atom);
     plan_cube_read(p, c.src_addr, c.in_w, c.in_h, c1s, c.src_line_stride_bytes, c.src_surf_stride_bytes, kPpuInput,

@@ -97,10 +97,11 @@ TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
     }
     // Ties and the 15-bit scale make a 1-LSB difference rare; more than 0.5 % would be a bug.
     EXPECT_LE(off_by_one * 200, got.size());
-    // MACs on padded channels: Cin to 16, Cout to 16.
+    // MACs on padded channels (hardware-facts III §5.1): Cin to C2 = 16, Cout to 32 (Mesa's
+    // output-channel padding, npu.cout_align_int8 of the RK3588 profile).
     const auto cost = npu::rknpu::conv_cost(cfg, soc);
     EXPECT_EQ(cost.macs, L.macs());
-    EXPECT_EQ(cost.macs_padded, uint64_t(L.out_h()) * L.out_w() * ((sh.out_c + 15) / 16 * 16) *
+    EXPECT_EQ(cost.macs_padded, uint64_t(L.out_h()) * L.out_w() * ((sh.out_c + 31) / 32 * 32) *
                                     ((sh.in_c + 15) / 16 * 16) * sh.k * sh.k);
 }
 

@@ -41,6 +41,16 @@ struct NpuParams {
     Param<int> pc_cycles_per_regcmd;  ///< PC decode cost per fetched entry
     Param<int> task_overhead_cycles;  ///< fixed cost per task: ping-pong switch, completion
     Param<int> dma_burst_bytes;       ///< size of one DMA transaction on the bus
+    // Block throughputs and padded-MAC rules (hardware-facts.md Part III §5.1); read by
+    // npu::rknpu::conv_cost, dpu_cycles and ppu_cycles.
+    Param<int> int16_macs_per_cycle;       ///< int16 conv rate (two 8-bit cells per product)
+    Param<int> cout_align_int8;            ///< output channels padded to this for the MAC count (int8/int4)
+    Param<int> cout_align_fp16;            ///< same for fp16/int16
+    Param<int> depthwise_cout_align;       ///< depthwise output channels padded to this (Mesa: 64)
+    Param<double> depthwise_mac_efficiency;  ///< depthwise useful MACs/cycle as a fraction of the int8 (or fp16) peak
+    Param<double> dpu_atoms_per_cycle;     ///< DPU 16-byte atoms per cycle through BS/BN/EW/convert
+    Param<double> dpu_lut_atoms_per_cycle; ///< the same when the EW LUT is in the path
+    Param<double> ppu_atoms_per_cycle;     ///< PPU atoms per cycle (cost = max(input, output) atoms)
 };
 
 struct MemoryParams {
@@ -57,6 +67,20 @@ struct MemoryParams {
     Param<double> nbuf_latency_ns;
 };
 
+/// The host CPU that runs CPU-fallback nodes and host-side layout conversion (hardware-facts.md
+/// Part II §2). Rates are sustained single-core figures.
+struct HostParams {
+    Param<std::string> cpu;            ///< "4x Cortex-A76 + 4x Cortex-A55"
+    Param<uint64_t> cpu_clock_hz;      ///< clock of the core that runs fallback nodes
+    Param<double> int8_macs_per_s;     ///< quantized kernels (conv/gemm inner loops)
+    Param<double> float_flops_per_s;   ///< float kernels (2 flops per FMA)
+    Param<double> bytes_per_s;         ///< layout conversion, copies, elementwise streaming
+    Param<double> op_overhead_ns;      ///< per-node dispatch + NPU/CPU hand-over (cache maintenance, wake-up)
+};
+
+/// Host time of one CPU node: op_overhead + macs / int8 rate + flops / float rate + bytes / byte rate.
+double host_op_seconds(const HostParams& h, uint64_t macs, uint64_t flops, uint64_t bytes);
+
 struct SocProfile {
     int schema_version = 0;
     std::string name;          ///< "rk3588"
@@ -66,6 +90,7 @@ struct SocProfile {
     std::string file;  ///< where it was loaded from
     NpuParams npu;
     MemoryParams mem;
+    HostParams host;
 
     /// Every parameter as (path, grade, value text), in file order: for reports and `platforms`.
     struct ParamView {
@@ -92,5 +117,17 @@ std::string profile_dir();
 std::vector<std::string> list_profiles();
 /// Load a bundled profile by name ("rk3588"); ProfileError listing the known names if absent.
 SocProfile load_named_profile(const std::string& name);
+/// A bundled name ("rk3588") or a profile file (anything ending in ".json" or containing '/').
+SocProfile load_profile_arg(const std::string& name_or_file);
+
+/// Set one parameter from "section.key=value" (e.g. "npu.task_overhead_cycles=1200",
+/// "memory.ddr_efficiency=0.65", "host.cpu=Cortex-A76"; a list as "0x1,0x2"). The value is parsed and
+/// range-checked as the loader does, then the profile's cross-checks run again; the grade is kept
+/// and the source records the override. ProfileError naming the path on an unknown path, a bad
+/// value or a failed check.
+void apply_param_override(SocProfile& p, const std::string& assignment);
+/// Several overrides (`--param` given more than once): all are set, then the cross-checks run once
+/// (so npu.core_count and npu.core_mmio_bases can change together); all or nothing.
+void apply_param_overrides(SocProfile& p, const std::vector<std::string>& assignments);
 
 }  // namespace hw
