@@ -81,3 +81,39 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
                                     ArenaBuilder& arena, const hw::SocProfile& soc, const std::vector<int>& cores);
 
 }  // namespace drv::rknpu
+
+namespace drv::rknpu {
+
+/// GLOBAL.OPERATION_ENABLE bits of a task (the values of npu::rknpu::enable; the driver does not
+/// link the NPU model).
+inline constexpr uint32_t kEnableCna = 1u << 0, kEnableCore = 1u << 2, kEnableDpu = 1u << 3,
+                          kEnableDpuRdma = 1u << 4, kEnablePpu = 1u << 5, kEnablePpuRdma = 1u << 6;
+
+/// DPU-only and PPU lowerings (helper B: lower_eltwise.cpp, lower_pool.cpp). All run on one
+/// core, one task (the DPU/PPU cube fields hold every tensor of the zoo models); they throw
+/// std::invalid_argument naming the op when a value does not fit a register field, and the
+/// compiler then falls back to the CPU for that layer.
+
+/// out = sat(round(ra * (a - a.zp) + rb * (b - b.zp)) + out.zp), ra = a.scale / out.scale,
+/// rb = b.scale / out.scale (QLinearAdd): MRDMA reads a, ERDMA reads b.
+std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
+/// Per-channel affine map in output LSB units: out = sat(round(mul[c] * (x - in.zp) + add[c]) + out.zp).
+/// One value in mul/add applies to every channel. BatchNormalization between DQ and Q, and the
+/// requantizing copy of a concat input (mul = in.scale / out.scale, add = 0). `op` names the task.
+std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string& op, const DeviceTensor& in,
+                                      const DeviceTensor& out, const std::vector<double>& mul,
+                                      const std::vector<double>& add, ArenaBuilder& arena, const hw::SocProfile& soc,
+                                      int core);
+
+/// Max pooling of an int8 tensor on the PPU (PPU_RDMA input), padding reads -128.
+struct PoolOp {
+    std::string name;
+    int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+    int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+};
+std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in, const DeviceTensor& out,
+                                       ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
+}  // namespace drv::rknpu

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// Direct executor of a CompiledModel WITHOUT SystemC: proves a lowering, not a simulator. It
+// follows each chain's PC links through the regcmd in the arena, replays every task's entries
+// into a per-core register file, plans and executes the task with the NPU block engines
+// (npu::rknpu::plan_task / execute_task) over the arena bytes, and runs CPU layers with
+// num::run_op. Isolated mode feeds every NPU layer the reference values of its inputs and
+// compares its outputs with the reference, so per-layer rounding differences do not propagate.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "drv/rknpu/model.h"
+#include "hw/profile.h"
+#include "numerics/tensor.h"
+
+namespace drv::rknpu {
+
+/// Element-wise comparison of two integer tensors of the same shape.
+struct TensorDiff {
+    size_t values = 0, equal = 0, off_by_one = 0, worse = 0;
+    int max_diff = 0;     ///< integer tensors
+    double max_abs = 0;   ///< float tensors (|got - want|, real units)
+    bool same_shape = true;
+    bool exact() const { return same_shape && equal == values; }
+    std::string str() const;  ///< "N values, E equal, O off by 1 LSB, W worse, max |diff| M"
+};
+TensorDiff compare_tensors(const num::Tensor& got, const num::Tensor& want);
+
+/// Every non-constant IR value computed node by node with num::run_op (the reference executor's
+/// operator library), keeping intermediates.
+std::map<std::string, num::Tensor> reference_values(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs);
+
+struct DirectOptions {
+    /// Isolated mode: the reference values (reference_values) fed to and compared with every NPU
+    /// layer; CPU layers are skipped. nullptr = end-to-end run.
+    const std::map<std::string, num::Tensor>* isolated_reference = nullptr;
+};
+
+struct LayerCheck {
+    size_t layer = 0;  ///< index into CompiledModel::layers
+    TensorDiff diff;   ///< all outputs of the layer together
+};
+
+struct DirectResult {
+    std::map<std::string, num::Tensor> outputs;  ///< graph outputs (end-to-end mode)
+    std::vector<LayerCheck> layers;              ///< isolated mode: one per NPU layer
+    size_t tasks_run = 0;
+};
+
+/// Runs `m` (relocated or not) on `inputs` (graph inputs by name). Throws std::runtime_error
+/// naming layer and task on a programming fault or a broken chain.
+DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc, const std::map<std::string, num::Tensor>& inputs,
+                        const DirectOptions& opts = {});
+
+}  // namespace drv::rknpu

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+// Direct executor (direct_exec.h): a CompiledModel run through the NPU block engines without
+// SystemC, for lowering tests and the runtime's cross-checks.
+#include "drv/rknpu/direct_exec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "hw/regcmd.h"
+#include "npu/rknpu/reg_file.h"
+#include "npu/rknpu/task.h"
+#include "numerics/ops.h"
+
+namespace drv::rknpu {
+
+std::string TensorDiff::str() const {
+    if (!same_shape) return "shape or dtype differs";
+    return fmt::format("{} values, {} equal, {} off by 1 LSB, {} worse, max |diff| {}", values, equal, off_by_one, worse,
+                       max_diff);
+}
+
+namespace {
+
+int64_t element(const num::Tensor& t, size_t i) {
+    switch (t.dtype()) {
+        case num::DType::U8: return t.data<uint8_t>()[i];
+        case num::DType::I8: return t.data<int8_t>()[i];
+        case num::DType::I32: return t.data<int32_t>()[i];
+        default: throw std::invalid_argument("compare_tensors: integer tensors only");
+    }
+}
+
+}  // namespace
+
+TensorDiff compare_tensors(const num::Tensor& got, const num::Tensor& want) {
+    TensorDiff d;
+    if (got.dtype() != want.dtype() || got.numel() != want.numel()) {
+        d.same_shape = false;
+        return d;
+    }
+    d.values = got.numel();
+    if (got.dtype() == num::DType::F32) {
+        // Float outputs (DequantizeLinear of an int8 value): compare in LSB of the smallest step.
+        for (size_t i = 0; i < d.values; ++i) {
+            const float a = got.data<float>()[i], b = want.data<float>()[i];
+            d.max_abs = std::max(d.max_abs, static_cast<double>(std::fabs(a - b)));
+            if (a == b) ++d.equal;
+            else ++d.worse;
+        }
+        return d;
+    }
+    for (size_t i = 0; i < d.values; ++i) {
+        const int64_t diff = std::llabs(element(got, i) - element(want, i));
+        d.max_diff = std::max<int>(d.max_diff, static_cast<int>(diff));
+        if (diff == 0) ++d.equal;
+        else if (diff == 1) ++d.off_by_one;
+        else ++d.worse;
+    }
+    return d;
+}
+
+namespace {
+
+std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n, const std::map<std::string, num::Tensor>& env) {
+    std::vector<const num::Tensor*> args;
+    for (const auto& in : n.inputs) {
+        if (in.empty()) {
+            args.push_back(nullptr);
+            continue;
+        }
+        const ir::Value& v = g.value(in, n.label());
+        if (v.is_constant()) {
+            args.push_back(&*v.data);
+            continue;
+        }
+        auto it = env.find(in);
+        if (it == env.end()) throw std::runtime_error(n.label() + ": input '" + in + "' has not been computed");
+        args.push_back(&it->second);
+    }
+    try {
+        return num::run_op(n.op_type, n.attrs, args, n.domain);
+    } catch (const num::OpError& e) {
+        throw num::OpError("node " + n.label() + ": " + e.what());
+    }
+}
+
+}  // namespace
+
+std::map<std::string, num::Tensor> reference_values(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs) {
+    std::map<std::string, num::Tensor> env = inputs;
+    for (const ir::Node& n : g.nodes()) {
+        auto out = run_node(g, n, env);
+        for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
+            if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(out[k]);
+    }
+    return env;
+}
+
+namespace {
+
+class Runner {
+   public:
+    Runner(const CompiledModel& m, const hw::SocProfile& soc) : m_(m), soc_(soc), mem_(m.arena_bytes, 0) {
+        std::copy(m.arena_init.begin(), m.arena_init.end(), mem_.begin());
+    }
+
+    void put(const DeviceTensor& t, const num::Tensor& x) {
+        const auto img = to_device(t, x);
+        check(t.offset, img.size(), t.name);
+        std::memcpy(mem_.data() + t.offset, img.data(), img.size());
+    }
+    num::Tensor get(const DeviceTensor& t) const {
+        check(t.offset, t.bytes, t.name);
+        std::vector<uint8_t> img(mem_.begin() + static_cast<std::ptrdiff_t>(t.offset),
+                                 mem_.begin() + static_cast<std::ptrdiff_t>(t.offset + t.bytes));
+        return from_device(t, img);
+    }
+    const DeviceTensor* dev(const std::string& v) const {
+        auto it = m_.tensors.find(v);
+        return it == m_.tensors.end() ? nullptr : &it->second;
+    }
+
+    /// Executes the task whose regcmd starts at arena offset `off` on `core`; returns the next
+    /// task's device address from PC_BASE_ADDRESS (0 = end of chain).
+    uint64_t exec_task(size_t task, int core) {
+        const NpuTask& t = m_.tasks[task];
+        npu::rknpu::RegFile& rf = rf_[core];
+        uint64_t next = 0;
+        uint32_t mask = 0;
+        bool op_en = false;
+        const size_t max_entries = t.regcfg_amount + static_cast<size_t>(hw::rknpu::kTaskEndEntries);
+        for (size_t e = 0; e < max_entries; ++e) {
+            check(t.regcmd_offset + 8 * e, 8, "regcmd");
+            uint64_t w = 0;
+            std::memcpy(&w, mem_.data() + t.regcmd_offset + 8 * e, 8);
+            const auto c = hw::rknpu::RegCmd::decode(w);
+            if (c.is_op_enable()) {
+                mask = c.value;
+                op_en = true;
+                break;
+            }
+            if (!c.is_write() || c.target() == 0) continue;
+            if (c.target() == hw::rknpu::target::PC) {
+                if (c.offset == hw::rknpu::PC_BASE_ADDRESS::kOffset) next = c.value;
+                continue;
+            }
+            rf.write(c.offset, c.value);
+        }
+        const std::string who = fmt::format("layer '{}' task {} ({})", t.layer >= 0 ? m_.layers[static_cast<size_t>(t.layer)].name : "?",
+                                            task, t.what);
+        if (!op_en) throw std::runtime_error(who + ": no op-enable entry within the fetched amount");
+        if (mask != t.enable_mask)
+            throw std::runtime_error(fmt::format("{}: op-enable 0x{:x} differs from the task's mask 0x{:x}", who, mask, t.enable_mask));
+        const npu::rknpu::TaskPlan plan = npu::rknpu::plan_task(rf, mask, soc_);
+        if (!plan.faults.empty()) {
+            const auto& f = plan.faults.front();
+            throw std::runtime_error(fmt::format("{}: fault {}.{}.{} = {}: {}", who, f.block, f.reg, f.field, f.value, f.message));
+        }
+        std::vector<std::vector<uint8_t>> reads;
+        reads.reserve(plan.reads.size());
+        for (const auto& r : plan.reads) {
+            const uint64_t a = r.addr - m_.relocated_base;
+            check(a, r.bytes, who + " read " + r.what);
+            reads.emplace_back(mem_.begin() + static_cast<std::ptrdiff_t>(a), mem_.begin() + static_cast<std::ptrdiff_t>(a + r.bytes));
+        }
+        const auto writes = npu::rknpu::execute_task(plan, reads);
+        for (size_t k = 0; k < writes.size(); ++k) {
+            const uint64_t a = plan.writes[k].addr - m_.relocated_base;
+            check(a, writes[k].size(), who + " write " + plan.writes[k].what);
+            // Writes must stay inside the activation region (never over weights or regcmd).
+            if (a < m_.arena_init.size())
+                throw std::runtime_error(fmt::format("{}: writes into the initialised arena at 0x{:x}", who, a));
+            std::memcpy(mem_.data() + a, writes[k].data(), writes[k].size());
+        }
+        ++tasks_run_;
+        return next;
+    }
+
+    /// Runs one chain by following PC_BASE_ADDRESS links from its first task.
+    void exec_chain(int core, const std::vector<size_t>& chain) {
+        for (size_t k = 0; k < chain.size(); ++k) {
+            const uint64_t next = exec_task(chain[k], core);
+            const uint64_t want = k + 1 < chain.size() ? m_.tasks[chain[k + 1]].regcmd_offset + m_.relocated_base : 0;
+            if (next != want)
+                throw std::runtime_error(fmt::format("chain on core {}: task {} links to 0x{:x}, expected 0x{:x}", core, chain[k],
+                                                     next, want));
+        }
+    }
+
+    void run_cpu_layer(const Layer& L, std::map<std::string, num::Tensor>& env) {
+        for (const auto& v : L.inputs)
+            if (const DeviceTensor* t = dev(v)) env[v] = get(*t);
+        for (size_t ni : L.ir_nodes) {
+            const ir::Node& n = m_.graph.nodes()[ni];
+            auto out = run_node(m_.graph, n, env);
+            for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
+                if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(out[k]);
+        }
+        for (const auto& v : L.outputs)
+            if (const DeviceTensor* t = dev(v)) put(*t, env.at(v));
+    }
+
+    size_t tasks_run_ = 0;
+
+   private:
+    void check(uint64_t off, uint64_t n, const std::string& what) const {
+        if (off + n > mem_.size() || off + n < off)
+            throw std::runtime_error(fmt::format("{}: bytes [0x{:x}, 0x{:x}) outside the {}-byte arena", what, off, off + n, mem_.size()));
+    }
+    const CompiledModel& m_;
+    const hw::SocProfile& soc_;
+    std::vector<uint8_t> mem_;
+    std::map<int, npu::rknpu::RegFile> rf_;
+};
+
+}  // namespace
+
+DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc, const std::map<std::string, num::Tensor>& inputs,
+                        const DirectOptions& opts) {
+    Runner r(m, soc);
+    DirectResult res;
+    if (const auto* ref = opts.isolated_reference) {
+        for (size_t l = 0; l < m.layers.size(); ++l) {
+            const Layer& L = m.layers[l];
+            if (L.unit != Unit::Npu) continue;
+            for (const auto& v : L.inputs)
+                if (const DeviceTensor* t = r.dev(v)) r.put(*t, ref->at(v));
+            std::map<int, std::vector<size_t>> per_core;
+            for (size_t t : L.tasks) per_core[m.tasks[t].core].push_back(t);
+            for (const auto& [core, tasks] : per_core)
+                for (size_t t : tasks) r.exec_task(t, core);
+            LayerCheck c;
+            c.layer = l;
+            for (const auto& v : L.outputs) {
+                const DeviceTensor* t = r.dev(v);
+                if (!t) continue;
+                const TensorDiff d = compare_tensors(r.get(*t), ref->at(v));
+                c.diff.same_shape &= d.same_shape;
+                c.diff.values += d.values, c.diff.equal += d.equal, c.diff.off_by_one += d.off_by_one, c.diff.worse += d.worse;
+                c.diff.max_diff = std::max(c.diff.max_diff, d.max_diff);
+            }
+            res.layers.push_back(c);
+        }
+        res.tasks_run = r.tasks_run_;
+        return res;
+    }
+    std::map<std::string, num::Tensor> env = inputs;
+    for (const auto& in : m.graph.inputs()) {
+        auto it = inputs.find(in);
+        if (it == inputs.end()) throw std::invalid_argument("run_direct: no data for graph input '" + in + "'");
+        if (const DeviceTensor* t = r.dev(in)) r.put(*t, it->second);
+    }
+    for (const Step& s : m.steps) {
+        if (s.unit == Unit::Cpu) {
+            for (size_t l : s.layers) r.run_cpu_layer(m.layers[l], env);
+            continue;
+        }
+        for (const auto& [core, chain] : s.chains) r.exec_chain(core, chain);
+    }
+    for (const auto& out : m.graph.outputs()) {
+        if (const DeviceTensor* t = r.dev(out)) res.outputs[out] = r.get(*t);
+        else if (env.count(out)) res.outputs[out] = env.at(out);
+        else throw std::runtime_error("run_direct: graph output '" + out + "' was never produced");
+    }
+    res.tasks_run = r.tasks_run_;
+    return res;
+}
+
+}  // namespace drv::rknpu

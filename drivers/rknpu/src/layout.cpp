@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// Host boundary conversion between an IR tensor (NCHW, batch 1, int8 or uint8) and its device
+// image (NC1HWC2 with the DeviceTensor's strides, int8; uint8 shifted by -128). The image covers
+// [offset, offset + bytes) of the arena: C1 surfaces of surf_stride bytes each (a channel slice
+// of a concat buffer is a contiguous run of the parent's surfaces).
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "drv/rknpu/model.h"
+
+namespace drv::rknpu {
+
+namespace {
+
+void check(const DeviceTensor& t, size_t numel, const char* what) {
+    const size_t want = static_cast<size_t>(t.c) * t.h * t.w;
+    if (numel != want)
+        throw std::invalid_argument(fmt::format("{} '{}': {} values, the device tensor holds {} ({}x{}x{})", what, t.name,
+                                                numel, want, t.c, t.h, t.w));
+    if (t.c2 <= 0 || t.line_stride < static_cast<uint32_t>(t.w * t.c2) || t.surf_stride < t.line_stride * static_cast<uint32_t>(t.h))
+        throw std::invalid_argument(fmt::format("{} '{}': inconsistent strides", what, t.name));
+}
+
+}  // namespace
+
+std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
+    const bool u8 = x.dtype() == num::DType::U8;
+    if (!u8 && x.dtype() != num::DType::I8)
+        throw std::invalid_argument(fmt::format("to_device '{}': {} tensor, expected int8 or uint8", t.name,
+                                                num::dtype_name(x.dtype())));
+    if (u8 != t.graph_uint8)
+        throw std::invalid_argument(fmt::format("to_device '{}': {} tensor, the model has {}", t.name,
+                                                num::dtype_name(x.dtype()), t.graph_uint8 ? "uint8" : "int8"));
+    check(t, x.numel(), "to_device");
+    // Padding channels of the last atom hold the zero point (a real 0).
+    std::vector<uint8_t> img(t.bytes, static_cast<uint8_t>(static_cast<int8_t>(t.zp)));
+    const uint8_t* src = x.raw();
+    const uint8_t shift = u8 ? 128 : 0;
+    const size_t hw = static_cast<size_t>(t.h) * t.w;
+    for (int c = 0; c < t.c; ++c) {
+        const size_t base = static_cast<size_t>(c / t.c2) * t.surf_stride + static_cast<size_t>(c % t.c2);
+        const uint8_t* plane = src + static_cast<size_t>(c) * hw;
+        for (int y = 0; y < t.h; ++y) {
+            uint8_t* row = img.data() + base + static_cast<size_t>(y) * t.line_stride;
+            const uint8_t* in = plane + static_cast<size_t>(y) * t.w;
+            for (int x0 = 0; x0 < t.w; ++x0) row[static_cast<size_t>(x0) * t.c2] = static_cast<uint8_t>(in[x0] - shift);
+        }
+    }
+    return img;
+}
+
+num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& image) {
+    check(t, static_cast<size_t>(t.c) * t.h * t.w, "from_device");
+    if (image.size() < t.bytes)
+        throw std::invalid_argument(fmt::format("from_device '{}': image has {} bytes, expected {}", t.name, image.size(), t.bytes));
+    std::vector<int64_t> shape = t.ir_shape.empty() ? std::vector<int64_t>{1, t.c, t.h, t.w} : t.ir_shape;
+    num::Tensor out = num::Tensor::uninitialized(t.graph_uint8 ? num::DType::U8 : num::DType::I8, shape);
+    if (out.numel() != static_cast<size_t>(t.c) * t.h * t.w)
+        throw std::invalid_argument(fmt::format("from_device '{}': IR shape does not match {}x{}x{}", t.name, t.c, t.h, t.w));
+    const uint8_t shift = t.graph_uint8 ? 128 : 0;
+    uint8_t* dst = out.raw();
+    const size_t hw = static_cast<size_t>(t.h) * t.w;
+    for (int c = 0; c < t.c; ++c) {
+        const size_t base = static_cast<size_t>(c / t.c2) * t.surf_stride + static_cast<size_t>(c % t.c2);
+        uint8_t* plane = dst + static_cast<size_t>(c) * hw;
+        for (int y = 0; y < t.h; ++y) {
+            const uint8_t* row = image.data() + base + static_cast<size_t>(y) * t.line_stride;
+            uint8_t* o = plane + static_cast<size_t>(y) * t.w;
+            for (int x0 = 0; x0 < t.w; ++x0) o[x0] = static_cast<uint8_t>(row[static_cast<size_t>(x0) * t.c2] + shift);
+        }
+    }
+    out.quant.scale = {t.scale};
+    out.quant.zero_point = {t.zp + (t.graph_uint8 ? 128 : 0)};
+    return out;
+}
+
+}  // namespace drv::rknpu

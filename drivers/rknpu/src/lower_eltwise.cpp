@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+// DPU-only lowerings (MRDMA input, no CNA/CORE): QLinearAdd (ERDMA second input), and the
+// per-channel affine map used for DQ -> BatchNormalization -> Q and for requantizing copies into
+// a concat buffer.
+//
+// Fixed point: both paths scale their inputs by integer multipliers M = round(r * 2^T) (16-bit
+// register fields) and the output convert shifts by T with rounding. The absolute error of one
+// term is |x - zp| * 0.5 / 2^T output LSB (|x - zp| <= 255), so T is taken as large as the
+// multiplier fields allow: for ratios near 1 the error is about 0.01 LSB and results agree with
+// onnxruntime's float requantization except at rounding ties.
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "drv/rknpu/lower.h"
+
+namespace drv::rknpu {
+
+namespace {
+
+constexpr uint32_t kBurst16 = 15;
+constexpr uint32_t kDpuOutputToMemory = 2;
+constexpr int64_t kMulMax = 32767;  // BS/BN_MUL_OPERAND is int16; EW_OP_CVT_SCALE kept in the same range
+constexpr int kMaxShift = 40;
+
+void check_tensor(const std::string& name, const DeviceTensor& t, const hw::SocProfile& soc) {
+    if (t.c2 != soc.npu.c2_int8.value)
+        throw std::invalid_argument(fmt::format("'{}': tensor '{}' has C2 {} but the SoC's int8 C2 is {}", name, t.name,
+                                                t.c2, soc.npu.c2_int8.value));
+    if (t.line_stride != static_cast<uint32_t>(t.w * t.c2))
+        throw std::invalid_argument(fmt::format("'{}': tensor '{}' rows are not compact", name, t.name));
+    if (t.w > 8192 || t.h > 8192 || t.c > 8192)
+        throw std::invalid_argument(fmt::format("'{}': {}x{}x{} exceeds the 13-bit DPU cube fields", name, t.c, t.h, t.w));
+}
+
+/// Largest T with max_ratio * 2^T <= kMulMax (and max_add * 2^T inside int32).
+int pick_shift(double max_ratio, double max_add, const std::string& name) {
+    if (!(max_ratio > 0) || !std::isfinite(max_ratio))
+        throw std::invalid_argument(fmt::format("'{}': scale ratio {} cannot be requantized", name, max_ratio));
+    int t = kMaxShift;
+    while (t >= 0 && (std::llround(max_ratio * std::ldexp(1.0, t)) > kMulMax ||
+                      std::fabs(max_add) * std::ldexp(1.0, t) > 1.0e9))
+        --t;
+    if (t < 0)
+        throw std::invalid_argument(
+            fmt::format("'{}': scale ratio {} exceeds the 16-bit DPU multiplier range", name, max_ratio));
+    return t;
+}
+
+/// The common DPU-only registers: cube, MRDMA input, output, stages bypassed.
+void emit_dpu_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor& out) {
+    const uint64_t w = static_cast<uint64_t>(out.w), h = static_cast<uint64_t>(out.h), c = static_cast<uint64_t>(out.c);
+    b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", kBurst16}, {"OUTPUT_MODE", kDpuOutputToMemory}});
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 0}, {"OUT_PRECISION", 0}});
+    b.write_addr("DPU_DST_BASE_ADDR", out.offset);
+    b.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
+    b.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w - 1}});
+    b.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h - 1}});
+    b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}, {"ORIG_CHANNEL", c - 1}});
+    b.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 1}, {"BS_ALU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
+    b.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});
+    b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1},
+                                  {"EW_RELU_BYPASS", 1}});
+    b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w - 1}});
+    b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h - 1}});
+    b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}});
+    b.write_addr("DPU_RDMA_RDMA_SRC_BASE_ADDR", in.offset);
+    // MRDMA surfaces: compact surface plus the notch (the gap to the next surface).
+    const uint64_t surf = w * h * static_cast<uint64_t>(in.c2);
+    b.write_fields("DPU_RDMA_RDMA_SURF_NOTCH", {{"SURF_NOTCH_ADDR", (in.surf_stride - surf) >> 4}});
+    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG",
+                   {{"BURST_LEN", kBurst16}, {"MRDMA_DISABLE", 0}, {"IN_PRECISION", 0}, {"PROC_PRECISION", 0}});
+}
+
+NpuTask dpu_meta(const std::string& what, const DeviceTensor& out, int core) {
+    NpuTask m;
+    m.enable_mask = kEnableDpu | kEnableDpuRdma;
+    m.int_mask = 0x300;
+    m.core = core;
+    m.what = what;
+    m.out_window = {0, out.c, 0, out.h, 0, out.w};
+    m.in_window = m.out_window;
+    return m;
+}
+
+void same_shape(const std::string& name, const DeviceTensor& a, const DeviceTensor& out) {
+    if (a.c != out.c || a.h != out.h || a.w != out.w)
+        throw std::invalid_argument(fmt::format("'{}': input '{}' {}x{}x{} differs from the output {}x{}x{} (broadcast is "
+                                                "not lowered)",
+                                                name, a.name, a.c, a.h, a.w, out.c, out.h, out.w));
+    if ((a.surf_stride - static_cast<uint64_t>(a.w) * a.h * a.c2) % 16 != 0)
+        throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, a.name));
+}
+
+}  // namespace
+
+std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& /*arena*/, const hw::SocProfile& soc,
+                                   int core) {
+    for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
+    same_shape(name, a, out);
+    same_shape(name, b, out);
+    const double ra = static_cast<double>(a.scale) / out.scale, rb = static_cast<double>(b.scale) / out.scale;
+    const int t = pick_shift(std::max(ra, rb), 0, name);
+    const int64_t ma = std::llround(ra * std::ldexp(1.0, t)), mb = std::llround(rb * std::ldexp(1.0, t));
+    BodyBuilder bb;
+    emit_dpu_common(bb, a, out);
+    // BS: (a - za) * Ma; EW: (b - zb) * Mb from the ERDMA cube, added; output: >> T, + zo.
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 0}, {"BS_RELU_BYPASS", 1}});
+    bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-a.zp));
+    bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 0}, {"BS_MUL_OPERAND", static_cast<uint64_t>(ma)}, {"BS_MUL_SHIFT_VALUE", 0}});
+    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_TYPE", 0}, {"EW_OP_SRC", 1},
+                                   {"EW_ALU_ALGO", 2}, {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1},
+                                   {"EW_RELU_BYPASS", 1}});
+    bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
+    bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", static_cast<uint64_t>(mb)}, {"EW_OP_CVT_SHIFT", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
+    bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b.offset);
+    bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", b.surf_stride >> 4}});
+    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
+    return {bb.finish(dpu_meta(fmt::format("add {}x{}x{}", out.c, out.h, out.w), out, core))};
+}
+
+std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string& op, const DeviceTensor& in,
+                                      const DeviceTensor& out, const std::vector<double>& mul,
+                                      const std::vector<double>& add, ArenaBuilder& arena, const hw::SocProfile& soc,
+                                      int core) {
+    check_tensor(name, in, soc);
+    check_tensor(name, out, soc);
+    same_shape(name, in, out);
+    const size_t nc = static_cast<size_t>(out.c);
+    if (mul.empty() || (mul.size() != 1 && mul.size() != nc) || (add.size() > 1 && add.size() != nc))
+        throw std::invalid_argument(fmt::format("'{}': {} multipliers / {} offsets for {} channels", name, mul.size(),
+                                                add.size(), nc));
+    double max_mul = 0, max_add = 0;
+    bool negative = false;
+    for (double m : mul) {
+        max_mul = std::max(max_mul, std::fabs(m));
+        negative |= m < 0;
+    }
+    for (double a : add) max_add = std::max(max_add, std::fabs(a));
+    if (max_mul == 0) max_mul = 1;  // all-zero multipliers: any shift works
+    (void)negative;
+    const int t = pick_shift(max_mul, max_add, name);
+    const double two_t = std::ldexp(1.0, t);
+    BodyBuilder bb;
+    emit_dpu_common(bb, in, out);
+    const bool per_channel_mul = mul.size() > 1;
+    bool any_add = false;
+    for (double a : add) any_add |= std::llround(a * two_t) != 0;
+    // BS: (x - zx) * M (per-channel M from memory when it varies).
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 0}, {"BS_RELU_BYPASS", 1}});
+    bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-in.zp));
+    if (per_channel_mul) {
+        std::vector<uint8_t> ops(2 * nc);
+        for (size_t c = 0; c < nc; ++c) {
+            const auto m = static_cast<int16_t>(std::llround(mul[c] * two_t));
+            std::memcpy(&ops[2 * c], &m, 2);
+        }
+        bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", 0}});
+        bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", arena.add_init(ops));
+        bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 1}});
+    } else {
+        const auto m = static_cast<int16_t>(std::llround(mul[0] * two_t));
+        bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 0},
+                                           {"BS_MUL_OPERAND", static_cast<uint64_t>(static_cast<uint16_t>(m))},
+                                           {"BS_MUL_SHIFT_VALUE", 0}});
+    }
+    // BN: + add[c] * 2^T (per channel from memory, or one register value).
+    if (any_add) {
+        bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0}, {"BN_ALU_BYPASS", 0}, {"BN_ALU_ALGO", 2},
+                                       {"BN_ALU_SRC", add.size() > 1 ? 1u : 0u}, {"BN_MUL_BYPASS", 1},
+                                       {"BN_RELU_BYPASS", 1}});
+        if (add.size() > 1) {
+            std::vector<uint8_t> ops(4 * nc);
+            for (size_t c = 0; c < nc; ++c) {
+                const auto v = static_cast<int32_t>(std::llround(add[c] * two_t));
+                std::memcpy(&ops[4 * c], &v, 4);
+            }
+            bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", arena.add_init(ops));
+            bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 1}});
+        } else {
+            bb.write("DPU_BN_ALU_CFG", static_cast<uint32_t>(static_cast<int32_t>(std::llround(add[0] * two_t))));
+        }
+    }
+    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
+    return {bb.finish(dpu_meta(fmt::format("{} {}x{}x{}", op, out.c, out.h, out.w), out, core))};
+}
+
+}  // namespace drv::rknpu
