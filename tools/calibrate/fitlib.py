@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: MIT
+"""Fitting helpers for the RKNPU calibration (numpy only, deterministic).
+
+A fit adjusts a few global profile parameters (never per-model or per-layer factors) so that the
+simulator's latencies match published figures. The objective is the sum of squared log errors,
+so a model 10% slow and one 10% fast weigh the same whatever their absolute latency.
+"""
+import json
+import math
+
+import numpy as np
+
+
+class FitParam:
+    """One profile parameter the fit may move: JSON path, bounds, integer or not."""
+
+    def __init__(self, path, lo, hi, integer=False):
+        if not (0 < lo < hi):
+            raise ValueError(f"{path}: bounds must satisfy 0 < lo < hi (got {lo}, {hi})")
+        self.path, self.lo, self.hi, self.integer = path, float(lo), float(hi), integer
+
+    # The optimiser works on an unbounded variable u; value = lo * (hi/lo)^sigmoid(u): log-uniform
+    # inside the bounds, never outside them.
+    def value(self, u):
+        s = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, u))))
+        v = self.lo * (self.hi / self.lo) ** s
+        return int(round(v)) if self.integer else v
+
+    def u_of(self, v):
+        v = min(max(float(v), self.lo * (1 + 1e-9)), self.hi * (1 - 1e-9))
+        s = math.log(v / self.lo) / math.log(self.hi / self.lo)
+        return math.log(s / (1.0 - s))
+
+
+def log_errors(estimates, published):
+    return [math.log(e / p) for e, p in zip(estimates, published)]
+
+
+def objective(estimates, published):
+    """Sum of squared log errors."""
+    return float(sum(x * x for x in log_errors(estimates, published)))
+
+
+def nelder_mead(f, x0, step=1.0, max_evals=300, xtol=1e-3, ftol=1e-10):
+    """Minimise f over R^n from x0 (deterministic Nelder-Mead with the standard coefficients).
+    Returns (x_best, f_best, evaluations)."""
+    n = len(x0)
+    pts = [np.array(x0, dtype=float)]
+    for i in range(n):
+        p = np.array(x0, dtype=float)
+        p[i] += step
+        pts.append(p)
+    vals = [f(p) for p in pts]
+    evals = n + 1
+    while evals < max_evals:
+        order = sorted(range(n + 1), key=lambda k: (vals[k], k))
+        pts = [pts[k] for k in order]
+        vals = [vals[k] for k in order]
+        size = max(float(np.max(np.abs(p - pts[0]))) for p in pts[1:])
+        if size < xtol or abs(vals[-1] - vals[0]) < ftol:
+            break
+        c = sum(pts[:-1]) / n
+        xr = c + (c - pts[-1])
+        fr = f(xr)
+        evals += 1
+        if fr < vals[0]:
+            xe = c + 2.0 * (c - pts[-1])
+            fe = f(xe)
+            evals += 1
+            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = xr, fr
+        else:
+            outside = fr < vals[-1]
+            xc = c + 0.5 * ((xr if outside else pts[-1]) - c)
+            fc = f(xc)
+            evals += 1
+            if fc < (fr if outside else vals[-1]):
+                pts[-1], vals[-1] = xc, fc
+            else:
+                for k in range(1, n + 1):
+                    pts[k] = pts[0] + 0.5 * (pts[k] - pts[0])
+                    vals[k] = f(pts[k])
+                    evals += 1
+    k = min(range(n + 1), key=lambda i: (vals[i], i))
+    return pts[k], vals[k], evals
+
+
+def fit(params, simulate, published, start, restarts=2, max_evals=300):
+    """Fit `params` (list of FitParam) so that simulate(values_dict) -> list of estimates matches
+    `published`. `start`: dict path -> starting value. Results are cached per rounded value set,
+    so integer parameters and restarts cost no extra simulations. Returns (values, estimates, evals)."""
+    cache = {}
+
+    def values_of(u):
+        return {p.path: p.value(x) for p, x in zip(params, u)}
+
+    def key(vals):
+        return tuple((k, round(v, 9) if isinstance(v, float) else v) for k, v in sorted(vals.items()))
+
+    def run(vals):
+        k = key(vals)
+        if k not in cache:
+            cache[k] = simulate(vals)
+        return cache[k]
+
+    def f(u):
+        return objective(run(values_of(u)), published)
+
+    u = np.array([p.u_of(start[p.path]) for p in params])
+    best = None
+    for _ in range(restarts + 1):
+        u, fu, _ = nelder_mead(f, u, step=1.0, max_evals=max_evals)
+        if best is not None and fu >= best[1] - 1e-12:
+            break
+        best = (u, fu)
+    vals = values_of(best[0])
+    return vals, run(vals), len(cache)
+
+
+def round_value(v, integer):
+    """Values written to the profile: integers, or 4 significant digits."""
+    if integer:
+        return int(round(v))
+    return float(f"{v:.4g}")
+
+
+def update_profile_text(text, updates):
+    """Return the profile JSON text with `updates` {path: (value, grade, source)} applied; the
+    file keeps its formatting (json.dumps indent 2 + newline, as the bundled profiles are)."""
+    d = json.loads(text)
+    for path, (value, grade, source) in sorted(updates.items()):
+        section, key = path.split(".", 1)
+        if section not in d or key not in d[section]:
+            raise KeyError(f"profile has no parameter {path}")
+        d[section][key] = {"value": value, "grade": grade, "source": source}
+    return json.dumps(d, indent=2) + "\n"
+
+
+def check_fittable(profile, paths):
+    """Only parameters graded unknown or inferred may be fitted: a 'known' figure is a fact."""
+    bad = []
+    for path in paths:
+        section, key = path.split(".", 1)
+        grade = profile[section][key]["grade"]
+        if grade == "known":
+            bad.append(path)
+    if bad:
+        raise ValueError("refusing to fit parameters graded known: " + ", ".join(bad))
