@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Calibrate the RK3588 profile against the published single-core latencies in
+"""Calibrate the RK3588 profile (standard library only) against the published single-core latencies in
 ../shared/calibration/rk3588-int8.json (MobileNetV2, ResNet50 v2, YOLOv5s-relu; int8).
 
 Only global parameters graded unknown or inferred are fitted (per-task overhead, DDR sustained

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Fitting helpers for the RKNPU calibration (numpy only, deterministic).
+"""Fitting helpers for the RKNPU calibration (standard library only, deterministic).
 
 A fit adjusts a few global profile parameters (never per-model or per-layer factors) so that the
 simulator's latencies match published figures. The objective is the sum of squared log errors,
@@ -8,7 +8,17 @@ so a model 10% slow and one 10% fast weigh the same whatever their absolute late
 import json
 import math
 
-import numpy as np
+
+def _add(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+def _sub(a, b):
+    return [x - y for x, y in zip(a, b)]
+
+
+def _scale(a, k):
+    return [x * k for x in a]
 
 
 class FitParam:
@@ -45,9 +55,9 @@ def nelder_mead(f, x0, step=1.0, max_evals=300, xtol=1e-3, ftol=1e-10):
     """Minimise f over R^n from x0 (deterministic Nelder-Mead with the standard coefficients).
     Returns (x_best, f_best, evaluations)."""
     n = len(x0)
-    pts = [np.array(x0, dtype=float)]
+    pts = [[float(v) for v in x0]]
     for i in range(n):
-        p = np.array(x0, dtype=float)
+        p = [float(v) for v in x0]
         p[i] += step
         pts.append(p)
     vals = [f(p) for p in pts]
@@ -56,15 +66,15 @@ def nelder_mead(f, x0, step=1.0, max_evals=300, xtol=1e-3, ftol=1e-10):
         order = sorted(range(n + 1), key=lambda k: (vals[k], k))
         pts = [pts[k] for k in order]
         vals = [vals[k] for k in order]
-        size = max(float(np.max(np.abs(p - pts[0]))) for p in pts[1:])
+        size = max(max(abs(d) for d in _sub(p, pts[0])) for p in pts[1:])
         if size < xtol or abs(vals[-1] - vals[0]) < ftol:
             break
-        c = sum(pts[:-1]) / n
-        xr = c + (c - pts[-1])
+        c = _scale([sum(col) for col in zip(*pts[:-1])], 1.0 / n)
+        xr = _add(c, _sub(c, pts[-1]))
         fr = f(xr)
         evals += 1
         if fr < vals[0]:
-            xe = c + 2.0 * (c - pts[-1])
+            xe = _add(c, _scale(_sub(c, pts[-1]), 2.0))
             fe = f(xe)
             evals += 1
             pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
@@ -72,14 +82,14 @@ def nelder_mead(f, x0, step=1.0, max_evals=300, xtol=1e-3, ftol=1e-10):
             pts[-1], vals[-1] = xr, fr
         else:
             outside = fr < vals[-1]
-            xc = c + 0.5 * ((xr if outside else pts[-1]) - c)
+            xc = _add(c, _scale(_sub(xr if outside else pts[-1], c), 0.5))
             fc = f(xc)
             evals += 1
             if fc < (fr if outside else vals[-1]):
                 pts[-1], vals[-1] = xc, fc
             else:
                 for k in range(1, n + 1):
-                    pts[k] = pts[0] + 0.5 * (pts[k] - pts[0])
+                    pts[k] = _add(pts[0], _scale(_sub(pts[k], pts[0]), 0.5))
                     vals[k] = f(pts[k])
                     evals += 1
     k = min(range(n + 1), key=lambda i: (vals[i], i))
@@ -107,7 +117,7 @@ def fit(params, simulate, published, start, restarts=2, max_evals=300):
     def f(u):
         return objective(run(values_of(u)), published)
 
-    u = np.array([p.u_of(start[p.path]) for p in params])
+    u = [p.u_of(start[p.path]) for p in params]
     best = None
     for _ in range(restarts + 1):
         u, fu, _ = nelder_mead(f, u, step=1.0, max_evals=max_evals)
