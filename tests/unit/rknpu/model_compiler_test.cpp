@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+// Model compiler (issue 6): zoo graphs compiled for RK3588, run WITHOUT SystemC by the direct
+// executor (chains followed through their PC links, tasks replayed into the block engines, CPU
+// layers on num::run_op), outputs compared with the reference executor (ref::execute). Isolated
+// mode feeds each NPU layer the reference inputs and compares its outputs with the reference's.
+// Zoo: the build tree's tests/unit/compiler/zoo (tests + MobileNetV2); ResNet50 v2 and YOLOv5s
+// from $NPUSIM_ZOO_DIR when set (make_zoo.py --models resnet50v2,yolov5s).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "compiler/model_loader.h"
+#include "compiler/ref/reference.h"
+#include "drv/rknpu/direct_exec.h"
+#include "drv/rknpu/model.h"
+#include "hw/profile.h"
+
+namespace {
+
+using namespace drv::rknpu;
+
+const hw::SocProfile& rk3588() {
+    static const hw::SocProfile p = hw::load_named_profile("rk3588");
+    return p;
+}
+
+std::string zoo_path(const std::string& file, bool big) {
+    if (big) {
+        const char* d = std::getenv("NPUSIM_ZOO_DIR");
+        if (!d || !*d) return {};
+        const std::string p = std::string(d) + "/" + file;
+        return std::filesystem::exists(p) ? p : std::string();
+    }
+    const std::string p = std::string(NPUSIM_TEST_ZOO_DIR) + "/" + file;
+    return std::filesystem::exists(p) ? p : std::string();
+}
+
+drv::ir::Graph load(const std::string& path) {
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Rewrite;
+    return drv::importer::load_model(path, io);
+}
+
+std::map<std::string, num::Tensor> inputs_for(const drv::ir::Graph& g, uint64_t seed) {
+    std::map<std::string, num::Tensor> in;
+    for (size_t k = 0; k < g.inputs().size(); ++k) in[g.inputs()[k]] = drv::ref::random_input(g.value(g.inputs()[k]), seed, k);
+    return in;
+}
+
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+struct Counts {
+    size_t npu = 0, cpu = 0, view = 0;
+};
+Counts count_layers(const CompiledModel& m) {
+    Counts c;
+    for (const auto& L : m.layers) (L.unit == Unit::Npu ? c.npu : L.unit == Unit::Cpu ? c.cpu : c.view)++;
+    return c;
+}
+
+/// Step structure and arena invariants every compiled model must satisfy.
+void check_structure(const CompiledModel& m) {
+    ASSERT_FALSE(m.steps.empty());
+    std::vector<int> seen(m.tasks.size(), 0);
+    for (const auto& s : m.steps) {
+        if (s.unit == Unit::Cpu) {
+            EXPECT_TRUE(s.chains.empty());
+            for (size_t l : s.layers) EXPECT_EQ(m.layers[l].unit, Unit::Cpu);
+            continue;
+        }
+        for (const auto& [core, chain] : s.chains)
+            for (size_t t : chain) {
+                ASSERT_LT(t, m.tasks.size());
+                EXPECT_EQ(m.tasks[t].core, core);
+                EXPECT_EQ(m.tasks[t].regcmd_offset % 64, 0u);
+                ++seen[t];
+            }
+    }
+    for (size_t t = 0; t < seen.size(); ++t) EXPECT_EQ(seen[t], 1) << "task " << t << " not in exactly one chain";
+    EXPECT_EQ(m.arena_init.size(), m.weight_bytes + m.regcmd_bytes);
+    for (const auto& [name, t] : m.tensors) {
+        EXPECT_GE(t.offset, m.arena_init.size()) << name << " overlaps the initialised arena";
+        EXPECT_LE(t.offset + t.bytes, m.arena_bytes) << name;
+    }
+    for (uint64_t r : m.relocs) EXPECT_LT(r + 8, m.arena_init.size() + 1);
+}
+
+struct Figures {
+    TensorDiff isolated;           ///< all NPU layers together
+    size_t layers_exact = 0, layers = 0;
+};
+
+Figures isolated_figures(const CompiledModel& m, const std::map<std::string, num::Tensor>& in) {
+    const auto ref = reference_values(m.graph, in);
+    DirectOptions o;
+    o.isolated_reference = &ref;
+    const DirectResult r = run_direct(m, rk3588(), in, o);
+    Figures f;
+    for (const auto& c : r.layers) {
+        EXPECT_TRUE(c.diff.same_shape) << m.layers[c.layer].name;
+        EXPECT_LE(c.diff.max_diff, 1) << "layer " << m.layers[c.layer].name << " (" << m.layers[c.layer].op
+                                       << "): " << c.diff.str();
+        f.isolated.values += c.diff.values, f.isolated.equal += c.diff.equal, f.isolated.off_by_one += c.diff.off_by_one;
+        f.isolated.worse += c.diff.worse, f.isolated.max_diff = std::max(f.isolated.max_diff, c.diff.max_diff);
+        f.layers_exact += c.diff.exact();
+        ++f.layers;
+    }
+    return f;
+}
+
+size_t argmax(const num::Tensor& t) {
+    const float* p = t.data<float>();
+    return static_cast<size_t>(std::max_element(p, p + t.numel()) - p);
+}
+
+/// Compiles, checks structure, runs isolated and end to end; prints the figures.
+void run_model(const std::string& label, const std::string& path, double max_isolated_off_frac, bool classifier) {
+    const drv::ir::Graph g = load(path);
+    const double t0 = cpu_seconds();
+    const CompiledModel m = compile_model(g, rk3588());
+    const double compile_s = cpu_seconds() - t0;
+    check_structure(m);
+    const Counts c = count_layers(m);
+    const auto in = inputs_for(g, 7);
+    const Figures f = isolated_figures(m, in);
+    EXPECT_LE(static_cast<double>(f.isolated.off_by_one), max_isolated_off_frac * static_cast<double>(f.isolated.values));
+    const DirectResult r = run_direct(m, rk3588(), in);
+    const auto want = drv::ref::execute(g, in);
+    std::string e2e;
+    for (const auto& [name, w] : want) {
+        ASSERT_TRUE(r.outputs.count(name)) << name;
+        const TensorDiff d = compare_tensors(r.outputs.at(name), w);
+        EXPECT_TRUE(d.same_shape) << name;
+        e2e += fmt::format(" {}: {} values, {} differ, max |diff| {:.4g}", name, d.values, d.values - d.equal,
+                           w.dtype() == num::DType::F32 ? d.max_abs : static_cast<double>(d.max_diff));
+        if (classifier) {
+            const bool top1 = argmax(r.outputs.at(name)) == argmax(w);
+            e2e += top1 ? ", top-1 agrees" : ", top-1 DIFFERS";
+            EXPECT_TRUE(top1) << name;
+        }
+    }
+    std::cout << fmt::format(
+        "[{}] layers {} NPU / {} CPU / {} view, {} tasks, {} steps; weights {} KiB, regcmd {} KiB, arena {} KiB; compile "
+        "{:.1f} ms CPU\n[{}] isolated: {} NPU layers, {} exact; {} values, {} off by 1 LSB ({:.3f}%), {} worse\n[{}] "
+        "end to end:{}\n",
+        label, c.npu, c.cpu, c.view, m.tasks.size(), m.steps.size(), m.weight_bytes >> 10, m.regcmd_bytes >> 10,
+        m.arena_bytes >> 10, compile_s * 1e3, label, f.layers, f.layers_exact, f.isolated.values, f.isolated.off_by_one,
+        100.0 * static_cast<double>(f.isolated.off_by_one) / static_cast<double>(std::max<size_t>(1, f.isolated.values)),
+        f.isolated.worse, label, e2e);
+}
+
+TEST(ModelCompiler, CoreMaskParsing) {
+    const auto& p = rk3588();
+    EXPECT_EQ(parse_core_mask("auto", p), std::vector<int>{0});
+    EXPECT_EQ(parse_core_mask("1", p), std::vector<int>{1});
+    EXPECT_EQ(parse_core_mask("0_1_2", p), (std::vector<int>{0, 1, 2}));
+    for (const char* bad : {"3", "0_0", "x", "0_", "", "01"}) {
+        if (std::string(bad).empty()) continue;  // empty = auto
+        EXPECT_THROW(parse_core_mask(bad, p), std::invalid_argument) << bad;
+    }
+    try {
+        parse_core_mask("7", p);
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("0_1_2"), std::string::npos) << e.what();
+    }
+}
+
+TEST(ModelCompiler, LayoutRoundTripUint8WithPartialAtom) {
+    DeviceTensor t;
+    t.name = "x";
+    t.c = 19, t.h = 3, t.w = 5, t.c2 = 16;
+    t.ir_shape = {1, 19, 3, 5};
+    t.line_stride = 5 * 16, t.surf_stride = 5 * 16 * 3 + 32;  // a gap between surfaces
+    t.bytes = 2ull * t.surf_stride;
+    t.graph_uint8 = true;
+    t.zp = -3;
+    num::Tensor x(num::DType::U8, {1, 19, 3, 5});
+    for (size_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i * 37 + 11);
+    const auto img = to_device(t, x);
+    ASSERT_EQ(img.size(), t.bytes);
+    // Channel 17, row 2, column 4 lives in surface 1 at lane 1, stored shifted by -128.
+    const size_t at = 1 * t.surf_stride + 2 * t.line_stride + 4 * 16 + 1;
+    EXPECT_EQ(static_cast<int8_t>(img[at]), static_cast<int>(x.data<uint8_t>()[(17 * 3 + 2) * 5 + 4]) - 128);
+    const num::Tensor back = from_device(t, img);
+    ASSERT_EQ(back.dtype(), num::DType::U8);
+    EXPECT_EQ(back.shape(), x.shape());
+    EXPECT_TRUE(std::equal(back.raw(), back.raw() + back.nbytes(), x.raw()));
+    num::Tensor wrong(num::DType::I8, {1, 19, 3, 5});
+    EXPECT_THROW(to_device(t, wrong), std::invalid_argument);
+}
+
+TEST(ModelCompiler, TinyQLinearConvAddMatchesReferenceAndRelocates) {
+    const std::string path = zoo_path("t_qlinear.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    const drv::ir::Graph g = load(path);
+    CompiledModel m = compile_model(g, rk3588());
+    check_structure(m);
+    const Counts c = count_layers(m);
+    EXPECT_EQ(c.npu, 2u);  // QLinearConv, QLinearAdd
+    EXPECT_EQ(c.cpu, 2u);  // QuantizeLinear (input), DequantizeLinear (output)
+    ASSERT_EQ(m.steps.size(), 3u);  // CPU, NPU chain of 2+ tasks, CPU
+    EXPECT_EQ(m.steps[1].unit, Unit::Npu);
+    const auto in = inputs_for(g, 3);
+    const auto want = drv::ref::execute(g, in);
+    const DirectResult r = run_direct(m, rk3588(), in);
+    const TensorDiff d = compare_tensors(r.outputs.at("y"), want.at("y"));
+    EXPECT_TRUE(d.same_shape);
+    // One Add of a conv output with itself: at most one LSB of the output scale anywhere.
+    const float ys = g.value("d").quant.scale.at(0);
+    EXPECT_LE(d.max_abs, ys * 1.0001) << d.str();
+    // Relocation: same results at another base; idempotent; patches only the listed words.
+    const auto before = m.arena_init;
+    relocate(m, 0x100000);
+    relocate(m, 0x100000);
+    size_t changed = 0;
+    for (size_t i = 0; i < before.size(); i += 8) changed += std::memcmp(&before[i], &m.arena_init[i], 8) != 0;
+    EXPECT_EQ(changed, m.relocs.size());
+    const DirectResult r2 = run_direct(m, rk3588(), in);
+    EXPECT_TRUE(compare_tensors(r2.outputs.at("y"), r.outputs.at("y")).exact());
+    relocate(m, 0);
+    EXPECT_EQ(m.arena_init, before);
+}
+
+TEST(ModelCompiler, ForcedCpuNodesAndCpuStepSplit) {
+    const std::string path = zoo_path("t_qlinear.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    const drv::ir::Graph g = load(path);
+    CompileOptions o;
+    o.cpu_nodes = {"QLinearAdd"};
+    const CompiledModel m = compile_model(g, rk3588(), o);
+    const Counts c = count_layers(m);
+    EXPECT_EQ(c.npu, 1u);
+    EXPECT_EQ(c.cpu, 3u);
+    bool noted = false;
+    for (const auto& L : m.layers)
+        if (L.op == "QLinearAdd") noted = L.unit == Unit::Cpu && L.note.find("forced") != std::string::npos;
+    EXPECT_TRUE(noted);
+    const auto in = inputs_for(g, 5);
+    const auto want = drv::ref::execute(g, in);
+    const DirectResult r = run_direct(m, rk3588(), in);
+    const TensorDiff d = compare_tensors(r.outputs.at("y"), want.at("y"));
+    EXPECT_LE(d.max_abs, g.value("d").quant.scale.at(0) * 1.0001) << d.str();
+}
+
+TEST(ModelCompiler, BadCoreMaskThrowsOneLine) {
+    const std::string path = zoo_path("t_qlinear.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    CompileOptions o;
+    o.core_mask = "0_5";
+    try {
+        compile_model(load(path), rk3588(), o);
+        FAIL() << "no throw";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+}
+
+TEST(ModelCompiler, MobileNetV2) {
+    const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    run_model("mobilenetv2", path, 0.01, true);
+}
+
+TEST(ModelCompiler, MobileNetV2ThreeCores) {
+    const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    const drv::ir::Graph g = load(path);
+    CompileOptions o;
+    o.core_mask = "0_1_2";
+    const CompiledModel m = compile_model(g, rk3588(), o);
+    check_structure(m);
+    EXPECT_EQ(m.cores, (std::vector<int>{0, 1, 2}));
+    const auto in = inputs_for(g, 7);
+    const DirectResult r = run_direct(m, rk3588(), in);
+    const auto want = drv::ref::execute(g, in);
+    for (const auto& [name, w] : want) EXPECT_EQ(argmax(r.outputs.at(name)), argmax(w)) << name;
+}
+
+TEST(ModelCompiler, ResNet50v2) {
+    const std::string path = zoo_path("resnet50v2_qdq.onnx", true);
+    if (path.empty()) GTEST_SKIP() << "set NPUSIM_ZOO_DIR to a make_zoo.py output with resnet50v2";
+    run_model("resnet50v2", path, 0.01, true);
+}
+
+TEST(ModelCompiler, YoloV5s) {
+    const std::string path = zoo_path("yolov5s_qdq.onnx", true);
+    if (path.empty()) GTEST_SKIP() << "set NPUSIM_ZOO_DIR to a make_zoo.py output with yolov5s";
+    run_model("yolov5s", path, 0.01, false);
+}
+
+}  // namespace
