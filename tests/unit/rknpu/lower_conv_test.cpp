@@ -430,4 +430,122 @@ TEST(LowerConv, BadInputIsOneLineError) {
     EXPECT_THROW(drv::rknpu::lower_conv_op(op, in, out, arena, soc, {0}), std::invalid_argument);
 }
 
+/// A one-layer CompiledModel around the tasks of a lowered 3x3 s1 p1 conv (64->64, 160x160 on
+/// rk3588: 7 row bands; or 3x3 512->512 7x7: kernel groups), for verify_tiling.
+drv::rknpu::CompiledModel one_layer_model(const Case& k, const std::vector<TaskBody>& bodies) {
+    drv::rknpu::CompiledModel m;
+    m.soc = k.soc;
+    drv::ir::Value x, w, y;
+    x.name = "x", w.name = "w", y.name = "y";
+    w.shape = {k.out_c, k.depthwise ? 1 : k.in_c, k.kh, k.kw};
+    m.graph.add_value(x), m.graph.add_value(w), m.graph.add_value(y);
+    drv::ir::Node n;
+    n.name = "conv", n.op_type = "QLinearConv";
+    n.inputs = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+    n.outputs = {"y"};
+    n.attrs.set("strides", std::vector<int64_t>{k.sh, k.sw});
+    n.attrs.set("dilations", std::vector<int64_t>{k.dh, k.dw});
+    n.attrs.set("pads", std::vector<int64_t>{k.pt, k.pl, k.pb, k.pr});
+    n.attrs.set("group", int64_t{k.depthwise ? k.in_c : 1});
+    m.graph.add_node(n);
+    const int c2 = profile(k.soc).npu.c2_int8.value;
+    const int oh = (k.h + k.pt + k.pb - ((k.kh - 1) * k.dh + 1)) / k.sh + 1;
+    const int ow = (k.w + k.pl + k.pr - ((k.kw - 1) * k.dw + 1)) / k.sw + 1;
+    m.tensors["x"] = tensor_at("x", k.in_c, k.h, k.w, c2, 0, k.in_c, k.w, 0);
+    m.tensors["y"] = tensor_at("y", k.out_c, oh, ow, c2, 0, k.out_c, ow, 0);
+    drv::rknpu::Layer L;
+    L.name = "conv", L.op = "Conv", L.inputs = {"x"}, L.outputs = {"y"}, L.ir_nodes = {0};
+    for (const TaskBody& b : bodies) {
+        L.tasks.push_back(m.tasks.size());
+        m.tasks.push_back(b.meta);
+    }
+    m.layers.push_back(L);
+    return m;
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& what) {
+    for (const auto& p : problems)
+        if (p.find(what) != std::string::npos) return true;
+    return false;
+}
+
+TEST(VerifyTiling, LoweredLayersVerify) {
+    const hw::SocProfile& soc = profile("rk3588");
+    for (Case k : {base("rows"), base("kernels"), base("dw s2")}) {
+        if (k.name == "rows") k.in_c = 64, k.out_c = 64, k.h = 160, k.w = 160;
+        if (k.name == "kernels") k.in_c = 512, k.out_c = 512, k.h = 7, k.w = 7, k.cores = {0, 1, 2};
+        if (k.name == "dw s2") k.in_c = k.out_c = 96, k.h = 112, k.w = 112, k.depthwise = true, k.sh = k.sw = 2;
+        ArenaBuilder arena;
+        ConvOp op;
+        op.name = k.name, op.in_c = k.in_c, op.out_c = k.out_c, op.depthwise = k.depthwise;
+        op.kernel_h = op.kernel_w = 3, op.stride_h = op.stride_w = k.sh;
+        op.pad_top = op.pad_left = op.pad_bottom = op.pad_right = 1;
+        op.weights.assign(static_cast<size_t>(k.out_c) * (k.depthwise ? 1 : k.in_c) * 9, 1);
+        op.w_scales = {0.01f};
+        const auto m0 = one_layer_model(k, {});
+        const auto bodies = drv::rknpu::lower_conv_op(op, m0.tensors.at("x"), m0.tensors.at("y"), arena, soc, k.cores);
+        const auto m = one_layer_model(k, bodies);
+        const auto problems = drv::rknpu::verify_tiling(m, soc);
+        EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems.front());
+        std::printf("[verify_tiling] %-8s %zu tasks verified\n", k.name.c_str(), bodies.size());
+    }
+}
+
+TEST(VerifyTiling, BrokenWindowsAreReported) {
+    const hw::SocProfile& soc = profile("rk3588");
+    Case k = base("rows");
+    k.in_c = 64, k.out_c = 64, k.h = 160, k.w = 160;
+    ArenaBuilder arena;
+    ConvOp op;
+    op.name = "rows", op.in_c = 64, op.out_c = 64, op.kernel_h = op.kernel_w = 3;
+    op.pad_top = op.pad_left = op.pad_bottom = op.pad_right = 1;
+    op.weights.assign(64 * 64 * 9, 1);
+    op.w_scales = {0.01f};
+    const auto m0 = one_layer_model(k, {});
+    const auto bodies = drv::rknpu::lower_conv_op(op, m0.tensors.at("x"), m0.tensors.at("y"), arena, soc, {0});
+    ASSERT_GE(bodies.size(), 3u);
+    const drv::rknpu::CompiledModel good = one_layer_model(k, bodies);
+    ASSERT_TRUE(drv::rknpu::verify_tiling(good, soc).empty());
+    const std::string t1 = good.tasks[1].what;
+
+    auto m = good;  // gap: task 1 stops one row early
+    m.tasks[1].out_window.y1 -= 1;
+    auto p = drv::rknpu::verify_tiling(m, soc);
+    EXPECT_TRUE(mentions(p, "gap")) << (p.empty() ? "none" : p.front());
+    EXPECT_TRUE(mentions(p, "layer 'conv'"));
+
+    m = good;  // overlap: task 1 writes one row of task 2
+    m.tasks[1].out_window.y1 += 1;
+    p = drv::rknpu::verify_tiling(m, soc);
+    EXPECT_TRUE(mentions(p, "overlaps")) << (p.empty() ? "none" : p.front());
+    EXPECT_TRUE(mentions(p, m.tasks[2].what));
+
+    m = good;  // halo: the band's input misses its last needed row
+    m.tasks[1].in_window.y1 -= 1;
+    p = drv::rknpu::verify_tiling(m, soc);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_TRUE(mentions(p, "task '" + t1 + "'")) << p.front();
+    EXPECT_TRUE(mentions(p, "do not include rows")) << p.front();
+
+    m = good;  // halo at the top
+    m.tasks[1].in_window.y0 += 1;
+    EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "do not include rows"));
+
+    m = good;  // CBUF over-subscribed
+    m.tasks[0].cbuf_weight_banks = soc.npu.cbuf_banks.value;
+    EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "CBUF banks exceed"));
+
+    m = good;  // more input rows than the data banks hold
+    m.tasks[0].in_window.y1 = 160;
+    EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "CBUF entries"));
+
+    m = good;  // output outside the tensor
+    m.tasks.back().out_window.y1 = 161;
+    EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "outside the"));
+
+    m = good;  // a task missing from the layer
+    m.layers[0].tasks.pop_back();
+    EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "gap"));
+}
+
 }  // namespace

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// verify_tiling (model.h): independent checks of a compiled model's task windows, from the task
+// metadata and the IR geometry only (not from the lowering's own arithmetic):
+//   - every NPU layer's task output windows lie inside its output tensor and cover it exactly once;
+//   - every task's input window holds all input rows (and channels) its output window needs, from
+//     the node's kernel, stride, dilation and padding (element-wise layers: the same rows);
+//   - CBUF: data + weight banks within the profile, and the input rows fit the data banks.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "drv/rknpu/model.h"
+
+namespace drv::rknpu {
+
+namespace {
+
+using Window = NpuTask::Window;
+
+std::string win_str(const Window& w) {
+    return fmt::format("c {}-{} y {}-{} x {}-{}", w.c0, w.c1 - 1, w.y0, w.y1 - 1, w.x0, w.x1 - 1);
+}
+
+int64_t volume(const Window& w) {
+    return int64_t{std::max(0, w.c1 - w.c0)} * std::max(0, w.y1 - w.y0) * std::max(0, w.x1 - w.x0);
+}
+
+bool overlap(const Window& a, const Window& b) {
+    return a.c0 < b.c1 && b.c0 < a.c1 && a.y0 < b.y1 && b.y0 < a.y1 && a.x0 < b.x1 && b.x0 < a.x1;
+}
+
+/// Row geometry of the node that a layer starts with: output row y needs input rows
+/// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
+struct RowGeom {
+    enum Kind { Same, Kernel, All } kind = Same;
+    int stride = 1, pad_top = 0, eff = 1;
+    bool all_channels = false;  ///< a full (non-depthwise) convolution reads every input channel
+};
+
+int64_t ints_at(const num::Attributes& a, const std::string& name, size_t i, int64_t dflt) {
+    const std::vector<int64_t> v = ir::attr_ints(a, name, {});
+    return i < v.size() ? v[i] : dflt;
+}
+
+RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h) {
+    RowGeom g;
+    if (L.ir_nodes.empty() || L.ir_nodes[0] >= m.graph.nodes().size()) return g;
+    const ir::Node& n = m.graph.nodes()[L.ir_nodes[0]];
+    const std::string& op = n.op_type;
+    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+        g.kind = RowGeom::All;
+        return g;
+    }
+    int64_t kh = 0;
+    if (op == "QLinearConv" || op == "Conv" || op == "ConvInteger") {
+        const size_t wi = op == "QLinearConv" ? 3 : 1;
+        const ir::Value* w = n.has_input(wi) ? m.graph.find_value(n.input(wi)) : nullptr;
+        kh = ints_at(n.attrs, "kernel_shape", 0, w && w->shape.size() == 4 ? w->shape[2] : 0);
+        const int64_t group = ir::attr_int(n.attrs, "group", 1);
+        g.all_channels = group == 1;
+    } else if (op == "MaxPool" || op == "AveragePool" || op == "QLinearAveragePool" || op == "LpPool") {
+        kh = ints_at(n.attrs, "kernel_shape", 0, 0);
+    }
+    if (kh <= 0) return g;  // element-wise: output row y reads input row y
+    g.kind = RowGeom::Kernel;
+    g.stride = static_cast<int>(ints_at(n.attrs, "strides", 0, 1));
+    const int dil = static_cast<int>(ints_at(n.attrs, "dilations", 0, 1));
+    g.eff = static_cast<int>((kh - 1) * dil + 1);
+    const std::string auto_pad = ir::attr_string(n.attrs, "auto_pad", "NOTSET");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        const int total = std::max(0, (out_h - 1) * g.stride + g.eff - in_h);
+        g.pad_top = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else {
+        g.pad_top = static_cast<int>(ints_at(n.attrs, "pads", 0, 0));
+    }
+    return g;
+}
+
+}  // namespace
+
+std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProfile& soc) {
+    std::vector<std::string> problems;
+    const int banks = soc.npu.cbuf_banks.value;
+    const int64_t entry = soc.npu.cbuf_entry_bytes.value, bank = soc.npu.cbuf_bank_bytes.value;
+    const int c2 = soc.npu.c2_int8.value;
+    for (const Layer& L : m.layers) {
+        if (L.unit != Unit::Npu) continue;
+        auto bad = [&](const std::string& task, const std::string& what) {
+            problems.push_back(task.empty() ? fmt::format("layer '{}': {}", L.name, what)
+                                            : fmt::format("layer '{}' task '{}': {}", L.name, task, what));
+        };
+        if (L.tasks.empty()) {
+            bad("", "NPU layer without tasks");
+            continue;
+        }
+        if (L.outputs.empty() || !m.tensors.count(L.outputs[0])) {
+            bad("", fmt::format("output '{}' has no device tensor", L.outputs.empty() ? "" : L.outputs[0]));
+            continue;
+        }
+        const DeviceTensor& out = m.tensors.at(L.outputs[0]);
+        const DeviceTensor* in = nullptr;
+        if (!L.inputs.empty() && m.tensors.count(L.inputs[0])) in = &m.tensors.at(L.inputs[0]);
+        const RowGeom geo = row_geometry(m, L, in ? in->h : 0, out.h);
+        const Window whole{0, out.c, 0, out.h, 0, out.w};
+
+        std::vector<const NpuTask*> tasks;
+        for (size_t ti : L.tasks) {
+            if (ti >= m.tasks.size()) {
+                bad("", fmt::format("task index {} out of range", ti));
+                continue;
+            }
+            tasks.push_back(&m.tasks[ti]);
+        }
+        // Output coverage: inside the tensor, pairwise disjoint, volumes adding up to the tensor.
+        int64_t covered = 0;
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            const NpuTask& t = *tasks[i];
+            const Window& w = t.out_window;
+            if (volume(w) == 0) bad(t.what, fmt::format("empty output window ({})", win_str(w)));
+            if (w.c0 < 0 || w.y0 < 0 || w.x0 < 0 || w.c1 > out.c || w.y1 > out.h || w.x1 > out.w)
+                bad(t.what, fmt::format("output window {} outside the {}x{}x{} output", win_str(w), out.c, out.h, out.w));
+            for (size_t j = 0; j < i; ++j)
+                if (overlap(w, tasks[j]->out_window))
+                    bad(t.what, fmt::format("output window {} overlaps task '{}' ({})", win_str(w), tasks[j]->what,
+                                            win_str(tasks[j]->out_window)));
+            covered += volume(w);
+        }
+        if (covered < volume(whole))
+            bad("", fmt::format("tasks cover {} of the {} output values (gap)", covered, volume(whole)));
+
+        // Input windows and CBUF.
+        for (const NpuTask* tp : tasks) {
+            const NpuTask& t = *tp;
+            if (t.cbuf_data_banks < 0 || t.cbuf_weight_banks < 0 || t.cbuf_data_banks + t.cbuf_weight_banks > banks)
+                bad(t.what, fmt::format("{} data + {} weight CBUF banks exceed the {} of {}", t.cbuf_data_banks,
+                                        t.cbuf_weight_banks, banks, soc.name));
+            const Window& iw = t.in_window;
+            if (t.cbuf_data_banks > 0 && entry > 0) {
+                const int64_t cpad = (std::max(0, iw.c1 - iw.c0) + c2 - 1) / c2 * c2;
+                const int64_t per_row = (int64_t{std::max(0, iw.x1 - iw.x0)} * cpad + entry - 1) / entry;
+                const int64_t need = per_row * std::max(0, iw.y1 - iw.y0);
+                if (need > t.cbuf_data_banks * (bank / entry))
+                    bad(t.what, fmt::format("input window {} needs {} CBUF entries, {} data bank(s) hold {}", win_str(iw),
+                                            need, t.cbuf_data_banks, t.cbuf_data_banks * (bank / entry)));
+            }
+            if (!in) continue;  // no device input (constant-only layer): nothing to check
+            const Window& ow = t.out_window;
+            int need0 = ow.y0, need1 = ow.y1;
+            if (geo.kind == RowGeom::All) {
+                need0 = 0, need1 = in->h;
+            } else if (geo.kind == RowGeom::Kernel) {
+                need0 = ow.y0 * geo.stride - geo.pad_top;
+                need1 = (ow.y1 - 1) * geo.stride - geo.pad_top + geo.eff;
+            }
+            need0 = std::max(0, need0), need1 = std::min(in->h, need1);
+            if (need0 < need1 && (iw.y0 > need0 || iw.y1 < need1))
+                bad(t.what, fmt::format("input rows {}-{} do not include rows {}-{} that output rows {}-{} need",
+                                        iw.y0, iw.y1 - 1, need0, need1 - 1, ow.y0, ow.y1 - 1));
+            if (iw.y0 < 0 || iw.y1 > in->h)
+                bad(t.what, fmt::format("input rows {}-{} outside the input's {} rows", iw.y0, iw.y1 - 1, in->h));
+            const int cneed0 = geo.all_channels ? 0 : ow.c0, cneed1 = geo.all_channels ? in->c : std::min(ow.c1, in->c);
+            if (geo.kind == RowGeom::Kernel && cneed0 < cneed1 && (iw.c0 > cneed0 || iw.c1 < cneed1))
+                bad(t.what, fmt::format("input channels {}-{} do not include channels {}-{}", iw.c0, iw.c1 - 1, cneed0,
+                                        cneed1 - 1));
+        }
+    }
+    return problems;
+}
+
+}  // namespace drv::rknpu
