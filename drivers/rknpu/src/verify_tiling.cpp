@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // verify_tiling (model.h): independent checks of a compiled model's task windows, from the task
 // metadata and the IR geometry only (not from the lowering's own arithmetic):
-//   - every NPU layer's task output windows lie inside its output tensor and cover it exactly once;
+//   - every NPU layer's task output windows lie inside its output tensor and cover it exactly once
+//     (with the channel slices other layers write in place: concat by addressing);
 //   - every task's input window holds all input rows (and channels) its output window needs, from
 //     the node's kernel, stride, dilation and padding (element-wise layers: the same rows);
 //   - CBUF: data + weight banks within the profile, and the input rows fit the data banks.
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,9 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
     const int banks = soc.npu.cbuf_banks.value;
     const int64_t entry = soc.npu.cbuf_entry_bytes.value, bank = soc.npu.cbuf_bank_bytes.value;
     const int c2 = soc.npu.c2_int8.value;
+    std::set<std::string> written;  // tensors a non-view layer writes (its outputs)
+    for (const Layer& L : m.layers)
+        if (L.unit != Unit::View) written.insert(L.outputs.begin(), L.outputs.end());
     for (const Layer& L : m.layers) {
         if (L.unit != Unit::Npu) continue;
         auto bad = [&](const std::string& task, const std::string& what) {
@@ -114,17 +119,26 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             tasks.push_back(&m.tasks[ti]);
         }
         // Output coverage: inside the tensor, pairwise disjoint, volumes adding up to the tensor.
+        // Channel slices that other layers write in place (concat by addressing: a tensor aliasing
+        // this output, produced by a non-view layer) count as windows too.
+        std::vector<std::pair<std::string, Window>> wins;
+        for (const NpuTask* t : tasks) wins.push_back({t->what, t->out_window});
+        for (const auto& [name, t] : m.tensors) {
+            if (t.alias_of != out.name || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset) continue;
+            const int c_off = static_cast<int>((t.offset - out.offset) / out.surf_stride) * out.c2;
+            wins.push_back({fmt::format("'{}' written in place", name), Window{c_off, c_off + t.c, 0, t.h, 0, t.w}});
+        }
         int64_t covered = 0;
-        for (size_t i = 0; i < tasks.size(); ++i) {
-            const NpuTask& t = *tasks[i];
-            const Window& w = t.out_window;
-            if (volume(w) == 0) bad(t.what, fmt::format("empty output window ({})", win_str(w)));
+        for (size_t i = 0; i < wins.size(); ++i) {
+            const Window& w = wins[i].second;
+            const std::string& what = wins[i].first;
+            if (volume(w) == 0) bad(what, fmt::format("empty output window ({})", win_str(w)));
             if (w.c0 < 0 || w.y0 < 0 || w.x0 < 0 || w.c1 > out.c || w.y1 > out.h || w.x1 > out.w)
-                bad(t.what, fmt::format("output window {} outside the {}x{}x{} output", win_str(w), out.c, out.h, out.w));
+                bad(what, fmt::format("output window {} outside the {}x{}x{} output", win_str(w), out.c, out.h, out.w));
             for (size_t j = 0; j < i; ++j)
-                if (overlap(w, tasks[j]->out_window))
-                    bad(t.what, fmt::format("output window {} overlaps task '{}' ({})", win_str(w), tasks[j]->what,
-                                            win_str(tasks[j]->out_window)));
+                if (overlap(w, wins[j].second))
+                    bad(what, fmt::format("output window {} overlaps '{}' ({})", win_str(w), wins[j].first,
+                                          win_str(wins[j].second)));
             covered += volume(w);
         }
         if (covered < volume(whole))
