@@ -19,6 +19,8 @@
 //     region; provisional addresses patched; chains linked (PC_BASE_ADDRESS = next task, itself
 //     a relocation); relocation list sorted.
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -29,6 +31,7 @@
 
 #include <fmt/format.h>
 
+#include "checker/checker.h"
 #include "compiler/ir/graph.h"
 #include "drv/regcmd/builder.h"
 #include "drv/rknpu/lower.h"
@@ -117,6 +120,89 @@ bool device_dims(const std::vector<int64_t>& s, int& c, int& h, int& w) {
     return c > 0 && h > 0 && w > 0;
 }
 
+
+/// The spec DB, loaded once per process (all platforms; a few JSON files). nullptr when it
+/// cannot be loaded (then no checker verdicts are applied).
+const check::SpecDb* spec_db() {
+    static std::once_flag once;
+    static std::unique_ptr<check::SpecDb> db;
+    std::call_once(once, [] {
+        try {
+            db = std::make_unique<check::SpecDb>(check::SpecDb::load_dir(check::default_specs_dir()));
+        } catch (const std::exception&) {
+            db.reset();
+        }
+    });
+    return db.get();
+}
+
+/// The graph as the vendor toolchain's checker sees it: the fused integer ops of the QDQ rewrite
+/// turned back into the ONNX ops the spec DB describes (QLinearConv -> Conv, QLinearAdd -> Add,
+/// QGemm -> Gemm, ...), Q/DQ pairs removed (check::quantized_view), and uint8 activations shown as
+/// int8 because the NPU stores them as int8 shifted by -128 (what RKNN's asymmetric int8 does).
+/// Large constants keep their shape with a one-element stand-in for their data (the rules read
+/// shapes of weights, elements only of small constants such as pads or scales).
+ir::Graph checker_view(const ir::Graph& g) {
+    ir::Graph v;
+    for (const auto& [name, val] : g.values()) {
+        ir::Value c;
+        c.name = val.name;
+        c.dtype = val.dtype;
+        c.shape = val.shape;
+        c.shape_known = val.shape_known;
+        c.quant = val.quant;
+        if (val.is_constant()) c.data = val.data->numel() <= 4096 ? *val.data : num::Tensor(val.dtype, {1});
+        v.add_value(std::move(c));
+    }
+    // Rewritten op -> (ONNX op, input indices kept).
+    static const std::map<std::string, std::pair<std::string, std::vector<size_t>>> back = {
+        {"QLinearConv", {"Conv", {0, 3, 8}}},
+        {"QLinearMatMul", {"MatMul", {0, 3}}},
+        {"com.microsoft.QLinearAdd", {"Add", {0, 3}}},
+        {"com.microsoft.QLinearMul", {"Mul", {0, 3}}},
+        {"com.microsoft.QGemm", {"Gemm", {0, 3, 6}}},
+        {"com.microsoft.QLinearGlobalAveragePool", {"GlobalAveragePool", {0}}},
+        {"com.microsoft.QLinearAveragePool", {"AveragePool", {0}}},
+        {"com.microsoft.QLinearSigmoid", {"Sigmoid", {0}}},
+        {"com.microsoft.QLinearLeakyRelu", {"LeakyRelu", {0}}},
+    };
+    for (const ir::Node& n : g.nodes()) {
+        ir::Node c = n;
+        const std::string key = n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;
+        if (auto it = back.find(key); it != back.end()) {
+            c.op_type = it->second.first;
+            c.domain.clear();
+            c.inputs.clear();
+            for (size_t k : it->second.second)
+                if (n.has_input(k)) c.inputs.push_back(n.input(k));
+        } else if (key == "com.microsoft.QLinearConcat") {
+            c.op_type = "Concat";
+            c.domain.clear();
+            c.inputs.clear();
+            for (size_t k = 2; k < n.inputs.size(); k += 3) c.inputs.push_back(n.inputs[k]);
+        }
+        v.add_node(std::move(c));
+    }
+    v.inputs() = g.inputs();
+    v.outputs() = g.outputs();
+    for (const auto& [d, ver] : g.opsets()) v.set_opset(d, ver);
+    ir::Graph q = check::quantized_view(v);
+    ir::Graph out;
+    for (const auto& [name, val] : q.values()) {
+        ir::Value c = val;
+        if (!c.is_constant() && c.dtype == num::DType::U8 && c.is_quantized()) {
+            c.dtype = num::DType::I8;
+            for (auto& z : c.quant.zero_point) z -= 128;
+        }
+        out.add_value(std::move(c));
+    }
+    for (const auto& n : q.nodes()) out.add_node(n);
+    out.inputs() = q.inputs();
+    out.outputs() = q.outputs();
+    for (const auto& [d, ver] : q.opsets()) out.set_opset(d, ver);
+    return out;
+}
+
 struct PendingLayer {
     Layer layer;
     std::function<std::vector<TaskBody>()> lower;  ///< NPU layers
@@ -131,7 +217,9 @@ class Compiler {
     void run() {
         m_.soc = soc_.name;
         m_.cores = parse_core_mask(opts_.core_mask, soc_);
+        consult_checker();
         classify();
+        defer_output_cpu_layers();
         plan_memory();
         lower_all();
         build_steps();
@@ -208,6 +296,36 @@ class Compiler {
         return L;
     }
 
+    // ---- constraint checker ---------------------------------------------------------------
+
+    /// CPU-fallback notes by node name, from the constraint checker for this SoC's platform.
+    /// An unsupported node rejects the model (the vendor toolchain would not convert it).
+    std::map<std::string, std::string> checker_cpu_;
+
+    void consult_checker() {
+        if (!opts_.consult_checker) return;
+        const check::SpecDb* db = spec_db();
+        const check::PlatformSpec* spec = db ? db->find(soc_.name) : nullptr;
+        if (!spec) return;
+        check::CheckResult r;
+        try {
+            r = check::check_graph(checker_view(g_), *spec);
+        } catch (const check::CheckError& e) {
+            throw std::invalid_argument(fmt::format("{}: {}", spec->id, e.what()));
+        }
+        for (const auto& nr : r.nodes) {
+            std::string why;
+            for (const auto& v : nr.violations) why += (why.empty() ? "" : "; ") + v.text;
+            if (why.empty()) why = nr.reason;
+            if (nr.verdict == check::Verdict::Unsupported)
+                throw std::invalid_argument(fmt::format("{} cannot run node '{}' ({}): {}", spec->id, nr.node, nr.op_type,
+                                                        why.empty() ? "unsupported operator" : why));
+            if (nr.verdict == check::Verdict::CpuFallback)
+                checker_cpu_[nr.node] = fmt::format("checker ({} {}): {}", spec->id, nr.spec_op.empty() ? nr.op_type : nr.spec_op,
+                                                    why.empty() ? "CPU fallback" : why);
+        }
+    }
+
     // ---- classification -------------------------------------------------------------------
 
     bool forced_cpu(const ir::Node& n) const {
@@ -230,6 +348,10 @@ class Compiler {
             const ir::Node& n = nodes[i];
             if (forced_cpu(n)) {
                 add_cpu(i, "forced onto the CPU (--cpu-nodes)");
+                continue;
+            }
+            if (auto it = checker_cpu_.find(n.name); it != checker_cpu_.end()) {
+                add_cpu(i, it->second);
                 continue;
             }
             // Device tensors created for a layer that then fails are harmless (unused buffers are
@@ -318,6 +440,10 @@ class Compiler {
     }
 
     void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out) {
+        // Packed weights pad input channels to C2 (depthwise: channels); bias and scales per kernel.
+        const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
+        const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
+        init_estimate_ += static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096;
         push_npu(std::move(L),
                  [this, op = std::move(op), in, out]() {
                      return lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
@@ -528,7 +654,11 @@ class Compiler {
                          DeviceTensor dst = slice(parent, p.c_off, src.c);
                          auto t = lower_affine_op(name, "concat copy", src, dst,
                                                   {static_cast<double>(src.scale) / parent.scale}, {0.0}, arena_, soc_, core);
-                         for (auto& b : t) out_tasks.push_back(std::move(b));
+                         for (auto& b : t) {
+                             // Windows are in the layer output's coordinates (model.h): shift to the slice.
+                             b.meta.out_window.c0 += p.c_off, b.meta.out_window.c1 += p.c_off;
+                             out_tasks.push_back(std::move(b));
+                         }
                      }
                      return out_tasks;
                  },
@@ -563,6 +693,7 @@ class Compiler {
         for (const auto& o : g_.outputs())
             if (o == f || o == f2) return false;
         if (c1[0] <= i || c2[0] <= c1[0]) return false;
+        if (auto it = checker_cpu_.find(bnn.name); it != checker_cpu_.end()) unsupported(it->second);
         const std::string y = q.outputs.at(0);
         if (!is_q8(g_.value(y).dtype)) return false;
         const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
@@ -600,6 +731,20 @@ class Compiler {
     }
 
     std::map<std::string, int> slice_off_;  ///< channel offset of values placed in a concat buffer
+
+    /// CPU layers that only produce graph outputs nobody reads (the DequantizeLinear of each
+    /// YOLO head) move to the end, so they do not split the NPU chain into several steps.
+    void defer_output_cpu_layers() {
+        std::vector<PendingLayer> keep, tail;
+        for (auto& p : pending_) {
+            bool sink = p.layer.unit == Unit::Cpu && !p.layer.outputs.empty();
+            for (const auto& o : p.layer.outputs)
+                sink &= g_.consumers(o).empty();
+            (sink ? tail : keep).push_back(std::move(p));
+        }
+        for (auto& p : tail) keep.push_back(std::move(p));
+        pending_ = std::move(keep);
+    }
 
     // ---- memory plan ----------------------------------------------------------------------
 
@@ -680,10 +825,13 @@ class Compiler {
                                                     act_bytes_ >> 20));
     }
     uint64_t act_bytes_ = 0;
+    uint64_t init_estimate_ = 0;  ///< expected initialised arena bytes (weights, operands)
 
     // ---- lowering -------------------------------------------------------------------------
 
     void lower_all() {
+        // One allocation for the initialised arena instead of repeated growth (ResNet: 25 MB).
+        arena_.init().reserve(init_estimate_ + (1u << 20));
         bodies_.resize(pending_.size());
         for (size_t l = 0; l < pending_.size(); ++l) {
             PendingLayer& p = pending_[l];

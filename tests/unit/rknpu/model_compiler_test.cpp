@@ -33,7 +33,7 @@ const hw::SocProfile& rk3588() {
 std::string zoo_path(const std::string& file, bool big) {
     if (big) {
         const char* d = std::getenv("NPUSIM_ZOO_DIR");
-        if (!d || !*d) return {};
+        if (!d || !*d) d = NPUSIM_TEST_ZOO_DIR;  // the build zoo holds them with NPUSIM_ZOO_FULL
         const std::string p = std::string(d) + "/" + file;
         return std::filesystem::exists(p) ? p : std::string();
     }
@@ -120,10 +120,11 @@ size_t argmax(const num::Tensor& t) {
 }
 
 /// Compiles, checks structure, runs isolated and end to end; prints the figures.
-void run_model(const std::string& label, const std::string& path, double max_isolated_off_frac, bool classifier) {
+void run_model(const std::string& label, const std::string& path, double max_isolated_off_frac, bool classifier,
+               const CompileOptions& opts = {}) {
     const drv::ir::Graph g = load(path);
     const double t0 = cpu_seconds();
-    const CompiledModel m = compile_model(g, rk3588());
+    const CompiledModel m = compile_model(g, rk3588(), opts);
     const double compile_s = cpu_seconds() - t0;
     check_structure(m);
     const Counts c = count_layers(m);
@@ -145,6 +146,10 @@ void run_model(const std::string& label, const std::string& path, double max_iso
             EXPECT_TRUE(top1) << name;
         }
     }
+    for (const auto& L : m.layers)
+        if (L.unit != Unit::Npu || L.op == "Concat") std::cout << fmt::format("[{}] {} layer {} ({}): {}\n", label,
+                                                                  L.unit == Unit::Cpu ? "CPU" : L.unit == Unit::View ? "view" : "NPU",
+                                                                  L.name, L.op, L.note);
     std::cout << fmt::format(
         "[{}] layers {} NPU / {} CPU / {} view, {} tasks, {} steps; weights {} KiB, regcmd {} KiB, arena {} KiB; compile "
         "{:.1f} ms CPU\n[{}] isolated: {} NPU layers, {} exact; {} values, {} off by 1 LSB ({:.3f}%), {} worse\n[{}] "
@@ -267,6 +272,20 @@ TEST(ModelCompiler, MobileNetV2) {
     run_model("mobilenetv2", path, 0.01, true);
 }
 
+TEST(ModelCompiler, MobileNetV2WithoutCheckerLowersQGemm) {
+    // RK3588's seed table has no Gemm, so the checker sends QGemm to the CPU; without it the
+    // QGemm runs as a 1x1 conv on the NPU.
+    const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    CompileOptions o;
+    o.consult_checker = false;
+    const CompiledModel m = compile_model(load(path), rk3588(), o);
+    bool gemm_on_npu = false;
+    for (const auto& L : m.layers) gemm_on_npu |= L.op == "FullyConnected" && L.unit == Unit::Npu;
+    EXPECT_TRUE(gemm_on_npu);
+    run_model("mobilenetv2 (no checker)", path, 0.01, true, o);
+}
+
 TEST(ModelCompiler, MobileNetV2ThreeCores) {
     const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
     if (path.empty()) GTEST_SKIP() << "zoo not generated";
@@ -292,6 +311,28 @@ TEST(ModelCompiler, YoloV5s) {
     const std::string path = zoo_path("yolov5s_qdq.onnx", true);
     if (path.empty()) GTEST_SKIP() << "set NPUSIM_ZOO_DIR to a make_zoo.py output with yolov5s";
     run_model("yolov5s", path, 0.01, false);
+}
+
+}  // namespace
+
+namespace {
+
+/// Compile CPU time, best of 3 (reported, not asserted: timings are not test criteria).
+TEST(ModelCompiler, CompileCpuTime) {
+    for (const auto& [file, big] : {std::pair<const char*, bool>{"mobilenetv2_qdq.onnx", false}, {"resnet50v2_qdq.onnx", true},
+                                    {"yolov5s_qdq.onnx", true}}) {
+        const std::string path = zoo_path(file, big);
+        if (path.empty()) continue;
+        const drv::ir::Graph g = load(path);
+        double best = 1e9;
+        for (int k = 0; k < 3; ++k) {
+            const double t0 = cpu_seconds();
+            const CompiledModel m = compile_model(g, rk3588());
+            best = std::min(best, cpu_seconds() - t0);
+            EXPECT_FALSE(m.tasks.empty());
+        }
+        std::cout << fmt::format("[{}] compile_model best of 3: {:.1f} ms CPU\n", file, best * 1e3);
+    }
 }
 
 }  // namespace

@@ -92,6 +92,10 @@ struct CompileOptions {
     /// Give every activation its own arena range (no reuse by the memory plan), so that the
     /// runtime can read any layer's inputs and outputs after a chained step (per-layer check).
     bool keep_all_tensors = false;
+    /// Apply the constraint checker's verdicts for the SoC (CPU fallback per node, unsupported
+    /// node = model rejected). Off: every node with an NPU lowering goes to the NPU (tests of
+    /// lowerings the seed tables do not list, e.g. Gemm on RK3588).
+    bool consult_checker = true;
 };
 
 struct CompiledModel {
