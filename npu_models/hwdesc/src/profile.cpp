@@ -124,6 +124,7 @@ void visit_params(P& p, V&& v) {
     v("npu", "dpu_atoms_per_cycle", n.dpu_atoms_per_cycle, 0.01, 64);
     v("npu", "dpu_lut_atoms_per_cycle", n.dpu_lut_atoms_per_cycle, 0.01, 64);
     v("npu", "ppu_atoms_per_cycle", n.ppu_atoms_per_cycle, 0.01, 64);
+    v("npu", "load_compute_overlap", n.load_compute_overlap, 0.0, 1.0);
     auto& m = p.mem;
     v("memory", "ddr_base", m.ddr_base, 0, 1e15);
     v("memory", "ddr_size_bytes", m.ddr_size_bytes, 1 << 20, 1e13);

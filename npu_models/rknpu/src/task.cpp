@@ -128,7 +128,8 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     p.macs = cost.macs;
     p.macs_padded = cost.macs_padded;
     p.dpu_cycles = dpu_cycles(soc.npu, c.out_w, c.out_h, c.out_c, c.dpu.out, !c.dpu.ew.bypass && !c.dpu.ew.lut_bypass, c.atom);
-    p.reads.push_back({c.weight_addr, c.weight_bytes, kWeights, "CNA"});
+    // WEIGHT_REUSE: the weights stay in the CBUF from the previous task (no re-stream from DDR).
+    p.reads.push_back({c.weight_addr, c.weight_bytes, kWeights, "CNA", c.weight_reuse});
     plan_dpu_operands(p, c.dpu);
     const uint32_t c1s = (c.in_c + c.c2() - 1) / c.c2();
     const uint64_t line = static_cast<uint64_t>(c.in_w) * c.atom;

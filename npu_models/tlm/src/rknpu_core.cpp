@@ -141,6 +141,26 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
         // Timing mode moves no bytes (null data pointer), except the regcmd the PC must decode.
         const bool timing_only = mode_ == SimMode::Timing && reg.block != "PC";
         std::vector<uint8_t>& buf = data[r];
+        if (reg.cbuf_resident && !write) {
+            // Held in the CBUF (WEIGHT_REUSE): no bus time. The model keeps no CBUF image, so the
+            // engines get the same bytes from memory by debug transport.
+            if (!timing_only) {
+                buf.resize(reg.bytes);
+                tlm::tlm_generic_payload gp;
+                gp.set_command(tlm::TLM_READ_COMMAND);
+                gp.set_address(reg.addr);
+                gp.set_data_ptr(buf.data());
+                gp.set_data_length(static_cast<unsigned int>(reg.bytes));
+                gp.set_streaming_width(static_cast<unsigned int>(reg.bytes));
+                if (dma->transport_dbg(gp) != reg.bytes) {
+                    diags_.push_back(fmt::format("{}: CBUF-resident {} of {} bytes at 0x{:x} is outside memory", name(),
+                                                 reg.what, reg.bytes, reg.addr));
+                    bad = r;
+                    return false;
+                }
+            }
+            continue;
+        }
         if (!write && !timing_only) buf.resize(reg.bytes);
         sc_core::sc_time first_req = sc_core::SC_ZERO_TIME, last_done = start;
         for (uint64_t off = 0; off < reg.bytes || (reg.bytes == 0 && off == 0); off += kSegmentBytes) {
@@ -207,6 +227,7 @@ void RknpuCore::reset_core_state() {
     raw_status_ = 0;
     task_status_ = 0;
     done_ = false;
+    cbuf_weights_ = CbufWeights{};
     update_irq();
 }
 

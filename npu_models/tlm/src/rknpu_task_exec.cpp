@@ -4,6 +4,7 @@
 // runs in parallel with the loads, then the write-back. Bytes and cycles come from
 // npu::rknpu::plan_task / execute_task.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -36,6 +37,23 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         raise_fault(rec, kFault);
         return;
     }
+    if (plan.conv) {
+        // WEIGHT_REUSE skips the weight load: the CBUF must still hold exactly these weights from
+        // the last conv task on this core that loaded them.
+        const rknpu::ConvConfig& c = *plan.conv;
+        const CbufWeights want{true, c.weight_addr, c.weight_bytes};
+        if (c.weight_reuse && !(cbuf_weights_.valid && cbuf_weights_.addr == want.addr && cbuf_weights_.bytes == want.bytes)) {
+            rec.faults.push_back({"CNA", "CBUF_CON0", "WEIGHT_REUSE", 1,
+                                  cbuf_weights_.valid
+                                      ? fmt::format("WEIGHT_REUSE set but the CBUF holds {} weight bytes from 0x{:x}, the "
+                                                    "task's are {} bytes at 0x{:x}",
+                                                    cbuf_weights_.bytes, cbuf_weights_.addr, want.bytes, want.addr)
+                                      : std::string("WEIGHT_REUSE set but no weights were loaded into the CBUF since reset")});
+            raise_fault(rec, kFault);
+            return;
+        }
+        cbuf_weights_ = want;
+    }
     rec.kind = plan.kind;
     rec.macs = plan.macs;
     rec.macs_padded = plan.macs_padded;
@@ -54,9 +72,14 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         return soc_.mem.nbuf_bytes.value && a >= soc_.mem.nbuf_base.value &&
                a < soc_.mem.nbuf_base.value + soc_.mem.nbuf_bytes.value;
     };
-    for (const auto& r : plan.reads) (in_nbuf(r.addr) ? rec.sram_bytes_read : rec.bytes_read) += r.bytes;
+    for (const auto& r : plan.reads)
+        if (!r.cbuf_resident) (in_nbuf(r.addr) ? rec.sram_bytes_read : rec.bytes_read) += r.bytes;
     const uint64_t pipe_ps = plan.pipeline_cycles() * clock_ps_;
-    const sc_core::sc_time cna_end = std::max(rd_done, t0 + from_ps(pipe_ps));
+    // The pipeline starts once the part of the loads it cannot overlap (the CBUF fill) has landed:
+    // npu.load_compute_overlap = 1 hides every load under the pipeline, 0 serialises them.
+    const double hidden = soc_.npu.load_compute_overlap.value;
+    const auto fill_ps = static_cast<uint64_t>(std::llround((1.0 - hidden) * static_cast<double>(to_ps(rd_done - t0))));
+    const sc_core::sc_time cna_end = std::max(rd_done, t0 + from_ps(fill_ps + pipe_ps));
 
     std::vector<std::vector<uint8_t>> out;
     if (mode_ == SimMode::Full) {

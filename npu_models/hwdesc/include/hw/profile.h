@@ -51,6 +51,9 @@ struct NpuParams {
     Param<double> dpu_atoms_per_cycle;     ///< DPU 16-byte atoms per cycle through BS/BN/EW/convert
     Param<double> dpu_lut_atoms_per_cycle; ///< the same when the EW LUT is in the path
     Param<double> ppu_atoms_per_cycle;     ///< PPU atoms per cycle (cost = max(input, output) atoms)
+    /// Fraction of a task's DMA loads that stream under the block pipeline; the rest (CBUF fill:
+    /// first kernel group's weights, first input rows) lands before the pipeline starts. 1 = fully hidden.
+    Param<double> load_compute_overlap;
 };
 
 struct MemoryParams {

@@ -34,6 +34,9 @@ struct DmaRegion {
     uint64_t bytes = 0;
     std::string what;
     std::string block;  ///< the DMA engine's block (CNA, DPU_RDMA, DPU, PPU_RDMA, PPU)
+    /// Already in the CBUF (CNA WEIGHT_REUSE: the previous task on this core loaded these weights):
+    /// the engines still receive the bytes, but no bus transfer happens and no DDR traffic counts.
+    bool cbuf_resident = false;
 };
 
 struct TaskPlan {

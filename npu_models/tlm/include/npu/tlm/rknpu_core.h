@@ -96,6 +96,11 @@ class RknpuCore : public sc_core::sc_module {
         int pc = -1, cna = -1, core = -1, dpu = -1, dma_rd = -1, dma_wr = -1;
     } tr_;
     uint64_t clock_ps_;  ///< one NPU clock cycle
+    /// Weights the CBUF holds from the last conv task that loaded them (WEIGHT_REUSE check).
+    struct CbufWeights {
+        bool valid = false;
+        uint64_t addr = 0, bytes = 0;
+    } cbuf_weights_;
 };
 
 }  // namespace npu::tlm_models
