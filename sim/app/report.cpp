@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "app/report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -95,6 +97,166 @@ std::string report_json(const RunResult& r) {
     if (r.checked)
         j["output_check"] = {{"values", r.check.values}, {"equal", r.check.equal}, {"off_by_one", r.check.off_by_one},
                              {"worse", r.check.worse}, {"max_abs_diff", r.check.max_abs_diff}};
+    j["errors"] = r.errors;
+    j["ok"] = r.ok();
+    return j.dump(2) + "\n";
+}
+
+namespace {
+
+std::string check_verdict(const OutputCheck& c) {
+    return c.worse ? "MISMATCH" : (c.off_by_one ? "within 1 LSB" : "bit-exact");
+}
+
+nlohmann::ordered_json check_json(const OutputCheck& c) {
+    return {{"values", c.values}, {"equal", c.equal}, {"off_by_one", c.off_by_one}, {"worse", c.worse},
+            {"max_abs_diff", c.max_abs_diff}};
+}
+
+std::string ms(uint64_t ps) { return fmt::format("{:.3f} ms", static_cast<double>(ps) / 1e9); }
+
+}  // namespace
+
+std::string report_text(const ModelRunResult& r) {
+    std::string o;
+    std::string cores;
+    for (int c : r.cores) cores += (cores.empty() ? "" : ",") + std::to_string(c);
+    o += fmt::format("platform {} ({}), mode {}, NPU clock {} MHz, core mask {} (cores {})\n", r.platform,
+                     r.platform_name, r.mode, r.clock_hz / 1000000, r.core_mask.empty() ? "auto" : r.core_mask,
+                     cores.empty() ? "-" : cores);
+    o += fmt::format("model {}: {} layers ({} NPU, {} CPU, {} view), {} steps, {} NPU tasks\n\n", r.model,
+                     r.layers.size(), r.npu_layers, r.cpu_layers, r.view_layers, r.steps, r.tasks);
+    size_t wn = 5, wo = 2, wi = 5, wout = 6;
+    for (const ModelLayerRow& l : r.layers) {
+        wn = std::max(wn, std::min<size_t>(l.name.size(), 40));
+        wo = std::max(wo, std::min<size_t>(l.op.size(), 24));
+        wi = std::max(wi, std::min<size_t>(l.input_shape.size(), 24));
+        wout = std::max(wout, std::min<size_t>(l.output_shape.size(), 24));
+    }
+    const bool checked = r.isolated_checked;
+    o += fmt::format("{:<{}} {:<{}} {:<4} {:<{}} {:<{}} {:>5} {:>8} {:>9} {:>9} {:>10} {:>10} {:>6}  {:<8} {:<6}{}\n",
+                     "layer", wn, "op", wo, "unit", "input", wi, "output", wout, "tasks", "MACs", "cycles", "time_us",
+                     "DDR rd", "DDR wr", "util", "bound", "cores", checked ? "  check" : "");
+    for (const ModelLayerRow& l : r.layers) {
+        std::string chk;
+        if (checked)
+            chk = l.checked ? fmt::format("  {}{}", check_verdict(l.check),
+                                          l.check.off_by_one || l.check.worse
+                                              ? fmt::format(" ({} off by 1, {} worse)", l.check.off_by_one, l.check.worse)
+                                              : "")
+                            : "  -";
+        o += fmt::format("{:<{}} {:<{}} {:<4} {:<{}} {:<{}} {:>5} {:>8} {:>9} {:>9.3f} {:>10} {:>10} {:>5.1f}%  {:<8} {:<6}{}\n",
+                         l.name, wn, l.op, wo, l.unit, l.input_shape, wi, l.output_shape, wout, l.tasks, si(l.macs),
+                         l.total_cycles, l.time_us, bytes(l.ddr_read_bytes), bytes(l.ddr_write_bytes),
+                         100.0 * l.mac_utilisation, l.bound, l.cores, chk);
+    }
+    const double lat_ms = static_cast<double>(r.total_ps) / 1e9;
+    o += fmt::format("\ntotal: latency {:.3f} ms ({:.1f} FPS); NPU {}, CPU {}\n", lat_ms, lat_ms > 0 ? 1e3 / lat_ms : 0.0,
+                     ms(r.npu_ps), ms(r.cpu_ps));
+    o += fmt::format("DDR traffic: {} read, {} written; {} tasks, regcmd {}, weights {}, arena {}\n",
+                     bytes(r.ddr_read_bytes), bytes(r.ddr_write_bytes), r.tasks, bytes(r.regcmd_bytes),
+                     bytes(r.weight_bytes), bytes(r.arena_bytes));
+    for (const ModelLayerRow& l : r.layers)
+        if (l.unit == "CPU" && !l.note.empty()) o += fmt::format("CPU fallback: {} ({}): {}\n", l.name, l.op, l.note);
+    if (r.outputs_checked)
+        for (const OutputRow& out : r.outputs) {
+            const OutputCheck& c = out.check;
+            o += fmt::format("output '{}' vs reference executor: {} values, {} equal, {} differ by 1 {}, {} worse, "
+                             "max |diff| {} -> {}\n",
+                             out.name, c.values, c.equal, c.off_by_one, out.unit, c.worse, c.max_abs_diff,
+                             check_verdict(c));
+        }
+    if (r.isolated_checked) {
+        const OutputCheck& c = r.isolated;
+        o += fmt::format("isolated per-layer check (device inputs -> reference node): {} NPU layers: {} bit-exact, {} "
+                         "within 1 LSB, {} worse; {} values, {} off by 1 ({:.4f}%), max |diff| {} -> {}\n",
+                         r.layers_checked, r.layers_exact, r.layers_off_by_one, r.layers_worse, c.values, c.off_by_one,
+                         c.values ? 100.0 * static_cast<double>(c.off_by_one) / static_cast<double>(c.values) : 0.0,
+                         c.max_abs_diff, check_verdict(c));
+        if (c.off_by_one)
+            o += "  1-LSB cause: the NPU requantizes with the DPU's fixed-point OUT_CVT multiplier/shift and\n"
+                 "  round-half-up; the reference uses the exact real scale and round-half-to-even. A 1-LSB\n"
+                 "  difference then propagates downstream, so end-to-end outputs may differ by more.\n";
+    }
+    if (r.mode == "timing") o += "timing mode: no data moved, outputs not compared\n";
+    for (const std::string& n : r.notes) o += "note: " + n + "\n";
+    for (const std::string& e : r.errors) o += "error: " + e + "\n";
+    return o;
+}
+
+std::string report_json(const ModelRunResult& r) {
+    nlohmann::ordered_json j;
+    j["platform"] = r.platform;
+    j["platform_name"] = r.platform_name;
+    j["model"] = r.model;
+    j["mode"] = r.mode;
+    j["core_mask"] = r.core_mask;
+    j["cores"] = r.cores;
+    j["npu_clock_hz"] = r.clock_hz;
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+    for (const ModelLayerRow& l : r.layers) {
+        nlohmann::ordered_json x;
+        x["name"] = l.name;
+        x["op"] = l.op;
+        x["unit"] = l.unit;
+        x["input_shape"] = l.input_shape;
+        x["output_shape"] = l.output_shape;
+        x["cores"] = l.cores;
+        x["tasks"] = l.tasks;
+        x["macs"] = l.macs;
+        x["macs_padded"] = l.macs_padded;
+        x["regcmd_entries"] = l.regcmd_entries;
+        x["cycles"] = {{"fetch", l.fetch_cycles}, {"dma_read", l.dma_read_cycles}, {"compute", l.compute_cycles},
+                       {"write", l.write_cycles}, {"overhead", l.overhead_cycles}, {"total", l.total_cycles}};
+        x["start_ps"] = l.start_ps;
+        x["end_ps"] = l.end_ps;
+        x["time_us"] = l.time_us;
+        x["ddr_read_bytes"] = l.ddr_read_bytes;
+        x["ddr_write_bytes"] = l.ddr_write_bytes;
+        x["sram_read_bytes"] = l.sram_read_bytes;
+        x["sram_write_bytes"] = l.sram_write_bytes;
+        x["mac_utilisation"] = l.mac_utilisation;
+        x["bound"] = l.bound;
+        if (!l.note.empty()) x["note"] = l.note;
+        if (l.checked) x["isolated_check"] = check_json(l.check);
+        layers.push_back(x);
+    }
+    j["layers"] = layers;
+    const double lat_ms = static_cast<double>(r.total_ps) / 1e9;
+    j["totals"] = {{"latency_ps", r.total_ps},
+                   {"latency_ms", lat_ms},
+                   {"fps", lat_ms > 0 ? 1e3 / lat_ms : 0.0},
+                   {"npu_ps", r.npu_ps},
+                   {"cpu_ps", r.cpu_ps},
+                   {"ddr_read_bytes", r.ddr_read_bytes},
+                   {"ddr_write_bytes", r.ddr_write_bytes},
+                   {"tasks", r.tasks},
+                   {"regcmd_bytes", r.regcmd_bytes},
+                   {"weight_bytes", r.weight_bytes},
+                   {"arena_bytes", r.arena_bytes},
+                   {"steps", r.steps},
+                   {"npu_layers", r.npu_layers},
+                   {"cpu_layers", r.cpu_layers},
+                   {"view_layers", r.view_layers}};
+    if (r.outputs_checked) {
+        nlohmann::ordered_json outs = nlohmann::ordered_json::array();
+        for (const OutputRow& out : r.outputs) {
+            nlohmann::ordered_json x = check_json(out.check);
+            x["name"] = out.name;
+            x["unit"] = out.unit;
+            outs.push_back(x);
+        }
+        j["outputs"] = outs;
+    }
+    if (r.isolated_checked) {
+        nlohmann::ordered_json x = check_json(r.isolated);
+        x["layers"] = r.layers_checked;
+        x["layers_exact"] = r.layers_exact;
+        x["layers_off_by_one"] = r.layers_off_by_one;
+        x["layers_worse"] = r.layers_worse;
+        j["isolated_check"] = x;
+    }
+    j["notes"] = r.notes;
     j["errors"] = r.errors;
     j["ok"] = r.ok();
     return j.dump(2) + "\n";

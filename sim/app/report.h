@@ -4,10 +4,15 @@
 #include <string>
 
 #include "app/conv_example.h"
+#include "app/model_run.h"
 
 namespace sim {
 
 std::string report_text(const RunResult& r);
 std::string report_json(const RunResult& r);
+
+/// Whole-model report (issue 6): one row per layer, totals, numerics summary.
+std::string report_text(const ModelRunResult& r);
+std::string report_json(const ModelRunResult& r);
 
 }  // namespace sim

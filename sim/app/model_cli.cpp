@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+// `npusim run --platform P MODEL.onnx`: load + fold the graph as the reference executor does,
+// check it against the platform's operator rules, compile it for the core mask, optionally verify
+// the tiling, gather inputs, run it on the simulated SoC, print/write the report and trace.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "app/model_run.h"
+#include "app/report.h"
+#include "checker/checker.h"
+#include "checker/cli.h"
+#include "checker/spec_db.h"
+#include "compiler/model_loader.h"
+#include "compiler/ref/reference.h"
+#include "numerics/npy.h"
+
+namespace sim {
+
+namespace {
+
+constexpr int kExitProblem = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitModel = 3;
+
+/// The checker's verdict for the RKNPU platform: empty when the model may run (NPU and CPU
+/// fallback nodes are the compiler's business), else one line with every rejected node and rule.
+std::string checker_rejection(const std::string& model, const hw::SocProfile& soc,
+                              const std::vector<std::string>& input_shapes) {
+    using namespace drv::check;
+    SpecDb db;
+    const std::filesystem::path dir(default_specs_dir());
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return {};
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().extension() == ".json") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        try {
+            db.add(SpecDb::load_file(f));
+        } catch (const std::exception&) {
+            // a broken spec file of another platform must not block this run; `npusim check` reports it
+        }
+    }
+    const PlatformSpec* spec = db.find(soc.name);
+    if (!spec) return {};
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Fold;
+    for (const auto& s : input_shapes) drv::importer::parse_input_shape(s, io);
+    const CheckResult r = check_graph(quantized_view(drv::importer::load_model(model, io)), *spec);
+    if (r.count(Verdict::Unsupported) == 0) return {};
+    std::string msg = fmt::format("the checker rejects {} node(s) on {} ({}):", r.count(Verdict::Unsupported), spec->id,
+                                  spec->toolchain);
+    for (const NodeResult& n : r.nodes) {
+        if (n.verdict != Verdict::Unsupported) continue;
+        msg += fmt::format(" {} ({})", n.node, n.op_type);
+        if (!n.reason.empty()) msg += ": " + n.reason;
+        for (const Violation& v : n.violations) {
+            std::string via = (!n.spec_op.empty() && n.spec_op != v.op) ? " (via " + n.spec_op + ")" : "";
+            msg += fmt::format(": {} \u2014 {} {}{}, {};", v.text, spec->id, v.op, via,
+                               v.rule ? v.rule->source.text() : std::string());
+        }
+    }
+    if (!msg.empty() && msg.back() == ';') msg.pop_back();
+    return msg;
+}
+
+bool write_text(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    return static_cast<bool>(f);
+}
+
+}  // namespace
+
+int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err) {
+    auto fail = [&](int code, const std::string& msg) {
+        err << "npusim: error: " << msg << "\n";
+        return code;
+    };
+    hw::SocProfile soc;
+    try {
+        soc = hw::load_named_profile(o.platform);
+    } catch (const hw::ProfileError& e) {
+        return fail(kExitBadInput, e.what());
+    }
+    if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
+    const bool full = o.mode != "timing";
+
+    drv::ir::Graph g;
+    try {
+        drv::importer::ImportOptions io;
+        io.qdq = drv::importer::QdqMode::Rewrite;  // the graph the reference executor runs
+        for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
+        g = drv::importer::load_model(o.model, io);
+    } catch (const std::exception& e) {
+        return fail(kExitModel, fmt::format("cannot load '{}': {}", o.model, e.what()));
+    }
+    try {
+        const std::string why = checker_rejection(o.model, soc, o.input_shapes);
+        if (!why.empty()) return fail(drv::check::kExitUnsupported, fmt::format("'{}': {}", o.model, why));
+    } catch (const std::exception& e) {
+        return fail(kExitModel, fmt::format("cannot check '{}': {}", o.model, e.what()));
+    }
+    try {
+        drv::rknpu::parse_core_mask(o.core_mask, soc);
+    } catch (const std::exception& e) {
+        return fail(kExitBadInput, fmt::format("--core-mask '{}': {}", o.core_mask, e.what()));
+    }
+
+    // Inputs (full mode): .npy files in graph-input order, or the reference executor's random ones.
+    std::map<std::string, num::Tensor> inputs;
+    if (full) {
+        if (!o.inputs.empty() && o.inputs.size() != g.inputs().size())
+            return fail(kExitBadInput, fmt::format("{} --input file(s) given, the model has {} input(s)", o.inputs.size(),
+                                                   g.inputs().size()));
+        for (size_t k = 0; k < g.inputs().size(); ++k) {
+            const drv::ir::Value& v = g.value(g.inputs()[k]);
+            if (o.inputs.empty()) {
+                inputs[v.name] = drv::ref::random_input(v, o.seed, k);
+                continue;
+            }
+            num::Tensor x;
+            try {
+                x = num::read_npy(o.inputs[k]);
+            } catch (const std::exception& e) {
+                return fail(kExitBadInput, fmt::format("--input '{}': {}", o.inputs[k], e.what()));
+            }
+            if (x.dtype() != v.dtype || x.shape() != v.shape)
+                return fail(kExitBadInput, fmt::format("--input '{}' is {} {}, input '{}' of the model is {} {}",
+                                                       o.inputs[k], num::dtype_name(x.dtype()), x.shape_str(), v.name,
+                                                       num::dtype_name(v.dtype), v.shape_str()));
+            x.quant = v.quant;
+            inputs[v.name] = std::move(x);
+        }
+    }
+
+    drv::rknpu::CompiledModel m;
+    try {
+        drv::rknpu::CompileOptions co;
+        co.core_mask = o.core_mask;
+        co.cpu_nodes = o.cpu_nodes;
+        co.keep_all_tensors = full && !o.no_check;
+        m = drv::rknpu::compile_model(g, soc, co);
+    } catch (const std::invalid_argument& e) {
+        return fail(kExitBadInput, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
+    } catch (const std::exception& e) {
+        return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, e.what()));
+    }
+    if (o.verify_tiling) {
+        const std::vector<std::string> problems = drv::rknpu::verify_tiling(m, soc);
+        if (!problems.empty()) {
+            for (const std::string& p : problems) err << "npusim: tiling: " << p << "\n";
+            return fail(kExitProblem, fmt::format("tiling verification failed: {} problem(s)", problems.size()));
+        }
+        size_t npu_layers = 0;
+        for (const auto& L : m.layers) npu_layers += L.unit == drv::rknpu::Unit::Npu;
+        out << fmt::format("tiling verified: {} layers, {} tasks\n", npu_layers, m.tasks.size());
+    }
+
+    ModelRunOptions ro;
+    ro.mode = full ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
+    ro.model_name = std::filesystem::path(o.model).stem().string();
+    ro.check = !o.no_check;
+    ro.progress = !o.quiet;
+    ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
+    ro.expect_exact = o.expect_exact;
+    trace::TraceWriter tw;
+    ModelRunResult r;
+    try {
+        r = run_model(soc, m, inputs, ro, o.trace_path.empty() ? nullptr : &tw, err);
+    } catch (const std::invalid_argument& e) {
+        return fail(kExitBadInput, e.what());
+    }
+    r.core_mask = o.core_mask;
+    out << report_text(r);
+    if (!o.trace_path.empty() && !tw.write_file(o.trace_path))
+        return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
+    if (!o.report_path.empty() && !write_text(o.report_path, report_json(r)))
+        return fail(kExitBadInput, fmt::format("cannot write report '{}'", o.report_path));
+    for (const std::string& e : r.errors) err << "npusim: error: " << e << "\n";
+    return r.ok() ? 0 : kExitProblem;
+}
+
+}  // namespace sim

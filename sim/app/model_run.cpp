@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: MIT
+// Whole-model run on the simulated SoC: arena, relocation, steps (NPU kicks / host CPU nodes),
+// end-to-end and per-layer isolated checks, task records mapped back to layers, progress line.
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the progress poller
+#include "app/model_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <systemc>
+#include <unistd.h>
+
+#include "checker/checker.h"
+#include "checker/cli.h"
+#include "checker/spec_db.h"
+#include "compiler/model_loader.h"
+#include "compiler/ref/reference.h"
+#include "drv/rknpu/driver.h"
+#include "hal_sim/sim_hal.h"
+#include "numerics/npy.h"
+#include "numerics/ops.h"
+#include "platform/platform.h"
+
+namespace sim {
+
+namespace rk = drv::rknpu;
+using npu::tlm_models::SimMode;
+using npu::tlm_models::TaskRecord;
+
+namespace {
+
+uint64_t cycles(uint64_t ps, uint64_t clock_hz) {
+    return static_cast<uint64_t>(std::llround(static_cast<double>(ps) * static_cast<double>(clock_hz) / 1e12));
+}
+
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+const char* unit_name(rk::Unit u) {
+    switch (u) {
+        case rk::Unit::Npu: return "NPU";
+        case rk::Unit::Cpu: return "CPU";
+        case rk::Unit::View: return "view";
+    }
+    return "?";
+}
+
+int64_t numel_of(const drv::ir::Value& v) {
+    const int64_t n = v.numel();
+    return n < 0 ? 0 : n;
+}
+
+/// Integer value of element i (int tensors), for comparisons.
+int64_t int_at(const num::Tensor& t, size_t i) {
+    switch (t.dtype()) {
+        case num::DType::I8: return t.data<int8_t>()[i];
+        case num::DType::U8: return t.data<uint8_t>()[i];
+        case num::DType::Bool: return t.data<uint8_t>()[i];
+        case num::DType::I16: return t.data<int16_t>()[i];
+        case num::DType::U16: return t.data<uint16_t>()[i];
+        case num::DType::I32: return t.data<int32_t>()[i];
+        case num::DType::I64: return t.data<int64_t>()[i];
+        default: return 0;
+    }
+}
+
+void add_diff(OutputCheck& c, int64_t diff) {
+    ++c.values;
+    c.max_abs_diff = static_cast<int>(std::max<int64_t>(c.max_abs_diff, std::min<int64_t>(diff, 1 << 30)));
+    if (diff == 0) ++c.equal;
+    else if (diff == 1) ++c.off_by_one;
+    else ++c.worse;
+}
+
+/// Compares `got` with `want`; float tensors in units of `lsb` (0: any difference is "worse").
+/// Returns an error text for mismatched dtype/shape.
+std::string compare(const num::Tensor& got, const num::Tensor& want, double lsb, OutputCheck& c) {
+    if (got.dtype() != want.dtype() || got.shape() != want.shape())
+        return fmt::format("device tensor is {} {}, the reference {} {}", num::dtype_name(got.dtype()), got.shape_str(),
+                           num::dtype_name(want.dtype()), want.shape_str());
+    const size_t n = want.numel();
+    if (want.dtype() == num::DType::F32) {
+        for (size_t i = 0; i < n; ++i) {
+            const double d = std::fabs(static_cast<double>(got.data<float>()[i]) - want.data<float>()[i]);
+            if (lsb > 0) add_diff(c, std::llround(d / lsb));
+            else add_diff(c, d == 0 ? 0 : 2);
+        }
+    } else if (want.dtype() == num::DType::F16) {
+        for (size_t i = 0; i < n; ++i) add_diff(c, got.data<uint16_t>()[i] == want.data<uint16_t>()[i] ? 0 : 2);
+    } else {
+        for (size_t i = 0; i < n; ++i) add_diff(c, std::llabs(int_at(got, i) - int_at(want, i)));
+    }
+    return {};
+}
+
+/// The quantization step of a float graph output: the scale of the DequantizeLinear producing it.
+double output_lsb(const drv::ir::Graph& g, const std::string& name) {
+    for (const drv::ir::Node& n : g.nodes()) {
+        if (std::find(n.outputs.begin(), n.outputs.end(), name) == n.outputs.end()) continue;
+        if (n.op_type != "DequantizeLinear" || !n.has_input(1)) return 0;
+        const drv::ir::Value* s = g.find_value(n.input(1));
+        if (!s || !s->is_constant() || s->data->dtype() != num::DType::F32 || s->data->numel() != 1) return 0;
+        return s->data->data<float>()[0];
+    }
+    return 0;
+}
+
+
+}  // namespace
+
+uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const drv::ir::Node& n) {
+    uint64_t bytes = 0, macs = 0, flops = 0, out_elems = 0;
+    bool float_in = false;
+    for (const std::string& in : n.inputs) {
+        const drv::ir::Value* v = in.empty() ? nullptr : g.find_value(in);
+        if (!v) continue;
+        if (!v->is_constant()) bytes += static_cast<uint64_t>(numel_of(*v)) * num::dtype_size(v->dtype);
+        if (v->dtype == num::DType::F32 && !v->is_constant()) float_in = true;
+    }
+    for (const std::string& out : n.outputs) {
+        const drv::ir::Value* v = out.empty() ? nullptr : g.find_value(out);
+        if (!v) continue;
+        out_elems += static_cast<uint64_t>(numel_of(*v));
+        bytes += static_cast<uint64_t>(numel_of(*v)) * num::dtype_size(v->dtype);
+    }
+    const std::string& op = n.op_type;
+    // Inner-product work: per output element, the reduction length read from the weight/B shape.
+    uint64_t k = 0;
+    auto shape_of = [&](size_t i) -> const std::vector<int64_t>* {
+        const drv::ir::Value* v = n.has_input(i) ? g.find_value(n.input(i)) : nullptr;
+        return v ? &v->shape : nullptr;
+    };
+    if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv") {
+        const auto* w = shape_of(op == "QLinearConv" ? 3 : 1);
+        if (w && w->size() >= 2) {
+            k = static_cast<uint64_t>(std::max<int64_t>((*w)[1], 1));
+            for (size_t i = 2; i < w->size(); ++i) k *= static_cast<uint64_t>(std::max<int64_t>((*w)[i], 1));
+        }
+    } else if (op == "Gemm" || op == "QGemm" || op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") {
+        const auto* a = shape_of(0);
+        if (a && !a->empty()) {
+            int64_t kk = a->back();
+            if ((op == "Gemm" || op == "QGemm") && a->size() == 2) {
+                if (n.attrs.get_int("transA", 0) != 0) kk = (*a)[0];
+            }
+            k = static_cast<uint64_t>(std::max<int64_t>(kk, 1));
+        }
+    }
+    if (k) (float_in ? flops : macs) = out_elems * k * (float_in ? 2 : 1);
+    else if (float_in || op == "DequantizeLinear" || op == "QuantizeLinear") flops = 2 * out_elems;
+    const double s = hw::host_op_seconds(soc.host, macs, flops, bytes);
+    return static_cast<uint64_t>(std::llround(s * 1e12));
+}
+
+namespace {
+
+/// Everything the host program needs while the simulation runs.
+class Runner {
+   public:
+    Runner(const hw::SocProfile& soc, rk::CompiledModel& m, const std::map<std::string, num::Tensor>& inputs,
+           const ModelRunOptions& o, Platform& plat, ModelRunResult& r, std::ostream& progress)
+        : soc_(soc), m_(m), inputs_(inputs), o_(o), plat_(plat), r_(r), progress_(progress) {
+        full_ = o.mode == SimMode::Full;
+        checking_ = full_ && o.check;
+        for (size_t i = 0; i < m.layers.size(); ++i)
+            for (const std::string& out : m.layers[i].outputs) producer_[out] = i;
+        task_core_.assign(m.tasks.size(), -1);
+        task_rec_.assign(m.tasks.size(), 0);
+        layer_host_.assign(m.layers.size(), {0, 0});
+    }
+
+    void host_program();
+    void poller();
+
+    // Results read after the simulation.
+    std::vector<int> task_core_;                          ///< core whose records hold the task, -1 = not run
+    std::vector<size_t> task_rec_;                        ///< index into that core's records
+    std::vector<std::pair<uint64_t, uint64_t>> layer_host_;  ///< CPU layers: start, end ps
+    std::map<std::string, num::Tensor> final_outputs_;
+    std::map<std::string, num::Tensor> snapshot_;         ///< device/host value of every tensor when produced
+    uint64_t t0_ = 0, t1_ = 0;
+    bool done_ = false;
+
+   private:
+    struct Kick {
+        int core = 0;
+        std::vector<size_t> tasks;  ///< model task indices
+        std::vector<rk::Task> hw;
+        rk::SubmitResult sub;
+        size_t rec_before = 0, diag_before = 0;
+    };
+
+    uint64_t base_ = 0;
+    drv::DmaBuffer arena_{};
+    SimHal* hal_ = nullptr;
+
+    std::string fail_text(size_t step, const Kick& k);
+    void run_npu_step(size_t si, rk::Driver& drvr);
+    void run_cpu_step(size_t si);
+    void run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Tensor>& env,
+                           const std::function<num::Tensor(const std::string&)>& get);
+    num::Tensor host_value(const std::string& name);
+    num::Tensor download(const rk::DeviceTensor& t);
+    void upload(const rk::DeviceTensor& t, const num::Tensor& x);
+    void snapshot_views();
+    void show_progress(size_t layer);
+
+    const hw::SocProfile& soc_;
+    rk::CompiledModel& m_;
+    const std::map<std::string, num::Tensor>& inputs_;
+    const ModelRunOptions& o_;
+    Platform& plat_;
+    ModelRunResult& r_;
+    std::ostream& progress_;
+    bool full_ = true, checking_ = true, failed_ = false;
+    std::map<std::string, size_t> producer_;
+    std::map<std::string, num::Tensor> host_env_;
+    // progress
+    std::vector<Kick>* active_ = nullptr;
+    size_t shown_layer_ = SIZE_MAX;
+    int shown_decile_ = 0;
+    bool shown_any_ = false;
+};
+
+num::Tensor Runner::download(const rk::DeviceTensor& t) {
+    std::vector<uint8_t> img(t.bytes);
+    hal_->bo_read(arena_, t.offset, img.data(), img.size());
+    num::Tensor x = rk::from_device(t, img);
+    if (const drv::ir::Value* v = m_.graph.find_value(t.name)) x.quant = v->quant;
+    return x;
+}
+
+void Runner::upload(const rk::DeviceTensor& t, const num::Tensor& x) {
+    std::vector<uint8_t> img = rk::to_device(t, x);
+    if (img.size() > t.bytes) img.resize(t.bytes);
+    if (t.alias_of.empty()) {
+        hal_->bo_write(arena_, t.offset, img.data(), img.size());
+        return;
+    }
+    // A channel slice of another tensor: write only this slice's elements, not the atoms' padding
+    // (which belongs to the neighbouring slice).
+    std::vector<uint8_t> cur(t.bytes);
+    hal_->bo_read(arena_, t.offset, cur.data(), cur.size());
+    const int c2 = std::max(t.c2, 1);
+    for (int c = 0; c < t.c; ++c)
+        for (int y = 0; y < t.h; ++y)
+            for (int xw = 0; xw < t.w; ++xw) {
+                const uint64_t off = static_cast<uint64_t>(c / c2) * t.surf_stride +
+                                     static_cast<uint64_t>(y) * t.line_stride + static_cast<uint64_t>(xw) * c2 + c % c2;
+                if (off < cur.size() && off < img.size()) cur[off] = img[off];
+            }
+    hal_->bo_write(arena_, t.offset, cur.data(), cur.size());
+}
+
+void Runner::run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Tensor>& env,
+                               const std::function<num::Tensor(const std::string&)>& get) {
+    const auto& nodes = m_.graph.nodes();
+    for (size_t ni : L.ir_nodes) {
+        const drv::ir::Node& n = nodes.at(ni);
+        std::vector<num::Tensor> held;
+        held.reserve(n.inputs.size());
+        std::vector<const num::Tensor*> args;
+        for (const std::string& in : n.inputs) {
+            if (in.empty()) {
+                args.push_back(nullptr);
+                continue;
+            }
+            const drv::ir::Value& v = m_.graph.value(in, n.label());
+            if (v.is_constant()) {
+                args.push_back(&*v.data);
+                continue;
+            }
+            auto it = env.find(in);
+            if (it != env.end()) {
+                args.push_back(&it->second);
+                continue;
+            }
+            held.push_back(get(in));
+            args.push_back(&held.back());
+        }
+        std::vector<num::Tensor> out;
+        try {
+            out = num::run_op(n.op_type, n.attrs, args, n.domain);
+        } catch (const std::exception& e) {
+            throw std::runtime_error("node " + n.label() + ": " + e.what());
+        }
+        for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
+            if (n.outputs[k].empty()) continue;
+            out[k].quant = m_.graph.value(n.outputs[k]).quant;
+            env[n.outputs[k]] = std::move(out[k]);
+        }
+    }
+}
+
+num::Tensor Runner::host_value(const std::string& name) {
+    const drv::ir::Value& v = m_.graph.value(name);
+    if (v.is_constant()) return *v.data;
+    auto it = host_env_.find(name);
+    if (it != host_env_.end()) return it->second;
+    auto dt = m_.tensors.find(name);
+    if (dt != m_.tensors.end()) {
+        num::Tensor x = download(dt->second);
+        host_env_[name] = x;
+        return x;
+    }
+    auto p = producer_.find(name);
+    if (p == producer_.end() || m_.layers[p->second].unit == rk::Unit::Npu)
+        throw std::runtime_error(fmt::format("value '{}' is neither on the host nor a device tensor", name));
+    run_nodes_on_host(m_.layers[p->second], host_env_, [&](const std::string& n) { return host_value(n); });
+    it = host_env_.find(name);
+    if (it == host_env_.end()) throw std::runtime_error(fmt::format("value '{}' was not produced by its layer", name));
+    return it->second;
+}
+
+void Runner::snapshot_views() {
+    // View layers (reshape, concat by addressing): record the device's view of their output once
+    // every input has been recorded, so that consumers are checked against what they really read.
+    for (const rk::Layer& L : m_.layers) {
+        if (L.unit != rk::Unit::View) continue;
+        bool ready = true, have = true;
+        for (const std::string& in : L.inputs) {
+            const drv::ir::Value* v = m_.graph.find_value(in);
+            if (v && !v->is_constant() && !snapshot_.count(in)) ready = false;
+        }
+        for (const std::string& out : L.outputs) have = have && snapshot_.count(out);
+        if (!ready || have) continue;
+        bool on_device = true;
+        for (const std::string& out : L.outputs) on_device = on_device && m_.tensors.count(out);
+        if (on_device) {
+            for (const std::string& out : L.outputs) snapshot_[out] = download(m_.tensors.at(out));
+        } else {
+            std::map<std::string, num::Tensor> env;
+            run_nodes_on_host(L, env, [&](const std::string& n) { return snapshot_.at(n); });
+            for (const std::string& out : L.outputs)
+                if (env.count(out)) snapshot_[out] = env.at(out);
+        }
+    }
+}
+
+std::string Runner::fail_text(size_t step, const Kick& k) {
+    const auto& recs = plat_.core(k.core).tasks();
+    size_t bad = recs.size() - k.rec_before;  // first task that did not complete
+    std::string why;
+    for (size_t j = k.rec_before; j < recs.size(); ++j)
+        if (!recs[j].faults.empty()) {
+            bad = j - k.rec_before;
+            why = recs[j].faults.front().message;
+            break;
+        }
+    const auto& diags = plat_.core(k.core).diagnostics();
+    if (why.empty() && diags.size() > k.diag_before) why = diags[k.diag_before];
+    std::string where = "no task started";
+    if (bad < k.tasks.size()) {
+        const rk::NpuTask& t = m_.tasks[k.tasks[bad]];
+        const std::string layer = t.layer >= 0 && static_cast<size_t>(t.layer) < m_.layers.size()
+                                      ? m_.layers[static_cast<size_t>(t.layer)].name
+                                      : std::string("?");
+        where = fmt::format("task {} of the chain (model task {}) of layer '{}'{}", bad, k.tasks[bad], layer,
+                            t.what.empty() ? "" : " [" + t.what + "]");
+    }
+    return fmt::format("step {} (NPU), core {}: {}: {}{}", step, k.core, where, k.sub.error,
+                       why.empty() ? "" : "; " + why);
+}
+
+void Runner::run_npu_step(size_t si, rk::Driver& drvr) {
+    const rk::Step& st = m_.steps[si];
+    const size_t max_tasks = (size_t{1} << soc_.npu.pc_task_number_bits.value) - 1;
+    // A chain longer than one kick can carry is submitted in segments (each segment waits for the
+    // previous one on every core of the step).
+    size_t rounds = 0;
+    for (const auto& [core, chain] : st.chains) rounds = std::max(rounds, (chain.size() + max_tasks - 1) / max_tasks);
+    for (size_t round = 0; round < rounds && !failed_; ++round) {
+        std::vector<Kick> kicks;
+        for (const auto& [core, chain] : st.chains) {
+            const size_t b = round * max_tasks;
+            if (b >= chain.size()) continue;
+            Kick k;
+            k.core = core;
+            for (size_t i = b; i < std::min(chain.size(), b + max_tasks); ++i) {
+                const rk::NpuTask& t = m_.tasks.at(chain[i]);
+                k.tasks.push_back(chain[i]);
+                rk::Task hw;
+                hw.regcmd_addr = base_ + t.regcmd_offset;
+                hw.regcfg_amount = t.regcfg_amount;
+                hw.int_mask = t.int_mask;
+                hw.enable_mask = t.enable_mask;
+                k.hw.push_back(hw);
+            }
+            if (core < 0 || core >= plat_.core_count())
+                throw std::runtime_error(fmt::format("step {}: chain for core {}, the SoC has {} core(s)", si, core,
+                                                     plat_.core_count()));
+            kicks.push_back(std::move(k));
+        }
+        for (Kick& k : kicks) {
+            k.rec_before = plat_.core(k.core).tasks().size();
+            k.diag_before = plat_.core(k.core).diagnostics().size();
+            drvr.kick(k.core, k.hw, k.sub);
+        }
+        active_ = &kicks;
+        for (Kick& k : kicks)
+            if (k.sub.error.empty()) drvr.wait(k.core, k.hw, o_.job_timeout_ns, k.sub);
+        active_ = nullptr;
+        for (Kick& k : kicks) {
+            const auto& recs = plat_.core(k.core).tasks();
+            for (size_t j = k.rec_before; j < recs.size() && j - k.rec_before < k.tasks.size(); ++j) {
+                task_core_[k.tasks[j - k.rec_before]] = k.core;
+                task_rec_[k.tasks[j - k.rec_before]] = j;
+            }
+            if (!k.sub.ok) {
+                r_.errors.push_back(fail_text(si, k));
+                failed_ = true;
+            }
+        }
+    }
+    if (failed_ || !checking_) return;
+    std::set<size_t> layers;
+    for (const auto& [core, chain] : st.chains)
+        for (size_t t : chain)
+            if (m_.tasks[t].layer >= 0) layers.insert(static_cast<size_t>(m_.tasks[t].layer));
+    for (size_t li : layers)
+        for (const std::string& out : m_.layers[li].outputs) {
+            auto dt = m_.tensors.find(out);
+            if (dt != m_.tensors.end()) snapshot_[out] = download(dt->second);
+        }
+    snapshot_views();
+}
+
+void Runner::run_cpu_step(size_t si) {
+    const rk::Step& st = m_.steps[si];
+    for (size_t li : st.layers) {
+        const rk::Layer& L = m_.layers.at(li);
+        show_progress(li);
+        const uint64_t start = now_ps();
+        uint64_t cost = 0;
+        for (size_t ni : L.ir_nodes) cost += host_node_ps(soc_, m_.graph, m_.graph.nodes().at(ni));
+        if (full_) {
+            std::map<std::string, num::Tensor> env;
+            run_nodes_on_host(L, env, [&](const std::string& n) { return host_value(n); });
+            for (auto& [name, t] : env) {
+                auto dt = m_.tensors.find(name);
+                if (dt != m_.tensors.end()) upload(dt->second, t);
+                if (checking_) snapshot_[name] = t;
+                host_env_[name] = std::move(t);
+            }
+        }
+        sc_core::wait(sc_core::sc_time(static_cast<double>(cost), sc_core::SC_PS));
+        layer_host_[li] = {start, now_ps()};
+    }
+    if (checking_) snapshot_views();
+}
+
+void Runner::show_progress(size_t layer) {
+    if (!o_.progress || !full_ || layer == shown_layer_ || m_.layers.empty()) return;
+    shown_layer_ = layer;
+    const rk::Layer& L = m_.layers[layer];
+    const int pct = static_cast<int>(100 * layer / m_.layers.size());
+    const std::string line = fmt::format("layer {}/{} {} ({}) {}%", layer + 1, m_.layers.size(), L.name, L.op, pct);
+    if (o_.progress_tty) {
+        progress_ << "\r" << line << "\x1b[K" << std::flush;
+        shown_any_ = true;
+    } else if (pct / 10 > shown_decile_) {
+        shown_decile_ = pct / 10;
+        progress_ << line << "\n" << std::flush;
+    }
+}
+
+void Runner::poller() {
+    // Samples which task each core is on, in simulated time; reads state only.
+    const sc_core::sc_time period(20, sc_core::SC_US);
+    while (!done_) {
+        sc_core::wait(period);
+        if (!active_) continue;
+        size_t layer = SIZE_MAX;
+        for (const Kick& k : *active_) {
+            const size_t done = plat_.core(k.core).tasks().size() - k.rec_before;
+            if (done < k.tasks.size() && m_.tasks[k.tasks[done]].layer >= 0)
+                layer = std::min(layer, static_cast<size_t>(m_.tasks[k.tasks[done]].layer));
+        }
+        if (layer != SIZE_MAX) show_progress(layer);
+    }
+}
+
+void Runner::host_program() {
+    const uint64_t pool_base = soc_.mem.ddr_base.value + (16u << 20);
+    const uint64_t ddr_end = soc_.mem.ddr_base.value + soc_.mem.ddr_size_bytes.value;
+    const uint64_t want = std::max<uint64_t>(256u << 20, m_.arena_bytes + (16u << 20));
+    const uint64_t pool = std::min<uint64_t>(want, ddr_end > pool_base ? ddr_end - pool_base : 0);
+    SimHal hal(plat_, pool_base, pool);
+    hal_ = &hal;
+    try {
+        rk::CoreConfig cc{soc_.npu.core_count.value, soc_.npu.pc_data_amount_scale.value,
+                          soc_.npu.pc_task_number_bits.value, soc_.npu.pc_task_status_offset.value};
+        rk::Driver drvr(hal, cc);
+        arena_ = hal.bo_create(m_.arena_bytes, 4096);
+        base_ = arena_.dma_addr;
+        rk::relocate(m_, base_);
+        if (!m_.arena_init.empty()) hal.bo_write(arena_, 0, m_.arena_init.data(), m_.arena_init.size());
+        t0_ = now_ps();
+        if (full_)
+            for (const std::string& name : m_.graph.inputs()) {
+                const num::Tensor& x = inputs_.at(name);
+                host_env_[name] = x;
+                if (checking_) snapshot_[name] = x;
+                auto dt = m_.tensors.find(name);
+                if (dt != m_.tensors.end()) upload(dt->second, x);
+            }
+        if (checking_) snapshot_views();
+        for (size_t si = 0; si < m_.steps.size() && !failed_; ++si) {
+            const uint64_t s0 = now_ps();
+            if (m_.steps[si].unit == rk::Unit::Npu) {
+                run_npu_step(si, drvr);
+                r_.npu_ps += now_ps() - s0;
+            } else if (m_.steps[si].unit == rk::Unit::Cpu) {
+                run_cpu_step(si);
+                r_.cpu_ps += now_ps() - s0;
+            }
+        }
+        if (full_ && !failed_)
+            for (const std::string& name : m_.graph.outputs()) final_outputs_[name] = host_value(name);
+    } catch (const std::exception& e) {
+        r_.errors.push_back(e.what());
+        failed_ = true;
+    }
+    t1_ = now_ps();
+    hal_ = nullptr;
+    done_ = true;
+    if (shown_any_) progress_ << "\r\x1b[K" << std::flush;
+}
+
+/// Bound of an NPU layer from its summed task cycles (as the single-conv report does).
+std::string bound_of(uint64_t compute, uint64_t dma_read, uint64_t write, uint64_t fetch, uint64_t ovh) {
+    const uint64_t memory = (dma_read > compute ? dma_read - compute : 0) + write;
+    const uint64_t overhead = fetch + ovh;
+    return compute >= memory ? (compute >= overhead ? "compute" : "overhead")
+                             : (memory >= overhead ? "memory" : "overhead");
+}
+
+}  // namespace
+
+ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
+                         const std::map<std::string, num::Tensor>& inputs, const ModelRunOptions& o,
+                         trace::TraceWriter* tw, std::ostream& progress_out) {
+    ModelRunResult r;
+    r.platform = soc.name;
+    r.platform_name = soc.display_name;
+    r.model = o.model_name;
+    r.mode = o.mode == SimMode::Full ? "full" : "timing";
+    r.clock_hz = soc.npu.core_clock_hz.value;
+    r.cores = m.cores;
+    r.expect_exact = o.expect_exact;
+    r.tasks = m.tasks.size();
+    r.regcmd_bytes = m.regcmd_bytes;
+    r.weight_bytes = m.weight_bytes;
+    r.arena_bytes = m.arena_bytes;
+    r.steps = m.steps.size();
+    const bool full = o.mode == SimMode::Full;
+    if (full)
+        for (const std::string& name : m.graph.inputs())
+            if (!inputs.count(name)) throw std::invalid_argument(fmt::format("no data for graph input '{}'", name));
+
+    Platform plat("soc", soc, o.mode, tw);
+    Runner run(soc, m, inputs, o, plat, r, progress_out);
+    plat.set_host_program([&]() {
+        if (o.progress && full) sc_core::sc_spawn([&]() { run.poller(); }, "progress");
+        run.host_program();
+    });
+    sc_core::sc_start();
+    r.total_ps = run.t1_ - run.t0_;
+
+    // Per-layer rows from the task records.
+    const uint64_t hz = r.clock_hz;
+    const double macs_per_cycle = soc.npu.int8_macs_per_cycle.value;
+    int host_track = -1;
+    for (size_t li = 0; li < m.layers.size(); ++li) {
+        const rk::Layer& L = m.layers[li];
+        ModelLayerRow row;
+        row.name = L.name;
+        row.op = L.op;
+        row.unit = unit_name(L.unit);
+        row.input_shape = L.in_shape;
+        row.output_shape = L.out_shape;
+        row.note = L.note;
+        row.macs = L.macs;
+        if (L.unit == rk::Unit::Npu) {
+            ++r.npu_layers;
+            std::set<int> cores;
+            std::map<int, std::pair<uint64_t, uint64_t>> span;  // per core, for the trace
+            uint64_t start = UINT64_MAX, end = 0;
+            for (size_t ti : L.tasks) {
+                if (ti >= m.tasks.size() || run.task_core_[ti] < 0) continue;
+                const int c = run.task_core_[ti];
+                const TaskRecord& t = plat.core(c).tasks().at(run.task_rec_[ti]);
+                ++row.tasks;
+                cores.insert(c);
+                row.macs_padded += t.macs_padded;
+                row.regcmd_entries += t.regcmd_entries;
+                row.fetch_cycles += cycles(t.fetch_ps, hz);
+                row.dma_read_cycles += cycles(t.dma_read_ps, hz);
+                row.compute_cycles += t.compute_cycles;
+                row.write_cycles += cycles(t.write_ps, hz);
+                row.overhead_cycles += cycles(t.overhead_ps, hz);
+                row.ddr_read_bytes += t.bytes_read;
+                row.ddr_write_bytes += t.bytes_written;
+                row.sram_read_bytes += t.sram_bytes_read;
+                row.sram_write_bytes += t.sram_bytes_written;
+                start = std::min(start, t.start_ps);
+                end = std::max(end, t.end_ps);
+                auto& sp = span.try_emplace(c, t.start_ps, t.end_ps).first->second;
+                sp.first = std::min(sp.first, t.start_ps);
+                sp.second = std::max(sp.second, t.end_ps);
+            }
+            if (row.tasks) {
+                row.start_ps = start;
+                row.end_ps = end;
+                row.total_cycles = cycles(end - start, hz);
+                row.time_us = static_cast<double>(end - start) / 1e6;
+                if (row.total_cycles)
+                    row.mac_utilisation = static_cast<double>(row.macs) /
+                                          (static_cast<double>(row.total_cycles) * macs_per_cycle *
+                                           static_cast<double>(cores.size()));
+                row.bound = bound_of(row.compute_cycles, row.dma_read_cycles, row.write_cycles, row.fetch_cycles,
+                                     row.overhead_cycles);
+            }
+            for (int c : cores) row.cores += (row.cores.empty() ? "" : ",") + std::to_string(c);
+            if (tw)
+                for (const auto& [c, sp] : span)
+                    tw->complete(tw->track(plat.core(c).name(), "layers"), L.name, sp.first, sp.second - sp.first,
+                                 {trace::arg("op", L.op), trace::arg("tasks", static_cast<uint64_t>(row.tasks))},
+                                 "layer");
+        } else if (L.unit == rk::Unit::Cpu) {
+            ++r.cpu_layers;
+            row.cores = "host";
+            row.bound = "host";
+            row.start_ps = run.layer_host_[li].first;
+            row.end_ps = run.layer_host_[li].second;
+            row.time_us = static_cast<double>(row.end_ps - row.start_ps) / 1e6;
+            if (tw && row.end_ps > row.start_ps) {
+                if (host_track < 0) host_track = tw->track("host", "host CPU");
+                tw->complete(host_track, L.name, row.start_ps, row.end_ps - row.start_ps,
+                             {trace::arg("op", L.op), trace::arg("note", L.note)}, "layer");
+            }
+        } else {
+            ++r.view_layers;
+            row.cores = "-";
+        }
+        r.ddr_read_bytes += row.ddr_read_bytes;
+        r.ddr_write_bytes += row.ddr_write_bytes;
+        r.layers.push_back(std::move(row));
+    }
+    for (int c = 0; c < plat.core_count(); ++c)
+        for (const std::string& d : plat.core(c).diagnostics())
+            if (std::find_if(r.errors.begin(), r.errors.end(),
+                             [&](const std::string& e) { return e.find(d) != std::string::npos; }) == r.errors.end())
+                r.errors.push_back(fmt::format("core {}: {}", c, d));
+
+    if (!full || !o.check || !r.errors.empty()) return r;
+
+    // End to end: the reference executor on the same inputs.
+    std::map<std::string, num::Tensor> ref;
+    try {
+        ref = drv::ref::execute(m.graph, inputs);
+    } catch (const std::exception& e) {
+        r.errors.push_back(std::string("reference executor: ") + e.what());
+        return r;
+    }
+    r.outputs_checked = true;
+    for (const std::string& name : m.graph.outputs()) {
+        OutputRow row;
+        row.name = name;
+        const double lsb = output_lsb(m.graph, name);
+        if (ref.at(name).dtype() == num::DType::F32 && lsb <= 0) row.unit = "exact";
+        const std::string e = compare(run.final_outputs_.at(name), ref.at(name), lsb, row.check);
+        if (!e.empty()) r.errors.push_back(fmt::format("output '{}': {}", name, e));
+        r.outputs.push_back(row);
+    }
+
+    // Isolated per-layer check: each NPU layer's device output against its reference nodes fed with
+    // the device's own inputs, so that one 1-LSB requantization tie does not count downstream.
+    r.isolated_checked = true;
+    for (size_t li = 0; li < m.layers.size(); ++li) {
+        const rk::Layer& L = m.layers[li];
+        if (L.unit != rk::Unit::Npu) continue;
+        ModelLayerRow& row = r.layers[li];
+        std::map<std::string, num::Tensor> env;
+        std::string missing;
+        for (const std::string& in : L.inputs) {
+            const drv::ir::Value* v = m.graph.find_value(in);
+            if (!v || v->is_constant()) continue;
+            auto it = run.snapshot_.find(in);
+            if (it == run.snapshot_.end()) missing = in;
+            else env[in] = it->second;
+        }
+        for (const std::string& out : L.outputs)
+            if (!run.snapshot_.count(out)) missing = out;
+        if (!missing.empty()) {
+            r.notes.push_back(fmt::format("layer '{}': '{}' not recorded; isolated check skipped", L.name, missing));
+            continue;
+        }
+        std::map<std::string, num::Tensor> computed = env;
+        try {
+            for (size_t ni : L.ir_nodes) {
+                const drv::ir::Node& n = m.graph.nodes().at(ni);
+                std::vector<const num::Tensor*> args;
+                for (const std::string& in : n.inputs) {
+                    if (in.empty()) {
+                        args.push_back(nullptr);
+                        continue;
+                    }
+                    const drv::ir::Value& v = m.graph.value(in, n.label());
+                    if (v.is_constant()) args.push_back(&*v.data);
+                    else if (computed.count(in)) args.push_back(&computed.at(in));
+                    else throw std::runtime_error(fmt::format("input '{}' of {} is not a layer input", in, n.label()));
+                }
+                std::vector<num::Tensor> out = num::run_op(n.op_type, n.attrs, args, n.domain);
+                for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
+                    if (n.outputs[k].empty()) continue;
+                    out[k].quant = m.graph.value(n.outputs[k]).quant;
+                    computed[n.outputs[k]] = std::move(out[k]);
+                }
+            }
+        } catch (const std::exception& e) {
+            r.errors.push_back(fmt::format("isolated check of layer '{}': {}", L.name, e.what()));
+            continue;
+        }
+        row.checked = true;
+        for (const std::string& out : L.outputs) {
+            if (!computed.count(out)) continue;
+            const std::string e = compare(run.snapshot_.at(out), computed.at(out), 0, row.check);
+            if (!e.empty()) r.errors.push_back(fmt::format("layer '{}' output '{}': {}", L.name, out, e));
+        }
+        ++r.layers_checked;
+        r.isolated.values += row.check.values;
+        r.isolated.equal += row.check.equal;
+        r.isolated.off_by_one += row.check.off_by_one;
+        r.isolated.worse += row.check.worse;
+        r.isolated.max_abs_diff = std::max(r.isolated.max_abs_diff, row.check.max_abs_diff);
+        if (row.check.worse) ++r.layers_worse;
+        else if (row.check.off_by_one) ++r.layers_off_by_one;
+        else ++r.layers_exact;
+    }
+    return r;
+}
+
+}  // namespace sim

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Small QDQ int8 nets for the whole-model run test (npusim run --platform P MODEL.onnx), built with
+the model zoo's own layer recorder and QDQ emitter (tools/zoo/make_zoo.py) so they quantize exactly
+like the zoo models: uint8 activations, per-channel int8 weights, int32 biases.
+
+  tiny_qdq.onnx   1x3x32x32: conv 3x3/2 + ReLU6, depthwise 3x3, pointwise, residual add,
+                  maxpool 3x3/2, nearest 2x resize + concat, 1x1 conv + ReLU, GAP, flatten, gemm
+  plain_qdq.onnx  1x8x16x16: conv 3x3 + ReLU, conv 1x1 (no fusion partners, one NPU layer each)
+
+Deterministic: same arguments, same bytes. Run with /usr/bin/python3 (python3-onnx, numpy)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "zoo"))
+import make_zoo  # noqa: E402
+
+
+def tiny():
+    n = make_zoo.Net("tiny", 7, (1, 3, 32, 32))
+    x = n.conv("input", 16, 3, 2, "relu6")
+    h = n.conv(x, 16, 3, 1, "relu6", group=16)
+    h = n.conv(h, 16, 1, 1, None)
+    x = n.add(x, h)
+    p = n.maxpool(x, 3, 2, 1)
+    u = n.upsample(p)
+    x = n.concat([x, u])
+    x = n.conv(x, 32, 1, 1, "relu")
+    x = n.gemm(n.flatten(n.gap(x)), 10)
+    n.output(x)
+    return n
+
+
+def plain():
+    n = make_zoo.Net("plain", 8, (1, 8, 16, 16))
+    x = n.conv("input", 16, 3, 1, "relu")
+    x = n.conv(x, 16, 1, 1, None)
+    n.output(x)
+    return n
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    for name, build in (("tiny", tiny), ("plain", plain)):
+        make_zoo.save(make_zoo.Emitter(build(), True).emit(), os.path.join(out, name + "_qdq.onnx"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
