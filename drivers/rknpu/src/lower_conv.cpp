@@ -6,18 +6,19 @@
 // channels (kernel groups) so that every task's data + weight banks fit the CBUF, spread over cores.
 //
 // Requantization (per output channel c, m_c = in_scale * w_scale[c] / out_scale computed in float
-// as onnxruntime does; m_c ~= M_c * 2^-e_c with a 15-bit mantissa M_c in [2^14, 2^15)):
-//   BS:  ALU add the folded bias b'_c (int32, per channel from memory), MUL by M_c (int16, per
-//        channel from memory) >> S1 (common), ReLU when fused
-//   BN:  MUL by 2^d_c (int16 per channel from memory, d_c in [0, 14]), no shift (bypassed when every
-//        d_c is 0, e.g. per-tensor scales)
-//   EW:  Clip only: ALU add -(lo - zp) * 2^S3, then ReLUX to [0, (hi - lo) * 2^S3]
+// as onnxruntime does). OUT_CVT_SCALE is one 16-bit register, so per-channel multipliers go through
+// the DPU's per-channel BS/BN MUL operands (int16 each, from memory):
+//   BS:  ALU add the folded bias b'_c (int32), MUL by M1_c >> S1, ReLU when fused
+//   BN:  MUL by M2_c >> S2 (M2_c in [32767 - 1023, 32767])
+//   EW:  Clip only: ALU add (zp - lo) * 2^S3, then ReLUX to [0, (hi - lo) * 2^S3]
 //   OUT_CVT: scale 1, shift S3, offset out_zp (Clip: lo)
-// with S1 + S3 - d_c = e_c. Intermediates carry y * 2^(S3 - d_c) and y * 2^S3 with S3 <= 23, so a
-// 32-bit saturation in the DPU (dpu_engine.cpp saturates every stage) only ever hits values that
-// saturate the int8 output anyway, and the one inner rounding (>> S1) is >= 9 fractional bits below
-// the output LSB. Channels whose exponent lies more than 14 below the largest one keep fewer
-// mantissa bits (their d_c is clamped).
+// M1_c * M2_c * 2^-(S1 + S2 + S3) = m_c: the pair is searched over 1024 M2 values, which leaves a
+// relative error near 2^-26 (a single 15-bit mantissa leaves 2^-16 and about 0.1% of outputs 1 LSB
+// off). The intermediates carry y * 2^22 (BS: v1 = y 2^(S2+S3) / M2_c) and y * 2^S3 with S3 = 22,
+// so the DPU's 32-bit saturation of every stage (dpu_engine.cpp) only hits values that saturate the
+// int8 output anyway, and the inner roundings (>> S1, >> S2) sit >= 20 bits below the output LSB.
+// All shifts round half up in the model (UNVERIFIED hardware rounding), the final one included; the
+// reference rounds half to even, which differs only on exact ties.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -44,8 +45,6 @@ constexpr uint32_t kDpuOutputToMemory = 2;
 constexpr uint32_t kConvModeDepthwise = 3;
 /// Largest intermediate scale exponent: y * 2^23 keeps |y| up to 256 inside int32.
 constexpr int kMaxFracBits = 23;
-/// Largest per-channel power of two in the BN MUL operand (int16, positive).
-constexpr int kMaxPow2 = 14;
 /// Tiling cost of one task in bytes-equivalent (regcmd fetch, pipeline fill, interrupt): a
 /// planning weight, not a measured figure (UNVERIFIED).
 constexpr int64_t kTaskOverheadBytes = 4096;
@@ -55,12 +54,16 @@ constexpr int64_t kTaskOverheadBytes = 4096;
 }
 
 struct Requant {
-    std::vector<int32_t> bias;    ///< folded: b_c - in_zp * sum(w_c)
-    std::vector<int16_t> mant;    ///< BS MUL per channel
-    std::vector<int16_t> pow2;    ///< BN MUL per channel
-    int s1 = 0, s3 = 0;
-    bool need_bn = false;
+    std::vector<int32_t> bias;  ///< folded: b_c - in_zp * sum(w_c)
+    std::vector<int16_t> m1;    ///< BS MUL per channel
+    std::vector<int16_t> m2;    ///< BN MUL per channel, in [kM2Lo, 32767]
+    int s1 = 0, s2 = 0, s3 = 0;
 };
+
+/// BN multiplier candidates: the top kM2Candidates int16 values, so M1 * M2 can approximate
+/// any product to ~2^-26 relative while v1 = y * 2^(S2 + S3) / M2 keeps its scale within a bit.
+constexpr int kM2Candidates = 1024;
+constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 
 Requant plan_requant(const ConvOp& op) {
     Requant r;
@@ -68,8 +71,8 @@ Requant plan_requant(const ConvOp& op) {
     const int taps = op.kernel_h * op.kernel_w;
     const int per_out = (op.depthwise ? 1 : op.in_c) * taps;
     r.bias.resize(n);
-    std::vector<int> e(n);
     std::vector<double> m(n);
+    double m_max = 0;
     for (size_t k = 0; k < n; ++k) {
         int64_t wsum = 0;
         for (int i = 0; i < per_out; ++i) wsum += op.weights[k * static_cast<size_t>(per_out) + static_cast<size_t>(i)];
@@ -82,27 +85,35 @@ Requant plan_requant(const ConvOp& op) {
         const float mf = op.in_scale * ws / op.out_scale;
         if (!(mf > 0) || !std::isfinite(mf)) fail(op, fmt::format("requantization scale of channel {} is not positive", k));
         m[k] = mf;
-        int ex = 0;
-        const double f = std::frexp(m[k], &ex);  // m = f * 2^ex, f in [0.5, 1)
-        int64_t mant = std::llround(f * 32768.0);
-        int ek = 15 - ex;
-        if (mant == 32768) mant = 16384, --ek;
-        e[k] = ek;
+        m_max = std::max(m_max, m[k]);
     }
-    const int e_max = *std::max_element(e.begin(), e.end()), e_min = *std::min_element(e.begin(), e.end());
-    r.s1 = std::max(0, e_max - kMaxFracBits);
-    r.s3 = std::min(e_max - r.s1, e_min - r.s1 + kMaxPow2);
-    if (r.s3 < 0) fail(op, "requantization scale too large for the DPU (>= 2^14)");
+    // Total shift: the largest channel's M1 * M2 just below 32767 * kM2Lo.
+    const int s_tot = static_cast<int>(std::floor(std::log2(32767.0 * kM2Lo / m_max)));
+    r.s3 = kMaxFracBits - 1;  // v2 = y * 2^S3: |y| < 512 stays inside int32
+    r.s2 = 15;                // v1 = y * 2^(S2 + S3) / M2 ~ y * 2^22
+    r.s1 = s_tot - r.s2 - r.s3;
+    if (r.s1 < 0) r.s2 += r.s1, r.s1 = 0;   // large multipliers (small accumulators): fewer fraction bits
+    if (r.s2 < 0) r.s3 += r.s2, r.s2 = 0;
+    if (r.s3 < 0) fail(op, "requantization scale too large for the DPU");
     if (r.s1 > 63) fail(op, "requantization scale too small for the DPU MUL shift");
-    r.mant.resize(n);
-    r.pow2.resize(n);
+    r.m1.resize(n);
+    r.m2.resize(n);
     for (size_t k = 0; k < n; ++k) {
-        const int d = std::clamp(r.s1 + r.s3 - e[k], 0, kMaxPow2);
-        const int64_t mant = std::llround(std::ldexp(m[k], r.s1 + r.s3 - d));
-        if (mant > 32767) fail(op, fmt::format("channel {} multiplier does not fit int16", k));
-        r.mant[k] = static_cast<int16_t>(mant);
-        r.pow2[k] = static_cast<int16_t>(1 << d);
-        if (d != 0) r.need_bn = true;
+        const double target = std::ldexp(m[k], s_tot);  // M1 * M2 ~ m * 2^(S1 + S2 + S3)
+        double best = std::numeric_limits<double>::max();
+        int64_t b1 = 0, b2 = 32767;
+        for (int64_t m2 = 32767; m2 >= kM2Lo; --m2) {
+            const int64_t m1 = std::llround(target / static_cast<double>(m2));
+            if (m1 < 1 || m1 > 32767) continue;
+            const double err = std::fabs(static_cast<double>(m1 * m2) - target);
+            if (err < best) best = err, b1 = m1, b2 = m2;
+            if (err == 0) break;
+        }
+        if (b1 == 0) {  // below one LSB of the product: the channel's output is its zero point
+            b1 = std::llround(target / 32767.0), b2 = 32767;
+        }
+        r.m1[k] = static_cast<int16_t>(b1);
+        r.m2[k] = static_cast<int16_t>(b2);
     }
     return r;
 }
@@ -298,12 +309,10 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
         const int k0 = g * p.kg, k1 = std::min(op.out_c, k0 + p.kg);
         std::vector<uint8_t> bs, bn;
         for (int k = k0; k < k1; ++k) put_i32(bs, rq.bias[k]);
-        for (int k = k0; k < k1; ++k) put_i16(bs, rq.mant[k]);
+        for (int k = k0; k < k1; ++k) put_i16(bs, rq.m1[k]);
         bs_off[g] = arena.add_init(bs);
-        if (rq.need_bn) {
-            for (int k = k0; k < k1; ++k) put_i16(bn, rq.pow2[k]);
-            bn_off[g] = arena.add_init(bn);
-        }
+        for (int k = k0; k < k1; ++k) put_i16(bn, rq.m2[k]);
+        bn_off[g] = arena.add_init(bn);
     }
 
     // ---- tasks: group-major, bands inside; contiguous balanced blocks of tasks per core
@@ -390,14 +399,10 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
         bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s1)},
                                            {"BS_MUL_OPERAND", 0}});
         bb.write("DPU_BS_RELUX_CMP_VALUE", 0);
-        if (rq.need_bn) {
-            bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 0}, {"BN_MUL_PRELU", 0},
-                                           {"BN_RELU_BYPASS", 1}, {"BN_RELUX_EN", 0}});
-            bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 1}, {"BN_MUL_SHIFT_VALUE", 0}, {"BN_MUL_OPERAND", 0}});
-        } else {
-            bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});
-            bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 0}, {"BN_MUL_SHIFT_VALUE", 0}, {"BN_MUL_OPERAND", 0}});
-        }
+        bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 0}, {"BN_MUL_PRELU", 0},
+                                       {"BN_RELU_BYPASS", 1}, {"BN_RELUX_EN", 0}});
+        bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 1}, {"BN_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s2)},
+                                           {"BN_MUL_OPERAND", 0}});
         bb.write("DPU_BN_ALU_CFG", 0);
         bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
         int32_t cvt_offset = op.out_zp;
@@ -425,12 +430,8 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
         // UNVERIFIED: DATA_USE 3 = ALU and MUL operands (the value the block tests use).
         bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 3}});
         bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", bs_off[static_cast<size_t>(g)]);
-        if (rq.need_bn) {
-            bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 2}});
-            bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", bn_off[static_cast<size_t>(g)]);
-        } else {
-            bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 0}});
-        }
+        bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 2}});
+        bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", bn_off[static_cast<size_t>(g)]);
         bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
         bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"MRDMA_DISABLE", 1}});
 

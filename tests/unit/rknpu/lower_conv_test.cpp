@@ -229,7 +229,7 @@ void report(const Case& k, const Outcome& o) {
 }
 
 /// Equality or 1 LSB on at most `max_off1` of the values, output slice only.
-void expect_close(const Case& k, double max_off1 = 0.01) {
+void expect_close(const Case& k, double max_off1 = 0.001) {
     const Outcome o = run_case(k);
     report(k, o);
     EXPECT_EQ(o.worse, 0u) << k.name << ": max |diff| " << o.max_diff;
@@ -330,7 +330,7 @@ TEST(LowerConv, RowTilingWorkedExample) {
     const Outcome o = run_case(k);
     report(k, o);
     EXPECT_EQ(o.worse, 0u);
-    EXPECT_LE(static_cast<double>(o.off1) / o.values, 0.01);
+    EXPECT_LE(static_cast<double>(o.off1) / o.values, 0.001);
     ASSERT_GT(o.tasks.size(), 1u);
     const hw::SocProfile& soc = profile("rk3588");
     int next_row = 0;
