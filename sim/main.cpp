@@ -13,6 +13,7 @@
 
 #include "app/conv_example.h"
 #include "app/lint.h"
+#include "app/model_run.h"
 #include "app/regcmd_file.h"
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
@@ -41,6 +42,10 @@ struct RunArgs {
     std::string requant = "float";
     bool skip_check = false;
     std::vector<std::string> expected;
+    // RKNPU whole-model runs (.onnx/.tflite on an NPU platform)
+    std::string core_mask = "auto";
+    std::vector<std::string> cpu_nodes;
+    bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
 };
 
 
@@ -132,10 +137,22 @@ int cmd_run(const RunArgs& a) {
                 return fail(e.what());
             }
         } else if (ext == ".onnx" || ext == ".tflite") {
-            return fail(fmt::format("'{}': lowering {} models to the NPU is not available yet; "
-                                    "`npusim run --reference {}` runs the reference executor, a layer description "
-                                    "(.json, see examples/) runs on the NPU model",
-                                    a.model, ext, a.model));
+            sim::ModelCliOptions mo;
+            mo.model = a.model;
+            mo.platform = a.platform;
+            mo.mode = a.mode;
+            mo.core_mask = a.core_mask;
+            mo.inputs = a.ref.inputs;
+            mo.input_shapes = a.ref.input_shapes;
+            mo.cpu_nodes = a.cpu_nodes;
+            mo.seed = a.ref.seed;
+            mo.report_path = a.report_path;
+            mo.trace_path = a.trace_path;
+            mo.verify_tiling = a.verify_tiling;
+            mo.expect_exact = a.expect_exact;
+            mo.quiet = a.quiet;
+            mo.no_check = a.no_compare;
+            return sim::run_model_cli(mo, std::cout, std::cerr);
         } else {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
         }
@@ -268,7 +285,8 @@ int sc_main(int argc, char* argv[]) {
 
     RunArgs ra;
     CLI::App* run = app.add_subcommand("run", "Run a model on a simulated SoC (no MODEL: the bundled conv example)");
-    run->add_option("model", ra.model, "Layer description (.json); omit for the bundled example");
+    run->add_option("model", ra.model,
+                    "Model (.onnx: compiled for the NPU platform; .json: layer description); omit for the bundled example");
     run->add_option("-p,--platform", ra.platform, "SoC profile (see `npusim platforms`)")->capture_default_str();
     run->add_option("--cores", ra.cores, "NPU core(s) to run on; several (0,1,2) run one copy each, concurrently")
         ->capture_default_str();
@@ -280,10 +298,17 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
-    run->add_option("--input", ra.ref.inputs, "--reference: .npy per graph input, in order (default: seeded random)");
+    run->add_option("--input", ra.ref.inputs, "Model runs: .npy per graph input, in order (default: seeded random)");
     run->add_option("--output", ra.ref.outputs, "--reference: .npy per graph output");
-    run->add_option("--input-shape", ra.ref.input_shapes, "--reference: fix a dynamic input, name=1x3x224x224");
-    run->add_option("--seed", ra.ref.seed, "--reference: seed of the random inputs")->capture_default_str();
+    run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
+    run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
+    run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
+        ->capture_default_str();
+    run->add_option("--cpu-node", ra.cpu_nodes, "NPU model runs: force a node (name or op type) onto the CPU");
+    run->add_flag("--verify-tiling", ra.verify_tiling, "NPU model runs: verify every layer's task windows and CBUF use");
+    run->add_flag("--expect-exact", ra.expect_exact, "NPU model runs: any difference from the reference fails (exit 1)");
+    run->add_flag("--no-compare", ra.no_compare, "NPU model runs: skip the comparison with the reference executor");
+    run->add_flag("-q,--quiet", ra.quiet, "No progress line on stderr");
     run->add_flag("--keep-qdq", ra.ref.keep_qdq, "--reference: run Q/DQ nodes as written (float), not fused");
     run->add_option("--requant", ra.requant, "MCU platforms: float (bit-exact with the reference) or fixed (Q31)")
         ->check(CLI::IsMember({"float", "fixed"}))

@@ -7,6 +7,8 @@ like the zoo models: uint8 activations, per-channel int8 weights, int32 biases.
   tiny_qdq.onnx   1x3x32x32: conv 3x3/2 + ReLU6, depthwise 3x3, pointwise, residual add,
                   maxpool 3x3/2, nearest 2x resize + concat, 1x1 conv + ReLU, GAP, flatten, gemm
   plain_qdq.onnx  1x8x16x16: conv 3x3 + ReLU, conv 1x1 (no fusion partners, one NPU layer each)
+  bigk_qdq.onnx   1x8x40x40: conv 3x3 + ReLU, conv 33x33 (outside RKNN's kernel range [1, 31]: the
+                  checker sends it to the CPU), conv 1x1
 
 Deterministic: same arguments, same bytes. Run with /usr/bin/python3 (python3-onnx, numpy)."""
 import os
@@ -39,9 +41,18 @@ def plain():
     return n
 
 
+def bigk():
+    n = make_zoo.Net("bigk", 9, (1, 8, 40, 40))
+    x = n.conv("input", 8, 3, 1, "relu")
+    x = n.conv(x, 16, 33, 1, "relu", pad=0)
+    x = n.conv(x, 16, 1, 1, None)
+    n.output(x)
+    return n
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
-    for name, build in (("tiny", tiny), ("plain", plain)):
+    for name, build in (("tiny", tiny), ("plain", plain), ("bigk", bigk)):
         make_zoo.save(make_zoo.Emitter(build(), True).emit(), os.path.join(out, name + "_qdq.onnx"))
 
 
