@@ -256,16 +256,27 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
         fail(op, fmt::format("no tiling fits the {} CBUF banks of {} (one kernel of {} bytes, input rows of {} bytes)",
                              p.banks, soc.name, op.depthwise ? static_cast<int64_t>(taps) * c2 : per_kernel * c2,
                              int64_t{in.w} * (op.depthwise ? c2 : cpad_all)));
-    // Several cores: give each core work (more bands, else smaller kernel groups).
+    // Several cores: give each core work. Row bands share the weights (each core loads all of
+    // them), kernel groups share the input (each core reads all of it): split what moves fewer
+    // bytes per core. Depthwise channel groups split weights and input alike.
     const int ncores = static_cast<int>(cores.size());
     int groups = static_cast<int>(ceil_div(op.out_c, p.kg));
     if (groups * p.bands < ncores) {
-        p.bands = std::max(p.bands, std::min(p.out_h, ncores / groups));
-        if (groups * p.bands < ncores) {
+        const int64_t w_total = op.depthwise ? static_cast<int64_t>(taps) * out_c_pad : per_kernel * op.out_c;
+        const int64_t in_total = int64_t{in.w} * in.h * cpad_all;
+        auto split_kernels = [&] {
             const int want_groups = static_cast<int>(ceil_div(ncores, p.bands));
             const int kg2 = static_cast<int>(round_up(ceil_div(op.out_c, want_groups), c2));
             if (kg2 < p.kg) p.kg = kg2;
             groups = static_cast<int>(ceil_div(op.out_c, p.kg));
+        };
+        auto split_rows = [&] { p.bands = std::max(p.bands, std::min(p.out_h, static_cast<int>(ceil_div(ncores, groups)))); };
+        if (op.depthwise || w_total > in_total) {
+            split_kernels();
+            if (groups * p.bands < ncores) split_rows();
+        } else {
+            split_rows();
+            if (groups * p.bands < ncores) split_kernels();
         }
     }
     // CBUF banks: constant over the layer's tasks (the largest band) so weight reuse keeps its banks.

@@ -394,6 +394,28 @@ TEST(LowerConv, MultiCore) {
     std::map<int, int> cores2;
     for (const TaskBody& t : o2.tasks) ++cores2[t.meta.core];
     EXPECT_EQ(cores2.size(), 3u);
+    // Weight-heavy 1x1 (256 KiB of weights, 12 KiB of input): cores split the kernels, not rows.
+    k = base("3 cores 1x1 256->1024 7x7");
+    k.in_c = 256, k.out_c = 1024, k.h = 7, k.w = 7, k.kh = k.kw = 1, k.pt = k.pl = k.pb = k.pr = 0, k.cores = {0, 1, 2};
+    const Outcome o3 = run_case(k);
+    report(k, o3);
+    EXPECT_EQ(o3.worse, 0u);
+    std::map<int, int> cores3;
+    for (const TaskBody& t : o3.tasks) {
+        ++cores3[t.meta.core];
+        EXPECT_EQ(t.meta.out_window.y0, 0);
+        EXPECT_EQ(t.meta.out_window.y1, 7);
+    }
+    EXPECT_EQ(cores3.size(), 3u);
+    // Depthwise: channel groups per core.
+    k = base("3 cores dw 96ch 56x56 s1");
+    k.in_c = k.out_c = 96, k.h = 56, k.w = 56, k.depthwise = true, k.cores = {0, 1, 2};
+    const Outcome o4 = run_case(k);
+    report(k, o4);
+    EXPECT_EQ(o4.worse, 0u);
+    std::map<int, int> cores4;
+    for (const TaskBody& t : o4.tasks) ++cores4[t.meta.core];
+    EXPECT_EQ(cores4.size(), 3u);
 }
 
 TEST(LowerConv, C2Eight) {
