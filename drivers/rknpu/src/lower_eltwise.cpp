@@ -91,18 +91,47 @@ void same_shape(const std::string& name, const DeviceTensor& a, const DeviceTens
         throw std::invalid_argument(fmt::format("'{}': input '{}' {}x{}x{} differs from the output {}x{}x{} (broadcast is "
                                                 "not lowered)",
                                                 name, a.name, a.c, a.h, a.w, out.c, out.h, out.w));
-    if ((a.surf_stride - static_cast<uint64_t>(a.w) * a.h * a.c2) % 16 != 0)
-        throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, a.name));
+}
+
+/// Channels [c0, c0 + c) of a tensor (c0 a multiple of C2): same strides, offset moved.
+DeviceTensor channels(const DeviceTensor& t, int c0, int c) {
+    DeviceTensor s = t;
+    s.offset = t.offset + static_cast<uint64_t>(c0 / t.c2) * t.surf_stride;
+    s.c = c;
+    return s;
+}
+
+/// Channel groups one task each: the whole tensor, or one C1 surface per task when the MRDMA
+/// (surface = w*h*atom + a notch in 16-byte units) cannot express the input's surface stride.
+std::vector<std::pair<int, int>> channel_groups(const DeviceTensor& in) {
+    const uint64_t compact = static_cast<uint64_t>(in.w) * static_cast<uint64_t>(in.h) * static_cast<uint64_t>(in.c2);
+    if (in.c <= in.c2 || (in.surf_stride - compact) % 16 == 0) return {{0, in.c}};
+    std::vector<std::pair<int, int>> g;
+    for (int c0 = 0; c0 < in.c; c0 += in.c2) g.push_back({c0, std::min(in.c2, in.c - c0)});
+    return g;
 }
 
 }  // namespace
 
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
-                                   const DeviceTensor& out, ArenaBuilder& /*arena*/, const hw::SocProfile& soc,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc,
                                    int core) {
     for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
     same_shape(name, a, out);
     same_shape(name, b, out);
+    if (channel_groups(a).size() > 1) {
+        std::vector<TaskBody> all;
+        for (const auto& [c0, c] : channel_groups(a)) {
+            auto t = lower_add_op(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);
+            t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
+            t.front().meta.in_window = t.front().meta.out_window;
+            all.push_back(std::move(t.front()));
+        }
+        return all;
+    }
+    for (const DeviceTensor* t : {&b, &out})
+        if (t->c > t->c2 && t->surf_stride % 16 != 0)
+            throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
     const double ra = static_cast<double>(a.scale) / out.scale, rb = static_cast<double>(b.scale) / out.scale;
     const int t = pick_shift(std::max(ra, rb), 0, name);
     const int64_t ma = std::llround(ra * std::ldexp(1.0, t)), mb = std::llround(rb * std::ldexp(1.0, t));
@@ -145,6 +174,19 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
         negative |= m < 0;
     }
     for (double a : add) max_add = std::max(max_add, std::fabs(a));
+    if (channel_groups(in).size() > 1) {
+        std::vector<TaskBody> all;
+        for (const auto& [c0, c] : channel_groups(in)) {
+            auto part = [&](const std::vector<double>& v) {
+                return v.size() > 1 ? std::vector<double>(v.begin() + c0, v.begin() + c0 + c) : v;
+            };
+            auto t = lower_affine_op(name, op, channels(in, c0, c), channels(out, c0, c), part(mul), part(add), arena, soc, core);
+            t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
+            t.front().meta.in_window = t.front().meta.out_window;
+            all.push_back(std::move(t.front()));
+        }
+        return all;
+    }
     if (max_mul == 0) max_mul = 1;  // all-zero multipliers: any shift works
     (void)negative;
     const int t = pick_shift(max_mul, max_add, name);

@@ -25,6 +25,8 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     for (int p : {op.pad_left, op.pad_top, pr, pb})
         if (p > 7 || p >= std::min(op.kernel_w, op.kernel_h)) bad("padding beyond the 3-bit fields or not below the kernel");
     if (in.c != out.c) bad("channel count changes");
+    if (in.line_stride % 16 != 0 || (in.c > in.c2 && in.surf_stride % 16 != 0) || (out.c > out.c2 && out.surf_stride % 16 != 0))
+        bad("PPU_RDMA/PPU strides are programmed in 16-byte units; this tensor's rows or surfaces are not 16-byte aligned");
     if (in.w > 8192 || in.h > 8192 || in.c > 8192) bad("cube beyond the 13-bit fields");
     BodyBuilder b;
     const auto u = [](int v) { return static_cast<uint64_t>(v); };

@@ -257,7 +257,9 @@ class Compiler {
             unsupported(fmt::format("tensor '{}' shape {} has no device layout (batch 1, rank 4 or 2)", name, v.shape_str()));
         t.c2 = soc_.npu.c2_int8.value;
         t.line_stride = static_cast<uint32_t>(t.w * t.c2);
-        t.surf_stride = t.line_stride * static_cast<uint32_t>(t.h);
+        // Surfaces start on 16-byte boundaries: DST/EW/PPU surface strides are programmed in
+        // 16-byte units, which matters with 8-byte atoms (RK356x) and an odd w*h.
+        t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(t.h), 16));
         t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((t.c + t.c2 - 1) / t.c2);
         t.scale = scale;
         t.zp = zp;
