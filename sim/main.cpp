@@ -46,6 +46,8 @@ struct RunArgs {
     std::string core_mask = "auto";
     std::vector<std::string> cpu_nodes;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
+    std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
+    std::vector<std::string> params;  ///< --param section.key=value overrides
 };
 
 
@@ -121,7 +123,8 @@ int cmd_run(const RunArgs& a) {
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
     try {
-        soc = hw::load_named_profile(a.platform);
+        soc = a.profile_file.empty() ? hw::load_named_profile(a.platform) : hw::load_profile(a.profile_file);
+        hw::apply_param_overrides(soc, a.params);
     } catch (const hw::ProfileError& e) {
         return fail(e.what());
     }
@@ -152,6 +155,8 @@ int cmd_run(const RunArgs& a) {
             mo.expect_exact = a.expect_exact;
             mo.quiet = a.quiet;
             mo.no_check = a.no_compare;
+            mo.profile_file = a.profile_file;
+            mo.params = a.params;
             return sim::run_model_cli(mo, std::cout, std::cerr);
         } else {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
@@ -295,6 +300,8 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
+    run->add_option("--profile", ra.profile_file, "SoC profile file (JSON like npu_models/hwdesc/profiles/*.json) instead of the platform's");
+    run->add_option("--param", ra.params, "Override a profile parameter: section.key=value, repeatable (see `npusim platforms -v`)");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");

@@ -84,7 +84,8 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     };
     hw::SocProfile soc;
     try {
-        soc = hw::load_named_profile(o.platform);
+        soc = o.profile_file.empty() ? hw::load_named_profile(o.platform) : hw::load_profile(o.profile_file);
+        hw::apply_param_overrides(soc, o.params);
     } catch (const hw::ProfileError& e) {
         return fail(kExitBadInput, e.what());
     }

@@ -105,6 +105,8 @@ struct ModelCliOptions {
     uint64_t seed = 0;
     std::string report_path, trace_path;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
+    std::string profile_file;         ///< a profile JSON instead of the bundled `platform`
+    std::vector<std::string> params;  ///< profile overrides, section.key=value (hw::apply_param_overrides)
 };
 
 /// Exit codes: 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling),
