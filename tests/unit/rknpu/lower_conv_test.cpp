@@ -50,6 +50,9 @@ struct Case {
     // channel slice (at out_c_off, C2-aligned) of a concat buffer with out_parent_c channels.
     int in_c_off = 0, in_parent_extra_c = 0, in_extra_w = 0;
     int out_c_off = 0, out_parent_extra_c = 0;
+    // A smaller CBUF than the profile's (bytes per bank; 0 = the profile's) to force tiling on
+    // small layers; the model validates against the same shrunken profile.
+    uint32_t cbuf_bank_bytes = 0;
 };
 
 struct Outcome {
@@ -107,7 +110,8 @@ void run_tasks(const std::vector<TaskBody>& tasks, std::vector<uint8_t>& mem, co
 }
 
 Outcome run_case(const Case& k, uint32_t seed = 1) {
-    const hw::SocProfile& soc = profile(k.soc);
+    hw::SocProfile soc = profile(k.soc);
+    if (k.cbuf_bank_bytes) soc.npu.cbuf_bank_bytes.value = k.cbuf_bank_bytes;
     const int c2 = soc.npu.c2_int8.value;
     std::mt19937 rng(seed);
     auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -568,6 +572,54 @@ TEST(VerifyTiling, BrokenWindowsAreReported) {
     m = good;  // a task missing from the layer
     m.layers[0].tasks.pop_back();
     EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "gap"));
+}
+
+/// Random geometries (fixed seed) on a CBUF shrunk to 12 x 1 KiB so that small layers need row
+/// bands and kernel groups; every case must match the reference within 1 LSB and its task
+/// windows must pass verify_tiling against the same profile.
+TEST(LowerConv, RandomGeometriesWithTinyCbuf) {
+    std::mt19937 rng(2026);
+    auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    size_t values = 0, off1 = 0, tasks = 0, tiled = 0, no_fit = 0;
+    for (int i = 0; i < 60; ++i) {
+        Case k;
+        k.name = "random " + std::to_string(i);
+        k.soc = uni(0, 3) == 0 ? "rk3566" : "rk3588";
+        k.cbuf_bank_bytes = 1024;
+        k.depthwise = uni(0, 3) == 0;
+        k.in_c = uni(1, 40);
+        k.out_c = k.depthwise ? k.in_c : uni(1, 40);
+        k.kh = uni(1, 5), k.kw = uni(1, 5), k.sh = uni(1, 3), k.sw = uni(1, 3), k.dh = uni(1, 2), k.dw = uni(1, 2);
+        const int eh = (k.kh - 1) * k.dh + 1, ew = (k.kw - 1) * k.dw + 1;
+        k.pt = uni(0, std::min(eh - 1, 15)), k.pb = uni(0, eh - 1), k.pl = uni(0, std::min(ew - 1, 15)), k.pr = uni(0, ew - 1);
+        k.h = uni(std::max(1, eh - k.pt - k.pb), 24), k.w = uni(std::max(1, ew - k.pl - k.pr), 16);
+        k.per_channel = uni(0, 1) == 1;
+        const int a = uni(0, 2);
+        k.act = a == 0 ? Act::None : (a == 1 ? Act::Relu : Act::Clip);
+        k.clip_lo = uni(-128, 0), k.clip_hi = uni(10, 127);
+        if (uni(0, 2) == 0) k.cores = {0, 1, 2};
+        Outcome o;
+        try {
+            o = run_case(k, static_cast<uint32_t>(i));
+        } catch (const std::invalid_argument& e) {
+            // Only an honest "does not fit" is acceptable (a kernel row wider than the tiny CBUF).
+            EXPECT_NE(std::string(e.what()).find("no tiling fits"), std::string::npos) << k.name << ": " << e.what();
+            ++no_fit;
+            continue;
+        }
+        EXPECT_EQ(o.worse, 0u) << k.name << ": max |diff| " << o.max_diff;
+        EXPECT_TRUE(o.outside_untouched) << k.name;
+        hw::SocProfile soc = profile(k.soc);
+        soc.npu.cbuf_bank_bytes.value = k.cbuf_bank_bytes;
+        const auto m = one_layer_model(k, o.tasks);
+        const auto problems = drv::rknpu::verify_tiling(m, soc);
+        EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems.front());
+        values += o.values, off1 += o.off1, tasks += o.tasks.size(), tiled += o.tasks.size() > 1;
+    }
+    std::printf("[lower_conv] random tiny-CBUF cases: %zu tiled of 60 (%zu do not fit), %zu tasks, %zu values, 1-LSB %.5f\n",
+                tiled, no_fit, tasks, values, static_cast<double>(off1) / std::max<size_t>(1, values));
+    EXPECT_GT(tiled, 20u);
+    EXPECT_LE(static_cast<double>(off1), 0.001 * static_cast<double>(values));
 }
 
 }  // namespace
