@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `npusim run --platform P MODEL.onnx`: load + fold the graph as the reference executor does,
-// check it against the platform's operator rules, compile it for the core mask, optionally verify
-// the tiling, gather inputs, run it on the simulated SoC, print/write the report and trace.
+// compile it for the core mask (the compiler consults the platform's operator rules: CPU fallback
+// per node with the rule, an unsupported node rejects the model), optionally verify the tiling,
+// gather inputs, run it on the simulated SoC, print/write the report and trace.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,9 +12,6 @@
 
 #include "app/model_run.h"
 #include "app/report.h"
-#include "checker/checker.h"
-#include "checker/cli.h"
-#include "checker/spec_db.h"
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "numerics/npy.h"
@@ -25,49 +23,6 @@ namespace {
 constexpr int kExitProblem = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitModel = 3;
-
-/// The checker's verdict for the RKNPU platform: empty when the model may run (NPU and CPU
-/// fallback nodes are the compiler's business), else one line with every rejected node and rule.
-std::string checker_rejection(const std::string& model, const hw::SocProfile& soc,
-                              const std::vector<std::string>& input_shapes) {
-    using namespace drv::check;
-    SpecDb db;
-    const std::filesystem::path dir(default_specs_dir());
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) return {};
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.path().extension() == ".json") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-        try {
-            db.add(SpecDb::load_file(f));
-        } catch (const std::exception&) {
-            // a broken spec file of another platform must not block this run; `npusim check` reports it
-        }
-    }
-    const PlatformSpec* spec = db.find(soc.name);
-    if (!spec) return {};
-    drv::importer::ImportOptions io;
-    io.qdq = drv::importer::QdqMode::Fold;
-    for (const auto& s : input_shapes) drv::importer::parse_input_shape(s, io);
-    const CheckResult r = check_graph(quantized_view(drv::importer::load_model(model, io)), *spec);
-    if (r.count(Verdict::Unsupported) == 0) return {};
-    std::string msg = fmt::format("the checker rejects {} node(s) on {} ({}):", r.count(Verdict::Unsupported), spec->id,
-                                  spec->toolchain);
-    for (const NodeResult& n : r.nodes) {
-        if (n.verdict != Verdict::Unsupported) continue;
-        msg += fmt::format(" {} ({})", n.node, n.op_type);
-        if (!n.reason.empty()) msg += ": " + n.reason;
-        for (const Violation& v : n.violations) {
-            std::string via = (!n.spec_op.empty() && n.spec_op != v.op) ? " (via " + n.spec_op + ")" : "";
-            msg += fmt::format(": {} \u2014 {} {}{}, {};", v.text, spec->id, v.op, via,
-                               v.rule ? v.rule->source.text() : std::string());
-        }
-    }
-    if (!msg.empty() && msg.back() == ';') msg.pop_back();
-    return msg;
-}
 
 bool write_text(const std::string& path, const std::string& text) {
     std::ofstream f(path, std::ios::binary);
@@ -100,12 +55,6 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         g = drv::importer::load_model(o.model, io);
     } catch (const std::exception& e) {
         return fail(kExitModel, fmt::format("cannot load '{}': {}", o.model, e.what()));
-    }
-    try {
-        const std::string why = checker_rejection(o.model, soc, o.input_shapes);
-        if (!why.empty()) return fail(drv::check::kExitUnsupported, fmt::format("'{}': {}", o.model, why));
-    } catch (const std::exception& e) {
-        return fail(kExitModel, fmt::format("cannot check '{}': {}", o.model, e.what()));
     }
     try {
         drv::rknpu::parse_core_mask(o.core_mask, soc);

@@ -110,7 +110,8 @@ struct ModelCliOptions {
 };
 
 /// Exit codes: 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling),
-/// 2 bad input/usage, 3 the model cannot be loaded, 11 the checker rejects a node (as `npusim check`).
+/// 2 bad input/usage or a model the compiler rejects (unsupported node, too large: its message),
+/// 3 the model cannot be loaded (as `npusim check`: dynamic shapes, malformed file).
 int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err);
 
 }  // namespace sim
