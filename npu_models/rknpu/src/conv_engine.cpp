@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/conv_engine.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "npu/rknpu/dpu_engine.h"
+#include "numerics/gemm.h"
 #include "numerics/requant.h"
 
 namespace npu::rknpu {
@@ -86,7 +89,7 @@ void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
 
 }  // namespace
 
-Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops) {
+Cube conv_accumulate_reference(const ConvConfig& c, const ConvOperands& ops) {
     const bool fl = c.precision == Precision::Fp16;
     Cube acc = Cube::make(c.out_w, c.out_h, c.out_c, fl);
     if (fl) accumulate<Mode::F16>(c, ops, acc);
@@ -95,16 +98,191 @@ Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops) {
     return acc;
 }
 
-Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
-                   const std::vector<uint8_t>& ew) {
+namespace {
+
+std::atomic<bool> g_reference{false};
+
+/// The fast int8 path keeps int32 sums exact: every product is at most 128 * 128 = 2^14 in
+/// magnitude, so K products stay inside int32 while K <= 2^31 / 2^14 = 131072. The limit below
+/// leaves a factor 4 for the GEMM kernel's internal operand offsets (u8 x s8 with +128 bias);
+/// beyond it the reference loop (exact 64-bit sums wrapped to 32 bits) runs instead. Within the
+/// bound the 32-bit wrap of the reference never triggers, so both agree bit for bit.
+constexpr uint64_t kMaxFastK = 32768;
+
+bool fast_int8_ok(const ConvConfig& c) {
+    if (g_reference.load(std::memory_order_relaxed) || c.precision != Precision::Int8) return false;
+    const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h;
+    const uint64_t k = c.depthwise ? taps : taps * c.in_c;
+    return k <= kMaxFastK && c.c2() == c.atom && c.in_c % c.c2() == 0;
+}
+
+/// Reusable per-thread scratch (no page faults or zeroing per task).
+template <typename T>
+T* scratch(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+}
+
+/// CORE_CLIP_TRUNCATE on an exact int32 accumulator (same arithmetic as clip_truncate()).
+void apply_clip_truncate(int32_t* acc, size_t n, uint32_t shift) {
+    if (!shift) return;
+    for (size_t i = 0; i < n; ++i) acc[i] = static_cast<int32_t>(clip_truncate(acc[i], shift));
+}
+
+/// NC1HWC2 int8 (compact, C2 = atom) -> planar [in_c][in_h*in_w], 16x16 tiles at a time.
+void to_planar(const ConvConfig& c, const uint8_t* feat, uint8_t* planar) {
+    const uint32_t c2 = c.c2(), c1s = c.in_c / c2;
+    const uint64_t P = static_cast<uint64_t>(c.in_w) * c.in_h;
+    for (uint32_t c1 = 0; c1 < c1s; ++c1) {
+        const uint8_t* src = feat + c1 * P * c2;
+        uint8_t* dst = planar + static_cast<uint64_t>(c1) * c2 * P;
+        for (uint64_t p = 0; p < P; ++p)
+            for (uint32_t j = 0; j < c2; ++j) dst[j * P + p] = src[p * c2 + j];
+    }
+}
+
+/// Normal int8 convolution as one GEMM in the reference executor's orientation: A = the weights
+/// as the CNA reads them (out_c x K, K = kh*kw*in_c in [kh][kw][C] order), B = the im2col rows
+/// (K x P) built from the planar input (a pointwise conv uses the planar input itself), C = the
+/// accumulators planar (out_c x P).
+void accumulate_int8_gemm(const ConvConfig& c, const ConvOperands& ops, int32_t* acc) {
+    const uint64_t K = static_cast<uint64_t>(c.kernel_h) * c.kernel_w * c.in_c;
+    const uint64_t P = static_cast<uint64_t>(c.out_w) * c.out_h, HW = static_cast<uint64_t>(c.in_w) * c.in_h;
+    thread_local std::vector<uint8_t> planar_buf, b_buf;
+    uint8_t* planar = scratch(planar_buf, HW * c.in_c);
+    to_planar(c, ops.feature.data(), planar);
+    const bool pointwise = c.kernel_w == 1 && c.kernel_h == 1 && c.stride_x == 1 && c.stride_y == 1 && c.pad_left == 0 &&
+                           c.pad_top == 0 && c.out_w == c.in_w && c.out_h == c.in_h;
+    const uint8_t* B = planar;
+    if (!pointwise) {
+        uint8_t* b = scratch(b_buf, K * P);
+        B = b;
+        const auto pad = static_cast<uint8_t>(static_cast<int8_t>(c.pad_value));
+        for (uint32_t ky = 0; ky < c.kernel_h; ++ky)
+            for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                const int64_t x0 = static_cast<int64_t>(kx) * c.dilation_x - c.pad_left;  // ix = ox * sx + x0
+                // Output columns whose input column is inside: ox in [lo, hi).
+                int64_t lo = 0, hi = c.out_w;
+                while (lo < hi && lo * c.stride_x + x0 < 0) ++lo;
+                while (hi > lo && (hi - 1) * c.stride_x + x0 >= c.in_w) --hi;
+                for (uint32_t ch = 0; ch < c.in_c; ++ch) {
+                    const uint64_t k = (static_cast<uint64_t>(ky) * c.kernel_w + kx) * c.in_c + ch;
+                    uint8_t* row = b + k * P;
+                    const uint8_t* plane = planar + ch * HW;
+                    for (uint32_t oy = 0; oy < c.out_h; ++oy, row += c.out_w) {
+                        const int64_t iy =
+                            static_cast<int64_t>(oy) * c.stride_y - c.pad_top + static_cast<int64_t>(ky) * c.dilation_y;
+                        if (iy < 0 || iy >= c.in_h) {
+                            std::memset(row, pad, c.out_w);
+                            continue;
+                        }
+                        if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo));
+                        if (hi < c.out_w) std::memset(row + hi, pad, static_cast<size_t>(c.out_w - hi));
+                        const uint8_t* in = plane + static_cast<uint64_t>(iy) * c.in_w;
+                        if (c.stride_x == 1) {
+                            if (hi > lo) std::memcpy(row + lo, in + lo + x0, static_cast<size_t>(hi - lo));
+                        } else {
+                            for (int64_t ox = lo; ox < hi; ++ox) row[ox] = in[ox * c.stride_x + x0];
+                        }
+                    }
+                }
+            }
+    }
+    num::Q8Operand qa, qb;
+    qa.data = ops.weights.data(), qa.is_signed = true, qa.ld = static_cast<int64_t>(K);
+    qb.data = B, qb.is_signed = true, qb.ld = static_cast<int64_t>(P);
+    num::qgemm(static_cast<int64_t>(c.out_c), static_cast<int64_t>(P), static_cast<int64_t>(K), qa, qb, acc,
+               static_cast<int64_t>(P));
+}
+
+/// Depthwise int8: a direct loop vectorised across the C2 channels of an atom.
+void accumulate_int8_depthwise(const ConvConfig& c, const ConvOperands& ops, int32_t* acc) {
+    constexpr uint32_t kMaxC2 = 64;
+    const uint32_t c2 = c.c2();
+    const uint64_t surf = surface_bytes(c.in_w, c.in_h, c.atom);
+    const auto* feat = reinterpret_cast<const int8_t*>(ops.feature.data());
+    const auto* wts = reinterpret_cast<const int8_t*>(ops.weights.data());
+    const int32_t pad = static_cast<int8_t>(c.pad_value);
+    const uint32_t N = c.out_c;
+    for (uint32_t c1 = 0; c1 * c2 < N; ++c1) {
+        const uint32_t ch0 = c1 * c2, nch = std::min(c2, N - ch0);
+        for (uint32_t oy = 0; oy < c.out_h; ++oy)
+            for (uint32_t ox = 0; ox < c.out_w; ++ox) {
+                int32_t sum[kMaxC2] = {};
+                for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                    const int64_t iy =
+                        static_cast<int64_t>(oy) * c.stride_y - c.pad_top + static_cast<int64_t>(ky) * c.dilation_y;
+                    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                        const int64_t ix =
+                            static_cast<int64_t>(ox) * c.stride_x - c.pad_left + static_cast<int64_t>(kx) * c.dilation_x;
+                        const int8_t* wv = wts + (static_cast<uint64_t>(ky) * c.kernel_w + kx) * c.in_c + ch0;
+                        if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                            for (uint32_t j = 0; j < c2; ++j) sum[j] += pad * wv[j];
+                            continue;
+                        }
+                        const int8_t* xv =
+                            feat + c1 * surf + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * c.atom;
+                        for (uint32_t j = 0; j < c2; ++j) sum[j] += int32_t{xv[j]} * wv[j];
+                    }
+                }
+                const uint64_t p = static_cast<uint64_t>(oy) * c.out_w + ox, P = static_cast<uint64_t>(c.out_w) * c.out_h;
+                for (uint32_t j = 0; j < nch; ++j) acc[(ch0 + j) * P + p] = sum[j];
+            }
+    }
+}
+
+/// Planar int32 accumulators (out_c x out_h*out_w) of an int8 conv, CLIP_TRUNCATE applied.
+int32_t* accumulate_int8_fast(const ConvConfig& c, const ConvOperands& ops) {
+    thread_local std::vector<int32_t> acc_buf;
+    const size_t n = static_cast<size_t>(c.out_w) * c.out_h * c.out_c;
+    int32_t* acc = scratch(acc_buf, n);
+    if (c.depthwise) accumulate_int8_depthwise(c, ops, acc);
+    else accumulate_int8_gemm(c, ops, acc);
+    apply_clip_truncate(acc, n, c.clip_truncate);
+    return acc;
+}
+
+DpuConfig conv_dpu_config(const ConvConfig& c) {
     DpuConfig d = c.dpu;
     d.w = c.out_w, d.h = c.out_h, d.c = c.out_c, d.atom = c.atom;
-    return run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew});
+    return d;
+}
+
+}  // namespace
+
+void set_reference_engines(bool on) { g_reference.store(on, std::memory_order_relaxed); }
+bool reference_engines() { return g_reference.load(std::memory_order_relaxed); }
+
+Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops) {
+    if (!fast_int8_ok(c)) return conv_accumulate_reference(c, ops);
+    const int32_t* acc = accumulate_int8_fast(c, ops);
+    Cube q = Cube::make(c.out_w, c.out_h, c.out_c, false);
+    std::copy(acc, acc + q.size(), q.i.begin());  // planar = the cube's (c, y, x) order
+    return q;
+}
+
+Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
+                   const std::vector<uint8_t>& ew) {
+    return run_dpu(conv_dpu_config(c), conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew});
+}
+
+Surfaces run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
+                           const std::vector<uint8_t>& ew) {
+    const DpuConfig d = conv_dpu_config(c);
+    if (fast_int8_ok(c) && dpu_fast_ok(d)) return run_dpu_int_acc(d, accumulate_int8_fast(c, ops), DpuOperands{ops.bias, bn, ew});
+    const std::vector<uint8_t> img = pack_cube(run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew}), c.dpu.out, c.atom);
+    const uint64_t surf = surface_bytes(c.out_w, c.out_h, c.atom);
+    Surfaces out;
+    for (uint64_t at = 0; at < img.size(); at += surf)
+        out.emplace_back(img.begin() + static_cast<std::ptrdiff_t>(at), img.begin() + static_cast<std::ptrdiff_t>(at + surf));
+    return out;
 }
 
 std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
                               const std::vector<uint8_t>& ew) {
-    return pack_cube(conv_dpu_cube(c, ops, bn, ew), c.dpu.out, c.atom);
+    std::vector<uint8_t> img;
+    for (const auto& s : run_conv_surfaces(c, ops, bn, ew)) img.insert(img.end(), s.begin(), s.end());
+    return img;
 }
 
 }  // namespace npu::rknpu

@@ -224,4 +224,251 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
     return out;
 }
 
+
+namespace {
+
+// ---- Fast integer path -------------------------------------------------------------------------
+// The same arithmetic as run_dpu's integer branch, element for element, without the Cube: the
+// input comes from pixel-major int32 accumulators or straight from the MRDMA's NC1HWC2 bytes, the
+// per-channel operands are resolved once, shifts are inlined, and the output is written as the
+// packed NC1HWC2 image. run_dpu stays the oracle (tests/unit/rknpu/engine_equivalence_test.cpp).
+
+/// mul_shift(x, mul, shift, HalfUp) for shift in [0, 63]: floor(p / 2^s) plus bit s-1 of p
+/// (rem >= half <=> that bit is set, as rem = p mod 2^s).
+inline int64_t fast_shr(int64_t x, int64_t mul, uint32_t shift) {
+    const int64_t p = x * static_cast<int64_t>(static_cast<int32_t>(mul));
+    if (shift == 0) return p;
+    return (p >> shift) + ((p >> (shift - 1)) & 1);
+}
+
+inline int64_t fast_sat32(int64_t v) { return v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v); }
+
+inline int64_t fast_alu(uint32_t algo, int64_t x, int64_t y) {
+    if (algo == static_cast<uint32_t>(AluAlgo::Max)) return x > y ? x : y;
+    if (algo == static_cast<uint32_t>(AluAlgo::Min)) return x < y ? x : y;
+    return x + y;
+}
+
+inline int64_t fast_stage(const DpuStage& s, const StageOps& o, int64_t x) {
+    if (!s.alu_bypass) x = fast_sat32(fast_alu(s.alu_algo, x, o.alu_i));
+    if (!s.mul_bypass && (!s.mul_prelu || x < 0)) x = fast_sat32(fast_shr(x, o.mul_i, s.mul_shift));
+    if (!s.relu_bypass) {
+        if (x < 0) x = 0;
+        if (s.relux_en && x > o.relux_i) x = o.relux_i;
+    }
+    return x;
+}
+
+inline int64_t load_elem(const uint8_t* b, uint32_t eb) {
+    return eb == 1 ? int64_t{static_cast<int8_t>(b[0])} : int64_t{static_cast<int16_t>(static_cast<uint16_t>(b[0] | (b[1] << 8)))};
+}
+
+/// Output surfaces of d.out (one per C1, w*h*atom bytes each, padding channels zero).
+Surfaces make_surfaces(const DpuConfig& d) {
+    const uint32_t c2 = c2_of(d.out, d.atom);
+    return Surfaces((d.c + c2 - 1) / c2, std::vector<uint8_t>(surface_bytes(d.w, d.h, d.atom), 0));
+}
+
+inline int64_t shr_var(int64_t p, uint32_t shift) { return shift ? (p >> shift) + ((p >> (shift - 1)) & 1) : p; }
+
+/// The common configuration, branch-free per element: BS (ALU add, MUL without PReLU, ReLU/ReLUX,
+/// any of them bypassed), BN and EW bypassed, output convert. A bypassed step becomes an identity
+/// (add 0, multiply by 1 shift 0, clamp to +-inf), exact because every value is an int32 there.
+bool simple_config(const DpuConfig& d) {
+    if (!d.bn.bypass || !d.ew.bypass) return false;
+    const DpuStage& s = d.bs;
+    if (s.bypass) return true;
+    return (s.alu_bypass || s.alu_algo == static_cast<uint32_t>(AluAlgo::Add)) && (s.mul_bypass || !s.mul_prelu);
+}
+
+/// Per-channel constants of the simple kernel.
+struct SimpleRow {
+    int64_t a = 0, m = 1, m_half = 0, lo = INT64_MIN, hi = INT64_MAX;
+    uint32_t msh = 0;
+    int64_t scale = 1, s_half = 0, offset = 0, out_lo = 0, out_hi = 0;
+    uint32_t shift = 0;
+};
+
+/// One channel row. (p + half) >> s equals mul_shift's HalfUp rounding (rem >= half <=> adding
+/// half carries into bit s) and cannot overflow: |p| < 2^47 (int32 x 16-bit operands) and half <=
+/// 2^62. Written without data-dependent branches so that the compiler vectorises it.
+__attribute__((always_inline)) inline void simple_row_body(const int32_t* __restrict in, int16_t* __restrict out,
+                                                           uint64_t n, const SimpleRow& k) {
+    const int64_t a = k.a, m = k.m, m_half = k.m_half, lo = k.lo, hi = k.hi, scale = k.scale, s_half = k.s_half;
+    const int64_t offset = k.offset, out_lo = k.out_lo, out_hi = k.out_hi;
+    const int64_t msh = k.msh, shift = k.shift;
+    for (uint64_t i = 0; i < n; ++i) {
+        int64_t v = int64_t{in[i]} + a;
+        v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+        v = (v * m + m_half) >> msh;
+        v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        int64_t q = ((v * scale + s_half) >> shift) + offset;
+        q = q < out_lo ? out_lo : (q > out_hi ? out_hi : q);
+        out[i] = static_cast<int16_t>(q);
+    }
+}
+
+void simple_row_generic(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k) { simple_row_body(in, out, n, k); }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void simple_row_avx512(const int32_t* in, int16_t* out,
+                                                                                       uint64_t n, const SimpleRow& k) {
+    simple_row_body(in, out, n, k);
+}
+bool have_avx512() {
+    static const bool v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return v;
+}
+#endif
+
+void simple_row(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx512()) return simple_row_avx512(in, out, n, k);
+#endif
+    simple_row_generic(in, out, n, k);
+}
+
+/// `row(ch, buf)`: the input row of channel ch (P values), returned as a pointer (into the
+/// accumulators, or into buf after a strided load).
+template <typename Row>
+void dpu_int_simple(const DpuConfig& d, const Row& row, const DpuOperands& ops, Surfaces& out) {
+    const uint32_t C = d.c, atom = d.atom, out_eb = elem_bytes(d.out), out_c2 = c2_of(d.out, atom);
+    const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
+    const DpuStage& s = d.bs;
+    const bool on = !s.bypass, alu = on && !s.alu_bypass, mul = on && !s.mul_bypass, relu = on && !s.relu_bypass;
+    SimpleRow k;
+    k.msh = mul ? s.mul_shift : 0;
+    k.m_half = k.msh ? int64_t{1} << (k.msh - 1) : 0;
+    k.scale = static_cast<int32_t>(d.out_cvt_scale);
+    k.shift = d.out_cvt_shift;
+    k.s_half = k.shift ? int64_t{1} << (k.shift - 1) : 0;
+    k.offset = d.out_cvt_offset;
+    k.out_lo = d.out == Precision::Int8 ? INT8_MIN : INT16_MIN;
+    k.out_hi = d.out == Precision::Int8 ? INT8_MAX : INT16_MAX;
+    thread_local std::vector<int16_t> res;
+    thread_local std::vector<int32_t> buf;
+    if (res.size() < P) res.resize(P);
+    if (buf.size() < P) buf.resize(P);
+    for (uint32_t ch = 0; ch < C; ++ch) {
+        const StageOps o = stage_ops(s, ch, C, ops.bs, false);
+        k.a = alu ? o.alu_i : 0;
+        k.m = mul ? o.mul_i : 1;
+        k.lo = relu ? 0 : INT64_MIN;
+        k.hi = relu && s.relux_en ? o.relux_i : INT64_MAX;
+        simple_row(row(ch, buf.data()), res.data(), P, k);
+        const int16_t* r = res.data();
+        uint8_t* o8 = out[ch / out_c2].data() + (ch % out_c2) * out_eb;
+        if (out_eb == 1) {
+            for (uint64_t p = 0; p < P; ++p) o8[p * atom] = static_cast<uint8_t>(r[p]);
+        } else {
+            for (uint64_t p = 0; p < P; ++p) {
+                o8[p * atom] = static_cast<uint8_t>(r[p] & 0xff);
+                o8[p * atom + 1] = static_cast<uint8_t>((r[p] >> 8) & 0xff);
+            }
+        }
+    }
+}
+
+/// `in(p, ch)`: the input value of channel ch at pixel p (p = y * w + x).
+template <typename In, typename Row>
+Surfaces dpu_int_fast(const DpuConfig& d, const In& in, const Row& row, const DpuOperands& ops) {
+    Surfaces out = make_surfaces(d);
+    if (simple_config(d)) {
+        dpu_int_simple(d, row, ops, out);
+        return out;
+    }
+    const uint32_t C = d.c, atom = d.atom;
+    const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
+    std::vector<StageOps> bs(C), bn(C);
+    for (uint32_t ch = 0; ch < C; ++ch) {
+        bs[ch] = stage_ops(d.bs, ch, C, ops.bs, false);
+        bn[ch] = stage_ops(d.bn, ch, C, ops.bn, false);
+    }
+    const bool bs_on = !d.bs.bypass, bn_on = !d.bn.bypass, ew_on = !d.ew.bypass;
+    const bool ew_op = ew_on && !d.ew.op_bypass, ew_mem = ew_op && d.ew.op_from_mem;
+    const uint32_t out_eb = elem_bytes(d.out), out_c2 = c2_of(d.out, atom);
+    const uint32_t ew_eb = elem_bytes(d.ew_prec()), ew_c2 = c2_of(d.ew_prec(), atom);
+    const uint64_t surf = surface_bytes(d.w, d.h, atom);
+    if (ew_mem && ops.ew.size() < cube_bytes(d.w, d.h, d.c, d.ew_prec(), atom))
+        throw std::logic_error("unpack_cube: image smaller than the cube");
+    const int64_t out_lo = d.out == Precision::Int8 ? INT8_MIN : INT16_MIN;
+    const int64_t out_hi = d.out == Precision::Int8 ? INT8_MAX : INT16_MAX;
+    const int64_t ew_reg_i = static_cast<int32_t>(d.ew.operand);
+    const int64_t ew_relux_i = static_cast<int32_t>(d.ew.relux_cmp);
+    for (uint32_t ch = 0; ch < C; ++ch) {
+        uint8_t* o8 = out[ch / out_c2].data() + (ch % out_c2) * out_eb;
+        const uint8_t* e8 = ew_mem ? ops.ew.data() + (ch / ew_c2) * surf + (ch % ew_c2) * ew_eb : nullptr;
+        for (uint64_t p = 0; p < P; ++p) {
+            int64_t v = fast_sat32(in(p, ch));
+            if (bs_on) v = fast_stage(d.bs, bs[ch], v);
+            if (bn_on) v = fast_stage(d.bn, bn[ch], v);
+            if (ew_on) {
+                if (ew_op) {
+                    int64_t e = ew_reg_i;
+                    if (ew_mem) {
+                        e = load_elem(e8 + p * atom, ew_eb);
+                        if (!d.ew.cvt_bypass) e = fast_sat32(fast_shr(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
+                    }
+                    if (d.ew.op_is_mul) {
+                        if (!d.ew.mul_prelu || v < 0) v = fast_sat32(fast_shr(v * e, 1, d.ew.truncate));
+                    } else {
+                        v = fast_sat32(fast_alu(d.ew.alu_algo, v, e));
+                    }
+                }
+                if (!d.ew.lut_bypass) v = fast_sat32(lut_lookup(d.lut, v));
+                if (!d.ew.relu_bypass) {
+                    if (v < 0) v = 0;
+                    if (d.ew.relux_en && v > ew_relux_i) v = ew_relux_i;
+                }
+            }
+            int64_t q = fast_shr(v, d.out_cvt_scale, d.out_cvt_shift) + d.out_cvt_offset;
+            q = q < out_lo ? out_lo : (q > out_hi ? out_hi : q);
+            o8[p * atom] = static_cast<uint8_t>(q & 0xff);
+            if (out_eb == 2) o8[p * atom + 1] = static_cast<uint8_t>((q >> 8) & 0xff);
+        }
+    }
+    return out;
+}
+
+void check_fast(const DpuConfig& d) {
+    if (d.float_path()) throw std::logic_error("dpu fast path: the float path is not handled");
+    if (d.out_cvt_shift > 63 || d.ew.truncate > 63 || d.ew.cvt_shift > 63 || d.bs.mul_shift > 63 || d.bn.mul_shift > 63)
+        throw std::logic_error("dpu fast path: shift beyond 63");
+}
+
+}  // namespace
+
+bool dpu_fast_ok(const DpuConfig& d) {
+    return !d.float_path() && d.out_cvt_shift <= 63 && d.ew.truncate <= 63 && d.ew.cvt_shift <= 63 &&
+           d.bs.mul_shift <= 63 && d.bn.mul_shift <= 63 && d.out != Precision::Fp16;
+}
+
+Surfaces run_dpu_int_acc(const DpuConfig& d, const int32_t* acc, const DpuOperands& ops) {
+    check_fast(d);
+    const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
+    return dpu_int_fast(
+        d, [acc, P](uint64_t p, uint32_t ch) { return int64_t{acc[ch * P + p]}; },
+        [acc, P](uint32_t ch, int32_t*) { return acc + ch * P; }, ops);
+}
+
+Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, const DpuOperands& ops) {
+    check_fast(d);
+    const uint32_t eb = elem_bytes(d.src_prec), c2 = c2_of(d.src_prec, d.atom), atom = d.atom;
+    const uint64_t surf = surface_bytes(d.w, d.h, atom);
+    if (in.size() < cube_bytes(d.w, d.h, d.c, d.src_prec, atom)) throw std::logic_error("unpack_cube: image smaller than the cube");
+    const uint8_t* b = in.data();
+    const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
+    return dpu_int_fast(
+        d, [=](uint64_t p, uint32_t ch) { return load_elem(b + (ch / c2) * surf + p * atom + (ch % c2) * eb, eb); },
+        [=](uint32_t ch, int32_t* buf) {
+            const uint8_t* src = b + (ch / c2) * surf + (ch % c2) * eb;
+            for (uint64_t p = 0; p < P; ++p) buf[p] = static_cast<int32_t>(load_elem(src + p * atom, eb));
+            return static_cast<const int32_t*>(buf);
+        },
+        ops);
+}
+
 }  // namespace npu::rknpu

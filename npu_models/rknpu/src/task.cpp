@@ -192,8 +192,13 @@ void plan_ppu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     plan_ppu_writes(p);
 }
 
-/// Concatenated bytes of every read named `what`, in plan order.
-std::vector<uint8_t> gather(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads, const char* what) {
+/// Concatenated bytes of every read named `what`, in plan order. The reads are consumed: a single
+/// matching region is moved out, not copied.
+std::vector<uint8_t> gather(const TaskPlan& plan, std::vector<std::vector<uint8_t>>& reads, const char* what) {
+    size_t n = 0, last = 0;
+    for (size_t i = 0; i < plan.reads.size(); ++i)
+        if (plan.reads[i].what == what) ++n, last = i;
+    if (n == 1) return std::move(reads[last]);
     std::vector<uint8_t> out;
     for (size_t i = 0; i < plan.reads.size(); ++i)
         if (plan.reads[i].what == what) out.insert(out.end(), reads[i].begin(), reads[i].end());
@@ -209,6 +214,17 @@ std::vector<std::vector<uint8_t>> split_writes(const TaskPlan& plan, const std::
         at += w.bytes;
     }
     return out;
+}
+
+/// The writes from an image given by surfaces: the surfaces themselves when they are the regions
+/// (the usual case), else split from their concatenation.
+std::vector<std::vector<uint8_t>> surfaces_to_writes(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& s) {
+    bool same = s.size() == plan.writes.size();
+    for (size_t i = 0; same && i < s.size(); ++i) same = s[i].size() == plan.writes[i].bytes;
+    if (same) return std::move(s);
+    std::vector<uint8_t> img;
+    for (const auto& v : s) img.insert(img.end(), v.begin(), v.end());
+    return split_writes(plan, img);
 }
 
 /// Writes of a DPU task: the DPU output (when written) then the PPU output (when the PPU runs).
@@ -256,6 +272,10 @@ TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile
 }
 
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads) {
+    return execute_task(plan, std::vector<std::vector<uint8_t>>(reads));
+}
+
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads) {
     if (!plan.faults.empty()) throw std::logic_error("execute_task: plan has faults");
     if (reads.size() != plan.reads.size()) throw std::logic_error("execute_task: read count mismatch");
     for (size_t i = 0; i < reads.size(); ++i)
@@ -268,11 +288,19 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::
         ops.feature = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
         ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
+        if (!plan.ppu)  // the DPU writes its surfaces straight (fast int8 path inside)
+            return surfaces_to_writes(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
+                                                              gather(plan, reads, kEwCube)));
         return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,
                       c.atom);
     }
     if (plan.dpu) {
         const DpuConfig& d = *plan.dpu;
+        if (!plan.ppu && dpu_fast_ok(d) && !reference_engines()) {
+            const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
+                                  gather(plan, reads, kEwCube)};
+            return surfaces_to_writes(plan, run_dpu_int_image(d, gather(plan, reads, kDpuInput), ops));
+        }
         const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec, d.atom);
         const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
                               gather(plan, reads, kEwCube)};

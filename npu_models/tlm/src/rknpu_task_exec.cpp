@@ -84,7 +84,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     std::vector<std::vector<uint8_t>> out;
     if (mode_ == SimMode::Full) {
         try {
-            out = rknpu::execute_task(plan, in);
+            out = rknpu::execute_task(plan, std::move(in));  // the loads are not used afterwards
         } catch (const std::exception& e) {
             rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
                                   fmt::format("the task's programming cannot be executed: {}", e.what())});

@@ -34,8 +34,19 @@ inline uint64_t nc1hwc2_offset(uint32_t c, uint32_t h, uint32_t w, uint32_t line
 }
 
 /// CNA + CORE: the accumulator cube (out_w x out_h x out_c): int32 values (wrapping) for int8,
-/// fp32 for fp16.
+/// fp32 for fp16. int8 runs the fast path (im2col gathered atom by atom from the NC1HWC2 bytes
+/// into num::qgemm, depthwise as a direct loop over the atom's channels) whenever its exact int32
+/// sums equal the reference's wrapped ones (K <= 32768); otherwise, and for int16/fp16, the
+/// reference loop.
 Cube conv_accumulate(const ConvConfig& c, const ConvOperands& ops);
+
+/// The per-element reference loop (the oracle the fast paths are tested against).
+Cube conv_accumulate_reference(const ConvConfig& c, const ConvOperands& ops);
+
+/// Force the reference engines (conv accumulate, DPU) everywhere, for equivalence tests and the
+/// before/after benchmark. Process-wide; not meant to be toggled while tasks run.
+void set_reference_engines(bool on);
+bool reference_engines();
 
 /// CNA + CORE + DPU: the DPU output cube in its value domain (before packing).
 /// `bn` / `ew`: the DPU BN operands and EW cube when those stages read memory.
@@ -46,6 +57,12 @@ Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vect
 /// out_w*out_h*atom bytes); the WDMA scatters surfaces to dst_addr + c1 * dst_surf_stride.
 std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn = {},
                               const std::vector<uint8_t>& ew = {});
+
+/// run_conv by output surfaces (one vector per C1, out_w*out_h*atom bytes each): what the WDMA
+/// writes region by region, without the copy of one image into regions.
+std::vector<std::vector<uint8_t>> run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops,
+                                                    const std::vector<uint8_t>& bn = {},
+                                                    const std::vector<uint8_t>& ew = {});
 
 /// Layout helpers for the feature image the DMA gathers: the engine expects the feature cube
 /// compacted to line_stride = in_w*atom and surf_stride = in_h*in_w*atom (the DMA does the gather).

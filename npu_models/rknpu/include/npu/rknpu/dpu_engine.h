@@ -22,6 +22,17 @@ struct DpuOperands {
 /// or for the PPU on the fly.
 Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops);
 
+/// A packed NC1HWC2 image as the WDMA writes it: one vector per C1 surface (w*h*atom bytes each).
+using Surfaces = std::vector<std::vector<uint8_t>>;
+
+/// Fast integer path, bit-identical to run_dpu followed by pack_cube(d.out, d.atom): applies when
+/// dpu_fast_ok(d) (integer path, shifts <= 63). `acc`: planar accumulators (pixel p = y*w+x,
+/// value of channel ch at acc[ch * w*h + p], the Cube order); run_dpu_int_image reads the MRDMA's compact
+/// NC1HWC2 image of d.src_prec instead. Both return the packed output image by surfaces.
+bool dpu_fast_ok(const DpuConfig& d);
+Surfaces run_dpu_int_acc(const DpuConfig& d, const int32_t* acc, const DpuOperands& ops);
+Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, const DpuOperands& ops);
+
 /// The LUT alone: value of the EW-stage LUT for an integer input (exposed for tests).
 int64_t lut_lookup(const DpuLut& lut, int64_t x);
 

@@ -62,5 +62,7 @@ TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile
 
 /// Compute the bytes of plan.writes from the bytes of plan.reads (same order and sizes).
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads);
+/// The same, consuming the read buffers (moved into the engines instead of copied).
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads);
 
 }  // namespace npu::rknpu

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+// The fast functional paths against the reference engines they replace, on randomized
+// configurations: conv accumulation (int8 im2col + qgemm, int8 depthwise direct loop; int16 and
+// fp16 stay on the reference loop) and the integer DPU (pixel-major accumulators or MRDMA image
+// in, NC1HWC2 surfaces out) must be bit-identical to conv_accumulate_reference / run_dpu +
+// pack_cube, over shapes, strides, dilation, padding, depthwise, C2 16 and 8, odd channel counts,
+// every DPU stage and both GEMM kernels (vector and portable).
+#include <array>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "npu/rknpu/conv_engine.h"
+#include "npu/rknpu/dpu_engine.h"
+#include "numerics/gemm.h"
+
+namespace {
+
+using namespace npu::rknpu;
+
+struct Rng {
+    std::mt19937 g;
+    explicit Rng(uint32_t seed) : g(seed) {}
+    int64_t in(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); }
+    bool coin(int pct = 50) { return in(0, 99) < pct; }
+    std::vector<uint8_t> bytes(size_t n) {
+        std::vector<uint8_t> v(n);
+        for (auto& b : v) b = static_cast<uint8_t>(in(0, 255));
+        return v;
+    }
+};
+
+/// A random DPU stage (BS or BN).
+DpuStage random_stage(Rng& r, bool fl) {
+    DpuStage s;
+    s.bypass = r.coin(25);
+    s.alu_bypass = r.coin(30), s.mul_bypass = r.coin(40), s.mul_prelu = r.coin(20);
+    s.relu_bypass = r.coin(50), s.relux_en = r.coin(30);
+    s.alu_from_mem = r.coin(60), s.mul_from_mem = r.coin(50);
+    s.alu_algo = static_cast<uint32_t>(r.coin(70) ? 2 : r.in(0, 1));
+    s.alu_operand = static_cast<uint32_t>(r.in(INT32_MIN, INT32_MAX));
+    if (r.coin(60)) s.alu_operand = static_cast<uint32_t>(r.in(-5000, 5000));
+    s.mul_operand = static_cast<uint32_t>(r.in(0, 0xffff));
+    s.mul_shift = static_cast<uint32_t>(r.in(0, 40));
+    s.relux_cmp = static_cast<uint32_t>(r.in(-100, 100000));
+    if (fl) s.alu_operand = 0x3f800000u, s.relux_cmp = 0x40c00000u;  // 1.0f, 6.0f
+    return s;
+}
+
+/// A random integer-path DPU configuration for a w x h x c cube. `simple` biases towards the
+/// common conv configuration (BS only).
+DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, bool simple) {
+    DpuConfig d;
+    d.w = w, d.h = h, d.c = c, d.atom = atom;
+    d.proc = Precision::Int8;
+    d.out = r.coin(80) ? Precision::Int8 : Precision::Int16;
+    d.bs = random_stage(r, false);
+    d.bn = random_stage(r, false);
+    if (simple) {
+        d.bn.bypass = true;
+        d.bs.alu_algo = 2;
+        d.bs.mul_prelu = false;
+    }
+    d.ew.bypass = simple || r.coin(30);
+    d.ew.op_bypass = r.coin(20), d.ew.lut_bypass = r.coin(60), d.ew.cvt_bypass = r.coin(40);
+    d.ew.relu_bypass = r.coin(50), d.ew.relux_en = r.coin(30), d.ew.mul_prelu = r.coin(20);
+    d.ew.op_from_mem = r.coin(60), d.ew.op_is_mul = r.coin(40);
+    d.ew.alu_algo = static_cast<uint32_t>(r.in(0, 2));
+    d.ew.operand = static_cast<uint32_t>(r.in(-3000, 3000));
+    d.ew.cvt_offset = static_cast<int32_t>(r.in(-200, 200));
+    d.ew.cvt_scale = static_cast<uint32_t>(r.in(0, 0xffff));
+    d.ew.cvt_shift = static_cast<uint32_t>(r.in(0, 30));
+    d.ew.truncate = static_cast<uint32_t>(r.in(0, 40));
+    d.ew.relux_cmp = static_cast<uint32_t>(r.in(0, 50000));
+    d.ew.erdma_data_size = static_cast<uint32_t>(r.in(0, 1));
+    DpuLut& l = d.lut;
+    l.le_start = static_cast<int32_t>(r.in(-3000, 0)), l.le_end = l.le_start + static_cast<int32_t>(r.in(0, 6000));
+    l.lo_start = static_cast<int32_t>(r.in(-30000, 0)), l.lo_end = l.lo_start + static_cast<int32_t>(r.in(0, 60000));
+    l.le_index_select = static_cast<uint32_t>(r.in(0, 8)), l.lo_index_select = static_cast<uint32_t>(r.in(0, 10));
+    l.le_uflow_scale = static_cast<int32_t>(r.in(-300, 300)), l.le_oflow_scale = static_cast<int32_t>(r.in(-300, 300));
+    l.lo_uflow_scale = static_cast<int32_t>(r.in(-300, 300)), l.lo_oflow_scale = static_cast<int32_t>(r.in(-300, 300));
+    l.le_uflow_shift = static_cast<uint32_t>(r.in(0, 12)), l.le_oflow_shift = static_cast<uint32_t>(r.in(0, 12));
+    l.lo_uflow_shift = static_cast<uint32_t>(r.in(0, 12)), l.lo_oflow_shift = static_cast<uint32_t>(r.in(0, 12));
+    l.uflow_prefer_lo = r.coin(), l.oflow_prefer_lo = r.coin(), l.hybrid_prefer_lo = r.coin();
+    l.le.resize(kLutLeEntries), l.lo.resize(kLutLoEntries);
+    for (auto& e : l.le) e = static_cast<int16_t>(r.in(-32768, 32767));
+    for (auto& e : l.lo) e = static_cast<int16_t>(r.in(-32768, 32767));
+    d.out_cvt_offset = static_cast<int32_t>(r.in(-128, 127));
+    d.out_cvt_scale = static_cast<uint32_t>(r.in(0, 0xffff));
+    d.out_cvt_shift = static_cast<uint32_t>(r.coin(10) ? r.in(0, 63) : r.in(8, 30));
+    return d;
+}
+
+DpuOperands random_operands(Rng& r, const DpuConfig& d) {
+    DpuOperands ops;
+    ops.bs = r.bytes(d.bs.operand_bytes(d.c));
+    ops.bn = r.bytes(d.bn.operand_bytes(d.c));
+    if (!d.ew.bypass && !d.ew.op_bypass && d.ew.op_from_mem) ops.ew = r.bytes(cube_bytes(d.w, d.h, d.c, d.ew_prec(), d.atom));
+    return ops;
+}
+
+std::vector<uint8_t> concat(const std::vector<std::vector<uint8_t>>& s) {
+    std::vector<uint8_t> out;
+    for (const auto& v : s) out.insert(out.end(), v.begin(), v.end());
+    return out;
+}
+
+class DpuEquivalence : public ::testing::TestWithParam<int> {};
+
+TEST_P(DpuEquivalence, FastIntegerPathMatchesRunDpuBitForBit) {
+    const bool simple = GetParam() == 1;
+    Rng r(simple ? 11 : 12);
+    for (int t = 0; t < 400; ++t) {
+        const uint32_t atom = r.coin() ? 16 : 8;
+        const uint32_t w = static_cast<uint32_t>(r.in(1, 9)), h = static_cast<uint32_t>(r.in(1, 7));
+        const uint32_t c = static_cast<uint32_t>(r.in(1, 37));
+        const DpuConfig d = random_dpu(r, w, h, c, atom, simple);
+        ASSERT_TRUE(dpu_fast_ok(d));
+        const DpuOperands ops = random_operands(r, d);
+        // (a) accumulators from the CORE: full int32 range with some extremes.
+        std::vector<int32_t> acc(size_t(w) * h * c);
+        for (auto& v : acc)
+            v = static_cast<int32_t>(r.coin(5) ? (r.coin() ? INT32_MIN : INT32_MAX) : r.in(r.coin() ? -40000 : INT32_MIN, r.coin() ? 40000 : INT32_MAX));
+        Cube cube = Cube::make(w, h, c, false);
+        std::copy(acc.begin(), acc.end(), cube.i.begin());
+        const auto want = pack_cube(run_dpu(d, cube, ops), d.out, atom);
+        ASSERT_EQ(concat(run_dpu_int_acc(d, acc.data(), ops)), want) << "trial " << t;
+        // (b) MRDMA input image of int8 or int16 elements.
+        DpuConfig dm = d;
+        dm.from_core = false;
+        dm.src_prec = r.coin() ? Precision::Int8 : Precision::Int16;
+        const auto img = r.bytes(cube_bytes(w, h, c, dm.src_prec, atom));
+        const auto want_m = pack_cube(run_dpu(dm, unpack_cube(img, w, h, c, dm.src_prec, atom), ops), dm.out, atom);
+        ASSERT_EQ(concat(run_dpu_int_image(dm, img, ops)), want_m) << "trial " << t << " (image input)";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, DpuEquivalence, ::testing::Values(0, 1),
+                         [](const auto& p) { return p.param ? std::string("ConvBiasReluConvert") : std::string("AnyStage"); });
+
+struct ConvCase {
+    ConvConfig c;
+    ConvOperands ops;
+    std::vector<uint8_t> bn, ew;
+};
+
+/// A random conv task in the model's geometry (legal sizes; the engine does not validate).
+ConvCase random_conv(Rng& r, Precision prec, bool depthwise, uint32_t atom) {
+    ConvCase k;
+    ConvConfig& c = k.c;
+    c.precision = c.core_precision = prec;
+    c.atom = atom;
+    c.depthwise = depthwise;
+    const uint32_t c2 = c.c2();
+    const uint32_t real = static_cast<uint32_t>(r.in(1, 40));
+    c.in_c = (real + c2 - 1) / c2 * c2;
+    c.in_c_real = real;
+    c.in_w = static_cast<uint32_t>(r.in(1, 13)), c.in_h = static_cast<uint32_t>(r.in(1, 11));
+    c.kernel_w = static_cast<uint32_t>(r.in(1, 5)), c.kernel_h = static_cast<uint32_t>(r.in(1, 5));
+    c.stride_x = static_cast<uint32_t>(r.in(1, 3)), c.stride_y = static_cast<uint32_t>(r.in(1, 3));
+    c.dilation_x = static_cast<uint32_t>(r.coin(70) ? 1 : r.in(2, 3)), c.dilation_y = static_cast<uint32_t>(r.coin(70) ? 1 : r.in(2, 3));
+    c.pad_left = static_cast<uint32_t>(r.in(0, c.kernel_w - 1)), c.pad_top = static_cast<uint32_t>(r.in(0, c.kernel_h - 1));
+    const int64_t eff_w = (c.kernel_w - 1) * int64_t{c.dilation_x} + 1, eff_h = (c.kernel_h - 1) * int64_t{c.dilation_y} + 1;
+    int64_t max_w = (int64_t{c.in_w} + 2 * c.pad_left - eff_w) / c.stride_x + 1;
+    int64_t max_h = (int64_t{c.in_h} + 2 * c.pad_top - eff_h) / c.stride_y + 1;
+    if (max_w < 1 || max_h < 1) {  // kernel larger than the padded input: shrink it to 1x1
+        c.kernel_w = c.kernel_h = 1, c.dilation_x = c.dilation_y = 1, c.pad_left = c.pad_top = 0;
+        max_w = (c.in_w - 1) / c.stride_x + 1, max_h = (c.in_h - 1) / c.stride_y + 1;
+    }
+    c.out_w = static_cast<uint32_t>(r.coin(80) ? max_w : r.in(1, max_w));
+    c.out_h = static_cast<uint32_t>(r.coin(80) ? max_h : r.in(1, max_h));
+    c.out_c = depthwise ? static_cast<uint32_t>(r.in(1, c.in_c)) : static_cast<uint32_t>(r.in(1, 40));
+    c.kernels = c.out_c;
+    c.pad_value = static_cast<int32_t>(r.in(-40000, 40000));
+    c.clip_truncate = static_cast<uint32_t>(r.coin(80) ? 0 : r.in(1, 6));
+    const uint64_t taps = uint64_t{c.kernel_w} * c.kernel_h;
+    k.ops.feature = r.bytes(cube_bytes(c.in_w, c.in_h, c.in_c, prec, atom));
+    k.ops.weights = r.bytes((depthwise ? taps * c.in_c : taps * c.in_c * c.out_c) * c.elem());
+    if (prec == Precision::Fp16) {  // finite fp16 values in [-2, 2): no inf/NaN in the sums
+        for (size_t i = 1; i < k.ops.feature.size(); i += 2)
+            k.ops.feature[i] = static_cast<uint8_t>((k.ops.feature[i] % 0x40) | (k.ops.feature[i] & 0x80));
+        for (size_t i = 1; i < k.ops.weights.size(); i += 2) k.ops.weights[i] = static_cast<uint8_t>(0x38 | (k.ops.weights[i] & 0x80));
+        c.pad_value = 0x3c00;  // 1.0
+    }
+    if (prec == Precision::Fp16) {
+        c.dpu.proc = c.dpu.out = Precision::Fp16;
+        c.dpu.w = c.out_w, c.dpu.h = c.out_h, c.dpu.c = c.out_c, c.dpu.atom = atom;
+    } else {
+        c.dpu = random_dpu(r, c.out_w, c.out_h, c.out_c, atom, r.coin());
+    }
+    const DpuOperands ops = random_operands(r, c.dpu);
+    k.ops.bias = ops.bs, k.bn = ops.bn, k.ew = ops.ew;
+    return k;
+}
+
+void expect_same_cube(const Cube& a, const Cube& b, int t) {
+    ASSERT_EQ(a.is_float, b.is_float);
+    ASSERT_EQ(a.size(), b.size());
+    if (a.is_float) {
+        for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(std::memcmp(&a.f[i], &b.f[i], 4), 0) << "trial " << t << " @" << i;
+    } else {
+        ASSERT_EQ(a.i, b.i) << "trial " << t;
+    }
+}
+
+struct ConvParam {
+    Precision prec;
+    bool depthwise;
+    bool generic_gemm;
+};
+
+class ConvEquivalence : public ::testing::TestWithParam<ConvParam> {};
+
+TEST_P(ConvEquivalence, FastPathMatchesTheReferenceLoopBitForBit) {
+    const ConvParam p = GetParam();
+    num::gemm_force_generic(p.generic_gemm);
+    Rng r(100 + static_cast<uint32_t>(p.prec) * 10 + (p.depthwise ? 1 : 0) + (p.generic_gemm ? 5 : 0));
+    const int trials = p.prec == Precision::Int8 ? 150 : 40;
+    for (int t = 0; t < trials; ++t) {
+        const uint32_t atom = r.coin() ? 16 : 8;
+        const ConvCase k = random_conv(r, p.prec, p.depthwise, atom);
+        expect_same_cube(conv_accumulate(k.c, k.ops), conv_accumulate_reference(k.c, k.ops), t);
+        const auto fast = run_conv(k.c, k.ops, k.bn, k.ew);
+        const auto surf = run_conv_surfaces(k.c, k.ops, k.bn, k.ew);
+        set_reference_engines(true);
+        const auto ref = run_conv(k.c, k.ops, k.bn, k.ew);
+        set_reference_engines(false);
+        ASSERT_EQ(fast, ref) << "trial " << t;
+        ASSERT_EQ(concat(surf), ref) << "trial " << t;
+        ASSERT_EQ(surf.size(), (k.c.out_c + c2_of(k.c.dpu.out, atom) - 1) / c2_of(k.c.dpu.out, atom));
+    }
+    num::gemm_force_generic(false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ConvEquivalence,
+                         ::testing::Values(ConvParam{Precision::Int8, false, false}, ConvParam{Precision::Int8, false, true},
+                                           ConvParam{Precision::Int8, true, false}, ConvParam{Precision::Int16, false, false},
+                                           ConvParam{Precision::Fp16, false, false}, ConvParam{Precision::Fp16, true, false}),
+                         [](const auto& p) {
+                             return std::string(precision_name(p.param.prec)) + (p.param.depthwise ? "_depthwise" : "") +
+                                    (p.param.generic_gemm ? "_portable_gemm" : "");
+                         });
+
+TEST(ConvEquivalence, Int8ResNetShapesMatchOnBothAtomSizes) {
+    // Real layer shapes (odd output width, C2-multiple channels, 3x3 stride 2 and 1x1).
+    Rng r(7);
+    for (const uint32_t atom : {16u, 8u})
+        for (const auto& [ic, hw, oc, k, s] : std::vector<std::array<uint32_t, 5>>{{64, 15, 64, 3, 1}, {32, 14, 48, 3, 2}, {128, 7, 96, 1, 1}}) {
+            ConvCase cc = random_conv(r, Precision::Int8, false, atom);
+            ConvConfig& c = cc.c;
+            c.in_c = c.in_c_real = ic, c.in_w = c.in_h = hw, c.out_c = c.kernels = oc;
+            c.kernel_w = c.kernel_h = k, c.stride_x = c.stride_y = s, c.dilation_x = c.dilation_y = 1;
+            c.pad_left = c.pad_top = k / 2;
+            c.out_w = c.out_h = (hw + 2 * (k / 2) - k) / s + 1;
+            c.pad_value = -3, c.clip_truncate = 0;
+            c.dpu = random_dpu(r, c.out_w, c.out_h, c.out_c, atom, true);
+            cc.ops.feature = r.bytes(cube_bytes(hw, hw, ic, Precision::Int8, atom));
+            cc.ops.weights = r.bytes(uint64_t{k} * k * ic * oc);
+            const DpuOperands ops = random_operands(r, c.dpu);
+            cc.ops.bias = ops.bs;
+            const auto fast = run_conv(c, cc.ops, ops.bn, ops.ew);
+            set_reference_engines(true);
+            const auto ref = run_conv(c, cc.ops, ops.bn, ops.ew);
+            set_reference_engines(false);
+            ASSERT_EQ(fast, ref) << ic << "x" << hw << " -> " << oc << " k" << k << " s" << s << " atom " << atom;
+        }
+}
+
+}  // namespace
