@@ -424,7 +424,6 @@ class Compiler {
         op.dilation_h = static_cast<int>(dl[0]), op.dilation_w = static_cast<int>(dl[1]);
         op.pad_top = static_cast<int>(pd[0]), op.pad_left = static_cast<int>(pd[1]);
         op.pad_bottom = static_cast<int>(pd[2]), op.pad_right = static_cast<int>(pd[3]);
-        op.weights.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel());
         op.w_scales = floats_of(required(g_, n, 4));
         if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c)) unsupported("weight scale count");
         if (const num::Tensor* b = const_of(g_, n, 8)) op.bias = ints_of(*b);
@@ -437,18 +436,26 @@ class Compiler {
         const auto& ys_shape = g_.value(n.outputs[0]).shape;
         L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
                  static_cast<uint64_t>(op.depthwise ? 1 : op.in_c) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
-        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0]);
+        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [w](ConvOp& o) {
+            o.weights.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel());
+        });
         return true;
     }
 
-    void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out) {
+    /// `fill` produces the OIHW weights at lowering time, and they are released right after, so
+    /// that only one layer's copy is alive at a time (ResNet50: 25 MB of weights).
+    void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
+                   std::function<void(ConvOp&)> fill) {
         // Packed weights pad input channels to C2 (depthwise: channels); bias and scales per kernel.
         const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
         const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
         init_estimate_ += static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096;
         push_npu(std::move(L),
-                 [this, op = std::move(op), in, out]() {
-                     return lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
+                 [this, op = std::move(op), in, out, fill = std::move(fill)]() mutable {
+                     fill(op);
+                     auto bodies = lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
+                     std::vector<int8_t>().swap(op.weights);
+                     return bodies;
                  },
                  true);
     }
@@ -472,11 +479,6 @@ class Compiler {
         ConvOp op;
         op.name = n.name;
         op.in_c = K, op.out_c = N;
-        op.weights.resize(static_cast<size_t>(K) * N);
-        const int8_t* bw = b->data<int8_t>();
-        for (int o = 0; o < N; ++o)
-            for (int k = 0; k < K; ++k)
-                op.weights[static_cast<size_t>(o) * K + k] = tb ? bw[static_cast<size_t>(o) * K + k] : bw[static_cast<size_t>(k) * N + o];
         op.w_scales = floats_of(required(g_, n, 4));
         if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N)) unsupported("QGemm B scale count");
         if (n.has_input(6)) {
@@ -493,7 +495,14 @@ class Compiler {
         Layer L = base_layer(i, "FullyConnected", Unit::Npu);
         L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
         L.note = "QGemm as a 1x1 convolution on a 1x1xK input";
-        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0]);
+        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [b, tb, K, N](ConvOp& o) {
+            o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
+            const int8_t* bw = b->data<int8_t>();
+            for (size_t r = 0; r < static_cast<size_t>(N); ++r)
+                for (size_t k = 0; k < static_cast<size_t>(K); ++k)
+                    o.weights[r * static_cast<size_t>(K) + k] =
+                        tb ? bw[r * static_cast<size_t>(K) + k] : bw[k * static_cast<size_t>(N) + r];
+        });
         return true;
     }
 
@@ -508,7 +517,6 @@ class Compiler {
         op.in_c = op.out_c = C;
         op.kernel_h = H, op.kernel_w = W;
         op.depthwise = true;
-        op.weights.assign(static_cast<size_t>(C) * H * W, 1);
         op.w_scales = {1.f / static_cast<float>(H * W)};
         const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 3);
         const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
@@ -517,7 +525,8 @@ class Compiler {
         Layer L = base_layer(i, "GlobalAveragePool", Unit::Npu);
         L.macs = static_cast<uint64_t>(C) * H * W;
         L.note = "depthwise conv with an all-ones kernel: exact integer sum, one requantization";
-        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0]);
+        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+                  [C, H, W](ConvOp& o) { o.weights.assign(static_cast<size_t>(C) * H * W, 1); });
         return true;
     }
 
@@ -531,12 +540,15 @@ class Compiler {
         dev(b, scalar_scale(g_, n, 4), scalar_zp(g_, n, 5));
         dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
         Layer L = base_layer(i, "Add", Unit::Npu);
-        const int core = m_.cores.front();
         push_npu(std::move(L),
-                 [this, a, b, y, core, name = n.name]() {
-                     return lower_add_op(name, m_.tensors.at(a), m_.tensors.at(b), m_.tensors.at(y), arena_, soc_, core);
+                 [this, a, b, y, name = n.name]() {
+                     const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
+                     return across_cores(ty.h, [&](int y0, int rows, int core) {
+                         return lower_add_op(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows), rows_of(ty, y0, rows), arena_,
+                                             soc_, core);
+                     });
                  },
-                 false);
+                 true);
         return true;
     }
 
@@ -645,17 +657,18 @@ class Compiler {
             pending_.push_back({std::move(L), nullptr, false});
             return true;
         }
-        const int core = m_.cores.front();
         push_npu(std::move(L),
-                 [this, parts, y, core, name = n.name]() {
+                 [this, parts, y, name = n.name]() {
                      std::vector<TaskBody> out_tasks;
                      const DeviceTensor& parent = m_.tensors.at(y);
                      for (const auto& p : parts) {
                          if (p.in_place) continue;
                          const DeviceTensor& src = m_.tensors.at(p.name);
                          DeviceTensor dst = slice(parent, p.c_off, src.c);
-                         auto t = lower_affine_op(name, "concat copy", src, dst,
-                                                  {static_cast<double>(src.scale) / parent.scale}, {0.0}, arena_, soc_, core);
+                         auto t = across_cores(dst.h, [&](int y0, int rows, int core) {
+                             return lower_affine_op(name, "concat copy", rows_of(src, y0, rows), rows_of(dst, y0, rows),
+                                                    {static_cast<double>(src.scale) / parent.scale}, {0.0}, arena_, soc_, core);
+                         });
                          for (auto& b : t) {
                              // Windows are in the layer output's coordinates (model.h): shift to the slice.
                              b.meta.out_window.c0 += p.c_off, b.meta.out_window.c1 += p.c_off;
@@ -664,8 +677,34 @@ class Compiler {
                      }
                      return out_tasks;
                  },
-                 false);
+                 true);
         return true;
+    }
+
+    /// Rows [y0, y0 + n) of a tensor (same strides).
+    static DeviceTensor rows_of(const DeviceTensor& t, int y0, int n) {
+        DeviceTensor r = t;
+        r.offset = t.offset + static_cast<uint64_t>(y0) * t.line_stride;
+        r.h = n;
+        return r;
+    }
+
+    /// DPU-only layers on several cores (seed 001 lists Add, Concat, ... as multi-core capable):
+    /// one band of output rows per core; windows shifted to the layer's rows. One core: one call.
+    std::vector<TaskBody> across_cores(int h, const std::function<std::vector<TaskBody>(int, int, int)>& f) {
+        const int n = static_cast<int>(m_.cores.size());
+        if (n < 2 || h < n) return f(0, h, m_.cores.front());
+        const int per = (h + n - 1) / n;
+        std::vector<TaskBody> out;
+        for (int k = 0; k < n && k * per < h; ++k) {
+            const int y0 = k * per, rows = std::min(per, h - y0);
+            for (auto& b : f(y0, rows, m_.cores[static_cast<size_t>(k)])) {
+                for (NpuTask::Window* w : {&b.meta.out_window, &b.meta.in_window}) w->y0 += y0, w->y1 += y0;
+                b.meta.what += fmt::format(" rows {}-{}", y0, y0 + rows - 1);
+                out.push_back(std::move(b));
+            }
+        }
+        return out;
     }
 
     static DeviceTensor slice(const DeviceTensor& parent, int c_off, int c) {
@@ -723,12 +762,15 @@ class Compiler {
         L.note = "DequantizeLinear -> BatchNormalization -> QuantizeLinear as a DPU per-channel affine task";
         consumed_.insert(c1[0]);
         consumed_.insert(c2[0]);
-        const int core = m_.cores.front();
         push_npu(std::move(L),
-                 [this, x, y, mul, addv, core, name = dq.name]() {
-                     return lower_affine_op(name, "batchnorm", m_.tensors.at(x), m_.tensors.at(y), mul, addv, arena_, soc_, core);
+                 [this, x, y, mul, addv, name = dq.name]() {
+                     const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
+                     return across_cores(ty.h, [&](int y0, int rows, int core) {
+                         return lower_affine_op(name, "batchnorm", rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv,
+                                                arena_, soc_, core);
+                     });
                  },
-                 false);
+                 true);
         return true;
     }
 

@@ -314,8 +314,10 @@ TEST(ModelCompiler, MobileNetV2ThreeCores) {
     o.core_mask = "0_1_2";
     const CompiledModel m = compile_model(g, rk3588(), o);
     check_structure(m);
+    for (const auto& problem : verify_tiling(m, rk3588())) ADD_FAILURE() << problem;
     EXPECT_EQ(m.cores, (std::vector<int>{0, 1, 2}));
     const auto in = inputs_for(g, 7);
+    isolated_figures(m, in, rk3588());
     const DirectResult r = run_direct(m, rk3588(), in);
     const auto want = drv::ref::execute(g, in);
     for (const auto& [name, w] : want) EXPECT_EQ(argmax(r.outputs.at(name)), argmax(w)) << name;
