@@ -5,7 +5,10 @@
 // SystemC. Prints CPU time per layer class and in total; with --reference also runs the reference
 // engines (the per-element loops the fast paths must match) and checks the output bytes are
 // identical. Compare with bench/resnet50_int8_bench (the reference executor on the whole model).
-//   bench_rknpu_resnet50 [--reference] [--repeat N]
+// With --tlm full|timing, the same 53 tasks also run through the SystemC platform (regcmd fetch,
+// DMA over the interconnect and DDR model, engines; one kick per layer), full-mode outputs checked
+// against the engine run (one mode per process: SystemC elaborates once).
+//   bench_rknpu_resnet50 [--reference] [--tlm full|timing] [--repeat N]
 // The CBUF of the profile is enlarged so that every layer is one task (the engine's speed is
 // measured, not the tiling); the task count of a tiled model does not change the MAC work.
 #include <time.h>
@@ -19,7 +22,10 @@
 #include <string>
 #include <vector>
 
+#include <systemc>
+
 #include "../resnet50_layers.h"
+#include "app/replay.h"
 #include "drv/regcmd/builder.h"
 #include "drv/rknpu/conv_lowering.h"
 #include "hw/profile.h"
@@ -53,15 +59,18 @@ std::string layer_class(const bench::ConvLayer& l) {
 
 }  // namespace
 
+int sc_main(int, char*[]) { return 0; }
+
 int main(int argc, char** argv) {
-    bool reference = false;
+    bool reference = false, tlm = false, tlm_full = true;
     int repeat = 3;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--reference") reference = true;
+        else if (a == "--tlm" && i + 1 < argc) tlm = true, tlm_full = std::string(argv[++i]) != "timing";
         else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
         else {
-            std::fprintf(stderr, "usage: bench_rknpu_resnet50 [--reference] [--repeat N]\n");
+            std::fprintf(stderr, "usage: bench_rknpu_resnet50 [--reference] [--tlm full|timing] [--repeat N]\n");
             return 2;
         }
     }
@@ -69,6 +78,7 @@ int main(int argc, char** argv) {
     soc.npu.cbuf_bank_bytes.value = 8u << 20;  // one task per layer (see the header comment)
     std::mt19937 rng(5);
     std::vector<Task> tasks;
+    std::vector<sim::RawJob> jobs;
     for (const bench::ConvLayer& l : bench::resnet50_convs()) {
         drv::rknpu::ConvLayer L;
         L.in_c = static_cast<int>(l.cin), L.in_h = L.in_w = static_cast<int>(l.in_hw), L.out_c = static_cast<int>(l.cout);
@@ -108,6 +118,15 @@ int main(int argc, char** argv) {
                                  src->begin() + static_cast<std::ptrdiff_t>(r.addr - base + r.bytes));
         }
         t.macs = t.plan.macs;
+        sim::RawJob job;
+        job.addr = 0x8000000;
+        job.words = drv::regcmd::link_tasks({b.words()}, 0x8000000, soc.npu.pc_data_amount_scale.value,
+                                            hw::rknpu::kConvOpEnableMask);
+        job.preload = {{kIn, img}, {kW, low.weights}, {kB, low.bias}};
+        uint64_t out_bytes = 0;
+        for (const auto& w : t.plan.writes) out_bytes = std::max(out_bytes, w.addr + w.bytes - kOut);
+        job.readback = {{kOut, out_bytes}};
+        jobs.push_back(std::move(job));
         tasks.push_back(std::move(t));
     }
     std::printf("%zu conv tasks (ResNet-50 v1.5, 224x224, int8, rk3588); qgemm kernel %s\n", tasks.size(),
@@ -155,6 +174,37 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < tasks.size(); ++i) differ += ref_out[i] != fast_out[i];
         std::printf("engines (reference): %.1f ms cpu; outputs: %zu of %zu tasks differ\n", t, differ, tasks.size());
         if (differ) return 1;
+    }
+    if (tlm) {
+        setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+        sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+        {
+            const bool full = tlm_full;
+            const auto mode = full ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
+            const double t0 = cpu_ms();
+            const auto res = sim::run_raw_jobs(soc, jobs, mode, nullptr);
+            const double dt = cpu_ms() - t0;
+            size_t differ = 0;
+            uint64_t sim_ns = 0;
+            for (size_t i = 0; i < res.size(); ++i) {
+                sim_ns += res[i].elapsed_ns;
+                if (!full) continue;
+                // The compacted writes of the fast run, at their offsets in the read-back range.
+                const auto& plan = tasks[i].plan;
+                const std::vector<uint8_t>& got = res[i].readback.at(0);
+                uint64_t at = 0;
+                for (const auto& w : plan.writes) {
+                    differ += !std::equal(fast_out[i].begin() + static_cast<std::ptrdiff_t>(at),
+                                          fast_out[i].begin() + static_cast<std::ptrdiff_t>(at + w.bytes),
+                                          got.begin() + static_cast<std::ptrdiff_t>(w.addr - 0x7000000));
+                    at += w.bytes;
+                }
+            }
+            std::printf("TLM platform, %s mode: %.1f ms cpu for %zu kicks (simulated %.3f ms)%s\n",
+                        full ? "full" : "timing", dt, res.size(), static_cast<double>(sim_ns) * 1e-6,
+                        full ? (differ ? "; OUTPUT DIFFERS" : "; outputs equal the engine run") : "");
+            if (differ) return 1;
+        }
     }
     return 0;
 }

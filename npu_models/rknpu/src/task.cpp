@@ -136,6 +136,11 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     const bool contiguous = c.line_stride_bytes == line && (c1s == 1 || c.surf_stride_bytes == line * c.in_h);
     if (contiguous) {
         p.reads.push_back({c.feature_addr, c.input_bytes(), kFeature, "CNA"});
+    } else if (c.line_stride_bytes == line) {
+        // A row band of a taller tensor: each surface's lines are contiguous, one region per surface.
+        for (uint32_t c1 = 0; c1 < c1s; ++c1)
+            p.reads.push_back({c.feature_addr + c1 * static_cast<uint64_t>(c.surf_stride_bytes), line * c.in_h, kFeature,
+                               "CNA"});
     } else {
         for (uint32_t c1 = 0; c1 < c1s; ++c1)
             for (uint32_t h = 0; h < c.in_h; ++h)

@@ -364,4 +364,39 @@ TEST(Atom8Validate, LineStrideIsCheckedAgainstTheProfilesAtom) {
     EXPECT_TRUE(std::any_of(on3588.begin(), on3588.end(), [](const auto& f) { return f.reg == "DMA_CON1"; }));
 }
 
+
+TEST(Atom8Plan, RowBandFeatureIsOneRegionPerSurfaceAndComputesTheSame) {
+    // The input is a row band of a taller tensor: compact lines, surfaces 40 lines apart.
+    constexpr uint32_t kMask = en::CNA | en::CORE | en::DPU | en::DPU_RDMA;
+    const Spec s{20, 6, 12, false, false};  // 24 padded channels = 3 surfaces of 8-byte atoms
+    const uint32_t in_c_pad = 24, hw = s.hw;
+    std::mt19937 rng(99);
+    const auto x = blk::random_i8(size_t(in_c_pad) * hw * hw, rng);
+    const auto img = pack8_i8(x, in_c_pad, hw, hw);
+    std::vector<uint8_t> wimg(kK * kK * in_c_pad * s.out_c), bimg(4 * s.out_c, 0);
+    for (auto& b : wimg) b = static_cast<uint8_t>(rng() % 255);
+    auto run = [&](uint64_t surf_stride) {
+        blk::Memory mem;
+        const uint64_t surf = uint64_t{hw} * hw * kAtom;
+        for (uint64_t c1 = 0; c1 < 3; ++c1)
+            mem.put(kIn + c1 * surf_stride, std::vector<uint8_t>(img.begin() + std::ptrdiff_t(c1 * surf),
+                                                                  img.begin() + std::ptrdiff_t((c1 + 1) * surf)));
+        mem.put(kW, wimg);
+        mem.put(kBias, bimg);
+        drv::regcmd::Builder b;
+        emit_conv(b, s, in_c_pad, uint32_t(wimg.size()), 1, num::quantize_scale(0.01, 15, 63), 0);
+        b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", surf_stride}});
+        b.end_task(0, 0, kMask);
+        const auto plan = blk::run_task(blk::replay(b), kMask, mem, rk3566());
+        size_t feature_regions = 0;
+        for (const auto& r : plan.reads) feature_regions += r.block == "CNA" && r.what != "weights";
+        return std::make_pair(feature_regions, unpack8_i8(mem, kOut, s.out_c, hw, hw));
+    };
+    const auto [compact_regions, compact_out] = run(uint64_t{hw} * hw * kAtom);
+    const auto [band_regions, band_out] = run(uint64_t{hw} * 40 * kAtom);
+    EXPECT_EQ(compact_regions, 1u);
+    EXPECT_EQ(band_regions, 3u);  // one per surface, not one per line (18)
+    EXPECT_EQ(band_out, compact_out);
+}
+
 }  // namespace
