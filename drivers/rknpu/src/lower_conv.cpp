@@ -9,12 +9,13 @@
 // as onnxruntime does). OUT_CVT_SCALE is one 16-bit register, so per-channel multipliers go through
 // the DPU's per-channel BS/BN MUL operands (int16 each, from memory):
 //   BS:  ALU add the folded bias b'_c (int32), MUL by M1_c >> S1, ReLU when fused
-//   BN:  MUL by M2_c >> S2 (M2_c in [32767 - 1023, 32767])
+//   BN:  MUL by M2_c >> S2 (M2_c in [2^14, 2^15))
 //   EW:  Clip only: ALU add (zp - lo) * 2^S3, then ReLUX to [0, (hi - lo) * 2^S3]
 //   OUT_CVT: scale 1, shift S3, offset out_zp (Clip: lo)
-// M1_c * M2_c * 2^-(S1 + S2 + S3) = m_c: the pair is searched over 1024 M2 values, which leaves a
-// relative error near 2^-26 (a single 15-bit mantissa leaves 2^-16 and about 0.1% of outputs 1 LSB
-// off). The intermediates carry y * 2^22 (BS: v1 = y 2^(S2+S3) / M2_c) and y * 2^S3 with S3 = 22,
+// M1_c * M2_c * 2^-(S1 + S2 + S3) = m_c: the pair is searched (1024 M2 values, or every M1 when M1
+// is small), which leaves a relative error near 2^-26 (a single 15-bit mantissa leaves 2^-16 and
+// about 0.1% of outputs 1 LSB off). The intermediates carry <= y * 2^23 (BS: v1 = y 2^(S2+S3) /
+// M2_c) and y * 2^S3 with S3 = 22,
 // so the DPU's 32-bit saturation of every stage (dpu_engine.cpp) only hits values that saturate the
 // int8 output anyway, and the inner roundings (>> S1, >> S2) sit >= 20 bits below the output LSB.
 // All shifts round half up in the model (UNVERIFIED hardware rounding), the final one included; the
@@ -56,12 +57,12 @@ constexpr int64_t kTaskOverheadBytes = 4096;
 struct Requant {
     std::vector<int32_t> bias;  ///< folded: b_c - in_zp * sum(w_c)
     std::vector<int16_t> m1;    ///< BS MUL per channel
-    std::vector<int16_t> m2;    ///< BN MUL per channel, in [kM2Lo, 32767]
+    std::vector<int16_t> m2;    ///< BN MUL per channel, in [2^14, 2^15) (lower only ~2^16 below the largest)
     int s1 = 0, s2 = 0, s3 = 0;
 };
 
-/// BN multiplier candidates: the top kM2Candidates int16 values, so M1 * M2 can approximate
-/// any product to ~2^-26 relative while v1 = y * 2^(S2 + S3) / M2 keeps its scale within a bit.
+/// BN multiplier candidates for large M1: the top kM2Candidates int16 values, so M1 * M2 can
+/// approximate any product to ~2^-26 relative; v1 = y * 2^(S2 + S3) / M2 stays <= y * 2^23.
 constexpr int kM2Candidates = 1024;
 constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 
@@ -102,15 +103,23 @@ Requant plan_requant(const ConvOp& op) {
         const double target = std::ldexp(m[k], s_tot);  // M1 * M2 ~ m * 2^(S1 + S2 + S3)
         double best = std::numeric_limits<double>::max();
         int64_t b1 = 0, b2 = 32767;
-        for (int64_t m2 = 32767; m2 >= kM2Lo; --m2) {
-            const int64_t m1 = std::llround(target / static_cast<double>(m2));
-            if (m1 < 1 || m1 > 32767) continue;
+        auto consider = [&](int64_t m1, int64_t m2) {
+            if (m1 < 1 || m1 > 32767 || m2 < 16384 || m2 > 32767) return;
             const double err = std::fabs(static_cast<double>(m1 * m2) - target);
             if (err < best) best = err, b1 = m1, b2 = m2;
-            if (err == 0) break;
+        };
+        // Small M1 (a channel far below the largest): try every M1 with M2 in [2^14, 2^15).
+        const int64_t lo1 = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(target / 32767.0)));
+        const int64_t hi1 = std::min<int64_t>(32767, static_cast<int64_t>(std::floor(target / 16384.0)));
+        if (hi1 >= lo1 && hi1 - lo1 < 4 * kM2Candidates) {
+            for (int64_t m1 = lo1; m1 <= hi1; ++m1) consider(m1, std::llround(target / static_cast<double>(m1)));
+        } else {
+            for (int64_t m2 = 32767; m2 >= kM2Lo && best > 0; --m2) consider(std::llround(target / static_cast<double>(m2)), m2);
         }
-        if (b1 == 0) {  // below one LSB of the product: the channel's output is its zero point
-            b1 = std::llround(target / 32767.0), b2 = 32767;
+        if (b1 == 0) {
+            // More than ~2^16 below the largest channel: M1 = 1 and a coarser M2 carry it; v1 is then
+            // the raw accumulator >> S1, which cannot saturate harmfully.
+            b1 = 1, b2 = std::llround(target);
         }
         r.m1[k] = static_cast<int16_t>(b1);
         r.m2[k] = static_cast<int16_t>(b2);

@@ -53,6 +53,9 @@ struct Case {
     // A smaller CBUF than the profile's (bytes per bank; 0 = the profile's) to force tiling on
     // small layers; the model validates against the same shrunken profile.
     uint32_t cbuf_bank_bytes = 0;
+    // Per-channel weight scales spread over 2^16 with biases large enough that the small-scale
+    // channels still produce outputs (the requantization's extreme case).
+    bool extreme_scales = false;
 };
 
 struct Outcome {
@@ -140,11 +143,22 @@ Outcome run_case(const Case& k, uint32_t seed = 1) {
     } else {
         op.w_scales = {wmean};
     }
+    if (k.extreme_scales) {
+        op.w_scales.resize(static_cast<size_t>(k.out_c));
+        for (int c = 0; c < k.out_c; ++c) op.w_scales[static_cast<size_t>(c)] = 0.004f * std::ldexp(1.0f, -(c % 17));
+    }
     // Output scale: outputs spread over roughly +-60 for the median channel.
     const double acc_std = std::sqrt(static_cast<double>(cin_per) * k.kh * k.kw) * 74.0 * 73.0;
     op.out_scale = static_cast<float>(op.in_scale * (k.per_channel ? 0.004 : wmean) * acc_std / 40.0);
     op.act = k.act;
     op.clip_lo = k.clip_lo, op.clip_hi = k.clip_hi;
+    if (k.extreme_scales)
+        for (int c = 0; c < k.out_c; ++c) {
+            // A bias worth about +-40 output steps, within int32.
+            const double m = static_cast<double>(op.in_scale) * op.w_scales[static_cast<size_t>(c)] / op.out_scale;
+            op.bias[static_cast<size_t>(c)] =
+                static_cast<int32_t>(std::clamp((c % 2 ? 40.0 : -40.0) / m, -2.0e9, 2.0e9));
+        }
 
     const int oh = (k.h + k.pt + k.pb - ((k.kh - 1) * k.dh + 1)) / k.sh + 1;
     const int ow = (k.w + k.pl + k.pr - ((k.kw - 1) * k.dw + 1)) / k.sw + 1;
@@ -307,6 +321,12 @@ TEST(LowerConv, PerChannelScalesReluClip) {
     expect_close(k);
     k = base("dw per-channel clip");
     k.in_c = k.out_c = 32, k.depthwise = true, k.per_channel = true, k.act = Act::Clip, k.clip_lo = -20, k.clip_hi = 90;
+    expect_close(k);
+}
+
+TEST(LowerConv, ExtremePerChannelScales) {
+    Case k = base("scales spread 2^16");
+    k.in_c = 16, k.out_c = 34, k.h = 6, k.w = 6, k.extreme_scales = true;
     expect_close(k);
 }
 
