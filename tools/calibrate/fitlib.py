@@ -37,8 +37,10 @@ class FitParam:
         return int(round(v)) if self.integer else v
 
     def u_of(self, v):
-        v = min(max(float(v), self.lo * (1 + 1e-9)), self.hi * (1 - 1e-9))
-        s = math.log(v / self.lo) / math.log(self.hi / self.lo)
+        """Inverse of value(); a start on (or beyond) a bound is moved 2% inside so that the
+        optimiser's first steps still change the value (the sigmoid is flat at its ends)."""
+        s = math.log(min(max(float(v), self.lo), self.hi) / self.lo) / math.log(self.hi / self.lo)
+        s = min(max(s, 0.02), 0.98)
         return math.log(s / (1.0 - s))
 
 
@@ -96,11 +98,20 @@ def nelder_mead(f, x0, step=1.0, max_evals=300, xtol=1e-3, ftol=1e-10):
     return pts[k], vals[k], evals
 
 
-def fit(params, simulate, published, start, restarts=2, max_evals=300):
+def prior_penalty(values, priors):
+    """Sum of ((log(value / centre)) / sigma)^2 over `priors` {path: (centre, sigma_log)}: a weak
+    pull toward a documented typical value, for parameters the three targets cannot separate."""
+    return float(sum((math.log(values[k] / c) / s) ** 2 for k, (c, s) in priors.items()))
+
+
+def fit(params, simulate, published, start, restarts=2, max_evals=300, priors=None, extra_starts=None, xtol=1e-3, ftol=1e-10):
     """Fit `params` (list of FitParam) so that simulate(values_dict) -> list of estimates matches
-    `published`. `start`: dict path -> starting value. Results are cached per rounded value set,
-    so integer parameters and restarts cost no extra simulations. Returns (values, estimates, evals)."""
+    `published`. `start`: dict path -> starting value. `priors`: optional {path: (centre, sigma_log)}
+    added to the objective (prior_penalty). `extra_starts`: further starting points (dicts overriding
+    `start`), the best local minimum wins (ties: the earlier start). Results are cached per rounded value set, so integer
+    parameters and restarts cost no extra simulations. Returns (values, estimates, evals)."""
     cache = {}
+    priors = priors or {}
 
     def values_of(u):
         return {p.path: p.value(x) for p, x in zip(params, u)}
@@ -115,17 +126,45 @@ def fit(params, simulate, published, start, restarts=2, max_evals=300):
         return cache[k]
 
     def f(u):
-        return objective(run(values_of(u)), published)
+        vals = values_of(u)
+        return objective(run(vals), published) + prior_penalty(vals, priors)
 
-    u = [p.u_of(start[p.path]) for p in params]
     best = None
-    for _ in range(restarts + 1):
-        u, fu, _ = nelder_mead(f, u, step=1.0, max_evals=max_evals)
-        if best is not None and fu >= best[1] - 1e-12:
-            break
-        best = (u, fu)
+    for st in [start] + list(extra_starts or []):
+        u = [p.u_of({**start, **st}[p.path]) for p in params]
+        prev = None
+        for _ in range(restarts + 1):
+            u, fu, _ = nelder_mead(f, u, step=1.0, max_evals=max_evals, xtol=xtol, ftol=ftol)
+            if prev is not None and fu >= prev - 1e-12:
+                break
+            prev = fu
+        if best is None or fu < best[1] - 1e-12:
+            best = (u, fu)
     vals = values_of(best[0])
     return vals, run(vals), len(cache)
+
+
+def solve_linear(base, slope, published, param, points=4000):
+    """Best value x of `param` (FitParam) when the estimates are exactly base[i] + slope[i] * x (a
+    parameter that adds the same cost to every task, e.g. a per-task overhead): a deterministic
+    log-spaced scan of [lo, hi] (every integer near the optimum for an integer parameter).
+    Returns (x, estimates)."""
+    def f(x):
+        est = [b + k * x for b, k in zip(base, slope)]
+        if min(est) <= 0:
+            return float("inf")
+        return objective(est, published)
+
+    lo, hi = param.lo, param.hi
+    xs = [lo * (hi / lo) ** (i / (points - 1)) for i in range(points)]
+    if param.integer:
+        xs = sorted(set(int(round(x)) for x in xs))
+    best = min(xs, key=lambda x: (f(x), x))
+    if param.integer:
+        i = xs.index(best)
+        a, b = xs[max(0, i - 1)], xs[min(len(xs) - 1, i + 1)]
+        best = min(range(int(a), int(b) + 1), key=lambda x: (f(x), x))
+    return best, [b + k * best for b, k in zip(base, slope)]
 
 
 def round_value(v, integer):

@@ -39,8 +39,11 @@ class FitTest(unittest.TestCase):
         p = fitlib.FitParam("x", 0.1, 1.0)
         for u in (-100.0, -3.0, 0.0, 3.0, 100.0):
             self.assertTrue(0.1 <= p.value(u) <= 1.0)
-        for v in (0.11, 0.5, 0.99):
+        for v in (0.2, 0.5, 0.9):
             self.assertAlmostEqual(p.value(p.u_of(v)), v, places=9)
+        # A start on a bound moves inside it (2% of the log range), so steps have an effect.
+        self.assertLess(p.value(p.u_of(1.0)), 0.99)
+        self.assertGreater(p.value(p.u_of(0.1)), 0.1)
         q = fitlib.FitParam("n", 100, 20000, integer=True)
         self.assertIsInstance(q.value(0.3), int)
         with self.assertRaises(ValueError):
@@ -78,6 +81,38 @@ class FitTest(unittest.TestCase):
         vals, _, _ = fitlib.fit(PARAMS, synthetic, published, start, max_evals=200)
         for p in PARAMS:
             self.assertTrue(p.lo <= vals[p.path] <= p.hi, (p.path, vals[p.path]))
+
+    def test_prior_pulls_an_undetermined_parameter(self):
+        # Two parameters that only act through their product: the data fix a*b, the prior fixes a.
+        params = [fitlib.FitParam("a", 0.01, 100.0), fitlib.FitParam("b", 0.01, 100.0)]
+        sim = lambda v: [v["a"] * v["b"], 2 * v["a"] * v["b"]]  # noqa: E731
+        published = [6.0, 12.0]
+        vals, est, _ = fitlib.fit(params, sim, published, {"a": 1.0, "b": 1.0}, priors={"a": (2.0, 0.1)}, max_evals=400)
+        self.assertAlmostEqual(vals["a"], 2.0, delta=0.02)
+        self.assertAlmostEqual(vals["b"], 3.0, delta=0.05)
+        self.assertAlmostEqual(fitlib.prior_penalty({"a": 2.0}, {"a": (2.0, 0.1)}), 0.0)
+        self.assertAlmostEqual(fitlib.prior_penalty({"a": 2.0 * math.e}, {"a": (2.0, 0.5)}), 4.0)
+
+    def test_extra_starts_escape_a_local_minimum(self):
+        # Double well in one parameter: a local minimum near 0.5 (value 0.3), the global one near 5.
+        params = [fitlib.FitParam("x", 0.1, 10.0)]
+        sim = lambda v: [1.0 + min(0.3 + (math.log(v["x"] / 0.5)) ** 2, (math.log(v["x"] / 5.0)) ** 2)]  # noqa: E731
+        local, _, _ = fitlib.fit(params, sim, [1.0], {"x": 0.4}, max_evals=200)
+        self.assertLess(local["x"], 1.0)
+        best, _, _ = fitlib.fit(params, sim, [1.0], {"x": 0.4}, max_evals=200, extra_starts=[{"x": 4.0}])
+        self.assertAlmostEqual(best["x"], 5.0, delta=0.05)
+
+    def test_solve_linear_finds_the_per_task_cost(self):
+        # estimates = base + tasks * x: two models agree on x = 2500 exactly, a third is noisy.
+        base, slope = [1.0, 4.0, 9.0], [100e-6, 300e-6, 500e-6]
+        truth = [b + k * 2500 for b, k in zip(base, slope)]
+        p = fitlib.FitParam("npu.task_overhead_cycles", 50, 20000, integer=True)
+        x, est = fitlib.solve_linear(base, slope, truth, p)
+        self.assertEqual(x, 2500)
+        self.assertEqual(est, truth)
+        # Out of reach: clamps to the bound.
+        x, _ = fitlib.solve_linear(base, slope, [t * 50 for t in truth], p)
+        self.assertEqual(x, 20000)
 
     def test_known_parameters_are_refused(self):
         prof = {"npu": {"int8_macs_per_cycle": {"grade": "known"}, "task_overhead_cycles": {"grade": "unknown"}},
