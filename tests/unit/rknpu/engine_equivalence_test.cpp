@@ -177,6 +177,11 @@ ConvCase random_conv(Rng& r, Precision prec, bool depthwise, uint32_t atom) {
     const uint64_t taps = uint64_t{c.kernel_w} * c.kernel_h;
     k.ops.feature = r.bytes(cube_bytes(c.in_w, c.in_h, c.in_c, prec, atom));
     k.ops.weights = r.bytes((depthwise ? taps * c.in_c : taps * c.in_c * c.out_c) * c.elem());
+    if (!depthwise && prec == Precision::Int8 && r.coin()) {  // zero weights on the C2 padding (as lowered)
+        for (uint64_t n = 0; n < c.out_c; ++n)
+            for (uint64_t t = 0; t < taps; ++t)
+                for (uint32_t ch = real; ch < c.in_c; ++ch) k.ops.weights[(n * taps + t) * c.in_c + ch] = 0;
+    }
     if (prec == Precision::Fp16) {  // finite fp16 values in [-2, 2): no inf/NaN in the sums
         for (size_t i = 1; i < k.ops.feature.size(); i += 2)
             k.ops.feature[i] = static_cast<uint8_t>((k.ops.feature[i] % 0x40) | (k.ops.feature[i] & 0x80));
