@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Whole-model runs on the RKNPU platforms (issue 6): npusim run --platform P MODEL.onnx.
-#   model_run_test.sh NPUSIM
-# Small QDQ nets come from tests/e2e/make_model_nets.py, MobileNetV2 from the model zoo generator
-# (about 1 s). ResNet50 v2 and YOLOv5s run only when NPUSIM_ZOO_FULL=1 (a zoo directory can be
-# given in NPUSIM_ZOO to skip generation). Expectations are independent of the runtime: the
+#   model_run_test.sh NPUSIM [ZOO_DIR]
+# Small QDQ nets come from tests/e2e/make_model_nets.py, MobileNetV2 from ZOO_DIR (the build zoo)
+# or $NPUSIM_ZOO, else from the model zoo generator (about 1 s). ResNet50 v2 and YOLOv5s run only
+# when NPUSIM_ZOO_FULL=1. Expectations are independent of the runtime: the
 # reference executor (outputs, per-layer isolated check), the SoC's core list, the checker's rule.
 set -u
 NPUSIM="$1"
@@ -17,8 +17,10 @@ fails=0
 check() { if eval "$2"; then echo "ok   - $1"; else echo "FAIL - $1"; fails=$((fails + 1)); fi; }
 
 $PY "$HERE/make_model_nets.py" "$T" || { echo "FAIL - cannot generate the test nets"; exit 1; }
-ZOO="${NPUSIM_ZOO:-}"
-if [ -z "$ZOO" ] || [ ! -f "$ZOO/mobilenetv2_qdq.onnx" ]; then
+ZOO="${NPUSIM_ZOO:-${2:-}}"
+big_missing=0
+[ "${NPUSIM_ZOO_FULL:-0}" = 1 ] && [ ! -f "$ZOO/yolov5s_qdq.onnx" ] && big_missing=1
+if [ -z "$ZOO" ] || [ ! -f "$ZOO/mobilenetv2_qdq.onnx" ] || [ $big_missing = 1 ]; then
   ZOO="$T/zoo"
   models=mobilenetv2
   [ "${NPUSIM_ZOO_FULL:-0}" = 1 ] && models=mobilenetv2,resnet50v2,yolov5s
