@@ -275,7 +275,10 @@ inline int64_t shr_var(int64_t p, uint32_t shift) { return shift ? (p >> shift) 
 /// any of them bypassed), BN and EW bypassed, output convert. A bypassed step becomes an identity
 /// (add 0, multiply by 1 shift 0, clamp to +-inf), exact because every value is an int32 there.
 bool simple_config(const DpuConfig& d) {
-    if (!d.bn.bypass || !d.ew.bypass) return false;
+    if (!d.bn.bypass) return false;
+    // EW: bypassed, or an ALU add of the register / ERDMA operand (residual), no LUT, ReLU/ReLUX.
+    if (!d.ew.bypass && (!d.ew.lut_bypass || (!d.ew.op_bypass && (d.ew.op_is_mul || d.ew.alu_algo != static_cast<uint32_t>(AluAlgo::Add)))))
+        return false;
     const DpuStage& s = d.bs;
     if (s.bypass) return true;
     return (s.alu_bypass || s.alu_algo == static_cast<uint32_t>(AluAlgo::Add)) && (s.mul_bypass || !s.mul_prelu);
@@ -284,6 +287,8 @@ bool simple_config(const DpuConfig& d) {
 /// Per-channel constants of the simple kernel.
 struct SimpleRow {
     int64_t a = 0, m = 1, m_half = 0, lo = INT64_MIN, hi = INT64_MAX;
+    const int32_t* e = nullptr;  ///< EW addend per pixel (zeros when the EW stage adds nothing)
+    int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX;
     uint32_t msh = 0;
     int64_t scale = 1, s_half = 0, offset = 0, out_lo = 0, out_hi = 0;
     uint32_t shift = 0;
@@ -296,7 +301,8 @@ __attribute__((always_inline)) inline void simple_row_body(const int32_t* __rest
                                                            uint64_t n, const SimpleRow& k) {
     const int64_t a = k.a, m = k.m, m_half = k.m_half, lo = k.lo, hi = k.hi, scale = k.scale, s_half = k.s_half;
     const int64_t offset = k.offset, out_lo = k.out_lo, out_hi = k.out_hi;
-    const int64_t msh = k.msh, shift = k.shift;
+    const int64_t msh = k.msh, shift = k.shift, ew_lo = k.ew_lo, ew_hi = k.ew_hi;
+    const int32_t* __restrict e = k.e;
     for (uint64_t i = 0; i < n; ++i) {
         int64_t v = int64_t{in[i]} + a;
         v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
@@ -304,6 +310,10 @@ __attribute__((always_inline)) inline void simple_row_body(const int32_t* __rest
         v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
         v = v < lo ? lo : v;
         v = v > hi ? hi : v;
+        v += e[i];
+        v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+        v = v < ew_lo ? ew_lo : v;
+        v = v > ew_hi ? ew_hi : v;
         int64_t q = ((v * scale + s_half) >> shift) + offset;
         q = q < out_lo ? out_lo : (q > out_hi ? out_hi : q);
         out[i] = static_cast<int16_t>(q);
@@ -349,15 +359,36 @@ void dpu_int_simple(const DpuConfig& d, const Row& row, const DpuOperands& ops, 
     k.out_lo = d.out == Precision::Int8 ? INT8_MIN : INT16_MIN;
     k.out_hi = d.out == Precision::Int8 ? INT8_MAX : INT16_MAX;
     thread_local std::vector<int16_t> res;
-    thread_local std::vector<int32_t> buf;
+    thread_local std::vector<int32_t> buf, ew;
     if (res.size() < P) res.resize(P);
     if (buf.size() < P) buf.resize(P);
+    if (ew.size() < P) ew.resize(P);
+    // EW stage (simple_config: bypassed or an ALU add): the addend row and the ReLU/ReLUX clamp.
+    const bool ew_on = !d.ew.bypass, ew_add = ew_on && !d.ew.op_bypass, ew_mem = ew_add && d.ew.op_from_mem;
+    const uint32_t ew_eb = elem_bytes(d.ew_prec()), ew_c2 = c2_of(d.ew_prec(), atom);
+    const uint64_t surf = surface_bytes(d.w, d.h, atom);
+    if (ew_mem && ops.ew.size() < cube_bytes(d.w, d.h, d.c, d.ew_prec(), atom))
+        throw std::logic_error("unpack_cube: image smaller than the cube");
+    if (!ew_mem) std::fill(ew.begin(), ew.begin() + static_cast<std::ptrdiff_t>(P), ew_add ? static_cast<int32_t>(d.ew.operand) : 0);
+    k.e = ew.data();
+    if (ew_on && !d.ew.relu_bypass) {
+        k.ew_lo = 0;
+        if (d.ew.relux_en) k.ew_hi = static_cast<int32_t>(d.ew.relux_cmp);
+    }
     for (uint32_t ch = 0; ch < C; ++ch) {
         const StageOps o = stage_ops(s, ch, C, ops.bs, false);
         k.a = alu ? o.alu_i : 0;
         k.m = mul ? o.mul_i : 1;
         k.lo = relu ? 0 : INT64_MIN;
         k.hi = relu && s.relux_en ? o.relux_i : INT64_MAX;
+        if (ew_mem) {  // the ERDMA operand, through its convert: (e + offset) * scale >> shift, saturated
+            const uint8_t* src = ops.ew.data() + (ch / ew_c2) * surf + (ch % ew_c2) * ew_eb;
+            for (uint64_t p = 0; p < P; ++p) {
+                int64_t e = load_elem(src + p * atom, ew_eb);
+                if (!d.ew.cvt_bypass) e = fast_sat32(fast_shr(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
+                ew[p] = static_cast<int32_t>(e);
+            }
+        }
         simple_row(row(ch, buf.data()), res.data(), P, k);
         const int16_t* r = res.data();
         uint8_t* o8 = out[ch / out_c2].data() + (ch % out_c2) * out_eb;

@@ -49,7 +49,7 @@ DpuStage random_stage(Rng& r, bool fl) {
 }
 
 /// A random integer-path DPU configuration for a w x h x c cube. `simple` biases towards the
-/// common conv configuration (BS only).
+/// common conv / residual-add configurations (BS, EW add; no BN, no LUT).
 DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, bool simple) {
     DpuConfig d;
     d.w = w, d.h = h, d.c = c, d.atom = atom;
@@ -62,11 +62,11 @@ DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, 
         d.bs.alu_algo = 2;
         d.bs.mul_prelu = false;
     }
-    d.ew.bypass = simple || r.coin(30);
-    d.ew.op_bypass = r.coin(20), d.ew.lut_bypass = r.coin(60), d.ew.cvt_bypass = r.coin(40);
+    d.ew.bypass = r.coin(simple ? 50 : 30);
+    d.ew.op_bypass = r.coin(20), d.ew.lut_bypass = simple || r.coin(60), d.ew.cvt_bypass = r.coin(40);
     d.ew.relu_bypass = r.coin(50), d.ew.relux_en = r.coin(30), d.ew.mul_prelu = r.coin(20);
-    d.ew.op_from_mem = r.coin(60), d.ew.op_is_mul = r.coin(40);
-    d.ew.alu_algo = static_cast<uint32_t>(r.in(0, 2));
+    d.ew.op_from_mem = r.coin(60), d.ew.op_is_mul = !simple && r.coin(40);
+    d.ew.alu_algo = static_cast<uint32_t>(simple ? 2 : r.in(0, 2));  // simple: residual add (QLinearAdd)
     d.ew.operand = static_cast<uint32_t>(r.in(-3000, 3000));
     d.ew.cvt_offset = static_cast<int32_t>(r.in(-200, 200));
     d.ew.cvt_scale = static_cast<uint32_t>(r.in(0, 0xffff));
@@ -137,7 +137,7 @@ TEST_P(DpuEquivalence, FastIntegerPathMatchesRunDpuBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, DpuEquivalence, ::testing::Values(0, 1),
-                         [](const auto& p) { return p.param ? std::string("ConvBiasReluConvert") : std::string("AnyStage"); });
+                         [](const auto& p) { return p.param ? std::string("ConvBiasReluAndResidualAdd") : std::string("AnyStage"); });
 
 struct ConvCase {
     ConvConfig c;
