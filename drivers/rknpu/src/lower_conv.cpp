@@ -340,132 +340,136 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
     std::vector<TaskBody> tasks;
     tasks.reserve(ntasks);
     std::vector<int> last_group_on_core(static_cast<size_t>(ncores), -1);
-    for (int t = 0; t < ntasks; ++t) {
-        const int g = t / p.bands, band = t % p.bands;
-        const int core_slot = static_cast<int>(static_cast<int64_t>(t) * ncores / ntasks);
-        const int k0 = g * p.kg, k1 = std::min(op.out_c, k0 + p.kg), kn = k1 - k0;
-        const int y0 = p.band_y0(band), y1 = p.band_y0(band + 1), oh = y1 - y0, ow = p.out_w;
-        const auto [r0, r1] = p.in_rows(op, in.h, y0, y1);
-        const int ih = r1 - r0;
-        const int pad_top = std::max(0, op.pad_top - y0 * op.stride_h);
-        const int cin = op.depthwise ? kn : op.in_c;             // real input channels the task reads
-        const int cin_pad = static_cast<int>(round_up(cin, c2));  // DATAIN_CHANNEL
-        const int ch0 = op.depthwise ? k0 : 0;                    // first input channel
-        const uint64_t feat = in.offset + static_cast<uint64_t>(ch0 / c2) * in.surf_stride +
-                              static_cast<uint64_t>(r0) * in.line_stride;
-        const uint64_t dst = out.offset + static_cast<uint64_t>(k0 / c2) * out.surf_stride +
-                             static_cast<uint64_t>(y0) * out.line_stride;
-        const uint64_t wbytes = op.depthwise ? taps * static_cast<uint64_t>(cin_pad) : static_cast<uint64_t>(per_kernel) * kn;
-        const uint64_t waddr = w_off + (op.depthwise ? static_cast<uint64_t>(g) * taps * p.kg
-                                                     : static_cast<uint64_t>(k0) * per_kernel);
-        const bool reuse = !op.depthwise && last_group_on_core[static_cast<size_t>(core_slot)] == g;
-        last_group_on_core[static_cast<size_t>(core_slot)] = g;
-        const uint32_t u_ow = static_cast<uint32_t>(ow), u_oh = static_cast<uint32_t>(oh);
+    try {
+        for (int t = 0; t < ntasks; ++t) {
+            const int g = t / p.bands, band = t % p.bands;
+            const int core_slot = static_cast<int>(static_cast<int64_t>(t) * ncores / ntasks);
+            const int k0 = g * p.kg, k1 = std::min(op.out_c, k0 + p.kg), kn = k1 - k0;
+            const int y0 = p.band_y0(band), y1 = p.band_y0(band + 1), oh = y1 - y0, ow = p.out_w;
+            const auto [r0, r1] = p.in_rows(op, in.h, y0, y1);
+            const int ih = r1 - r0;
+            const int pad_top = std::max(0, op.pad_top - y0 * op.stride_h);
+            const int cin = op.depthwise ? kn : op.in_c;             // real input channels the task reads
+            const int cin_pad = static_cast<int>(round_up(cin, c2));  // DATAIN_CHANNEL
+            const int ch0 = op.depthwise ? k0 : 0;                    // first input channel
+            const uint64_t feat = in.offset + static_cast<uint64_t>(ch0 / c2) * in.surf_stride +
+                                  static_cast<uint64_t>(r0) * in.line_stride;
+            const uint64_t dst = out.offset + static_cast<uint64_t>(k0 / c2) * out.surf_stride +
+                                 static_cast<uint64_t>(y0) * out.line_stride;
+            const uint64_t wbytes = op.depthwise ? taps * static_cast<uint64_t>(cin_pad) : static_cast<uint64_t>(per_kernel) * kn;
+            const uint64_t waddr = w_off + (op.depthwise ? static_cast<uint64_t>(g) * taps * p.kg
+                                                         : static_cast<uint64_t>(k0) * per_kernel);
+            const bool reuse = !op.depthwise && last_group_on_core[static_cast<size_t>(core_slot)] == g;
+            last_group_on_core[static_cast<size_t>(core_slot)] = g;
+            const uint32_t u_ow = static_cast<uint32_t>(ow), u_oh = static_cast<uint32_t>(oh);
 
-        BodyBuilder bb;
-        // CNA: feature and weight load, geometry, padding. PC mode keeps registers between tasks,
-        // so every task writes every register its blocks read.
-        bb.write_fields("CNA_CONV_CON1", {{"CONV_MODE", op.depthwise ? kConvModeDepthwise : 0u}, {"IN_PRECISION", 0},
-                                          {"PROC_PRECISION", 0}});
-        bb.write_fields("CNA_CONV_CON2", {{"FEATURE_GRAINS", static_cast<uint64_t>(std::min(ih, 1023))}});
-        bb.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", static_cast<uint64_t>(op.stride_w)},
-                                          {"CONV_Y_STRIDE", static_cast<uint64_t>(op.stride_h)},
-                                          {"ATROUS_X_DILATION", static_cast<uint64_t>(op.dilation_w)},
-                                          {"ATROUS_Y_DILATION", static_cast<uint64_t>(op.dilation_h)}});
-        bb.write_fields("CNA_DATA_SIZE0", {{"DATAIN_WIDTH", static_cast<uint64_t>(in.w)}, {"DATAIN_HEIGHT", static_cast<uint64_t>(ih)}});
-        bb.write_fields("CNA_DATA_SIZE1", {{"DATAIN_CHANNEL", static_cast<uint64_t>(cin_pad)},
-                                           {"DATAIN_CHANNEL_REAL", static_cast<uint64_t>(cin - 1)}});
-        bb.write_fields("CNA_DATA_SIZE2", {{"DATAOUT_WIDTH", u_ow}});
-        bb.write_fields("CNA_DATA_SIZE3", {{"DATAOUT_ATOMICS", static_cast<uint64_t>(u_ow) * u_oh}});
-        bb.write("CNA_WEIGHT_SIZE0", static_cast<uint32_t>(wbytes));
-        bb.write_fields("CNA_WEIGHT_SIZE1",
-                        {{"WEIGHT_BYTES_PER_KERNEL", static_cast<uint64_t>(taps) * static_cast<uint64_t>(cin_pad)}});
-        bb.write_fields("CNA_WEIGHT_SIZE2", {{"WEIGHT_WIDTH", static_cast<uint64_t>(op.kernel_w)},
-                                             {"WEIGHT_HEIGHT", static_cast<uint64_t>(op.kernel_h)},
-                                             {"WEIGHT_KERNELS", static_cast<uint64_t>(kn)}});
-        bb.write_fields("CNA_CBUF_CON0", {{"DATA_BANK", static_cast<uint64_t>(p.data_banks)},
-                                          {"WEIGHT_BANK", static_cast<uint64_t>(p.weight_banks)},
-                                          {"WEIGHT_REUSE", reuse ? 1u : 0u}});
-        bb.write_fields("CNA_CBUF_CON1", {{"DATA_ENTRIES", static_cast<uint64_t>(epr)}});
-        bb.write_fields("CNA_CVT_CON0", {{"CVT_BYPASS", 1}});
-        bb.write_fields("CNA_PAD_CON0", {{"PAD_TOP", static_cast<uint64_t>(pad_top)}, {"PAD_LEFT", static_cast<uint64_t>(op.pad_left)}});
-        bb.write("CNA_PAD_CON1", static_cast<uint32_t>(op.in_zp));
-        bb.write_addr("CNA_FEATURE_DATA_ADDR", feat);
-        bb.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", kBurstLen16}, {"WEIGHT_BURST_LEN", kBurstLen16}});
-        // UNVERIFIED: strides are programmed in bytes in this model (public drivers disagree on units).
-        bb.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", in.line_stride}});
-        bb.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", in.surf_stride}});
-        bb.write_fields("CNA_FC_DATA_SIZE0", {{"DMA_WIDTH", static_cast<uint64_t>(in.w)}, {"DMA_HEIGHT", static_cast<uint64_t>(ih)}});
-        bb.write_fields("CNA_FC_DATA_SIZE1", {{"DMA_CHANNEL", static_cast<uint64_t>(cin_pad)}});
-        bb.write_addr("CNA_DCOMP_ADDR0", waddr);
-        // CORE
-        bb.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 0}, {"QD_EN", 1}, {"DW_EN", op.depthwise ? 1u : 0u}});
-        bb.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", u_ow - 1}, {"DATAOUT_HEIGHT", u_oh - 1}});
-        bb.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", static_cast<uint64_t>(kn - 1)}});
-        bb.write("CORE_CLIP_TRUNCATE", 0);
-        // DPU: BS (bias add, per-channel mantissa, ReLU), BN (per-channel power of two), EW (Clip), OUT_CVT.
-        bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"OUTPUT_MODE", kDpuOutputToMemory}});
-        bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 0}, {"OUT_PRECISION", 0}});
-        bb.write_addr("DPU_DST_BASE_ADDR", dst);
-        bb.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
-        bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", u_ow - 1}});
-        bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", u_oh - 1}});
-        bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", static_cast<uint64_t>(kn - 1)},
-                                                  {"ORIG_CHANNEL", static_cast<uint64_t>(kn - 1)}});
-        bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 1},
-                                       {"BS_MUL_BYPASS", 0}, {"BS_MUL_PRELU", 0},
-                                       {"BS_RELU_BYPASS", op.act == Act::Relu ? 0u : 1u}, {"BS_RELUX_EN", 0}});
-        bb.write("DPU_BS_ALU_CFG", 0);
-        bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s1)},
-                                           {"BS_MUL_OPERAND", 0}});
-        bb.write("DPU_BS_RELUX_CMP_VALUE", 0);
-        bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 0}, {"BN_MUL_PRELU", 0},
-                                       {"BN_RELU_BYPASS", 1}, {"BN_RELUX_EN", 0}});
-        bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 1}, {"BN_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s2)},
-                                           {"BN_MUL_OPERAND", 0}});
-        bb.write("DPU_BN_ALU_CFG", 0);
-        bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
-        int32_t cvt_offset = op.out_zp;
-        if (op.act == Act::Clip) {
-            // q = clamp(round(v / 2^S3) + zp, lo, hi) = round(clamp(v + A, 0, (hi - lo) 2^S3) / 2^S3) + lo,
-            // A = (zp - lo) 2^S3: the bounds are multiples of 2^S3, so clamp and rounding commute.
-            const int64_t scale = int64_t{1} << rq.s3;
-            bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_TYPE", 0}, {"EW_OP_SRC", 0},
-                                           {"EW_ALU_ALGO", 2}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1},
-                                           {"EW_RELU_BYPASS", 0}, {"EW_RELUX_EN", 1}, {"EW_MUL_PRELU", 0}});
-            bb.write("DPU_EW_OP_VALUE_0", static_cast<uint32_t>(static_cast<int32_t>((op.out_zp - clip_lo) * scale)));
-            bb.write("DPU_EW_RELUX_CMP_VALUE", static_cast<uint32_t>((clip_hi - clip_lo) * scale));
-            cvt_offset = clip_lo;
-        } else {
-            bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1},
-                                           {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
+            BodyBuilder bb;
+            // CNA: feature and weight load, geometry, padding. PC mode keeps registers between tasks,
+            // so every task writes every register its blocks read.
+            bb.write_fields("CNA_CONV_CON1", {{"CONV_MODE", op.depthwise ? kConvModeDepthwise : 0u}, {"IN_PRECISION", 0},
+                                              {"PROC_PRECISION", 0}});
+            bb.write_fields("CNA_CONV_CON2", {{"FEATURE_GRAINS", static_cast<uint64_t>(std::min(ih, 1023))}});
+            bb.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", static_cast<uint64_t>(op.stride_w)},
+                                              {"CONV_Y_STRIDE", static_cast<uint64_t>(op.stride_h)},
+                                              {"ATROUS_X_DILATION", static_cast<uint64_t>(op.dilation_w)},
+                                              {"ATROUS_Y_DILATION", static_cast<uint64_t>(op.dilation_h)}});
+            bb.write_fields("CNA_DATA_SIZE0", {{"DATAIN_WIDTH", static_cast<uint64_t>(in.w)}, {"DATAIN_HEIGHT", static_cast<uint64_t>(ih)}});
+            bb.write_fields("CNA_DATA_SIZE1", {{"DATAIN_CHANNEL", static_cast<uint64_t>(cin_pad)},
+                                               {"DATAIN_CHANNEL_REAL", static_cast<uint64_t>(cin - 1)}});
+            bb.write_fields("CNA_DATA_SIZE2", {{"DATAOUT_WIDTH", u_ow}});
+            bb.write_fields("CNA_DATA_SIZE3", {{"DATAOUT_ATOMICS", static_cast<uint64_t>(u_ow) * u_oh}});
+            bb.write("CNA_WEIGHT_SIZE0", static_cast<uint32_t>(wbytes));
+            bb.write_fields("CNA_WEIGHT_SIZE1",
+                            {{"WEIGHT_BYTES_PER_KERNEL", static_cast<uint64_t>(taps) * static_cast<uint64_t>(cin_pad)}});
+            bb.write_fields("CNA_WEIGHT_SIZE2", {{"WEIGHT_WIDTH", static_cast<uint64_t>(op.kernel_w)},
+                                                 {"WEIGHT_HEIGHT", static_cast<uint64_t>(op.kernel_h)},
+                                                 {"WEIGHT_KERNELS", static_cast<uint64_t>(kn)}});
+            bb.write_fields("CNA_CBUF_CON0", {{"DATA_BANK", static_cast<uint64_t>(p.data_banks)},
+                                              {"WEIGHT_BANK", static_cast<uint64_t>(p.weight_banks)},
+                                              {"WEIGHT_REUSE", reuse ? 1u : 0u}});
+            bb.write_fields("CNA_CBUF_CON1", {{"DATA_ENTRIES", static_cast<uint64_t>(epr)}});
+            bb.write_fields("CNA_CVT_CON0", {{"CVT_BYPASS", 1}});
+            bb.write_fields("CNA_PAD_CON0", {{"PAD_TOP", static_cast<uint64_t>(pad_top)}, {"PAD_LEFT", static_cast<uint64_t>(op.pad_left)}});
+            bb.write("CNA_PAD_CON1", static_cast<uint32_t>(op.in_zp));
+            bb.write_addr("CNA_FEATURE_DATA_ADDR", feat);
+            bb.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", kBurstLen16}, {"WEIGHT_BURST_LEN", kBurstLen16}});
+            // UNVERIFIED: strides are programmed in bytes in this model (public drivers disagree on units).
+            bb.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", in.line_stride}});
+            bb.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", in.surf_stride}});
+            bb.write_fields("CNA_FC_DATA_SIZE0", {{"DMA_WIDTH", static_cast<uint64_t>(in.w)}, {"DMA_HEIGHT", static_cast<uint64_t>(ih)}});
+            bb.write_fields("CNA_FC_DATA_SIZE1", {{"DMA_CHANNEL", static_cast<uint64_t>(cin_pad)}});
+            bb.write_addr("CNA_DCOMP_ADDR0", waddr);
+            // CORE
+            bb.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 0}, {"QD_EN", 1}, {"DW_EN", op.depthwise ? 1u : 0u}});
+            bb.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", u_ow - 1}, {"DATAOUT_HEIGHT", u_oh - 1}});
+            bb.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", static_cast<uint64_t>(kn - 1)}});
+            bb.write("CORE_CLIP_TRUNCATE", 0);
+            // DPU: BS (bias add, per-channel mantissa, ReLU), BN (per-channel power of two), EW (Clip), OUT_CVT.
+            bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"OUTPUT_MODE", kDpuOutputToMemory}});
+            bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 0}, {"OUT_PRECISION", 0}});
+            bb.write_addr("DPU_DST_BASE_ADDR", dst);
+            bb.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
+            bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", u_ow - 1}});
+            bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", u_oh - 1}});
+            bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", static_cast<uint64_t>(kn - 1)},
+                                                      {"ORIG_CHANNEL", static_cast<uint64_t>(kn - 1)}});
+            bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 1},
+                                           {"BS_MUL_BYPASS", 0}, {"BS_MUL_PRELU", 0},
+                                           {"BS_RELU_BYPASS", op.act == Act::Relu ? 0u : 1u}, {"BS_RELUX_EN", 0}});
+            bb.write("DPU_BS_ALU_CFG", 0);
+            bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s1)},
+                                               {"BS_MUL_OPERAND", 0}});
+            bb.write("DPU_BS_RELUX_CMP_VALUE", 0);
+            bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 0}, {"BN_MUL_PRELU", 0},
+                                           {"BN_RELU_BYPASS", 1}, {"BN_RELUX_EN", 0}});
+            bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 1}, {"BN_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s2)},
+                                               {"BN_MUL_OPERAND", 0}});
+            bb.write("DPU_BN_ALU_CFG", 0);
+            bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
+            int32_t cvt_offset = op.out_zp;
+            if (op.act == Act::Clip) {
+                // q = clamp(round(v / 2^S3) + zp, lo, hi) = round(clamp(v + A, 0, (hi - lo) 2^S3) / 2^S3) + lo,
+                // A = (zp - lo) 2^S3: the bounds are multiples of 2^S3, so clamp and rounding commute.
+                const int64_t scale = int64_t{1} << rq.s3;
+                bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_TYPE", 0}, {"EW_OP_SRC", 0},
+                                               {"EW_ALU_ALGO", 2}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1},
+                                               {"EW_RELU_BYPASS", 0}, {"EW_RELUX_EN", 1}, {"EW_MUL_PRELU", 0}});
+                bb.write("DPU_EW_OP_VALUE_0", static_cast<uint32_t>(static_cast<int32_t>((op.out_zp - clip_lo) * scale)));
+                bb.write("DPU_EW_RELUX_CMP_VALUE", static_cast<uint32_t>((clip_hi - clip_lo) * scale));
+                cvt_offset = clip_lo;
+            } else {
+                bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1},
+                                               {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
+            }
+            bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(cvt_offset));
+            bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
+            bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(rq.s3)}});
+            // DPU_RDMA: BS operands (bias then mantissas), BN operands.
+            bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", u_ow - 1}});
+            bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", u_oh - 1}});
+            bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", static_cast<uint64_t>(kn - 1)}});
+            // UNVERIFIED: DATA_USE 3 = ALU and MUL operands (the value the block tests use).
+            bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 3}});
+            bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", bs_off[static_cast<size_t>(g)]);
+            bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 2}});
+            bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", bn_off[static_cast<size_t>(g)]);
+            bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+            bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"MRDMA_DISABLE", 1}});
+
+            NpuTask meta;
+            meta.enable_mask = hw::rknpu::kConvOpEnableMask;
+            meta.int_mask = 0x300;
+            meta.core = cores[static_cast<size_t>(core_slot)];
+            meta.what = fmt::format("rows {}-{}/{}, k {}-{}/{}", y0, y1 - 1, p.out_h, k0, k1 - 1, op.out_c);
+            meta.macs = static_cast<uint64_t>(ow) * oh * kn * (op.depthwise ? 1 : op.in_c) * taps;
+            meta.out_window = {k0, k1, y0, y1, 0, ow};
+            meta.in_window = {ch0, op.depthwise ? k1 : op.in_c, r0, r1, 0, in.w};
+            meta.cbuf_data_banks = p.data_banks;
+            meta.cbuf_weight_banks = p.weight_banks;
+            tasks.push_back(bb.finish(meta));
         }
-        bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(cvt_offset));
-        bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
-        bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(rq.s3)}});
-        // DPU_RDMA: BS operands (bias then mantissas), BN operands.
-        bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", u_ow - 1}});
-        bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", u_oh - 1}});
-        bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", static_cast<uint64_t>(kn - 1)}});
-        // UNVERIFIED: DATA_USE 3 = ALU and MUL operands (the value the block tests use).
-        bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 3}});
-        bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", bs_off[static_cast<size_t>(g)]);
-        bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 2}});
-        bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", bn_off[static_cast<size_t>(g)]);
-        bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
-        bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"MRDMA_DISABLE", 1}});
-
-        NpuTask meta;
-        meta.enable_mask = hw::rknpu::kConvOpEnableMask;
-        meta.int_mask = 0x300;
-        meta.core = cores[static_cast<size_t>(core_slot)];
-        meta.what = fmt::format("rows {}-{}/{}, k {}-{}/{}", y0, y1 - 1, p.out_h, k0, k1 - 1, op.out_c);
-        meta.macs = static_cast<uint64_t>(ow) * oh * kn * (op.depthwise ? 1 : op.in_c) * taps;
-        meta.out_window = {k0, k1, y0, y1, 0, ow};
-        meta.in_window = {ch0, op.depthwise ? k1 : op.in_c, r0, r1, 0, in.w};
-        meta.cbuf_data_banks = p.data_banks;
-        meta.cbuf_weight_banks = p.weight_banks;
-        tasks.push_back(bb.finish(meta));
+    } catch (const regcmd::EmitError& e) {
+        fail(op, e.what());  // a value wider than its register field
     }
     return tasks;
 }
