@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // ArenaBuilder and BodyBuilder (lower.h): the arena a compiled model is laid out in, and the
 // regcmd builder that remembers which entries carry arena offsets (relocations).
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "drv/rknpu/lower.h"
 
@@ -18,8 +18,7 @@ uint64_t align_up(uint64_t v, uint64_t a) {
 
 uint64_t ArenaBuilder::add_init(const std::vector<uint8_t>& bytes, uint64_t align) {
     // Initialised bytes must precede every reservation: the arena image is init_ then zeros.
-    if (size_ != init_.size())
-        throw std::logic_error("arena: initialised bytes added after activations were reserved");
+    if (size_ != init_.size()) throw std::logic_error("arena: initialised bytes added after activations were reserved");
     const uint64_t off = align_up(init_.size(), align);
     init_.resize(off, 0);
     init_.insert(init_.end(), bytes.begin(), bytes.end());
@@ -36,7 +35,8 @@ uint64_t ArenaBuilder::reserve(uint64_t bytes, uint64_t align) {
 void BodyBuilder::write_addr(const std::string& reg, uint64_t arena_offset) {
     // Address registers are 32 bits; relocate() adds the base to the 32-bit value field.
     if (arena_offset > 0xffffffffull)
-        throw std::invalid_argument(fmt::format("{}: arena offset 0x{:x} does not fit a 32-bit address", reg, arena_offset));
+        throw std::invalid_argument(
+            fmt::format("{}: arena offset 0x{:x} does not fit a 32-bit address", reg, arena_offset));
     addr_words.push_back(b.size());
     b.write(reg, static_cast<uint32_t>(arena_offset));
 }

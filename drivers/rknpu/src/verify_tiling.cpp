@@ -6,12 +6,12 @@
 //   - every task's input window holds all input rows (and channels) its output window needs, from
 //     the node's kernel, stride, dilation and padding (element-wise layers: the same rows);
 //   - CBUF: data + weight banks within the profile, and the input rows fit the data banks.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "drv/rknpu/model.h"
 
@@ -124,7 +124,8 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
         std::vector<std::pair<std::string, Window>> wins;
         for (const NpuTask* t : tasks) wins.push_back({t->what, t->out_window});
         for (const auto& [name, t] : m.tensors) {
-            if (t.alias_of != out.name || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset) continue;
+            if (t.alias_of != out.name || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset)
+                continue;
             const int c_off = static_cast<int>((t.offset - out.offset) / out.surf_stride) * out.c2;
             wins.push_back({fmt::format("'{}' written in place", name), Window{c_off, c_off + t.c, 0, t.h, 0, t.w}});
         }
@@ -156,8 +157,8 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
                 const int64_t per_row = (int64_t{std::max(0, iw.x1 - iw.x0)} * cpad + entry - 1) / entry;
                 const int64_t need = per_row * std::max(0, iw.y1 - iw.y0);
                 if (need > t.cbuf_data_banks * (bank / entry))
-                    bad(t.what, fmt::format("input window {} needs {} CBUF entries, {} data bank(s) hold {}", win_str(iw),
-                                            need, t.cbuf_data_banks, t.cbuf_data_banks * (bank / entry)));
+                    bad(t.what, fmt::format("input window {} needs {} CBUF entries, {} data bank(s) hold {}",
+                                            win_str(iw), need, t.cbuf_data_banks, t.cbuf_data_banks * (bank / entry)));
             }
             if (!in) continue;  // no device input (constant-only layer): nothing to check
             const Window& ow = t.out_window;
@@ -170,8 +171,8 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             }
             need0 = std::max(0, need0), need1 = std::min(in->h, need1);
             if (need0 < need1 && (iw.y0 > need0 || iw.y1 < need1))
-                bad(t.what, fmt::format("input rows {}-{} do not include rows {}-{} that output rows {}-{} need",
-                                        iw.y0, iw.y1 - 1, need0, need1 - 1, ow.y0, ow.y1 - 1));
+                bad(t.what, fmt::format("input rows {}-{} do not include rows {}-{} that output rows {}-{} need", iw.y0,
+                                        iw.y1 - 1, need0, need1 - 1, ow.y0, ow.y1 - 1));
             if (iw.y0 < 0 || iw.y1 > in->h)
                 bad(t.what, fmt::format("input rows {}-{} outside the input's {} rows", iw.y0, iw.y1 - 1, in->h));
             const int cneed0 = geo.all_channels ? 0 : ow.c0, cneed1 = geo.all_channels ? in->c : std::min(ow.c1, in->c);

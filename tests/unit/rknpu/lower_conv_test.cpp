@@ -96,8 +96,8 @@ void run_tasks(const std::vector<TaskBody>& tasks, std::vector<uint8_t>& mem, co
         }
         const npu::rknpu::TaskPlan plan = npu::rknpu::plan_task(rf, t.meta.enable_mask, soc);
         if (!plan.faults.empty())
-            throw std::runtime_error(t.meta.what + ": fault " + plan.faults.front().block + "." + plan.faults.front().reg +
-                                     ": " + plan.faults.front().message);
+            throw std::runtime_error(t.meta.what + ": fault " + plan.faults.front().block + "." +
+                                     plan.faults.front().reg + ": " + plan.faults.front().message);
         std::vector<std::vector<uint8_t>> in;
         for (const auto& r : plan.reads) {
             if (r.addr + r.bytes > mem.size()) throw std::runtime_error("read outside the arena: " + r.what);
@@ -232,13 +232,17 @@ Outcome run_case(const Case& k, uint32_t seed = 1) {
                 const int got = static_cast<int8_t>(mem[at(out, c, y, xx)]);
                 const int d = std::abs(got - want);
                 ++o.values;
-                if (d == 0) ++o.equal;
-                else if (d == 1) ++o.off1;
-                else ++o.worse;
+                if (d == 0)
+                    ++o.equal;
+                else if (d == 1)
+                    ++o.off1;
+                else
+                    ++o.worse;
                 o.max_diff = std::max(o.max_diff, d);
             }
     // Nothing outside the output slice's surfaces changed (other concat inputs, the input tensor).
-    const uint64_t s0 = out.offset, s1 = out.offset + static_cast<uint64_t>(round_up(k.out_c, c2) / c2) * out.surf_stride;
+    const uint64_t s0 = out.offset,
+                   s1 = out.offset + static_cast<uint64_t>(round_up(k.out_c, c2) / c2) * out.surf_stride;
     for (uint64_t i = kActBase; i < mem.size(); ++i)
         if ((i < s0 || i >= s1) && mem[i] != before[i]) {
             o.outside_untouched = false;
@@ -249,8 +253,8 @@ Outcome run_case(const Case& k, uint32_t seed = 1) {
 
 void report(const Case& k, const Outcome& o) {
     std::printf("[lower_conv] %-28s tasks %3zu  values %7zu  exact %.5f  1-LSB %.5f  worse %zu\n", k.name.c_str(),
-                o.tasks.size(), o.values, static_cast<double>(o.equal) / o.values, static_cast<double>(o.off1) / o.values,
-                o.worse);
+                o.tasks.size(), o.values, static_cast<double>(o.equal) / o.values,
+                static_cast<double>(o.off1) / o.values, o.worse);
 }
 
 /// Equality or 1 LSB on at most `max_off1` of the values, output slice only.
@@ -619,7 +623,8 @@ TEST(LowerConv, RandomGeometriesWithTinyCbuf) {
         k.out_c = k.depthwise ? k.in_c : uni(1, 40);
         k.kh = uni(1, 5), k.kw = uni(1, 5), k.sh = uni(1, 3), k.sw = uni(1, 3), k.dh = uni(1, 2), k.dw = uni(1, 2);
         const int eh = (k.kh - 1) * k.dh + 1, ew = (k.kw - 1) * k.dw + 1;
-        k.pt = uni(0, std::min(eh - 1, 15)), k.pb = uni(0, eh - 1), k.pl = uni(0, std::min(ew - 1, 15)), k.pr = uni(0, ew - 1);
+        k.pt = uni(0, std::min(eh - 1, 15)), k.pb = uni(0, eh - 1), k.pl = uni(0, std::min(ew - 1, 15)),
+        k.pr = uni(0, ew - 1);
         k.h = uni(std::max(1, eh - k.pt - k.pb), 24), k.w = uni(std::max(1, ew - k.pl - k.pr), 16);
         k.per_channel = uni(0, 1) == 1;
         const int a = uni(0, 2);
@@ -644,8 +649,9 @@ TEST(LowerConv, RandomGeometriesWithTinyCbuf) {
         EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems.front());
         values += o.values, off1 += o.off1, tasks += o.tasks.size(), tiled += o.tasks.size() > 1;
     }
-    std::printf("[lower_conv] random tiny-CBUF cases: %zu tiled of %d (%zu do not fit), %zu tasks, %zu values, 1-LSB %.5f\n",
-                tiled, kCases, no_fit, tasks, values, static_cast<double>(off1) / std::max<size_t>(1, values));
+    std::printf(
+        "[lower_conv] random tiny-CBUF cases: %zu tiled of %d (%zu do not fit), %zu tasks, %zu values, 1-LSB %.5f\n",
+        tiled, kCases, no_fit, tasks, values, static_cast<double>(off1) / std::max<size_t>(1, values));
     EXPECT_GT(tiled, static_cast<size_t>(kCases / 3));
     EXPECT_LE(static_cast<double>(off1), 0.001 * static_cast<double>(values));
 }
