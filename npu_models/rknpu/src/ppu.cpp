@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // PPU / PPU_RDMA: decode, validation and the functional pooling model.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -154,6 +155,63 @@ Cube run_ppu(const PpuConfig& c, const Cube& in) {
                     out.i[o] = num::saturate(v, lo, hi);
                 }
             }
+    return out;
+}
+
+
+bool ppu_fast_ok(const PpuConfig& c) {
+    return (c.prec == Precision::Int8 || c.prec == Precision::Int16) && c.method_raw <= 2 && c.kernel_w * c.kernel_h <= 4096;
+}
+
+std::vector<std::vector<uint8_t>> run_ppu_int(const PpuConfig& c, const std::vector<const uint8_t*>& in) {
+    // Same arithmetic as run_ppu's integer branch, an atom (C2 channels of one pixel) at a time on
+    // the packed bytes: no Cube, no per-element dispatch.
+    constexpr uint32_t kMaxC2 = 64;
+    const uint32_t eb = elem_bytes(c.prec), c2 = c2_of(c.prec, c.atom), atom = c.atom;
+    const uint32_t c1s = (c.out_c + c2 - 1) / c2;
+    if (in.size() < (c.in_c + c2 - 1) / c2 || c2 > kMaxC2) throw std::logic_error("run_ppu_int: input surfaces missing");
+    const int64_t lo = c.prec == Precision::Int8 ? INT8_MIN : INT16_MIN, hi = c.prec == Precision::Int8 ? INT8_MAX : INT16_MAX;
+    const int64_t pad_i = num::saturate(static_cast<int32_t>(c.pad_value), lo, hi);
+    const int64_t rw = c.recip_w, rh = static_cast<int32_t>(c.recip_h);
+    std::vector<std::vector<uint8_t>> out(c1s, std::vector<uint8_t>(surface_bytes(c.out_w, c.out_h, atom), 0));
+    for (uint32_t c1 = 0; c1 < c1s; ++c1) {
+        const uint8_t* src = in[c1];
+        uint8_t* dst = out[c1].data();
+        const uint32_t lanes = std::min(c2, c.out_c - c1 * c2);
+        for (uint32_t oy = 0; oy < c.out_h; ++oy)
+            for (uint32_t ox = 0; ox < c.out_w; ++ox) {
+                int64_t sum[kMaxC2], mx[kMaxC2], mn[kMaxC2];
+                for (uint32_t j = 0; j < c2; ++j) sum[j] = 0, mx[j] = INT64_MIN, mn[j] = INT64_MAX;
+                for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                    const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + ky;
+                    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                        const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + kx;
+                        if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                            for (uint32_t j = 0; j < c2; ++j)
+                                sum[j] += pad_i, mx[j] = std::max(mx[j], pad_i), mn[j] = std::min(mn[j], pad_i);
+                            continue;
+                        }
+                        const uint8_t* a = src + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * atom;
+                        for (uint32_t j = 0; j < c2; ++j) {
+                            const int64_t v = eb == 1 ? int64_t{static_cast<int8_t>(a[j])}
+                                                      : int64_t{static_cast<int16_t>(static_cast<uint16_t>(a[2 * j] | (a[2 * j + 1] << 8)))};
+                            sum[j] += v, mx[j] = std::max(mx[j], v), mn[j] = std::min(mn[j], v);
+                        }
+                    }
+                }
+                uint8_t* o = dst + (static_cast<uint64_t>(oy) * c.out_w + ox) * atom;
+                for (uint32_t j = 0; j < lanes; ++j) {
+                    int64_t v = c.method == PoolMethod::Max ? mx[j] : mn[j];
+                    if (c.method == PoolMethod::Average) {
+                        const int64_t p = sum[j] * rw * rh;  // mul_shift(sum * rw, rh, 32, HalfUp)
+                        v = (p >> 32) + ((p >> 31) & 1);
+                    }
+                    v = num::saturate(v, lo, hi);
+                    o[j * eb] = static_cast<uint8_t>(v & 0xff);
+                    if (eb == 2) o[j * eb + 1] = static_cast<uint8_t>((v >> 8) & 0xff);
+                }
+            }
+    }
     return out;
 }
 

@@ -245,6 +245,23 @@ std::vector<std::vector<uint8_t>> finish(const TaskPlan& plan, const Cube& dpu_o
     return split_writes(plan, img);
 }
 
+/// Writes of a DPU task from its packed output surfaces (integer paths): the DPU surfaces when the
+/// DPU writes, then the PPU's pooled surfaces computed from them on the fly.
+std::vector<std::vector<uint8_t>> finish_surfaces(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& dpu) {
+    if (!plan.ppu) return surfaces_to_writes(plan, std::move(dpu));
+    const bool dpu_writes = std::any_of(plan.writes.begin(), plan.writes.end(),
+                                        [](const DmaRegion& w) { return w.block == kDpuBlock; });
+    std::vector<const uint8_t*> in;
+    for (const auto& v : dpu) in.push_back(v.data());
+    std::vector<std::vector<uint8_t>> pooled = run_ppu_int(*plan.ppu, in);
+    std::vector<std::vector<uint8_t>> w;
+    if (dpu_writes) w = std::move(dpu);
+    for (auto& v : pooled) w.push_back(std::move(v));
+    return surfaces_to_writes(plan, std::move(w));
+}
+
+bool fast_ppu(const TaskPlan& plan) { return !plan.ppu || (ppu_fast_ok(*plan.ppu) && !reference_engines()); }
+
 }  // namespace
 
 TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
@@ -293,18 +310,18 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
         ops.feature = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
         ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
-        if (!plan.ppu)  // the DPU writes its surfaces straight (fast int8 path inside)
-            return surfaces_to_writes(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
-                                                              gather(plan, reads, kEwCube)));
+        if (fast_ppu(plan))  // the DPU writes its surfaces straight (fast int8 path inside)
+            return finish_surfaces(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
+                                                           gather(plan, reads, kEwCube)));
         return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,
                       c.atom);
     }
     if (plan.dpu) {
         const DpuConfig& d = *plan.dpu;
-        if (!plan.ppu && dpu_fast_ok(d) && !reference_engines()) {
+        if (dpu_fast_ok(d) && !reference_engines() && fast_ppu(plan)) {
             const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
                                   gather(plan, reads, kEwCube)};
-            return surfaces_to_writes(plan, run_dpu_int_image(d, gather(plan, reads, kDpuInput), ops));
+            return finish_surfaces(plan, run_dpu_int_image(d, gather(plan, reads, kDpuInput), ops));
         }
         const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec, d.atom);
         const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
@@ -314,6 +331,15 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
     if (plan.ppu) {
         const PpuConfig& c = *plan.ppu;
         // The PPU_RDMA lines/surfaces arrive compacted in plan order.
+        if (ppu_fast_ok(c) && !reference_engines()) {
+            const std::vector<uint8_t> img = gather(plan, reads, kPpuInput);
+            const uint64_t surf = surface_bytes(c.in_w, c.in_h, c.atom);
+            const uint32_t c2 = c2_of(c.prec, c.atom);
+            if (img.size() < (c.in_c + c2 - 1) / c2 * surf) throw std::logic_error("unpack_cube: image smaller than the cube");
+            std::vector<const uint8_t*> in;
+            for (uint64_t at = 0; at + surf <= img.size(); at += surf) in.push_back(img.data() + at);
+            return surfaces_to_writes(plan, run_ppu_int(c, in));
+        }
         const Cube in = unpack_cube(gather(plan, reads, kPpuInput), c.in_w, c.in_h, c.in_c, c.prec, c.atom);
         return split_writes(plan, pack_cube(run_ppu(c, in), c.prec, c.atom));
     }

@@ -13,6 +13,7 @@
 
 #include "npu/rknpu/conv_engine.h"
 #include "npu/rknpu/dpu_engine.h"
+#include "npu/rknpu/ppu_config.h"
 #include "numerics/gemm.h"
 
 namespace {
@@ -270,6 +271,37 @@ TEST(ConvEquivalence, Int8ResNetShapesMatchOnBothAtomSizes) {
             set_reference_engines(false);
             ASSERT_EQ(fast, ref) << ic << "x" << hw << " -> " << oc << " k" << k << " s" << s << " atom " << atom;
         }
+}
+
+
+TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {
+    Rng r(21);
+    for (int t = 0; t < 400; ++t) {
+        PpuConfig c;
+        c.atom = r.coin() ? 16 : 8;
+        c.prec = r.coin(70) ? Precision::Int8 : Precision::Int16;
+        c.method_raw = static_cast<uint32_t>(r.in(0, 2));
+        c.method = static_cast<PoolMethod>(c.method_raw);
+        c.in_w = static_cast<uint32_t>(r.in(1, 12)), c.in_h = static_cast<uint32_t>(r.in(1, 10));
+        c.in_c = c.out_c = static_cast<uint32_t>(r.in(1, 40));
+        c.kernel_w = static_cast<uint32_t>(r.in(1, 6)), c.kernel_h = static_cast<uint32_t>(r.in(1, 6));
+        c.stride_x = static_cast<uint32_t>(r.in(1, 4)), c.stride_y = static_cast<uint32_t>(r.in(1, 4));
+        c.pad_left = static_cast<uint32_t>(r.in(0, c.kernel_w - 1)), c.pad_right = static_cast<uint32_t>(r.in(0, c.kernel_w - 1));
+        c.pad_top = static_cast<uint32_t>(r.in(0, c.kernel_h - 1)), c.pad_bottom = static_cast<uint32_t>(r.in(0, c.kernel_h - 1));
+        const int64_t max_w = (int64_t{c.in_w} + c.pad_left + c.pad_right - c.kernel_w) / c.stride_x + 1;
+        const int64_t max_h = (int64_t{c.in_h} + c.pad_top + c.pad_bottom - c.kernel_h) / c.stride_y + 1;
+        if (max_w < 1 || max_h < 1) continue;
+        c.out_w = static_cast<uint32_t>(r.in(1, max_w)), c.out_h = static_cast<uint32_t>(r.in(1, max_h));
+        c.pad_value = static_cast<uint32_t>(r.in(-70000, 70000));
+        c.recip_w = static_cast<uint32_t>(r.in(1, 0x1ffff)), c.recip_h = static_cast<uint32_t>(r.in(1, 0x1ffff));
+        ASSERT_TRUE(ppu_fast_ok(c));
+        const auto img = r.bytes(cube_bytes(c.in_w, c.in_h, c.in_c, c.prec, c.atom));
+        const auto want = pack_cube(run_ppu(c, unpack_cube(img, c.in_w, c.in_h, c.in_c, c.prec, c.atom)), c.prec, c.atom);
+        std::vector<const uint8_t*> in;
+        const uint64_t surf = surface_bytes(c.in_w, c.in_h, c.atom);
+        for (uint64_t at = 0; at < img.size(); at += surf) in.push_back(img.data() + at);
+        ASSERT_EQ(concat(run_ppu_int(c, in)), want) << "trial " << t;
+    }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // strided lines) and on the fly after the DPU (DPU-only and conv tasks), compared with num::run_op
 // (MaxPool, AveragePool, QLinearAveragePool) for int8 and fp16; timing and faults.
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "block_harness.h"
 #include "drv/rknpu/conv_lowering.h"
 #include "npu/rknpu/block_timing.h"
+#include "npu/rknpu/conv_engine.h"
 
 namespace {
 
@@ -247,6 +249,66 @@ TEST(PpuChained, ConvThenAveragePoolOnTheFly) {
     const auto want = blk::ints(num::run_op("QLinearAveragePool", pool_attrs(p, true), {&Y, &s, &z, &s, &z}, "com.microsoft")[0]);
     const auto got = blk::unpack(mem, kDst, 24, 5, 5, Precision::Int8);
     for (size_t i = 0; i < want.size(); ++i) ASSERT_LE(std::abs(int(got.i[i]) - want[i]), 1) << i;
+}
+
+// The fast engines (DPU surfaces straight into the PPU, PPU on packed atoms) against the reference
+// engines (Cube in, Cube out) on whole tasks: every byte of memory equal, for conv + pool and
+// DPU + pool with and without the DPU write-back, and a standalone PPU task.
+TEST(PpuChained, FastAndReferenceEnginesWriteTheSameBytes) {
+    std::mt19937 rng(27);
+    auto both = [](const std::function<void(blk::Memory&)>& run) {
+        blk::Memory fast, ref;
+        run(fast);
+        npu::rknpu::set_reference_engines(true);
+        run(ref);
+        npu::rknpu::set_reference_engines(false);
+        return fast.bytes == ref.bytes;
+    };
+    // conv (3x3, 24 kernels) + 3x3/2 average pool, DPU output written and not.
+    drv::rknpu::ConvLayer L;
+    L.in_c = 8, L.in_h = L.in_w = 11, L.out_c = 24, L.kernel_h = L.kernel_w = 3, L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = 1;
+    L.relu = true, L.in_scale = 0.04f, L.w_scale = 0.01f, L.out_scale = 0.05f, L.in_zp = 3, L.out_zp = -2;
+    L.weights.resize(size_t(L.out_c) * L.in_c * 9);
+    for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
+    L.bias.assign(size_t(L.out_c), -300);
+    std::vector<int8_t> x(size_t(L.in_c) * L.in_h * L.in_w);
+    for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+    const auto low = drv::rknpu::lower_conv(L, blk::soc());
+    const drv::rknpu::ConvAddresses addr{0x10000, 0x20000, 0x30000, kDpuDst};
+    for (const uint64_t mode : {2u, 0u}) {
+        EXPECT_TRUE(both([&](blk::Memory& mem) {
+            mem.put(addr.input, drv::rknpu::pack_input(L, low, x));
+            mem.put(addr.weights, low.weights);
+            mem.put(addr.bias, low.bias);
+            drv::regcmd::Builder b;
+            drv::rknpu::emit_conv_task(L, low, addr, b);
+            b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", 15}, {"OUTPUT_MODE", mode}});
+            emit_ppu(b, 11, 11, 24, Pool{0, 3, 2, 1}, static_cast<uint32_t>(L.out_zp), false, false);
+            const uint32_t mask = en::CNA | en::CORE | en::DPU | en::DPU_RDMA | en::PPU;
+            b.end_task(0, 0, mask);
+            blk::run_task(blk::replay(b), mask, mem);
+        })) << "conv + avgpool, OUTPUT_MODE " << mode;
+    }
+    // DPU (bias + ReLU from registers) + 2x2/2 min pool; then a standalone max pool.
+    const auto xi = blk::random_i8(C * H * W, rng);
+    EXPECT_TRUE(both([&](blk::Memory& mem) {
+        mem.put(kSrc, blk::pack_i(xi, C, H, W));
+        drv::regcmd::Builder b;
+        blk::emit_dpu_task(b, W, H, C, kSrc, kDpuDst);
+        b.write_fields("DPU_BS_CFG", {{"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 0}});
+        b.write("DPU_BS_ALU_CFG", 5);
+        emit_ppu(b, W, H, C, Pool{2, 2, 2, 0}, 0, false, false);
+        const uint32_t mask = blk::kDpuOnly | en::PPU;
+        b.end_task(0, 0, mask);
+        blk::run_task(blk::replay(b), mask, mem);
+    })) << "dpu + minpool";
+    EXPECT_TRUE(both([&](blk::Memory& mem) {
+        mem.put(kSrc, blk::pack_i(xi, C, H, W));
+        drv::regcmd::Builder b;
+        emit_ppu(b, W, H, C, Pool{1, 3, 1, 1}, static_cast<uint32_t>(-128), false, true);
+        b.end_task(0, 0, kPpuOnly);
+        blk::run_task(blk::replay(b), kPpuOnly, mem);
+    })) << "standalone maxpool";
 }
 
 TEST(PpuFaults, ProgrammingErrorsNameTheRegister) {

@@ -54,4 +54,10 @@ std::vector<Fault> validate_ppu(const PpuConfig& c, const hw::SocProfile& p, Pre
 /// precision's domain (integers saturated, floats rounded to fp16).
 Cube run_ppu(const PpuConfig& c, const Cube& in);
 
+/// Fast integer pooling (int8/int16), bit-identical to run_ppu + pack_cube(c.prec, c.atom): reads
+/// the packed input surfaces (`in[c1]`: in_w*in_h*atom bytes each) and returns the packed output by
+/// surfaces. run_ppu stays the reference.
+bool ppu_fast_ok(const PpuConfig& c);
+std::vector<std::vector<uint8_t>> run_ppu_int(const PpuConfig& c, const std::vector<const uint8_t*>& in);
+
 }  // namespace npu::rknpu
