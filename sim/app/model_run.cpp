@@ -605,6 +605,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
                 row.compute_cycles += t.compute_cycles;
                 row.write_cycles += cycles(t.write_ps, hz);
                 row.overhead_cycles += cycles(t.overhead_ps, hz);
+                r.core_busy_ps[c] += t.end_ps - t.start_ps;
                 row.ddr_read_bytes += t.bytes_read;
                 row.ddr_write_bytes += t.bytes_written;
                 row.sram_read_bytes += t.sram_bytes_read;

@@ -55,6 +55,9 @@ struct ModelRunResult {
     std::vector<ModelLayerRow> layers;
     uint64_t total_ps = 0;  ///< first upload to the last output, NPU and host time
     uint64_t npu_ps = 0, cpu_ps = 0;
+    /// Per used core: time its tasks ran (sum of task spans). latency - busy = that core idle:
+    /// waiting at step barriers for other cores, CPU steps, kick/interrupt hand-over.
+    std::map<int, uint64_t> core_busy_ps;
     uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0;
     uint64_t tasks = 0, regcmd_bytes = 0, weight_bytes = 0, arena_bytes = 0;
     size_t npu_layers = 0, cpu_layers = 0, view_layers = 0, steps = 0;

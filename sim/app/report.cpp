@@ -153,6 +153,13 @@ std::string report_text(const ModelRunResult& r) {
     const double lat_ms = static_cast<double>(r.total_ps) / 1e9;
     o += fmt::format("\ntotal: latency {:.3f} ms ({:.1f} FPS); NPU {}, CPU {}\n", lat_ms, lat_ms > 0 ? 1e3 / lat_ms : 0.0,
                      ms(r.npu_ps), ms(r.cpu_ps));
+    if (!r.core_busy_ps.empty()) {
+        o += "NPU cores busy:";
+        for (const auto& [c, ps] : r.core_busy_ps)
+            o += fmt::format(" core {} {} ({:.0f}%)", c, ms(ps),
+                             r.total_ps ? 100.0 * static_cast<double>(ps) / static_cast<double>(r.total_ps) : 0.0);
+        o += " of the latency\n";
+    }
     o += fmt::format("DDR traffic: {} read, {} written; {} tasks, regcmd {}, weights {}, arena {}\n",
                      bytes(r.ddr_read_bytes), bytes(r.ddr_write_bytes), r.tasks, bytes(r.regcmd_bytes),
                      bytes(r.weight_bytes), bytes(r.arena_bytes));
@@ -238,6 +245,9 @@ std::string report_json(const ModelRunResult& r) {
                    {"npu_layers", r.npu_layers},
                    {"cpu_layers", r.cpu_layers},
                    {"view_layers", r.view_layers}};
+    nlohmann::ordered_json busy = nlohmann::ordered_json::object();
+    for (const auto& [c, ps] : r.core_busy_ps) busy[std::to_string(c)] = ps;
+    j["totals"]["core_busy_ps"] = busy;
     if (r.outputs_checked) {
         nlohmann::ordered_json outs = nlohmann::ordered_json::array();
         for (const OutputRow& out : r.outputs) {
