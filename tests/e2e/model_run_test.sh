@@ -165,11 +165,24 @@ assert used == {'0', '1', '2'}, used
 print('speed-up 0_1_2 vs single core: %.2fx' % (one['totals']['latency_ps'] / three['totals']['latency_ps']))
 PY"
 
-# 10. The big zoo models (opt-in: minutes of CPU).
+for soc in rk3566 rv1106; do
+  "$NPUSIM" run --platform $soc "$MNV2" --quiet --verify-tiling --report "$T/mnv2_$soc.json" >"$T/o" 2>"$T/e"; rc=$?
+  check "MobileNetV2 $soc: exit 0, tiling verified, isolated check clean" \
+    "[ $rc -eq 0 ] && grep -q '^tiling verified' '$T/o' && rok '$T/mnv2_$soc.json' || { tail -3 '$T/e'; false; }"
+done
+"$NPUSIM" run --platform rk3588 "$MNV2" --core-mask 0_1_2 --mode timing --report "$T/d1.json" --trace "$T/d1t.json" >/dev/null 2>&1
+"$NPUSIM" run --platform rk3588 "$MNV2" --core-mask 0_1_2 --mode timing --report "$T/d2.json" --trace "$T/d2t.json" >/dev/null 2>&1
+check "determinism with three concurrent cores: identical report and trace" \
+  "[ -s '$T/d1t.json' ] && cmp -s '$T/d1.json' '$T/d2.json' && cmp -s '$T/d1t.json' '$T/d2t.json'"
+
+# 10. The big zoo models on the issue's five SoCs (opt-in: about 30 s of CPU).
 if [ "${NPUSIM_ZOO_FULL:-0}" = 1 ]; then
-  for m in resnet50v2 yolov5s; do
-    "$NPUSIM" run --platform rk3588 "$ZOO/${m}_qdq.onnx" --quiet --verify-tiling --report "$T/$m.json" >"$T/o" 2>"$T/e"; rc=$?
-    check "$m rk3588: exit 0, isolated check clean" "[ $rc -eq 0 ] && rok '$T/$m.json' || { tail -3 '$T/e'; false; }"
+  for soc in rk3588 rk3566 rk3562 rk3576 rv1106; do
+    for m in resnet50v2 yolov5s; do
+      "$NPUSIM" run --platform $soc "$ZOO/${m}_qdq.onnx" --quiet --verify-tiling --report "$T/$m.json" >"$T/o" 2>"$T/e"; rc=$?
+      check "$m $soc: exit 0, tiling verified, isolated check clean" \
+        "[ $rc -eq 0 ] && grep -q '^tiling verified' '$T/o' && rok '$T/$m.json' || { tail -3 '$T/e'; false; }"
+    done
   done
 fi
 
