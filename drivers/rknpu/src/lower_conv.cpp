@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 
@@ -47,9 +48,8 @@ constexpr uint32_t kDpuOutputToMemory = 2;
 constexpr uint32_t kConvModeDepthwise = 3;
 /// Largest intermediate scale exponent: y * 2^23 keeps |y| up to 256 inside int32.
 constexpr int kMaxFracBits = 23;
-/// Tiling cost of one task in bytes-equivalent (regcmd fetch, pipeline fill, interrupt): a
-/// planning weight, not a measured figure (UNVERIFIED).
-constexpr int64_t kTaskOverheadBytes = 4096;
+/// Regcmd bytes one conv task fetches (~90 entries), counted with the task overhead.
+constexpr int64_t kRegcmdBytesPerTask = 768;
 
 [[noreturn]] void fail(const ConvOp& op, const std::string& what) {
     throw std::invalid_argument(fmt::format("conv '{}': {}", op.name, what));
@@ -148,10 +148,12 @@ struct Plan {
     int64_t entry = 128, bank = 32768, epb = 256, banks = 12;
     int64_t taps = 1, cpad_all = 16, per_kernel = 0;  ///< per_kernel: packed bytes of one (non-depthwise) kernel
     int out_c_pad = 16;
-    int kg = 0;  ///< kernels (output channels) per group, a multiple of C2
+    int kg = 0;        ///< kernels (output channels) per group, a multiple of C2
+    int kg_step = 16;  ///< preferred group granule: C2 and the array's output-channel padding
     int bands = 1, groups = 1;
     int data_banks = 0, weight_banks = 0;
     int64_t entries_per_row = 0;  ///< CBUF entries of one input row of a task
+    int64_t task_cost_bytes = 0;  ///< one task's fixed cost as the DDR bytes moved in that time
     int32_t clip_lo = -128, clip_hi = 127;
 
     /// Input rows [r0, r1) an output band [y0, y1) reads, clipped to the tensor.
@@ -233,6 +235,18 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     p.cpad_all = round_up(op.in_c, c2);
     p.per_kernel = p.taps * p.cpad_all;
     p.out_c_pad = static_cast<int>(round_up(op.out_c, c2));
+    // Tiling weighs bytes moved against task count: a task's fixed cost (npu.task_overhead_cycles)
+    // is worth the bytes the DDR moves meanwhile (mem.ddr_peak_bytes_per_s x ddr_efficiency).
+    const double clock = static_cast<double>(soc.npu.core_clock_hz.value);
+    const double bw =
+        soc.mem.ddr_peak_bytes_per_s.value * (soc.mem.ddr_efficiency.value > 0 ? soc.mem.ddr_efficiency.value : 1.0);
+    p.task_cost_bytes = kRegcmdBytesPerTask;
+    if (clock > 0 && bw > 0 && soc.npu.task_overhead_cycles.value > 0)
+        p.task_cost_bytes += static_cast<int64_t>(soc.npu.task_overhead_cycles.value / clock * bw);
+    // The MAC array pads each task's output channels (npu.cout_align_int8 / depthwise_cout_align,
+    // conv_timing.cpp): kernel groups in multiples of that padding waste no MACs.
+    const int align = op.depthwise ? soc.npu.depthwise_cout_align.value : soc.npu.cout_align_int8.value;
+    p.kg_step = align > 0 ? static_cast<int>(std::lcm(c2, align)) : c2;
     if (op.act == Act::Clip) {
         p.clip_lo = std::max(-128, op.clip_lo);
         p.clip_hi = std::min(127, op.clip_hi);
@@ -245,32 +259,37 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
 /// banks fit, minimising the bytes moved plus a per-task overhead.
 void choose_tiling(const ConvOp& op, const DeviceTensor& in, const hw::SocProfile& soc, Plan& p) {
     int64_t best_cost = std::numeric_limits<int64_t>::max();
-    for (int kg = p.out_c_pad; kg >= p.c2; kg -= p.c2) {
-        const int groups = static_cast<int>(ceil_div(op.out_c, kg));
-        const int64_t cpad = p.task_cpad(op, kg);
-        const int64_t db_avail = p.banks - p.weight_banks_for(p.group_weight_bytes(op, kg));
-        if (db_avail < 1) continue;
-        const int64_t rows_fit = db_avail * p.epb / p.row_entries(in.w, cpad);
-        int bands = 1;
-        if (rows_fit < in.h) {
-            if (rows_fit < std::min(in.h, p.eff_h)) continue;
-            const int64_t ho = (rows_fit - p.eff_h) / op.stride_h + 1;
-            if (ho < 1) continue;
-            bands = static_cast<int>(ceil_div(p.out_h, ho));
+    auto search = [&](int step) {
+        for (int kg_top = static_cast<int>(round_up(op.out_c, step)); kg_top >= step; kg_top -= step) {
+            const int kg = std::min(kg_top, p.out_c_pad);
+            const int groups = static_cast<int>(ceil_div(op.out_c, kg));
+            const int64_t cpad = p.task_cpad(op, kg);
+            const int64_t db_avail = p.banks - p.weight_banks_for(p.group_weight_bytes(op, kg));
+            if (db_avail < 1) continue;
+            const int64_t rows_fit = db_avail * p.epb / p.row_entries(in.w, cpad);
+            int bands = 1;
+            if (rows_fit < in.h) {
+                if (rows_fit < std::min(in.h, p.eff_h)) continue;
+                const int64_t ho = (rows_fit - p.eff_h) / op.stride_h + 1;
+                if (ho < 1) continue;
+                bands = static_cast<int>(ceil_div(p.out_h, ho));
+            }
+            // Bytes moved: every task reads its input rows (halo included); the weights once (row
+            // bands of a group reuse them).
+            Plan q = p;
+            q.bands = bands;
+            int64_t in_bytes = 0;
+            for (int b = 0; b < bands; ++b) {
+                const auto r = q.in_rows(op, in.h, q.band_y0(b), q.band_y0(b + 1));
+                in_bytes += int64_t{r.second - r.first} * in.w * cpad;
+            }
+            const int64_t cost = (op.depthwise ? in_bytes * kg / cpad * groups : in_bytes * groups) +
+                                 p.total_weight_bytes(op) + int64_t{groups} * bands * p.task_cost_bytes;
+            if (cost < best_cost) best_cost = cost, p.kg = kg, p.bands = bands;
         }
-        // Bytes moved: every task reads its input rows (halo included); the weights once (row
-        // bands of a group reuse them).
-        Plan q = p;
-        q.bands = bands;
-        int64_t in_bytes = 0;
-        for (int b = 0; b < bands; ++b) {
-            const auto r = q.in_rows(op, in.h, q.band_y0(b), q.band_y0(b + 1));
-            in_bytes += int64_t{r.second - r.first} * in.w * cpad;
-        }
-        const int64_t cost = (op.depthwise ? in_bytes * kg / cpad * groups : in_bytes * groups) +
-                             p.total_weight_bytes(op) + int64_t{groups} * bands * kTaskOverheadBytes;
-        if (cost < best_cost) best_cost = cost, p.kg = kg, p.bands = bands;
-    }
+    };
+    search(p.kg_step);
+    if (p.kg == 0 && p.kg_step != p.c2) search(p.c2);  // weights too large for one padded group
     if (p.kg == 0)
         fail(op, fmt::format("no tiling fits the {} CBUF banks of {} (one kernel of {} bytes, input rows of {} bytes)",
                              p.banks, soc.name, p.group_weight_bytes(op, p.c2), int64_t{in.w} * p.task_cpad(op, p.c2)));
@@ -284,7 +303,7 @@ void spread_over_cores(const ConvOp& op, const DeviceTensor& in, int ncores, Pla
     if (p.groups * p.bands >= ncores) return;
     auto split_kernels = [&] {
         const int want_groups = static_cast<int>(ceil_div(ncores, p.bands));
-        const int kg2 = static_cast<int>(round_up(ceil_div(op.out_c, want_groups), p.c2));
+        const int kg2 = static_cast<int>(round_up(ceil_div(op.out_c, want_groups), p.kg_step));
         if (kg2 < p.kg) p.kg = kg2;
         p.groups = static_cast<int>(ceil_div(op.out_c, p.kg));
     };
