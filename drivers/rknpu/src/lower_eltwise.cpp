@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "drv/rknpu/lower.h"
+#include "numerics/requant.h"
 
 namespace drv::rknpu {
 
@@ -154,6 +155,45 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
     bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
     return {bb.finish(dpu_meta(fmt::format("add {}x{}x{}", out.c, out.h, out.w), out, core))};
+}
+
+std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
+    same_shape(name, a, out);
+    same_shape(name, b, out);
+    if (channel_groups(a).size() > 1) {
+        std::vector<TaskBody> all;
+        for (const auto& [c0, c] : channel_groups(a)) {
+            auto t = lower_mul_op(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);
+            t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
+            t.front().meta.in_window = t.front().meta.out_window;
+            all.push_back(std::move(t.front()));
+        }
+        return all;
+    }
+    for (const DeviceTensor* t : {&b, &out})
+        if (t->c > t->c2 && t->surf_stride % 16 != 0)
+            throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
+    // |(a - za)(b - zb)| <= 255 * 255: the 15-bit output multiplier with its shift carries the scale.
+    const num::FixedScale m = num::quantize_scale(static_cast<double>(a.scale) * b.scale / out.scale, 15, 63);
+    if (m.multiplier <= 0) throw std::invalid_argument(fmt::format("'{}': output scale underflows the multiplier", name));
+    BodyBuilder bb;
+    emit_dpu_common(bb, a, out);
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
+    bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-a.zp));
+    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_TYPE", 1}, {"EW_OP_SRC", 1},
+                                   {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
+    bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
+    bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
+    bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b.offset);
+    bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", b.surf_stride >> 4}});
+    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", static_cast<uint64_t>(m.multiplier)}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(m.shift)}});
+    return {bb.finish(dpu_meta(fmt::format("mul {}x{}x{}", out.c, out.h, out.w), out, core))};
 }
 
 std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string& op, const DeviceTensor& in,

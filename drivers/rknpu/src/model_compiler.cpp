@@ -377,9 +377,10 @@ class Compiler {
         const ir::Node& n = g_.nodes()[i];
         const std::string& op = n.op_type;
         if (op == "QLinearConv") return conv(i);
-        if (op == "QGemm" && n.domain == "com.microsoft") return gemm(i);
+        if (op == "QGemm" && n.domain == "com.microsoft") return gemm(i, false);
+        if (op == "QLinearMatMul" && n.domain.empty()) return gemm(i, true);
         if (op == "QLinearGlobalAveragePool" && n.domain == "com.microsoft") return gap(i);
-        if (op == "QLinearAdd" && n.domain == "com.microsoft") return add(i);
+        if ((op == "QLinearAdd" || op == "QLinearMul") && n.domain == "com.microsoft") return add(i);
         if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
         if (op == "MaxPool") return maxpool(i);
         if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return view(i);
@@ -460,41 +461,47 @@ class Compiler {
                  true);
     }
 
-    bool gemm(size_t i) {
+    /// QGemm (a, as, az, B, bs, bz, [C], [ys, yz]) or QLinearMatMul (a, as, az, B, bs, bz, ys, yz)
+    /// with a [1, K] input and a constant int8 B: a 1x1 convolution on a 1x1xK input.
+    bool gemm(size_t i, bool matmul) {
         const ir::Node& n = g_.nodes()[i];
-        if (ir::attr_int(n.attrs, "transA", 0) != 0) unsupported("QGemm with transA");
-        if (std::fabs(ir::attr_float(n.attrs, "alpha", 1.f) - 1.f) > 0) unsupported("QGemm with alpha != 1");
-        if (!n.has_input(7)) unsupported("QGemm with float output (no y_scale): dequantized on the CPU");
+        const std::string what = matmul ? "QLinearMatMul" : "QGemm";
+        const size_t ys_at = matmul ? 6 : 7;
+        if (!matmul) {
+            if (ir::attr_int(n.attrs, "transA", 0) != 0) unsupported("QGemm with transA");
+            if (std::fabs(ir::attr_float(n.attrs, "alpha", 1.f) - 1.f) > 0) unsupported("QGemm with alpha != 1");
+        }
+        if (!n.has_input(ys_at)) unsupported(what + " with float output (no y_scale): dequantized on the CPU");
         const ir::Value& a = g_.value(n.input(0));
-        if (a.shape.size() != 2 || a.shape[0] != 1) unsupported("QGemm input is not [1, K]");
+        if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
         const num::Tensor* b = const_of(g_, n, 3);
-        if (!b || b->dtype() != num::DType::I8 || b->rank() != 2) unsupported("QGemm B is not a constant int8 matrix");
+        if (!b || b->dtype() != num::DType::I8 || b->rank() != 2) unsupported(what + " B is not a constant int8 matrix");
         if (const num::Tensor* bz = const_of(g_, n, 5))
             for (int32_t z : ints_of(*bz))
-                if (z != 0) unsupported("QGemm B zero point is not 0");
-        const bool tb = ir::attr_int(n.attrs, "transB", 0) != 0;
+                if (z != 0) unsupported(what + " B zero point is not 0");
+        const bool tb = !matmul && ir::attr_int(n.attrs, "transB", 0) != 0;
         const int K = static_cast<int>(a.shape[1]);
         const int N = static_cast<int>(tb ? b->dim(0) : b->dim(1));
-        if ((tb ? b->dim(1) : b->dim(0)) != K) unsupported("QGemm K mismatch");
+        if ((tb ? b->dim(1) : b->dim(0)) != K) unsupported(what + " K mismatch");
         ConvOp op;
         op.name = n.name;
         op.in_c = K, op.out_c = N;
         op.w_scales = floats_of(required(g_, n, 4));
-        if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N)) unsupported("QGemm B scale count");
-        if (n.has_input(6)) {
+        if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N)) unsupported(what + " B scale count");
+        if (!matmul && n.has_input(6)) {
             const num::Tensor* c = const_of(g_, n, 6);
             if (!c || c->dtype() != num::DType::I32) unsupported("QGemm C is not a constant int32 bias");
             op.bias = ints_of(*c);
             if (op.bias.size() == 1) op.bias.assign(static_cast<size_t>(N), op.bias[0]);
             if (op.bias.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
         }
-        const float as = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 7);
+        const float as = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, ys_at);
         const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
-        const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 8));
+        const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
         op.in_scale = as, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
         Layer L = base_layer(i, "FullyConnected", Unit::Npu);
         L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
-        L.note = "QGemm as a 1x1 convolution on a 1x1xK input";
+        L.note = what + " as a 1x1 convolution on a 1x1xK input";
         push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [b, tb, K, N](ConvOp& o) {
             o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
             const int8_t* bw = b->data<int8_t>();
@@ -539,13 +546,14 @@ class Compiler {
         dev(a, scalar_scale(g_, n, 1), scalar_zp(g_, n, 2));
         dev(b, scalar_scale(g_, n, 4), scalar_zp(g_, n, 5));
         dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
-        Layer L = base_layer(i, "Add", Unit::Npu);
+        const bool mul = n.op_type == "QLinearMul";
+        Layer L = base_layer(i, mul ? "Mul" : "Add", Unit::Npu);
         push_npu(std::move(L),
-                 [this, a, b, y, name = n.name]() {
+                 [this, a, b, y, mul, name = n.name]() {
                      const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
                      return across_cores(ty.h, [&](int y0, int rows, int core) {
-                         return lower_add_op(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows), rows_of(ty, y0, rows), arena_,
-                                             soc_, core);
+                         return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows),
+                                                                    rows_of(ty, y0, rows), arena_, soc_, core);
                      });
                  },
                  true);

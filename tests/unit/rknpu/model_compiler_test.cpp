@@ -109,6 +109,8 @@ Figures isolated_figures(const CompiledModel& m, const std::map<std::string, num
                                        << "): " << c.diff.str();
         f.isolated.values += c.diff.values, f.isolated.equal += c.diff.equal, f.isolated.off_by_one += c.diff.off_by_one;
         f.isolated.worse += c.diff.worse, f.isolated.max_diff = std::max(f.isolated.max_diff, c.diff.max_diff);
+        if (std::getenv("NPUSIM_TEST_VERBOSE"))
+            std::cout << "  layer " << m.layers[c.layer].name << " (" << m.layers[c.layer].op << "): " << c.diff.str() << "\n";
         f.layers_exact += c.diff.exact();
         ++f.layers;
     }
@@ -358,3 +360,172 @@ TEST(ModelCompiler, CompileCpuTime) {
 }
 
 }  // namespace
+
+// ---- operator coverage on a small in-memory QDQ graph --------------------------------------
+#ifdef NPUSIM_TEST_HAS_ONNX_BUILDER
+#include "compiler/onnx/onnx_importer.h"
+#include "onnx_builder.h"
+
+namespace {
+
+constexpr int32_t kU8 = ::onnx::TensorProto::UINT8;
+constexpr int32_t kI8 = ::onnx::TensorProto::INT8;
+constexpr int32_t kI32 = ::onnx::TensorProto::INT32;
+constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
+
+/// Deterministic pseudo-random values in [lo, hi].
+std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {
+    std::vector<int32_t> v(n);
+    uint32_t s = seed;
+    for (auto& x : v) {
+        s = s * 1664525u + 1013904223u;
+        x = lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
+    }
+    return v;
+}
+std::vector<float> franges(size_t n, float lo, float hi, uint32_t seed) {
+    std::vector<float> v;
+    for (int32_t x : ramp(n, 0, 1000, seed)) v.push_back(lo + (hi - lo) * static_cast<float>(x) / 1000.f);
+    return v;
+}
+
+/// x -> Q -> conv 3x3 (20 -> 32 ch, 9x11: odd sizes, input C not a multiple of 16) -> c1
+///   c1 -> DQ -> BatchNormalization -> Q -> bn        (DPU per-channel affine)
+///   bn -> MaxPool 3x3/2 p1 (ceil_mode) -> mp          (PPU)
+///   c1 * bn -> QLinearMul -> ml                       (DPU EW multiply)
+///   concat(c1, ml) -> QLinearConcat (different scales: copies) -> cc
+///   cc -> QLinearGlobalAveragePool -> gp -> Flatten -> QLinearMatMul (64 -> 10) -> y1
+drv::ir::Graph ops_graph() {
+    test_onnx::ModelBuilder b(13);
+    const int C = 20, K = 32, H = 9, W = 11;
+    b.input("x", kF32, {1, C, H, W});
+    auto q = [&](const std::string& in, const std::string& out, float s, int z) {
+        b.init_f32(out + "_s", {}, {s});
+        b.init_int(out + "_z", kU8, {}, {z});
+        b.node("QuantizeLinear", {in, out + "_s", out + "_z"}, {out});
+    };
+    auto dq = [&](const std::string& in, const std::string& out) {
+        b.node("DequantizeLinear", {in, in + "_s", in + "_z"}, {out});
+    };
+    q("x", "xq", 0.02f, 120);
+    dq("xq", "xf");
+    b.init_int("w", kI8, {K, C, 3, 3}, ramp(static_cast<size_t>(K) * C * 9, -90, 90, 1));
+    b.init_f32("w_s", {K}, franges(K, 0.002f, 0.006f, 2));
+    b.init_int("w_z", kI8, {K}, std::vector<int32_t>(K, 0));
+    auto& dw = b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+    test_onnx::ModelBuilder::attr_int(dw, "axis", 0);
+    auto& cv = b.node("Conv", {"xf", "wf"}, {"c"}, "conv");
+    test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
+    q("c", "c1", 0.05f, 130);
+    dq("c1", "c1f");
+    b.init_f32("g", {K}, franges(K, 0.5f, 1.5f, 3));
+    b.init_f32("be", {K}, franges(K, -0.5f, 0.5f, 4));
+    b.init_f32("mu", {K}, franges(K, -0.3f, 0.3f, 5));
+    b.init_f32("va", {K}, franges(K, 0.5f, 2.f, 6));
+    b.node("BatchNormalization", {"c1f", "g", "be", "mu", "va"}, {"bnf"}, "bn");
+    q("bnf", "bn", 0.04f, 128);
+    dq("bn", "bnf2");
+    auto& mp = b.node("MaxPool", {"bnf2"}, {"mpf"}, "pool");
+    test_onnx::ModelBuilder::attr_ints(mp, "kernel_shape", {3, 3});
+    test_onnx::ModelBuilder::attr_ints(mp, "strides", {2, 2});
+    test_onnx::ModelBuilder::attr_ints(mp, "pads", {1, 1, 1, 1});
+    test_onnx::ModelBuilder::attr_int(mp, "ceil_mode", 1);
+    q("mpf", "mp", 0.04f, 128);
+    dq("mp", "y0");
+    b.node("Mul", {"c1f", "bnf2"}, {"mlf"}, "mul");
+    q("mlf", "ml", 0.09f, 100);
+    dq("ml", "mlf2");
+    auto& cc = b.node("Concat", {"c1f", "mlf2"}, {"ccf"}, "concat");
+    test_onnx::ModelBuilder::attr_int(cc, "axis", 1);
+    q("ccf", "cc", 0.07f, 110);
+    dq("cc", "ccf2");
+    b.node("GlobalAveragePool", {"ccf2"}, {"gpf"}, "gap");
+    q("gpf", "gp", 0.03f, 125);
+    dq("gp", "gpf2");
+    auto& fl = b.node("Flatten", {"gpf2"}, {"flf"}, "flatten");
+    test_onnx::ModelBuilder::attr_int(fl, "axis", 1);
+    q("flf", "fl", 0.03f, 125);
+    dq("fl", "flf2");
+    b.init_int("m", kI8, {2 * K, 10}, ramp(2 * K * 10, -100, 100, 7));
+    b.init_f32("m_s", {}, {0.004f});
+    b.init_int("m_z", kI8, {}, {0});
+    b.node("DequantizeLinear", {"m", "m_s", "m_z"}, {"mf"});
+    b.node("MatMul", {"flf2", "mf"}, {"mmf"}, "matmul");
+    q("mmf", "mm", 0.05f, 128);
+    dq("mm", "y1");
+    b.output("y0");
+    b.output("y1");
+    (void)kI32;
+    drv::importer::ImportOptions o;
+    o.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string s = b.bytes();
+    return drv::importer::import_onnx_bytes(s.data(), s.size(), o, "ops.onnx");
+}
+
+TEST(ModelCompiler, OperatorCoverageIsolatedAndEndToEnd) {
+    const drv::ir::Graph g = ops_graph();
+    for (const char* mask : {"auto", "0_1_2"}) {
+        CompileOptions o;
+        o.core_mask = mask;
+        o.consult_checker = false;  // the seed lists no MatMul-as-FC / Mul rules to test here
+        const CompiledModel m = compile_model(g, rk3588(), o);
+        check_structure(m);
+        for (const auto& problem : verify_tiling(m, rk3588())) ADD_FAILURE() << mask << ": " << problem;
+        std::map<std::string, Unit> unit;
+        for (const auto& L : m.layers) {
+            unit[L.op] = L.unit;
+            if (L.unit == Unit::Cpu) std::cout << "[ops " << mask << "] CPU layer " << L.name << " (" << L.op << "): " << L.note << "\n";
+        }
+        for (const char* op : {"Conv", "BatchNorm", "MaxPool", "Mul", "Concat", "GlobalAveragePool", "FullyConnected"})
+            EXPECT_EQ(unit.count(op) ? unit.at(op) : Unit::Cpu, Unit::Npu) << op << " (" << mask << ")";
+        const auto in = inputs_for(g, 11);
+        const Figures f = isolated_figures(m, in, rk3588());  // asserts <= 1 LSB per layer
+        EXPECT_EQ(f.layers, 7u);
+        EXPECT_LE(static_cast<double>(f.isolated.off_by_one), 0.02 * static_cast<double>(f.isolated.values)) << mask;
+        const DirectResult r = run_direct(m, rk3588(), in);
+        const auto want = drv::ref::execute(g, in);
+        for (const auto& [name, w] : want) {
+            const TensorDiff d = compare_tensors(r.outputs.at(name), w);
+            // Per-layer 1-LSB differences may add up over the 6 layers before y1.
+            EXPECT_LE(d.max_abs, 3.01 * output_lsb(g, name)) << name << " (" << mask << "): " << d.str();
+        }
+    }
+}
+
+TEST(ModelCompiler, UnalignedConcatFallsBackToCpuWithReason) {
+    // 20 + 20 channels: the second slice would start inside an atom, which the DPU cannot write.
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, 20, 4, 4});
+    b.init_f32("xq_s", {}, {0.02f});
+    b.init_int("xq_z", kU8, {}, {128});
+    b.node("QuantizeLinear", {"x", "xq_s", "xq_z"}, {"xq"});
+    b.node("DequantizeLinear", {"xq", "xq_s", "xq_z"}, {"xf"});
+    b.node("Add", {"xf", "xf"}, {"af"}, "add");
+    b.init_f32("a_s", {}, {0.05f});
+    b.init_int("a_z", kU8, {}, {128});
+    b.node("QuantizeLinear", {"af", "a_s", "a_z"}, {"a"});
+    b.node("DequantizeLinear", {"a", "a_s", "a_z"}, {"af2"});
+    auto& cc = b.node("Concat", {"af2", "xf"}, {"cf"}, "concat");
+    test_onnx::ModelBuilder::attr_int(cc, "axis", 1);
+    b.init_f32("c_s", {}, {0.05f});
+    b.init_int("c_z", kU8, {}, {128});
+    b.node("QuantizeLinear", {"cf", "c_s", "c_z"}, {"c"});
+    b.node("DequantizeLinear", {"c", "c_s", "c_z"}, {"y"});
+    b.output("y");
+    drv::importer::ImportOptions io;
+    const std::string s = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(s.data(), s.size(), io, "cat.onnx");
+    const CompiledModel m = compile_model(g, rk3588());
+    bool cpu_concat = false;
+    for (const auto& L : m.layers)
+        if (L.name == "concat") cpu_concat = L.unit == Unit::Cpu && L.note.find("C2-aligned") != std::string::npos;
+    EXPECT_TRUE(cpu_concat);
+    const auto in = inputs_for(g, 2);
+    const auto want = drv::ref::execute(g, in);
+    const DirectResult r = run_direct(m, rk3588(), in);
+    const TensorDiff d = compare_tensors(r.outputs.at("y"), want.at("y"));
+    EXPECT_LE(d.max_abs, 0.05 * 1.0001) << d.str();
+}
+
+}  // namespace
+#endif

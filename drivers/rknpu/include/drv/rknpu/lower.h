@@ -99,6 +99,11 @@ inline constexpr uint32_t kEnableCna = 1u << 0, kEnableCore = 1u << 2, kEnableDp
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
 
+/// out = sat(round(sa * sb / so * (a - a.zp) * (b - b.zp)) + out.zp) (QLinearMul): the EW stage
+/// multiplies the two zero-point-corrected cubes, the output convert applies the scale.
+std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
 /// Per-channel affine map in output LSB units: out = sat(round(mul[c] * (x - in.zp) + add[c]) + out.zp).
 /// One value in mul/add applies to every channel. BatchNormalization between DQ and Q, and the
 /// requantizing copy of a concat input (mul = in.scale / out.scale, add = 0). `op` names the task.
