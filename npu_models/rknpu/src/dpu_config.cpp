@@ -2,6 +2,8 @@
 // Decode and validation of the DPU / DPU_RDMA registers.
 #include "npu/rknpu/dpu_config.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "hw/rknpu_regs.h"
@@ -195,14 +197,21 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
                 fault("DPU", "EW_CFG", "EW_OP_CVT_BYPASS", 0, "the EW operand convert is modelled on the integer path only");
         }
         if (!d.ew.lut_bypass) {
-            if (d.float_path())
-                fault("DPU", "EW_CFG", "EW_LUT_BYPASS", 0, "the LUT is modelled on the integer path only");
             if (d.lut.expand_en)
                 fault("DPU", "LUT_CFG", "LUT_EXPAND_EN", 1, "exponent-indexed (expanded) LE table not modelled");
-            if (d.lut.le_index_select > 31 || d.lut.lo_index_select > 31)
+            if (!d.float_path() && (d.lut.le_index_select > 31 || d.lut.lo_index_select > 31))
                 fault("DPU", "LUT_INFO", "LUT_LE/LO_INDEX_SELECT", std::max(d.lut.le_index_select, d.lut.lo_index_select),
                       "index select beyond 31");
-            if (d.lut.le_end < d.lut.le_start || d.lut.lo_end < d.lut.lo_start)
+            // Float path (UNVERIFIED): start/end are fp32 bits (lut_lookup_f).
+            const auto f = [](int32_t bits) {
+                float v = 0;
+                std::memcpy(&v, &bits, 4);
+                return v;
+            };
+            const bool backwards = d.float_path()
+                                       ? !(f(d.lut.le_end) >= f(d.lut.le_start)) || !(f(d.lut.lo_end) >= f(d.lut.lo_start))
+                                       : d.lut.le_end < d.lut.le_start || d.lut.lo_end < d.lut.lo_start;
+            if (backwards)
                 fault("DPU", "LUT_LE_END/LUT_LO_END", "LUT_LE_END/LUT_LO_END", 0, "table end below its start");
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/dpu_engine.h"
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -133,7 +134,69 @@ TableEval eval_table(const std::vector<int16_t>& t, uint32_t n, int64_t start, i
     return r;
 }
 
+struct TableEvalF {
+    bool under = false, over = false;
+    float y = 0;
+};
+
+/// The float-path table (UNVERIFIED encoding, after NVDLA SDP's float LUT): start/end are fp32
+/// register bits, the entries fp16 bits, the index step 2^INDEX_SELECT with INDEX_SELECT read as a
+/// signed 8-bit exponent (so steps below 1 exist), the slopes scale * 2^-shift; interpolation and
+/// extrapolation in fp32.
+TableEvalF eval_table_f(const std::vector<int16_t>& t, uint32_t n, float start, float end, uint32_t sel_raw,
+                        int32_t uscale, uint32_t ushift, int32_t oscale, uint32_t oshift, float x) {
+    TableEvalF r;
+    auto entry = [&](size_t i) { return fp16_to_fp32(static_cast<uint16_t>(t[i])); };
+    auto slope = [](int32_t scale, uint32_t shift) { return std::ldexp(static_cast<float>(scale), -static_cast<int>(shift)); };
+    if (x < start) {
+        r.under = true;
+        const float s = slope(uscale, ushift);
+        r.y = s == 0.0f ? entry(0) : entry(0) + (x - start) * s;
+        return r;
+    }
+    if (x > end) {
+        r.over = true;
+        const float s = slope(oscale, oshift);
+        r.y = s == 0.0f ? entry(n - 1) : entry(n - 1) + (x - end) * s;
+        return r;
+    }
+    const int sel = static_cast<int8_t>(static_cast<uint8_t>(sel_raw & 0xffu));
+    const float pos = std::ldexp(x - start, -sel);
+    const float idx = std::floor(pos);
+    if (!(idx < static_cast<float>(n - 1))) {  // end lies past the last entry: hold it
+        r.y = entry(n - 1);
+        return r;
+    }
+    const auto i = static_cast<size_t>(idx);
+    const float a = entry(i), b = entry(i + 1);
+    r.y = a + (b - a) * (pos - idx);
+    return r;
+}
+
 }  // namespace
+
+float lut_lookup_f(const DpuLut& l, float x) {
+    if (std::isnan(x)) return x;
+    const auto f = [](int32_t bits) {
+        float v = 0;
+        std::memcpy(&v, &bits, 4);
+        return v;
+    };
+    const TableEvalF le = eval_table_f(l.le, kLutLeEntries, f(l.le_start), f(l.le_end), l.le_index_select, l.le_uflow_scale,
+                                       l.le_uflow_shift, l.le_oflow_scale, l.le_oflow_shift, x);
+    const TableEvalF lo = eval_table_f(l.lo, kLutLoEntries, f(l.lo_start), f(l.lo_end), l.lo_index_select, l.lo_uflow_scale,
+                                       l.lo_uflow_shift, l.lo_oflow_scale, l.lo_oflow_shift, x);
+    // The same priority rules as the integer table (lut_lookup).
+    const bool le_hit = !le.under && !le.over, lo_hit = !lo.under && !lo.over;
+    bool use_lo = false;
+    if (le_hit && lo_hit) use_lo = l.hybrid_prefer_lo;
+    else if (le_hit) use_lo = false;
+    else if (lo_hit) use_lo = true;
+    else if (le.under && lo.under) use_lo = l.uflow_prefer_lo;
+    else if (le.over && lo.over) use_lo = l.oflow_prefer_lo;
+    else use_lo = l.hybrid_prefer_lo;
+    return use_lo ? lo.y : le.y;
+}
 
 int64_t lut_lookup(const DpuLut& l, int64_t x) {
     const TableEval le = eval_table(l.le, kLutLeEntries, l.le_start, l.le_end, l.le_index_select, l.le_uflow_scale,
@@ -185,6 +248,7 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                                 v = alu<float>(d.ew.alu_algo, v, e);
                             }
                         }
+                        if (!d.ew.lut_bypass) v = lut_lookup_f(d.lut, v);
                         if (!d.ew.relu_bypass) {
                             if (v < 0) v = 0;
                             if (d.ew.relux_en && v > ew_relux_f) v = ew_relux_f;

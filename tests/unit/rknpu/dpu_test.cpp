@@ -4,6 +4,7 @@
 // (ReLUX), quantized LeakyRelu (MUL_PRELU), per-channel bias + requantization from memory,
 // eltwise Add/Mul of two int8 cubes (ERDMA + EW convert), LUT sigmoid, LUT ends, fp16 path, faults.
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -374,6 +375,66 @@ TEST(DpuFp16, ReluLeakyClipAndEltwiseAddMatchRunOp) {
                      b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", kEw);
                  }),
                  blk::floats(num::run_op("Add", {}, {&X, &Y})[0]));
+}
+
+// The LUT on the fp16 path (UNVERIFIED encoding, see lut_lookup_f): fp16 table entries, fp32
+// start/end, a negative INDEX_SELECT for a 1/8 step. Sigmoid over [-4, 4] (LE, fine) and [-16, 16]
+// (LO, coarse), held flat beyond (slope 0), against run_op Sigmoid.
+TEST(DpuFp16, LutSigmoidMatchesSigmoid) {
+    std::mt19937 rng(19);
+    const auto x = blk::random_f16(C * H * W, rng, -20.f, 20.f);
+    auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+    auto f32 = [](float v) {
+        uint32_t u = 0;
+        std::memcpy(&u, &v, 4);
+        return u;
+    };
+    std::vector<int> le(65), lo(257);
+    for (int i = 0; i < 65; ++i) le[size_t(i)] = npu::rknpu::fp32_to_fp16(float(sig(-4.0 + i * 0.125)));
+    for (int i = 0; i < 257; ++i) lo[size_t(i)] = npu::rknpu::fp32_to_fp16(float(sig(-16.0 + i * 0.125)));
+    blk::Memory mem;
+    mem.put(kSrc, blk::pack_f(x, C, H, W));
+    drv::regcmd::Builder b;
+    blk::emit_dpu_task(b, W, H, C, kSrc, kDst, true);
+    b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 0}, {"EW_OP_CVT_BYPASS", 1},
+                                  {"EW_RELU_BYPASS", 1}});
+    load_table(b, 0, le);
+    load_table(b, 1, lo);
+    b.write_fields("DPU_LUT_CFG", {{"LUT_HYBRID_PRIORITY", 0}, {"LUT_UFLOW_PRIORITY", 1}, {"LUT_OFLOW_PRIORITY", 1}});
+    b.write_fields("DPU_LUT_INFO", {{"LUT_LE_INDEX_SELECT", 0xfd}, {"LUT_LO_INDEX_SELECT", 0xfd}});  // -3: step 1/8
+    b.write("DPU_LUT_LE_START", f32(-4.f));
+    b.write("DPU_LUT_LE_END", f32(4.f));
+    b.write("DPU_LUT_LO_START", f32(-16.f));
+    b.write("DPU_LUT_LO_END", f32(16.f));
+    b.end_task(0, 0, blk::kDpuOnly);
+    const auto plan = blk::run_task(blk::replay(b), blk::kDpuOnly, mem);
+    EXPECT_EQ(plan.kind, "dpu-fp16:lut");
+    const auto got = blk::unpack(mem, kDst, C, H, W, Precision::Fp16).f;
+    const num::Tensor X = blk::tensor_f32(x, kShape);
+    const auto want = blk::floats(num::run_op("Sigmoid", {}, {&X})[0]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1.5e-3) << "x = " << x[i];
+}
+
+TEST(DpuLut, FloatTableInterpolatesExtrapolatesAndPassesNaN) {
+    npu::rknpu::DpuLut l;
+    auto bits = [](float v) {
+        int32_t u = 0;
+        std::memcpy(&u, &v, 4);
+        return u;
+    };
+    l.le.assign(npu::rknpu::kLutLeEntries, 0);
+    l.lo.assign(npu::rknpu::kLutLoEntries, 0);
+    for (size_t i = 0; i < l.le.size(); ++i) l.le[i] = static_cast<int16_t>(npu::rknpu::fp32_to_fp16(float(i) * 0.5f));
+    l.le_start = bits(1.0f), l.le_end = bits(17.0f), l.le_index_select = 0xfe;  // step 1/4: y = 2 * (x - 1)
+    l.lo_start = bits(100.f), l.lo_end = bits(101.f);                           // never covers these inputs
+    l.le_uflow_scale = 3, l.le_uflow_shift = 1;                                  // slope 1.5 below the start
+    l.hybrid_prefer_lo = false;
+    EXPECT_FLOAT_EQ(npu::rknpu::lut_lookup_f(l, 1.0f), 0.0f);
+    EXPECT_FLOAT_EQ(npu::rknpu::lut_lookup_f(l, 2.125f), 2.25f);  // between entries 4 and 5
+    EXPECT_FLOAT_EQ(npu::rknpu::lut_lookup_f(l, 17.0f), 32.0f);   // the last entry
+    EXPECT_FLOAT_EQ(npu::rknpu::lut_lookup_f(l, -1.0f), -3.0f);   // under: entry 0 + (x - start) * 1.5 (LE and LO under)
+    EXPECT_TRUE(std::isnan(npu::rknpu::lut_lookup_f(l, std::nanf(""))));
 }
 
 TEST(DpuInt16, ScaleAndClipAnInt16CubeWithInt16Output) {

@@ -62,7 +62,8 @@ struct DpuEw {
     uint64_t surf_stride_bytes = 0;  ///< 0: compact
 };
 
-/// LUT (LE and LO tables, linear index mode).
+/// LUT (LE and LO tables, linear index mode). On the fp16 path the same registers are read as
+/// fp32 start/end, fp16 entries and a signed index exponent (lut_lookup_f, UNVERIFIED).
 struct DpuLut {
     int32_t le_start = 0, le_end = 0, lo_start = 0, lo_end = 0;
     uint32_t le_index_select = 0, lo_index_select = 0;  ///< log2 of the input step between entries

@@ -35,5 +35,10 @@ Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, c
 
 /// The LUT alone: value of the EW-stage LUT for an integer input (exposed for tests).
 int64_t lut_lookup(const DpuLut& lut, int64_t x);
+/// The LUT on the fp16 path (UNVERIFIED encoding): LUT_LE/LO_START/END hold fp32 bits, the table
+/// entries fp16 bits, LUT_LE/LO_INDEX_SELECT is a signed 8-bit exponent (entry i at start + i *
+/// 2^select), the under/overflow slopes are SLOPE_SCALE (int16) * 2^-SLOPE_SHIFT; fp32 arithmetic,
+/// the integer table's priority rules; NaN passes through.
+float lut_lookup_f(const DpuLut& lut, float x);
 
 }  // namespace npu::rknpu
