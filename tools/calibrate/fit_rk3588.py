@@ -65,6 +65,14 @@ SOURCE = ("fitted by tools/calibrate/fit_rk3588.py to shared calibration rk3588-
           "residuals in tools/calibrate/rk3588_fit.json")
 
 
+# Per-parameter remarks appended to SOURCE in the profile.
+REMARK = {
+    "memory.ddr_efficiency": "; with a prior at 0.7 (hardware-facts III 5.2: 60-80% typical), as the three targets "
+                             "cannot separate it from npu.load_compute_overlap",
+    "npu.task_overhead_cycles": "; solved exactly per candidate (latency is linear in it)",
+}
+
+
 def rel(path):
     return os.path.relpath(os.path.abspath(path), ROOT)
 
@@ -261,7 +269,7 @@ def main():
         fh.write(json.dumps(result, indent=2, sort_keys=False) + "\n")
     print(f"wrote {rel(a.out)}")
     if a.write_profile:
-        new = fitlib.update_profile_text(prof_text, {k: (v, "inferred", SOURCE) for k, v in final.items()})
+        new = fitlib.update_profile_text(prof_text, {k: (v, "inferred", SOURCE + REMARK.get(k, "")) for k, v in final.items()})
         with open(prof_path, "w") as fh:
             fh.write(new)
         print(f"updated {rel(prof_path)}")
