@@ -538,7 +538,7 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
     bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"MRDMA_DISABLE", 1}});
 }
 
-NpuTask task_meta(const ConvOp& op, const DeviceTensor& in, const Plan& p, const TaskGeom& tg, int core) {
+NpuTask task_meta(const ConvOp& op, const DeviceTensor& in, const Plan& p, const TaskGeom& tg, int core, int row_skip) {
     NpuTask meta;
     meta.enable_mask = hw::rknpu::kConvOpEnableMask;
     meta.int_mask = 0x300;
@@ -547,17 +547,45 @@ NpuTask task_meta(const ConvOp& op, const DeviceTensor& in, const Plan& p, const
     meta.macs = static_cast<uint64_t>(tg.ow) * static_cast<uint64_t>(tg.oh) * static_cast<uint64_t>(tg.kn) *
                 static_cast<uint64_t>(op.depthwise ? 1 : op.in_c) * static_cast<uint64_t>(p.taps);
     meta.out_window = {tg.k0, tg.k1, tg.y0, tg.y1, 0, tg.ow};
-    meta.in_window = {tg.ch0, op.depthwise ? tg.k1 : op.in_c, tg.r0, tg.r1, 0, in.w};
+    // In the input tensor's rows (a folded row stride reads rows r * row_skip).
+    meta.in_window = {tg.ch0, op.depthwise ? tg.k1 : op.in_c, tg.r0 * row_skip, (tg.r1 - 1) * row_skip + 1, 0, in.w};
     meta.cbuf_data_banks = p.data_banks;
     meta.cbuf_weight_banks = p.weight_banks;
     return meta;
 }
 
+/// A 1x1 kernel with row stride s (no vertical padding) reads only every s-th input row: program
+/// those rows as the input (LINE_STRIDE = s lines, CONV_Y_STRIDE = 1), which cuts the feature DMA
+/// and the CBUF rows by s (ResNet's stride-2 projections). Returns s, or 1 when it does not apply.
+/// UNVERIFIED: a line stride of several lines is the same DMA pattern as a row band of a wider
+/// tensor; whether the vendor compiler does this is not known.
+int fold_row_stride(ConvOp& op, DeviceTensor& in) {
+    const int s = op.stride_h;
+    if (op.kernel_h != 1 || s == 1 || op.pad_top != 0 || op.pad_bottom != 0 || in.h < 1) return 1;
+    const int rows = (in.h - 1) / s + 1;
+    const uint64_t line = static_cast<uint64_t>(in.line_stride) * static_cast<uint64_t>(s);
+    if (in.c > in.c2 && line * static_cast<uint64_t>(rows) > in.surf_stride) return 1;  // surfaces would overlap
+    if (line >= (uint64_t{1} << 28)) return 1;                                          // LINE_STRIDE field
+    op.stride_h = 1;
+    in.h = rows;
+    in.line_stride = static_cast<uint32_t>(line);
+    return s;
+}
+
 }  // namespace
 
-std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out,
+std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in_arg, const DeviceTensor& out,
                                     ArenaBuilder& arena, const hw::SocProfile& soc, const std::vector<int>& cores) {
-    check_op(op, cores);
+    check_op(op_arg, cores);
+    (void)make_plan(op_arg, in_arg, out, soc);  // the geometry as given must be consistent
+    ConvOp folded;
+    DeviceTensor in = in_arg;
+    int row_skip = 1;
+    if (op_arg.kernel_h == 1 && op_arg.stride_h > 1) {
+        folded = op_arg;
+        row_skip = fold_row_stride(folded, in);
+    }
+    const ConvOp& op = row_skip > 1 ? folded : op_arg;
     Plan p = make_plan(op, in, out, soc);
     const Requant rq = plan_requant(op);
     const int ncores = static_cast<int>(cores.size());
@@ -582,7 +610,7 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op, const DeviceTensor& in, co
             emit_cna(bb, op, in, p, tg, cs);
             emit_core(bb, op, tg);
             emit_dpu(bb, op, out, p, rq, tg, cs);
-            tasks.push_back(bb.finish(task_meta(op, in, p, tg, cores[slot])));
+            tasks.push_back(bb.finish(task_meta(op, in_arg, p, tg, cores[slot], row_skip)));
         }
     } catch (const regcmd::EmitError& e) {
         fail(op, e.what());  // a value wider than its register field

@@ -155,7 +155,11 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             if (t.cbuf_data_banks > 0 && entry > 0) {
                 const int64_t cpad = (std::max(0, iw.c1 - iw.c0) + c2 - 1) / c2 * c2;
                 const int64_t per_row = (int64_t{std::max(0, iw.x1 - iw.x0)} * cpad + entry - 1) / entry;
-                const int64_t need = per_row * std::max(0, iw.y1 - iw.y0);
+                // A 1x1 kernel with a row stride only needs every stride-th row of its window
+                // (the lowering may load just those: a line stride of several lines).
+                const int span = std::max(0, iw.y1 - iw.y0);
+                const bool skips = geo.kind == RowGeom::Kernel && geo.eff == 1 && geo.stride > 1;
+                const int64_t need = per_row * (skips ? (span + geo.stride - 1) / geo.stride : span);
                 if (need > t.cbuf_data_banks * (bank / entry))
                     bad(t.what, fmt::format("input window {} needs {} CBUF entries, {} data bank(s) hold {}",
                                             win_str(iw), need, t.cbuf_data_banks, t.cbuf_data_banks * (bank / entry)));

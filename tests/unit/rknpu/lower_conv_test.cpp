@@ -272,6 +272,8 @@ Case base(const std::string& name) {
     return k;
 }
 
+drv::rknpu::CompiledModel one_layer_model(const Case& k, const std::vector<TaskBody>& bodies);
+
 TEST(LowerConv, Conv3x3Stride1Pad1) {
     Case k = base("3x3 s1 p1");
     k.in_c = 32, k.out_c = 32, k.h = 12, k.w = 10;
@@ -338,6 +340,33 @@ TEST(LowerConv, PerChannelScalesReluClip) {
 TEST(LowerConv, ExtremePerChannelScales) {
     Case k = base("scales spread 2^16");
     k.in_c = 16, k.out_c = 34, k.h = 6, k.w = 6, k.extreme_scales = true;
+    expect_close(k);
+}
+
+TEST(LowerConv, PointwiseStride2ReadsEveryOtherRow) {
+    // ResNet projection: 1x1 s2. The lowering reads rows 0, 2, 4, ... only (LINE_STRIDE = 2 lines).
+    Case k = base("1x1 s2 512->1024 28x28");
+    k.in_c = 512, k.out_c = 1024, k.h = 28, k.w = 28, k.kh = k.kw = 1, k.sh = k.sw = 2;
+    k.pt = k.pl = k.pb = k.pr = 0;
+    const Outcome o = run_case(k);
+    report(k, o);
+    EXPECT_EQ(o.worse, 0u);
+    EXPECT_LE(static_cast<double>(o.off1) / o.values, 0.001);
+    const auto m = one_layer_model(k, o.tasks);
+    const auto problems = drv::rknpu::verify_tiling(m, profile("rk3588"));
+    EXPECT_TRUE(problems.empty()) << (problems.empty() ? "" : problems.front());
+    for (const TaskBody& t : o.tasks) {  // DATAIN_HEIGHT = output rows of the band, not 2x
+        uint32_t datain_h = 0;
+        for (uint64_t w : t.words) {
+            const auto c = hw::rknpu::RegCmd::decode(w);
+            if (c.offset == 0x1020) datain_h = c.value & 0x7ff;  // CNA_DATA_SIZE0.DATAIN_HEIGHT
+        }
+        EXPECT_EQ(static_cast<int>(datain_h), t.meta.out_window.y1 - t.meta.out_window.y0) << t.meta.what;
+    }
+    // Odd height: 15 rows -> 8 output rows would need 16 lines of stride: read all rows instead.
+    k = base("1x1 s2 64->32 15x15");
+    k.in_c = 64, k.out_c = 32, k.h = 15, k.w = 15, k.kh = k.kw = 1, k.sh = k.sw = 2;
+    k.pt = k.pl = k.pb = k.pr = 0;
     expect_close(k);
 }
 
