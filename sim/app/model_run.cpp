@@ -93,6 +93,23 @@ std::string compare(const num::Tensor& got, const num::Tensor& want, double lsb,
         }
     } else if (want.dtype() == num::DType::F16) {
         for (size_t i = 0; i < n; ++i) add_diff(c, got.data<uint16_t>()[i] == want.data<uint16_t>()[i] ? 0 : 2);
+    } else if (want.dtype() == num::DType::U8 || want.dtype() == num::DType::I8) {
+        // The common case, without a per-element type switch: a histogram of byte differences.
+        const bool s8 = want.dtype() == num::DType::I8;
+        const uint8_t* a = got.data<uint8_t>();
+        const uint8_t* b = want.data<uint8_t>();
+        uint64_t hist[256] = {};
+        for (size_t i = 0; i < n; ++i) {
+            const int x = s8 ? int{static_cast<int8_t>(a[i])} : int{a[i]};
+            const int y = s8 ? int{static_cast<int8_t>(b[i])} : int{b[i]};
+            ++hist[x > y ? x - y : y - x];
+        }
+        for (int d = 0; d < 256; ++d) {
+            if (!hist[d]) continue;
+            c.values += hist[d];
+            c.max_abs_diff = std::max(c.max_abs_diff, d);
+            (d == 0 ? c.equal : d == 1 ? c.off_by_one : c.worse) += hist[d];
+        }
     } else {
         for (size_t i = 0; i < n; ++i) add_diff(c, std::llabs(int_at(got, i) - int_at(want, i)));
     }
