@@ -529,3 +529,34 @@ TEST(ModelCompiler, UnalignedConcatFallsBackToCpuWithReason) {
 
 }  // namespace
 #endif
+
+namespace {
+
+/// Every bundled RKNPU profile compiles the small QDQ net (or rejects it with one line) and the
+/// compiled model reproduces the reference within one output LSB.
+TEST(ModelCompiler, EveryProfileCompilesTQLinear) {
+    const std::string path = zoo_path("t_qlinear.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    const drv::ir::Graph g = load(path);
+    const auto in = inputs_for(g, 9);
+    const auto want = drv::ref::execute(g, in);
+    for (const char* name : {"rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1103", "rv1106", "rv1106b", "rv1126b"}) {
+        const hw::SocProfile p = hw::load_named_profile(name);
+        CompiledModel m;
+        try {
+            m = compile_model(g, p);
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << name;
+            std::cout << fmt::format("[t_qlinear] {}: rejected: {}\n", name, e.what());
+            continue;
+        }
+        const Counts c = count_layers(m);
+        std::cout << fmt::format("[t_qlinear] {}: {} NPU / {} CPU layers, {} tasks\n", name, c.npu, c.cpu, m.tasks.size());
+        for (const auto& problem : verify_tiling(m, p)) ADD_FAILURE() << name << ": " << problem;
+        const DirectResult r = run_direct(m, p, in);
+        const TensorDiff d = compare_tensors(r.outputs.at("y"), want.at("y"));
+        EXPECT_LE(d.max_abs, g.value("d").quant.scale.at(0) * 1.0001) << name << ": " << d.str();
+    }
+}
+
+}  // namespace
