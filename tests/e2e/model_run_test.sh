@@ -100,6 +100,19 @@ check "--input with the wrong shape: exit 2, one line naming the file and both s
 "$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --input "$T/x_int.npy" >"$T/o" 2>"$T/e"; rc=$?
 check "--input with the wrong dtype: exit 2, one line" "[ $rc -eq 2 ] && [ \$(wc -l <'$T/e') -eq 1 ] && grep -q 'int8' '$T/e'"
 
+# 3b. --expect-exact fails exactly when the checks saw any difference; --no-compare skips them.
+"$NPUSIM" run --platform rk3588 "$MNV2" --quiet --expect-exact --report "$T/exact.json" >/dev/null 2>&1; rc=$?
+check "--expect-exact: exit 1 iff some value differs (end to end or per layer)" "$PY - '$T/exact.json' $rc <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); rc = int(sys.argv[2])
+diff = r['isolated_check']['off_by_one'] + r['isolated_check']['worse'] + sum(o['off_by_one'] + o['worse'] for o in r['outputs'])
+print('differing values', diff, 'exit', rc)
+assert rc == (1 if diff else 0) and r['ok'] == (diff == 0)
+PY"
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --no-compare --report "$T/nc.json" >"$T/o" 2>&1; rc=$?
+check "--no-compare: exit 0, no comparison in the report" \
+  "[ $rc -eq 0 ] && $PY -c \"import json; r = json.load(open('$T/nc.json')); assert 'outputs' not in r and 'isolated_check' not in r and r['ok']\""
+
 # 4. Timing mode: no data, same simulated latency as full mode (timing does not depend on data).
 "$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --mode timing --report "$T/tiny_tm.json" >"$T/o" 2>&1; rc=$?
 check "timing mode: exit 0, rows, no comparison" "[ $rc -eq 0 ] && rok '$T/tiny_tm.json' timing >/dev/null"
