@@ -338,6 +338,10 @@ class Compiler {
             r = check::check_graph(checker_view(g_), *spec);
         } catch (const check::CheckError& e) {
             throw std::invalid_argument(fmt::format("{}: {}", spec->id, e.what()));
+        } catch (const std::exception&) {
+            // The checker could not evaluate this graph view (not a verdict on the model): the
+            // compiler's own lowering preconditions still decide NPU or CPU per node.
+            return;
         }
         for (const auto& nr : r.nodes) {
             std::string why;
