@@ -3,13 +3,13 @@
 // SystemC, for lowering tests and the runtime's cross-checks.
 #include "drv/rknpu/direct_exec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "hw/regcmd.h"
 #include "npu/rknpu/reg_file.h"
@@ -20,18 +20,22 @@ namespace drv::rknpu {
 
 std::string TensorDiff::str() const {
     if (!same_shape) return "shape or dtype differs";
-    return fmt::format("{} values, {} equal, {} off by 1 LSB, {} worse, max |diff| {}", values, equal, off_by_one, worse,
-                       max_diff);
+    return fmt::format("{} values, {} equal, {} off by 1 LSB, {} worse, max |diff| {}", values, equal, off_by_one,
+                       worse, max_diff);
 }
 
 namespace {
 
 int64_t element(const num::Tensor& t, size_t i) {
     switch (t.dtype()) {
-        case num::DType::U8: return t.data<uint8_t>()[i];
-        case num::DType::I8: return t.data<int8_t>()[i];
-        case num::DType::I32: return t.data<int32_t>()[i];
-        default: throw std::invalid_argument("compare_tensors: integer tensors only");
+        case num::DType::U8:
+            return t.data<uint8_t>()[i];
+        case num::DType::I8:
+            return t.data<int8_t>()[i];
+        case num::DType::I32:
+            return t.data<int32_t>()[i];
+        default:
+            throw std::invalid_argument("compare_tensors: integer tensors only");
     }
 }
 
@@ -49,24 +53,30 @@ TensorDiff compare_tensors(const num::Tensor& got, const num::Tensor& want) {
         for (size_t i = 0; i < d.values; ++i) {
             const float a = got.data<float>()[i], b = want.data<float>()[i];
             d.max_abs = std::max(d.max_abs, static_cast<double>(std::fabs(a - b)));
-            if (a == b) ++d.equal;
-            else ++d.worse;
+            if (a == b)
+                ++d.equal;
+            else
+                ++d.worse;
         }
         return d;
     }
     for (size_t i = 0; i < d.values; ++i) {
         const int64_t diff = std::llabs(element(got, i) - element(want, i));
         d.max_diff = std::max<int>(d.max_diff, static_cast<int>(diff));
-        if (diff == 0) ++d.equal;
-        else if (diff == 1) ++d.off_by_one;
-        else ++d.worse;
+        if (diff == 0)
+            ++d.equal;
+        else if (diff == 1)
+            ++d.off_by_one;
+        else
+            ++d.worse;
     }
     return d;
 }
 
 namespace {
 
-std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n, const std::map<std::string, num::Tensor>& env) {
+std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
+                                  const std::map<std::string, num::Tensor>& env) {
     std::vector<const num::Tensor*> args;
     for (const auto& in : n.inputs) {
         if (in.empty()) {
@@ -91,7 +101,8 @@ std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n, const s
 
 }  // namespace
 
-std::map<std::string, num::Tensor> reference_values(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs) {
+std::map<std::string, num::Tensor> reference_values(const ir::Graph& g,
+                                                    const std::map<std::string, num::Tensor>& inputs) {
     std::map<std::string, num::Tensor> env = inputs;
     for (const ir::Node& n : g.nodes()) {
         auto out = run_node(g, n, env);
@@ -151,22 +162,25 @@ class Runner {
             }
             rf.write(c.offset, c.value);
         }
-        const std::string who = fmt::format("layer '{}' task {} ({})", t.layer >= 0 ? m_.layers[static_cast<size_t>(t.layer)].name : "?",
-                                            task, t.what);
+        const std::string who = fmt::format(
+            "layer '{}' task {} ({})", t.layer >= 0 ? m_.layers[static_cast<size_t>(t.layer)].name : "?", task, t.what);
         if (!op_en) throw std::runtime_error(who + ": no op-enable entry within the fetched amount");
         if (mask != t.enable_mask)
-            throw std::runtime_error(fmt::format("{}: op-enable 0x{:x} differs from the task's mask 0x{:x}", who, mask, t.enable_mask));
+            throw std::runtime_error(
+                fmt::format("{}: op-enable 0x{:x} differs from the task's mask 0x{:x}", who, mask, t.enable_mask));
         const npu::rknpu::TaskPlan plan = npu::rknpu::plan_task(rf, mask, soc_);
         if (!plan.faults.empty()) {
             const auto& f = plan.faults.front();
-            throw std::runtime_error(fmt::format("{}: fault {}.{}.{} = {}: {}", who, f.block, f.reg, f.field, f.value, f.message));
+            throw std::runtime_error(
+                fmt::format("{}: fault {}.{}.{} = {}: {}", who, f.block, f.reg, f.field, f.value, f.message));
         }
         std::vector<std::vector<uint8_t>> reads;
         reads.reserve(plan.reads.size());
         for (const auto& r : plan.reads) {
             const uint64_t a = r.addr - m_.relocated_base;
             check(a, r.bytes, who + " read " + r.what);
-            reads.emplace_back(mem_.begin() + static_cast<std::ptrdiff_t>(a), mem_.begin() + static_cast<std::ptrdiff_t>(a + r.bytes));
+            reads.emplace_back(mem_.begin() + static_cast<std::ptrdiff_t>(a),
+                               mem_.begin() + static_cast<std::ptrdiff_t>(a + r.bytes));
         }
         const auto writes = npu::rknpu::execute_task(plan, reads);
         for (size_t k = 0; k < writes.size(); ++k) {
@@ -187,8 +201,8 @@ class Runner {
             const uint64_t next = exec_task(chain[k], core);
             const uint64_t want = k + 1 < chain.size() ? m_.tasks[chain[k + 1]].regcmd_offset + m_.relocated_base : 0;
             if (next != want)
-                throw std::runtime_error(fmt::format("chain on core {}: task {} links to 0x{:x}, expected 0x{:x}", core, chain[k],
-                                                     next, want));
+                throw std::runtime_error(fmt::format("chain on core {}: task {} links to 0x{:x}, expected 0x{:x}", core,
+                                                     chain[k], next, want));
         }
     }
 
@@ -210,7 +224,8 @@ class Runner {
    private:
     void check(uint64_t off, uint64_t n, const std::string& what) const {
         if (off + n > mem_.size() || off + n < off)
-            throw std::runtime_error(fmt::format("{}: bytes [0x{:x}, 0x{:x}) outside the {}-byte arena", what, off, off + n, mem_.size()));
+            throw std::runtime_error(
+                fmt::format("{}: bytes [0x{:x}, 0x{:x}) outside the {}-byte arena", what, off, off + n, mem_.size()));
     }
     const CompiledModel& m_;
     const hw::SocProfile& soc_;
@@ -220,8 +235,8 @@ class Runner {
 
 }  // namespace
 
-DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc, const std::map<std::string, num::Tensor>& inputs,
-                        const DirectOptions& opts) {
+DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
+                        const std::map<std::string, num::Tensor>& inputs, const DirectOptions& opts) {
     Runner r(m, soc);
     DirectResult res;
     if (const auto* ref = opts.isolated_reference) {
@@ -241,7 +256,8 @@ DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc, const
                 if (!t) continue;
                 const TensorDiff d = compare_tensors(r.get(*t), ref->at(v));
                 c.diff.same_shape &= d.same_shape;
-                c.diff.values += d.values, c.diff.equal += d.equal, c.diff.off_by_one += d.off_by_one, c.diff.worse += d.worse;
+                c.diff.values += d.values, c.diff.equal += d.equal, c.diff.off_by_one += d.off_by_one,
+                    c.diff.worse += d.worse;
                 c.diff.max_diff = std::max(c.diff.max_diff, d.max_diff);
             }
             res.layers.push_back(c);
@@ -263,9 +279,12 @@ DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc, const
         for (const auto& [core, chain] : s.chains) r.exec_chain(core, chain);
     }
     for (const auto& out : m.graph.outputs()) {
-        if (const DeviceTensor* t = r.dev(out)) res.outputs[out] = r.get(*t);
-        else if (env.count(out)) res.outputs[out] = env.at(out);
-        else throw std::runtime_error("run_direct: graph output '" + out + "' was never produced");
+        if (const DeviceTensor* t = r.dev(out))
+            res.outputs[out] = r.get(*t);
+        else if (env.count(out))
+            res.outputs[out] = env.at(out);
+        else
+            throw std::runtime_error("run_direct: graph output '" + out + "' was never produced");
     }
     res.tasks_run = r.tasks_run_;
     return res;

@@ -3,10 +3,10 @@
 // image (NC1HWC2 with the DeviceTensor's strides, int8; uint8 shifted by -128). The image covers
 // [offset, offset + bytes) of the arena: C1 surfaces of surf_stride bytes each (a channel slice
 // of a concat buffer is a contiguous run of the parent's surfaces).
+#include <fmt/format.h>
+
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "drv/rknpu/model.h"
 
@@ -17,9 +17,10 @@ namespace {
 void check(const DeviceTensor& t, size_t numel, const char* what) {
     const size_t want = static_cast<size_t>(t.c) * t.h * t.w;
     if (numel != want)
-        throw std::invalid_argument(fmt::format("{} '{}': {} values, the device tensor holds {} ({}x{}x{})", what, t.name,
-                                                numel, want, t.c, t.h, t.w));
-    if (t.c2 <= 0 || t.line_stride < static_cast<uint32_t>(t.w * t.c2) || t.surf_stride < t.line_stride * static_cast<uint32_t>(t.h))
+        throw std::invalid_argument(fmt::format("{} '{}': {} values, the device tensor holds {} ({}x{}x{})", what,
+                                                t.name, numel, want, t.c, t.h, t.w));
+    if (t.c2 <= 0 || t.line_stride < static_cast<uint32_t>(t.w * t.c2) ||
+        t.surf_stride < t.line_stride * static_cast<uint32_t>(t.h))
         throw std::invalid_argument(fmt::format("{} '{}': inconsistent strides", what, t.name));
 }
 
@@ -28,8 +29,8 @@ void check(const DeviceTensor& t, size_t numel, const char* what) {
 std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
     const bool u8 = x.dtype() == num::DType::U8;
     if (!u8 && x.dtype() != num::DType::I8)
-        throw std::invalid_argument(fmt::format("to_device '{}': {} tensor, expected int8 or uint8", t.name,
-                                                num::dtype_name(x.dtype())));
+        throw std::invalid_argument(
+            fmt::format("to_device '{}': {} tensor, expected int8 or uint8", t.name, num::dtype_name(x.dtype())));
     if (u8 != t.graph_uint8)
         throw std::invalid_argument(fmt::format("to_device '{}': {} tensor, the model has {}", t.name,
                                                 num::dtype_name(x.dtype()), t.graph_uint8 ? "uint8" : "int8"));
@@ -54,11 +55,13 @@ std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
 num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& image) {
     check(t, static_cast<size_t>(t.c) * t.h * t.w, "from_device");
     if (image.size() < t.bytes)
-        throw std::invalid_argument(fmt::format("from_device '{}': image has {} bytes, expected {}", t.name, image.size(), t.bytes));
+        throw std::invalid_argument(
+            fmt::format("from_device '{}': image has {} bytes, expected {}", t.name, image.size(), t.bytes));
     std::vector<int64_t> shape = t.ir_shape.empty() ? std::vector<int64_t>{1, t.c, t.h, t.w} : t.ir_shape;
     num::Tensor out = num::Tensor::uninitialized(t.graph_uint8 ? num::DType::U8 : num::DType::I8, shape);
     if (out.numel() != static_cast<size_t>(t.c) * t.h * t.w)
-        throw std::invalid_argument(fmt::format("from_device '{}': IR shape does not match {}x{}x{}", t.name, t.c, t.h, t.w));
+        throw std::invalid_argument(
+            fmt::format("from_device '{}': IR shape does not match {}x{}x{}", t.name, t.c, t.h, t.w));
     const uint8_t shift = t.graph_uint8 ? 128 : 0;
     uint8_t* dst = out.raw();
     const size_t hw = static_cast<size_t>(t.h) * t.w;

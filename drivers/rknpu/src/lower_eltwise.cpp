@@ -8,11 +8,11 @@
 // term is |x - zp| * 0.5 / 2^T output LSB (|x - zp| <= 255), so T is taken as large as the
 // multiplier fields allow: for ratios near 1 the error is about 0.01 LSB and results agree with
 // onnxruntime's float requantization except at rounding ties.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "drv/rknpu/lower.h"
 #include "numerics/requant.h"
@@ -33,7 +33,8 @@ void check_tensor(const std::string& name, const DeviceTensor& t, const hw::SocP
     if (t.line_stride != static_cast<uint32_t>(t.w * t.c2))
         throw std::invalid_argument(fmt::format("'{}': tensor '{}' rows are not compact", name, t.name));
     if (t.w > 8192 || t.h > 8192 || t.c > 8192)
-        throw std::invalid_argument(fmt::format("'{}': {}x{}x{} exceeds the 13-bit DPU cube fields", name, t.c, t.h, t.w));
+        throw std::invalid_argument(
+            fmt::format("'{}': {}x{}x{} exceeds the 13-bit DPU cube fields", name, t.c, t.h, t.w));
 }
 
 /// Largest T with max_ratio * 2^T <= kMulMax (and max_add * 2^T inside int32).
@@ -41,8 +42,8 @@ int pick_shift(double max_ratio, double max_add, const std::string& name) {
     if (!(max_ratio > 0) || !std::isfinite(max_ratio))
         throw std::invalid_argument(fmt::format("'{}': scale ratio {} cannot be requantized", name, max_ratio));
     int t = kMaxShift;
-    while (t >= 0 && (std::llround(max_ratio * std::ldexp(1.0, t)) > kMulMax ||
-                      std::fabs(max_add) * std::ldexp(1.0, t) > 1.0e9))
+    while (t >= 0 &&
+           (std::llround(max_ratio * std::ldexp(1.0, t)) > kMulMax || std::fabs(max_add) * std::ldexp(1.0, t) > 1.0e9))
         --t;
     if (t < 0)
         throw std::invalid_argument(
@@ -62,8 +63,9 @@ void emit_dpu_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor&
     b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}, {"ORIG_CHANNEL", c - 1}});
     b.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 1}, {"BS_ALU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
     b.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});
-    b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1},
-                                  {"EW_RELU_BYPASS", 1}});
+    b.write_fields(
+        "DPU_EW_CFG",
+        {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w - 1}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h - 1}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}});
@@ -89,9 +91,10 @@ NpuTask dpu_meta(const std::string& what, const DeviceTensor& out, int core) {
 
 void same_shape(const std::string& name, const DeviceTensor& a, const DeviceTensor& out) {
     if (a.c != out.c || a.h != out.h || a.w != out.w)
-        throw std::invalid_argument(fmt::format("'{}': input '{}' {}x{}x{} differs from the output {}x{}x{} (broadcast is "
-                                                "not lowered)",
-                                                name, a.name, a.c, a.h, a.w, out.c, out.h, out.w));
+        throw std::invalid_argument(
+            fmt::format("'{}': input '{}' {}x{}x{} differs from the output {}x{}x{} (broadcast is "
+                        "not lowered)",
+                        name, a.name, a.c, a.h, a.w, out.c, out.h, out.w));
 }
 
 /// Channels [c0, c0 + c) of a tensor (c0 a multiple of C2): same strides, offset moved.
@@ -115,8 +118,7 @@ std::vector<std::pair<int, int>> channel_groups(const DeviceTensor& in) {
 }  // namespace
 
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
-                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc,
-                                   int core) {
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
     for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
     same_shape(name, a, out);
     same_shape(name, b, out);
@@ -132,19 +134,30 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
     }
     for (const DeviceTensor* t : {&b, &out})
         if (t->c > t->c2 && t->surf_stride % 16 != 0)
-            throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
+            throw std::invalid_argument(
+                fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
     const double ra = static_cast<double>(a.scale) / out.scale, rb = static_cast<double>(b.scale) / out.scale;
     const int t = pick_shift(std::max(ra, rb), 0, name);
     const int64_t ma = std::llround(ra * std::ldexp(1.0, t)), mb = std::llround(rb * std::ldexp(1.0, t));
     BodyBuilder bb;
     emit_dpu_common(bb, a, out);
     // BS: (a - za) * Ma; EW: (b - zb) * Mb from the ERDMA cube, added; output: >> T, + zo.
-    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 0},
-                                   {"BS_MUL_BYPASS", 0}, {"BS_RELU_BYPASS", 1}});
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
+                                   {"BS_ALU_BYPASS", 0},
+                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 0},
+                                   {"BS_RELU_BYPASS", 1}});
     bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-a.zp));
-    bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 0}, {"BS_MUL_OPERAND", static_cast<uint64_t>(ma)}, {"BS_MUL_SHIFT_VALUE", 0}});
-    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_TYPE", 0}, {"EW_OP_SRC", 1},
-                                   {"EW_ALU_ALGO", 2}, {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1},
+    bb.write_fields("DPU_BS_MUL_CFG",
+                    {{"BS_MUL_SRC", 0}, {"BS_MUL_OPERAND", static_cast<uint64_t>(ma)}, {"BS_MUL_SHIFT_VALUE", 0}});
+    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                   {"EW_OP_BYPASS", 0},
+                                   {"EW_OP_TYPE", 0},
+                                   {"EW_OP_SRC", 1},
+                                   {"EW_ALU_ALGO", 2},
+                                   {"EW_OP_CVT_BYPASS", 0},
+                                   {"EW_LUT_BYPASS", 1},
                                    {"EW_RELU_BYPASS", 1}});
     bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
     bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", static_cast<uint64_t>(mb)}, {"EW_OP_CVT_SHIFT", 0}});
@@ -174,17 +187,28 @@ std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& 
     }
     for (const DeviceTensor* t : {&b, &out})
         if (t->c > t->c2 && t->surf_stride % 16 != 0)
-            throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
+            throw std::invalid_argument(
+                fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
     // |(a - za)(b - zb)| <= 255 * 255: the 15-bit output multiplier with its shift carries the scale.
     const num::FixedScale m = num::quantize_scale(static_cast<double>(a.scale) * b.scale / out.scale, 15, 63);
-    if (m.multiplier <= 0) throw std::invalid_argument(fmt::format("'{}': output scale underflows the multiplier", name));
+    if (m.multiplier <= 0)
+        throw std::invalid_argument(fmt::format("'{}': output scale underflows the multiplier", name));
     BodyBuilder bb;
     emit_dpu_common(bb, a, out);
-    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 0},
-                                   {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
+                                   {"BS_ALU_BYPASS", 0},
+                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 1},
+                                   {"BS_RELU_BYPASS", 1}});
     bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-a.zp));
-    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_TYPE", 1}, {"EW_OP_SRC", 1},
-                                   {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
+    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                   {"EW_OP_BYPASS", 0},
+                                   {"EW_OP_TYPE", 1},
+                                   {"EW_OP_SRC", 1},
+                                   {"EW_OP_CVT_BYPASS", 0},
+                                   {"EW_LUT_BYPASS", 1},
+                                   {"EW_RELU_BYPASS", 1}});
     bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
     bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
     bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
@@ -205,8 +229,8 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     same_shape(name, in, out);
     const size_t nc = static_cast<size_t>(out.c);
     if (mul.empty() || (mul.size() != 1 && mul.size() != nc) || (add.size() > 1 && add.size() != nc))
-        throw std::invalid_argument(fmt::format("'{}': {} multipliers / {} offsets for {} channels", name, mul.size(),
-                                                add.size(), nc));
+        throw std::invalid_argument(
+            fmt::format("'{}': {} multipliers / {} offsets for {} channels", name, mul.size(), add.size(), nc));
     double max_mul = 0, max_add = 0;
     bool negative = false;
     for (double m : mul) {
@@ -220,7 +244,8 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
             auto part = [&](const std::vector<double>& v) {
                 return v.size() > 1 ? std::vector<double>(v.begin() + c0, v.begin() + c0 + c) : v;
             };
-            auto t = lower_affine_op(name, op, channels(in, c0, c), channels(out, c0, c), part(mul), part(add), arena, soc, core);
+            auto t = lower_affine_op(name, op, channels(in, c0, c), channels(out, c0, c), part(mul), part(add), arena,
+                                     soc, core);
             t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
             t.front().meta.in_window = t.front().meta.out_window;
             all.push_back(std::move(t.front()));
@@ -237,8 +262,12 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     bool any_add = false;
     for (double a : add) any_add |= std::llround(a * two_t) != 0;
     // BS: (x - zx) * M (per-channel M from memory when it varies).
-    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0}, {"BS_ALU_BYPASS", 0}, {"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 0},
-                                   {"BS_MUL_BYPASS", 0}, {"BS_RELU_BYPASS", 1}});
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
+                                   {"BS_ALU_BYPASS", 0},
+                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 0},
+                                   {"BS_RELU_BYPASS", 1}});
     bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-in.zp));
     if (per_channel_mul) {
         std::vector<uint8_t> ops(2 * nc);
@@ -257,8 +286,11 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     }
     // BN: + add[c] * 2^T (per channel from memory, or one register value).
     if (any_add) {
-        bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0}, {"BN_ALU_BYPASS", 0}, {"BN_ALU_ALGO", 2},
-                                       {"BN_ALU_SRC", add.size() > 1 ? 1u : 0u}, {"BN_MUL_BYPASS", 1},
+        bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0},
+                                       {"BN_ALU_BYPASS", 0},
+                                       {"BN_ALU_ALGO", 2},
+                                       {"BN_ALU_SRC", add.size() > 1 ? 1u : 0u},
+                                       {"BN_MUL_BYPASS", 1},
                                        {"BN_RELU_BYPASS", 1}});
         if (add.size() > 1) {
             std::vector<uint8_t> ops(4 * nc);

@@ -3,9 +3,9 @@
 // ResNet's 3x3/2 pad 1 and YOLOv5's SPPF 5x5/1 pad 2 fit the 4-bit kernel/stride and 3-bit
 // padding fields in one task. Padded elements read PADDING_VALUE = -128, the int8 minimum, so
 // they never win the max (ONNX MaxPool ignores padding).
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "drv/rknpu/lower.h"
 
@@ -17,16 +17,21 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
         throw std::invalid_argument(fmt::format("MaxPool '{}': {}", op.name, why));
     };
     if (in.c2 != soc.npu.c2_int8.value || out.c2 != in.c2) bad("tensor C2 differs from the SoC's int8 C2");
-    if (op.kernel_w < 1 || op.kernel_w > 16 || op.kernel_h < 1 || op.kernel_h > 16) bad("kernel beyond 16 (4-bit field)");
-    if (op.stride_w < 1 || op.stride_w > 16 || op.stride_h < 1 || op.stride_h > 16) bad("stride beyond 16 (4-bit field)");
+    if (op.kernel_w < 1 || op.kernel_w > 16 || op.kernel_h < 1 || op.kernel_h > 16)
+        bad("kernel beyond 16 (4-bit field)");
+    if (op.stride_w < 1 || op.stride_w > 16 || op.stride_h < 1 || op.stride_h > 16)
+        bad("stride beyond 16 (4-bit field)");
     // The bottom/right padding may grow to reach the IR output size (ceil_mode).
     const int pr = std::max(0, (out.w - 1) * op.stride_w + op.kernel_w - in.w - op.pad_left);
     const int pb = std::max(0, (out.h - 1) * op.stride_h + op.kernel_h - in.h - op.pad_top);
     for (int p : {op.pad_left, op.pad_top, pr, pb})
-        if (p > 7 || p >= std::min(op.kernel_w, op.kernel_h)) bad("padding beyond the 3-bit fields or not below the kernel");
+        if (p > 7 || p >= std::min(op.kernel_w, op.kernel_h))
+            bad("padding beyond the 3-bit fields or not below the kernel");
     if (in.c != out.c) bad("channel count changes");
-    if (in.line_stride % 16 != 0 || (in.c > in.c2 && in.surf_stride % 16 != 0) || (out.c > out.c2 && out.surf_stride % 16 != 0))
-        bad("PPU_RDMA/PPU strides are programmed in 16-byte units; this tensor's rows or surfaces are not 16-byte aligned");
+    if (in.line_stride % 16 != 0 || (in.c > in.c2 && in.surf_stride % 16 != 0) ||
+        (out.c > out.c2 && out.surf_stride % 16 != 0))
+        bad("PPU_RDMA/PPU strides are programmed in 16-byte units; this tensor's rows or surfaces are not 16-byte "
+            "aligned");
     if (in.w > 8192 || in.h > 8192 || in.c > 8192) bad("cube beyond the 13-bit fields");
     BodyBuilder b;
     const auto u = [](int v) { return static_cast<uint64_t>(v); };
@@ -37,11 +42,13 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     b.write_fields("PPU_DATA_CUBE_OUT_HEIGHT", {{"CUBE_OUT_HEIGHT", u(out.h - 1)}});
     b.write_fields("PPU_DATA_CUBE_OUT_CHANNEL", {{"CUBE_OUT_CHANNEL", u(out.c - 1)}});
     b.write_fields("PPU_OPERATION_MODE_CFG", {{"POOLING_METHOD", 1}, {"FLYING_MODE", 1}});
-    b.write_fields("PPU_POOLING_KERNEL_CFG", {{"KERNEL_WIDTH", u(op.kernel_w - 1)}, {"KERNEL_HEIGHT", u(op.kernel_h - 1)},
+    b.write_fields("PPU_POOLING_KERNEL_CFG", {{"KERNEL_WIDTH", u(op.kernel_w - 1)},
+                                              {"KERNEL_HEIGHT", u(op.kernel_h - 1)},
                                               {"KERNEL_STRIDE_WIDTH", u(op.stride_w - 1)},
                                               {"KERNEL_STRIDE_HEIGHT", u(op.stride_h - 1)}});
-    b.write_fields("PPU_POOLING_PADDING_CFG",
-                   {{"PAD_LEFT", u(op.pad_left)}, {"PAD_TOP", u(op.pad_top)}, {"PAD_RIGHT", u(pr)}, {"PAD_BOTTOM", u(pb)}});
+    b.write_fields(
+        "PPU_POOLING_PADDING_CFG",
+        {{"PAD_LEFT", u(op.pad_left)}, {"PAD_TOP", u(op.pad_top)}, {"PAD_RIGHT", u(pr)}, {"PAD_BOTTOM", u(pb)}});
     b.write("PPU_PADDING_VALUE_1_CFG", static_cast<uint32_t>(-128));
     if (out.offset % 16 != 0) bad("output not 16-byte aligned");
     b.write_addr("PPU_DST_BASE_ADDR", out.offset);

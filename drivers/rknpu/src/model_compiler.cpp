@@ -18,19 +18,19 @@
 //  5. placement: regcmd of each chain (64-byte task blocks) in the arena, then the activation
 //     region; provisional addresses patched; chains linked (PC_BASE_ADDRESS = next task, itself
 //     a relocation); relocation list sorted.
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <memory>
-#include <mutex>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "checker/checker.h"
 #include "compiler/ir/graph.h"
@@ -72,10 +72,17 @@ std::vector<int32_t> ints_of(const num::Tensor& t) {
     std::vector<int32_t> out(t.numel());
     for (size_t i = 0; i < out.size(); ++i) {
         switch (t.dtype()) {
-            case num::DType::U8: out[i] = t.data<uint8_t>()[i]; break;
-            case num::DType::I8: out[i] = t.data<int8_t>()[i]; break;
-            case num::DType::I32: out[i] = t.data<int32_t>()[i]; break;
-            default: unsupported(fmt::format("{} zero point / bias", num::dtype_name(t.dtype())));
+            case num::DType::U8:
+                out[i] = t.data<uint8_t>()[i];
+                break;
+            case num::DType::I8:
+                out[i] = t.data<int8_t>()[i];
+                break;
+            case num::DType::I32:
+                out[i] = t.data<int32_t>()[i];
+                break;
+            default:
+                unsupported(fmt::format("{} zero point / bias", num::dtype_name(t.dtype())));
         }
     }
     return out;
@@ -120,7 +127,6 @@ bool device_dims(const std::vector<int64_t>& s, int& c, int& h, int& w) {
     }
     return c > 0 && h > 0 && w > 0;
 }
-
 
 /// The spec of the SoC's platform, loaded once per process and SoC: the file whose name holds
 /// the SoC as a '_'-separated token (rknn_v2.3.2_rk3566_rk3568.json for rk3566; one file parses in
@@ -231,7 +237,7 @@ ir::Graph checker_view(const ir::Graph& g) {
 struct PendingLayer {
     Layer layer;
     std::function<std::vector<TaskBody>()> lower;  ///< NPU layers
-    bool multicore = false;                         ///< split across the cores (conv family)
+    bool multicore = false;                        ///< split across the cores (conv family)
 };
 
 class Compiler {
@@ -274,17 +280,20 @@ class Compiler {
                 unsupported(fmt::format("tensor '{}' is read with two different quantizations", name));
             return it->second;
         }
-        if (!is_q8(v.dtype)) unsupported(fmt::format("tensor '{}' is {}, not int8/uint8", name, num::dtype_name(v.dtype)));
+        if (!is_q8(v.dtype))
+            unsupported(fmt::format("tensor '{}' is {}, not int8/uint8", name, num::dtype_name(v.dtype)));
         DeviceTensor t;
         t.name = name;
         t.ir_shape = v.shape;
         if (!device_dims(v.shape, t.c, t.h, t.w))
-            unsupported(fmt::format("tensor '{}' shape {} has no device layout (batch 1, rank 4 or 2)", name, v.shape_str()));
+            unsupported(
+                fmt::format("tensor '{}' shape {} has no device layout (batch 1, rank 4 or 2)", name, v.shape_str()));
         t.c2 = soc_.npu.c2_int8.value;
         t.line_stride = static_cast<uint32_t>(t.w * t.c2);
         // Surfaces start on 16-byte boundaries: DST/EW/PPU surface strides are programmed in
         // 16-byte units, which matters with 8-byte atoms (RK356x) and an odd w*h.
-        t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(t.h), 16));
+        t.surf_stride =
+            static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(t.h), 16));
         t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((t.c + t.c2 - 1) / t.c2);
         t.scale = scale;
         t.zp = zp;
@@ -296,7 +305,8 @@ class Compiler {
     /// The device tensor of a value that carries its own per-tensor quantization (fold_qdq).
     DeviceTensor& dev_q(const std::string& name) {
         const ir::Value& v = g_.value(name);
-        if (v.quant.empty() || v.quant.per_axis()) unsupported(fmt::format("tensor '{}' has no per-tensor quantization", name));
+        if (v.quant.empty() || v.quant.per_axis())
+            unsupported(fmt::format("tensor '{}' has no per-tensor quantization", name));
         return dev(name, v.quant.scale[0], v.quant.zero_point.empty() ? 0 : v.quant.zero_point[0]);
     }
 
@@ -348,11 +358,12 @@ class Compiler {
             for (const auto& v : nr.violations) why += (why.empty() ? "" : "; ") + v.text;
             if (why.empty()) why = nr.reason;
             if (nr.verdict == check::Verdict::Unsupported)
-                throw std::invalid_argument(fmt::format("{} cannot run node '{}' ({}): {}", spec->id, nr.node, nr.op_type,
-                                                        why.empty() ? "unsupported operator" : why));
+                throw std::invalid_argument(fmt::format("{} cannot run node '{}' ({}): {}", spec->id, nr.node,
+                                                        nr.op_type, why.empty() ? "unsupported operator" : why));
             if (nr.verdict == check::Verdict::CpuFallback)
-                checker_cpu_[nr.node] = fmt::format("checker ({} {}): {}", spec->id, nr.spec_op.empty() ? nr.op_type : nr.spec_op,
-                                                    why.empty() ? "CPU fallback" : why);
+                checker_cpu_[nr.node] =
+                    fmt::format("checker ({} {}): {}", spec->id, nr.spec_op.empty() ? nr.op_type : nr.spec_op,
+                                why.empty() ? "CPU fallback" : why);
         }
     }
 
@@ -388,7 +399,9 @@ class Compiler {
             // dropped by the planner only if untouched; keep it simple: erase what this attempt added).
             const auto before = m_.tensors;
             try {
-                if (!classify_npu(i)) add_cpu(i, fmt::format("no NPU lowering for {}{}", n.domain.empty() ? "" : n.domain + ".", n.op_type));
+                if (!classify_npu(i))
+                    add_cpu(i,
+                            fmt::format("no NPU lowering for {}{}", n.domain.empty() ? "" : n.domain + ".", n.op_type));
             } catch (const NpuUnsupported& e) {
                 m_.tensors = before;
                 add_cpu(i, e.what());
@@ -454,9 +467,12 @@ class Compiler {
         op.pad_top = static_cast<int>(pd[0]), op.pad_left = static_cast<int>(pd[1]);
         op.pad_bottom = static_cast<int>(pd[2]), op.pad_right = static_cast<int>(pd[3]);
         op.w_scales = floats_of(required(g_, n, 4));
-        if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c)) unsupported("weight scale count");
-        if (const num::Tensor* b = const_of(g_, n, 8)) op.bias = ints_of(*b);
-        else if (n.has_input(8)) unsupported("bias is not constant");
+        if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
+            unsupported("weight scale count");
+        if (const num::Tensor* b = const_of(g_, n, 8))
+            op.bias = ints_of(*b);
+        else if (n.has_input(8))
+            unsupported("bias is not constant");
         const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 6);
         const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
         const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
@@ -465,9 +481,8 @@ class Compiler {
         const auto& ys_shape = g_.value(n.outputs[0]).shape;
         L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
                  static_cast<uint64_t>(op.depthwise ? 1 : op.in_c) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
-        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [w](ConvOp& o) {
-            o.weights.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel());
-        });
+        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+                  [w](ConvOp& o) { o.weights.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel()); });
         return true;
     }
 
@@ -478,15 +493,17 @@ class Compiler {
         // Packed weights pad input channels to C2 (depthwise: channels); bias and scales per kernel.
         const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
         const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
-        init_estimate_ += static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096;
-        push_npu(std::move(L),
-                 [this, op = std::move(op), in, out, fill = std::move(fill)]() mutable {
-                     fill(op);
-                     auto bodies = lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
-                     std::vector<int8_t>().swap(op.weights);
-                     return bodies;
-                 },
-                 true);
+        init_estimate_ +=
+            static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096;
+        push_npu(
+            std::move(L),
+            [this, op = std::move(op), in, out, fill = std::move(fill)]() mutable {
+                fill(op);
+                auto bodies = lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
+                std::vector<int8_t>().swap(op.weights);
+                return bodies;
+            },
+            true);
     }
 
     /// QGemm (a, as, az, B, bs, bz, [C], [ys, yz]) or QLinearMatMul (a, as, az, B, bs, bz, ys, yz)
@@ -503,7 +520,8 @@ class Compiler {
         const ir::Value& a = g_.value(n.input(0));
         if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
         const num::Tensor* b = const_of(g_, n, 3);
-        if (!b || b->dtype() != num::DType::I8 || b->rank() != 2) unsupported(what + " B is not a constant int8 matrix");
+        if (!b || b->dtype() != num::DType::I8 || b->rank() != 2)
+            unsupported(what + " B is not a constant int8 matrix");
         if (const num::Tensor* bz = const_of(g_, n, 5))
             for (int32_t z : ints_of(*bz))
                 if (z != 0) unsupported(what + " B zero point is not 0");
@@ -515,7 +533,8 @@ class Compiler {
         op.name = n.name;
         op.in_c = K, op.out_c = N;
         op.w_scales = floats_of(required(g_, n, 4));
-        if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N)) unsupported(what + " B scale count");
+        if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N))
+            unsupported(what + " B scale count");
         if (!matmul && n.has_input(6)) {
             const num::Tensor* c = const_of(g_, n, 6);
             if (!c || c->dtype() != num::DType::I32) unsupported("QGemm C is not a constant int32 bias");
@@ -576,15 +595,16 @@ class Compiler {
         dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
         const bool mul = n.op_type == "QLinearMul";
         Layer L = base_layer(i, mul ? "Mul" : "Add", Unit::Npu);
-        push_npu(std::move(L),
-                 [this, a, b, y, mul, name = n.name]() {
-                     const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
-                     return across_cores(ty.h, [&](int y0, int rows, int core) {
-                         return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows),
-                                                                    rows_of(ty, y0, rows), arena_, soc_, core);
-                     });
-                 },
-                 true);
+        push_npu(
+            std::move(L),
+            [this, a, b, y, mul, name = n.name]() {
+                const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
+                return across_cores(ty.h, [&](int y0, int rows, int core) {
+                    return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows),
+                                                               rows_of(ty, y0, rows), arena_, soc_, core);
+                });
+            },
+            true);
         return true;
     }
 
@@ -613,9 +633,12 @@ class Compiler {
         Layer L = base_layer(i, "MaxPool", Unit::Npu);
         const std::string a = n.input(0), y = n.outputs[0];
         const int core = m_.cores.front();
-        push_npu(std::move(L),
-                 [this, op, a, y, core]() { return lower_maxpool_op(op, m_.tensors.at(a), m_.tensors.at(y), arena_, soc_, core); },
-                 false);
+        push_npu(
+            std::move(L),
+            [this, op, a, y, core]() {
+                return lower_maxpool_op(op, m_.tensors.at(a), m_.tensors.at(y), arena_, soc_, core);
+            },
+            false);
         return true;
     }
 
@@ -628,7 +651,8 @@ class Compiler {
         int c0, h0, w0, c1, h1, w1;
         if (!device_dims(x.shape, c0, h0, w0) || !device_dims(y.shape, c1, h1, w1))
             unsupported("reshape between shapes without a common device layout");
-        if (!(c0 == c1 && h0 == h1 && w0 == w1)) unsupported("reshape changes the device layout (only [1,C,1,1] <-> [1,C] is a view)");
+        if (!(c0 == c1 && h0 == h1 && w0 == w1))
+            unsupported("reshape changes the device layout (only [1,C,1,1] <-> [1,C] is a view)");
         DeviceTensor& in = dev_q(n.input(0));
         DeviceTensor& out = dev_q(n.outputs[0]);
         if (in.scale != out.scale || in.zp != out.zp) unsupported("reshape changes the quantization");
@@ -639,53 +663,57 @@ class Compiler {
         return true;
     }
 
-    bool concat(size_t i) {
-        const ir::Node& n = g_.nodes()[i];
-        const std::string y = n.outputs.at(0);
-        const ir::Value& yv = g_.value(y);
-        const int64_t axis = ir::attr_int(n.attrs, "axis", 1);
-        if (yv.shape.size() != 4 || (axis != 1 && axis != -3)) unsupported("QLinearConcat not along channels of a 4-D tensor");
-        if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
-        DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
-        struct Part {
-            std::string name;
-            int c_off;
-            bool in_place;
-        };
-        std::vector<Part> parts;
+    struct ConcatPart {
+        std::string name;
+        int c_off = 0;
+        bool in_place = false;
+    };
+
+    /// The inputs of a QLinearConcat with their channel offsets and whether each can be written
+    /// in place: same quantization as the output, C2-aligned slice (a partial last atom only at
+    /// the end), produced by a node (not a graph input or output), not already placed in another
+    /// buffer, not itself holding aliases, not listed twice.
+    std::vector<ConcatPart> concat_parts(const ir::Node& n, const DeviceTensor& out) {
+        std::vector<ConcatPart> parts;
         int c_off = 0;
         const size_t k = (n.inputs.size() - 2) / 3;
         for (size_t j = 0; j < k; ++j) {
             const std::string x = n.input(2 + 3 * j);
-            const ir::Value& xv = g_.value(x);
-            if (xv.is_constant()) unsupported("QLinearConcat with a constant input");
+            if (g_.value(x).is_constant()) unsupported("QLinearConcat with a constant input");
             const DeviceTensor& t = dev(x, scalar_scale(g_, n, 3 + 3 * j), scalar_zp(g_, n, 4 + 3 * j));
             if (t.h != out.h || t.w != out.w) unsupported("QLinearConcat inputs differ in H/W");
-            const bool last = j + 1 == k;
-            // In place: same quantization, C2-aligned slice (a partial last atom only at the end),
-            // produced by a node (not a graph input), not already placed elsewhere, not a root.
-            bool ok = t.scale == out.scale && t.zp == out.zp && c_off % t.c2 == 0 && (last || t.c % t.c2 == 0) &&
+            bool ok = t.scale == out.scale && t.zp == out.zp && c_off % t.c2 == 0 && (j + 1 == k || t.c % t.c2 == 0) &&
                       g_.producer(x) >= 0 && !aliased_.count(x) && t.alias_of.empty() &&
                       std::find(g_.outputs().begin(), g_.outputs().end(), x) == g_.outputs().end();
-            for (const auto& [nm, dt] : m_.tensors)
-                if (dt.alias_of == x) ok = false;
-            for (const auto& p : parts)
-                if (p.name == x) ok = false;
+            for (const auto& [nm, dt] : m_.tensors) ok &= dt.alias_of != x;
+            for (const auto& p : parts) ok &= p.name != x;
             parts.push_back({x, c_off, ok});
             c_off += t.c;
         }
         if (c_off != out.c) unsupported("QLinearConcat channel sum differs from the output");
+        return parts;
+    }
+
+    bool concat(size_t i) {
+        const ir::Node& n = g_.nodes()[i];
+        const std::string y = n.outputs.at(0);
+        const int64_t axis = ir::attr_int(n.attrs, "axis", 1);
+        if (g_.value(y).shape.size() != 4 || (axis != 1 && axis != -3))
+            unsupported("QLinearConcat not along channels of a 4-D tensor");
+        if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
+        const DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
+        const std::vector<ConcatPart> parts = concat_parts(n, out);
         size_t copies = 0;
         for (const auto& p : parts) {
             if (!p.in_place) {
                 ++copies;
                 continue;
             }
-            DeviceTensor& t = m_.tensors.at(p.name);
-            t.alias_of = y;
+            m_.tensors.at(p.name).alias_of = y;
             aliased_.insert(p.name);
             slice_off_[p.name] = p.c_off;
         }
+        const size_t k = parts.size();
         Layer L = base_layer(i, "Concat", copies ? Unit::Npu : Unit::View);
         L.note = copies ? fmt::format("{} of {} inputs written in place, {} requantizing copies", k - copies, k, copies)
                         : fmt::format("concat by addressing: all {} inputs written in place", k);
@@ -693,28 +721,31 @@ class Compiler {
             pending_.push_back({std::move(L), nullptr, false});
             return true;
         }
-        push_npu(std::move(L),
-                 [this, parts, y, name = n.name]() {
-                     std::vector<TaskBody> out_tasks;
-                     const DeviceTensor& parent = m_.tensors.at(y);
-                     for (const auto& p : parts) {
-                         if (p.in_place) continue;
-                         const DeviceTensor& src = m_.tensors.at(p.name);
-                         DeviceTensor dst = slice(parent, p.c_off, src.c);
-                         auto t = across_cores(dst.h, [&](int y0, int rows, int core) {
-                             return lower_affine_op(name, "concat copy", rows_of(src, y0, rows), rows_of(dst, y0, rows),
-                                                    {static_cast<double>(src.scale) / parent.scale}, {0.0}, arena_, soc_, core);
-                         });
-                         for (auto& b : t) {
-                             // Windows are in the layer output's coordinates (model.h): shift to the slice.
-                             b.meta.out_window.c0 += p.c_off, b.meta.out_window.c1 += p.c_off;
-                             out_tasks.push_back(std::move(b));
-                         }
-                     }
-                     return out_tasks;
-                 },
-                 true);
+        push_npu(
+            std::move(L), [this, parts, y, name = n.name]() { return lower_concat_copies(name, parts, y); }, true);
         return true;
+    }
+
+    /// One requantizing DPU copy per input that is not written in place, into its slice.
+    std::vector<TaskBody> lower_concat_copies(const std::string& name, const std::vector<ConcatPart>& parts,
+                                              const std::string& y) {
+        std::vector<TaskBody> out_tasks;
+        const DeviceTensor& parent = m_.tensors.at(y);
+        for (const auto& p : parts) {
+            if (p.in_place) continue;
+            const DeviceTensor& src = m_.tensors.at(p.name);
+            const DeviceTensor dst = slice(parent, p.c_off, src.c);
+            auto t = across_cores(dst.h, [&](int y0, int rows, int core) {
+                return lower_affine_op(name, "concat copy", rows_of(src, y0, rows), rows_of(dst, y0, rows),
+                                       {static_cast<double>(src.scale) / parent.scale}, {0.0}, arena_, soc_, core);
+            });
+            for (auto& b : t) {
+                // Windows are in the layer output's coordinates (model.h): shift to the slice.
+                b.meta.out_window.c0 += p.c_off, b.meta.out_window.c1 += p.c_off;
+                out_tasks.push_back(std::move(b));
+            }
+        }
+        return out_tasks;
     }
 
     /// Rows [y0, y0 + n) of a tensor (same strides).
@@ -745,7 +776,8 @@ class Compiler {
 
     static DeviceTensor slice(const DeviceTensor& parent, int c_off, int c) {
         if (c_off % parent.c2 != 0)
-            throw std::invalid_argument(fmt::format("concat slice at channel {} of '{}' is not C2-aligned", c_off, parent.name));
+            throw std::invalid_argument(
+                fmt::format("concat slice at channel {} of '{}' is not C2-aligned", c_off, parent.name));
         DeviceTensor t = parent;
         t.name = parent.name + "[" + std::to_string(c_off) + ":" + std::to_string(c_off + c) + "]";
         t.c = c;
@@ -798,15 +830,16 @@ class Compiler {
         L.note = "DequantizeLinear -> BatchNormalization -> QuantizeLinear as a DPU per-channel affine task";
         consumed_.insert(c1[0]);
         consumed_.insert(c2[0]);
-        push_npu(std::move(L),
-                 [this, x, y, mul, addv, name = dq.name]() {
-                     const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
-                     return across_cores(ty.h, [&](int y0, int rows, int core) {
-                         return lower_affine_op(name, "batchnorm", rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv,
-                                                arena_, soc_, core);
-                     });
-                 },
-                 true);
+        push_npu(
+            std::move(L),
+            [this, x, y, mul, addv, name = dq.name]() {
+                const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
+                return across_cores(ty.h, [&](int y0, int rows, int core) {
+                    return lower_affine_op(name, "batchnorm", rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv,
+                                           arena_, soc_, core);
+                });
+            },
+            true);
         return true;
     }
 
@@ -818,8 +851,7 @@ class Compiler {
         std::vector<PendingLayer> keep, tail;
         for (auto& p : pending_) {
             bool sink = p.layer.unit == Unit::Cpu && !p.layer.outputs.empty();
-            for (const auto& o : p.layer.outputs)
-                sink &= g_.consumers(o).empty();
+            for (const auto& o : p.layer.outputs) sink &= g_.consumers(o).empty();
             (sink ? tail : keep).push_back(std::move(p));
         }
         for (auto& p : tail) keep.push_back(std::move(p));
@@ -838,9 +870,9 @@ class Compiler {
         throw std::logic_error("alias cycle at " + name);
     }
 
-    void plan_memory() {
-        // Lifetimes per root buffer over the layer order; graph inputs live from the start,
-        // graph outputs to the end.
+    /// Lifetime [first, last] layer index of every root buffer: any layer touching the tensor
+    /// or an alias of it; graph inputs live from the start (-1), graph outputs to the end.
+    std::map<std::string, std::pair<int, int>> lifetimes() const {
         const int end = static_cast<int>(pending_.size()) + 1;
         std::map<std::string, std::pair<int, int>> life;
         auto touch = [&](const std::string& v, int at) {
@@ -860,6 +892,11 @@ class Compiler {
         // Every device tensor needs a buffer, even one no layer lists (defensive).
         for (const auto& [name, t] : m_.tensors)
             if (!life.count(root_of(name))) touch(name, 0);
+        return life;
+    }
+
+    void plan_memory() {
+        const auto life = lifetimes();
         // Greedy first fit in order of first use (ties: name order, deterministic).
         std::vector<std::pair<std::pair<int, int>, std::string>> order;
         for (const auto& [r, lt] : life) order.push_back({lt, r});
@@ -887,7 +924,15 @@ class Compiler {
             top = std::max(top, at + size);
         }
         act_bytes_ = top;
-        // Provisional offsets: roots, then aliases (slices) relative to their parent.
+        if (kActVirtual + act_bytes_ > 0xffffffffull)
+            throw std::invalid_argument(fmt::format(
+                "model needs {} MiB of activations, beyond the 32-bit NPU address window", act_bytes_ >> 20));
+        assign_offsets(root_off);
+    }
+
+    /// Provisional offsets: roots where the planner put them, aliases relative to their parent
+    /// (concat slices at their channel offset, with the parent's surface stride).
+    void assign_offsets(const std::map<std::string, uint64_t>& root_off) {
         std::function<uint64_t(const std::string&)> off = [&](const std::string& v) -> uint64_t {
             const DeviceTensor& t = m_.tensors.at(v);
             if (t.alias_of.empty()) return kActVirtual + root_off.at(v);
@@ -900,9 +945,6 @@ class Compiler {
             t.offset = off(name);
             if (!t.alias_of.empty() && slice_off_.count(name)) t.surf_stride = m_.tensors.at(t.alias_of).surf_stride;
         }
-        if (kActVirtual + act_bytes_ > 0xffffffffull)
-            throw std::invalid_argument(fmt::format("model needs {} MiB of activations, beyond the 32-bit NPU address window",
-                                                    act_bytes_ >> 20));
     }
     uint64_t act_bytes_ = 0;
     uint64_t init_estimate_ = 0;  ///< expected initialised arena bytes (weights, operands)
@@ -985,17 +1027,17 @@ class Compiler {
 
     // ---- placement and linking ------------------------------------------------------------
 
+    /// 64-byte task blocks: the body, the 4 ending entries, NOP padding.
+    uint64_t entries(size_t t) const { return align_up(flat_bodies_[t].words.size() + hw::rknpu::kTaskEndEntries, 8); }
+
     void place() {
         m_.weight_bytes = arena_.init().size();
-        const int scale = soc_.npu.pc_data_amount_scale.value;
-        auto entries = [&](size_t t) { return align_up(flat_bodies_[t].words.size() + hw::rknpu::kTaskEndEntries, 8); };
-        // Regcmd blocks, one per chain.
+        // Regcmd blocks, one per chain, then the activation region.
         for (const Step& s : m_.steps) {
             for (const auto& [core, chain] : s.chains) {
                 uint64_t n = 0;
                 for (size_t t : chain) n += entries(t);
-                const uint64_t base = arena_.add_init(std::vector<uint8_t>(8 * n, 0), 64);
-                uint64_t at = base;
+                uint64_t at = arena_.add_init(std::vector<uint8_t>(8 * n, 0), 64);
                 for (size_t t : chain) {
                     m_.tasks[t].regcmd_offset = at;
                     m_.tasks[t].regcfg_amount = static_cast<uint32_t>(flat_bodies_[t].words.size());
@@ -1009,43 +1051,42 @@ class Compiler {
             throw std::invalid_argument(fmt::format("model arena of {} MiB exceeds the 32-bit NPU address window",
                                                     (act_base + act_bytes_) >> 20));
         for (auto& [name, t] : m_.tensors) t.offset = t.offset - kActVirtual + act_base;
-        auto patch = [&](uint64_t v) -> uint32_t {
-            const uint64_t r = v >= kActVirtual ? v - kActVirtual + act_base : v;
-            if (r > 0xffffffffull) throw std::logic_error("address beyond 32 bits after placement");
-            return static_cast<uint32_t>(r);
-        };
-        std::vector<uint8_t>& img = arena_.init();
-        for (const Step& s : m_.steps) {
-            for (const auto& [core, chain] : s.chains) {
-                for (size_t k = 0; k < chain.size(); ++k) {
-                    const size_t t = chain[k];
-                    TaskBody& b = flat_bodies_[t];
-                    for (size_t w : b.addr_words) {
-                        auto c = hw::rknpu::RegCmd::decode(b.words[w]);
-                        c.value = patch(c.value);
-                        b.words[w] = c.encode();
-                    }
-                    uint32_t next_addr = 0, next_amount = 0;
-                    if (k + 1 < chain.size()) {
-                        const size_t nt = chain[k + 1];
-                        next_addr = static_cast<uint32_t>(m_.tasks[nt].regcmd_offset);
-                        next_amount = regcmd::pc_data_amount(flat_bodies_[nt].words.size() + hw::rknpu::kTaskEndEntries, scale);
-                    }
-                    regcmd::Builder end;
-                    end.end_task(next_addr, next_amount, m_.tasks[t].enable_mask);
-                    std::vector<uint64_t> words = b.words;
-                    words.insert(words.end(), end.words().begin(), end.words().end());
-                    words.resize(entries(t), 0);
-                    const uint64_t off = m_.tasks[t].regcmd_offset;
-                    std::memcpy(img.data() + off, words.data(), 8 * words.size());
-                    for (size_t w : b.addr_words) m_.relocs.push_back(off + 8 * w);
-                    if (k + 1 < chain.size()) m_.relocs.push_back(off + 8 * b.words.size());  // PC_BASE_ADDRESS
-                }
-            }
-        }
+        for (const Step& s : m_.steps)
+            for (const auto& [core, chain] : s.chains)
+                for (size_t k = 0; k < chain.size(); ++k)
+                    encode_task(chain[k], k + 1 < chain.size() ? static_cast<int64_t>(chain[k + 1]) : -1, act_base);
         std::sort(m_.relocs.begin(), m_.relocs.end());
         m_.arena_init = std::move(arena_.init());
         m_.arena_bytes = arena_.size();
+    }
+
+    /// Patches task t's provisional activation addresses, appends its ending entries (linking to
+    /// task `next`, or 0 after the last), writes it at its regcmd offset and records relocations.
+    void encode_task(size_t t, int64_t next, uint64_t act_base) {
+        TaskBody& b = flat_bodies_[t];
+        for (size_t w : b.addr_words) {
+            auto c = hw::rknpu::RegCmd::decode(b.words[w]);
+            const uint64_t r = c.value >= kActVirtual ? c.value - kActVirtual + act_base : c.value;
+            if (r > 0xffffffffull) throw std::logic_error("address beyond 32 bits after placement");
+            c.value = static_cast<uint32_t>(r);
+            b.words[w] = c.encode();
+        }
+        uint32_t next_addr = 0, next_amount = 0;
+        if (next >= 0) {
+            const auto nt = static_cast<size_t>(next);
+            next_addr = static_cast<uint32_t>(m_.tasks[nt].regcmd_offset);
+            next_amount = regcmd::pc_data_amount(flat_bodies_[nt].words.size() + hw::rknpu::kTaskEndEntries,
+                                                 soc_.npu.pc_data_amount_scale.value);
+        }
+        regcmd::Builder end;
+        end.end_task(next_addr, next_amount, m_.tasks[t].enable_mask);
+        std::vector<uint64_t> words = b.words;
+        words.insert(words.end(), end.words().begin(), end.words().end());
+        words.resize(entries(t), 0);
+        const uint64_t off = m_.tasks[t].regcmd_offset;
+        std::memcpy(arena_.init().data() + off, words.data(), 8 * words.size());
+        for (size_t w : b.addr_words) m_.relocs.push_back(off + 8 * w);
+        if (next >= 0) m_.relocs.push_back(off + 8 * b.words.size());  // PC_BASE_ADDRESS
     }
 };
 
@@ -1063,8 +1104,8 @@ std::vector<int> parse_core_mask(const std::string& mask, const hw::SocProfile& 
         for (int i = 1; i < n; ++i) all += "_" + std::to_string(i), known += ", " + all;
     }
     auto bad = [&]() {
-        return std::invalid_argument(fmt::format("core mask '{}' is invalid for {} ({} core{}); use {}", mask, soc.name, n,
-                                                 n == 1 ? "" : "s", known));
+        return std::invalid_argument(fmt::format("core mask '{}' is invalid for {} ({} core{}); use {}", mask, soc.name,
+                                                 n, n == 1 ? "" : "s", known));
     };
     std::stringstream ss(mask);
     std::string part;

@@ -5,6 +5,7 @@
 // mode feeds each NPU layer the reference inputs and compares its outputs with the reference's.
 // Zoo: the build tree's tests/unit/compiler/zoo (tests + MobileNetV2); ResNet50 v2 and YOLOv5s
 // from $NPUSIM_ZOO_DIR when set (make_zoo.py --models resnet50v2,yolov5s).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,8 +13,6 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
@@ -49,7 +48,8 @@ drv::ir::Graph load(const std::string& path) {
 
 std::map<std::string, num::Tensor> inputs_for(const drv::ir::Graph& g, uint64_t seed) {
     std::map<std::string, num::Tensor> in;
-    for (size_t k = 0; k < g.inputs().size(); ++k) in[g.inputs()[k]] = drv::ref::random_input(g.value(g.inputs()[k]), seed, k);
+    for (size_t k = 0; k < g.inputs().size(); ++k)
+        in[g.inputs()[k]] = drv::ref::random_input(g.value(g.inputs()[k]), seed, k);
     return in;
 }
 
@@ -93,8 +93,8 @@ void check_memory_plan(const CompiledModel& m, bool all_disjoint) {
             if (!live_together && !all_disjoint) continue;
             const DeviceTensor &ta = m.tensors.at(a.first), &tb = m.tensors.at(b.first);
             const bool overlap = ta.offset < tb.offset + tb.bytes && tb.offset < ta.offset + ta.bytes;
-            EXPECT_FALSE(overlap) << a.first << " [" << a.second.first << "," << a.second.second << "] and " << b.first << " ["
-                                  << b.second.first << "," << b.second.second << "] share bytes";
+            EXPECT_FALSE(overlap) << a.first << " [" << a.second.first << "," << a.second.second << "] and " << b.first
+                                  << " [" << b.second.first << "," << b.second.second << "] share bytes";
         }
 }
 
@@ -127,7 +127,7 @@ void check_structure(const CompiledModel& m) {
 }
 
 struct Figures {
-    TensorDiff isolated;           ///< all NPU layers together
+    TensorDiff isolated;  ///< all NPU layers together
     size_t layers_exact = 0, layers = 0;
 };
 
@@ -141,11 +141,13 @@ Figures isolated_figures(const CompiledModel& m, const std::map<std::string, num
     for (const auto& c : r.layers) {
         EXPECT_TRUE(c.diff.same_shape) << m.layers[c.layer].name;
         EXPECT_LE(c.diff.max_diff, 1) << "layer " << m.layers[c.layer].name << " (" << m.layers[c.layer].op
-                                       << "): " << c.diff.str();
-        f.isolated.values += c.diff.values, f.isolated.equal += c.diff.equal, f.isolated.off_by_one += c.diff.off_by_one;
+                                      << "): " << c.diff.str();
+        f.isolated.values += c.diff.values, f.isolated.equal += c.diff.equal,
+            f.isolated.off_by_one += c.diff.off_by_one;
         f.isolated.worse += c.diff.worse, f.isolated.max_diff = std::max(f.isolated.max_diff, c.diff.max_diff);
         if (std::getenv("NPUSIM_TEST_VERBOSE"))
-            std::cout << "  layer " << m.layers[c.layer].name << " (" << m.layers[c.layer].op << "): " << c.diff.str() << "\n";
+            std::cout << "  layer " << m.layers[c.layer].name << " (" << m.layers[c.layer].op << "): " << c.diff.str()
+                      << "\n";
         f.layers_exact += c.diff.exact();
         ++f.layers;
     }
@@ -177,7 +179,8 @@ void run_model(const std::string& label, const std::string& path, double max_iso
     const Counts c = count_layers(m);
     const auto in = inputs_for(g, 7);
     const Figures f = isolated_figures(m, in, soc);
-    EXPECT_LE(static_cast<double>(f.isolated.off_by_one), max_isolated_off_frac * static_cast<double>(f.isolated.values));
+    EXPECT_LE(static_cast<double>(f.isolated.off_by_one),
+              max_isolated_off_frac * static_cast<double>(f.isolated.values));
     const DirectResult r = run_direct(m, soc, in);
     const auto want = drv::ref::execute(g, in);
     std::string e2e;
@@ -186,10 +189,11 @@ void run_model(const std::string& label, const std::string& path, double max_iso
         const TensorDiff d = compare_tensors(r.outputs.at(name), w);
         EXPECT_TRUE(d.same_shape) << name;
         const double lsb = output_lsb(g, name);
-        e2e += fmt::format(" {}: {} values, {} differ ({:.1f}%), max |diff| {:.4g}{}", name, d.values, d.values - d.equal,
-                           100.0 * static_cast<double>(d.values - d.equal) / static_cast<double>(std::max<size_t>(1, d.values)),
-                           w.dtype() == num::DType::F32 ? d.max_abs : static_cast<double>(d.max_diff),
-                           lsb > 0 ? fmt::format(" = {:.0f} LSB", d.max_abs / lsb) : std::string());
+        e2e += fmt::format(
+            " {}: {} values, {} differ ({:.1f}%), max |diff| {:.4g}{}", name, d.values, d.values - d.equal,
+            100.0 * static_cast<double>(d.values - d.equal) / static_cast<double>(std::max<size_t>(1, d.values)),
+            w.dtype() == num::DType::F32 ? d.max_abs : static_cast<double>(d.max_diff),
+            lsb > 0 ? fmt::format(" = {:.0f} LSB", d.max_abs / lsb) : std::string());
         if (classifier) {
             const bool top1 = argmax(r.outputs.at(name)) == argmax(w);
             e2e += top1 ? ", top-1 agrees" : ", top-1 DIFFERS";
@@ -197,16 +201,22 @@ void run_model(const std::string& label, const std::string& path, double max_iso
         }
     }
     for (const auto& L : m.layers)
-        if (L.unit != Unit::Npu || L.op == "Concat") std::cout << fmt::format("[{}] {} layer {} ({}): {}\n", label,
-                                                                  L.unit == Unit::Cpu ? "CPU" : L.unit == Unit::View ? "view" : "NPU",
-                                                                  L.name, L.op, L.note);
+        if (L.unit != Unit::Npu || L.op == "Concat")
+            std::cout << fmt::format("[{}] {} layer {} ({}): {}\n", label,
+                                     L.unit == Unit::Cpu    ? "CPU"
+                                     : L.unit == Unit::View ? "view"
+                                                            : "NPU",
+                                     L.name, L.op, L.note);
     std::cout << fmt::format(
-        "[{}] {}: layers {} NPU / {} CPU / {} view, {} tasks, {} steps; weights {} KiB, regcmd {} KiB, arena {} KiB; compile "
+        "[{}] {}: layers {} NPU / {} CPU / {} view, {} tasks, {} steps; weights {} KiB, regcmd {} KiB, arena {} KiB; "
+        "compile "
         "{:.1f} ms CPU\n[{}] isolated: {} NPU layers, {} exact; {} values, {} off by 1 LSB ({:.3f}%), {} worse\n[{}] "
         "end to end:{}\n",
-        label, soc.name, c.npu, c.cpu, c.view, m.tasks.size(), m.steps.size(), m.weight_bytes >> 10, m.regcmd_bytes >> 10,
-        m.arena_bytes >> 10, compile_s * 1e3, label, f.layers, f.layers_exact, f.isolated.values, f.isolated.off_by_one,
-        100.0 * static_cast<double>(f.isolated.off_by_one) / static_cast<double>(std::max<size_t>(1, f.isolated.values)),
+        label, soc.name, c.npu, c.cpu, c.view, m.tasks.size(), m.steps.size(), m.weight_bytes >> 10,
+        m.regcmd_bytes >> 10, m.arena_bytes >> 10, compile_s * 1e3, label, f.layers, f.layers_exact, f.isolated.values,
+        f.isolated.off_by_one,
+        100.0 * static_cast<double>(f.isolated.off_by_one) /
+            static_cast<double>(std::max<size_t>(1, f.isolated.values)),
         f.isolated.worse, label, e2e);
 }
 
@@ -257,8 +267,8 @@ TEST(ModelCompiler, TinyQLinearConvAddMatchesReferenceAndRelocates) {
     CompiledModel m = compile_model(g, rk3588());
     check_structure(m);
     const Counts c = count_layers(m);
-    EXPECT_EQ(c.npu, 2u);  // QLinearConv, QLinearAdd
-    EXPECT_EQ(c.cpu, 2u);  // QuantizeLinear (input), DequantizeLinear (output)
+    EXPECT_EQ(c.npu, 2u);           // QLinearConv, QLinearAdd
+    EXPECT_EQ(c.cpu, 2u);           // QuantizeLinear (input), DequantizeLinear (output)
     ASSERT_EQ(m.steps.size(), 3u);  // CPU, NPU chain of 2+ tasks, CPU
     EXPECT_EQ(m.steps[1].unit, Unit::Npu);
     const auto in = inputs_for(g, 3);
@@ -332,9 +342,10 @@ TEST(ModelCompiler, KeepAllTensorsGivesEveryActivationItsOwnBytes) {
     const CompiledModel reuse = compile_model(g, rk3588());
     check_memory_plan(all, true);
     check_memory_plan(reuse, false);
-    const uint64_t act_all = all.arena_bytes - all.arena_init.size(), act_reuse = reuse.arena_bytes - reuse.arena_init.size();
-    std::cout << fmt::format("[mobilenetv2] activations: {} KiB with reuse, {} KiB with keep_all_tensors\n", act_reuse >> 10,
-                             act_all >> 10);
+    const uint64_t act_all = all.arena_bytes - all.arena_init.size(),
+                   act_reuse = reuse.arena_bytes - reuse.arena_init.size();
+    std::cout << fmt::format("[mobilenetv2] activations: {} KiB with reuse, {} KiB with keep_all_tensors\n",
+                             act_reuse >> 10, act_all >> 10);
     EXPECT_LT(act_reuse * 3, act_all);  // lifetime-based reuse saves most of it
 }
 
@@ -394,7 +405,8 @@ namespace {
 
 /// Compile CPU time, best of 3 (reported, not asserted: timings are not test criteria).
 TEST(ModelCompiler, CompileCpuTime) {
-    for (const auto& [file, big] : {std::pair<const char*, bool>{"mobilenetv2_qdq.onnx", false}, {"resnet50v2_qdq.onnx", true},
+    for (const auto& [file, big] : {std::pair<const char*, bool>{"mobilenetv2_qdq.onnx", false},
+                                    {"resnet50v2_qdq.onnx", true},
                                     {"yolov5s_qdq.onnx", true}}) {
         const std::string path = zoo_path(file, big);
         if (path.empty()) continue;
@@ -525,7 +537,8 @@ TEST(ModelCompiler, OperatorCoverageIsolatedAndEndToEnd) {
         std::map<std::string, Unit> unit;
         for (const auto& L : m.layers) {
             unit[L.op] = L.unit;
-            if (L.unit == Unit::Cpu) std::cout << "[ops " << mask << "] CPU layer " << L.name << " (" << L.op << "): " << L.note << "\n";
+            if (L.unit == Unit::Cpu)
+                std::cout << "[ops " << mask << "] CPU layer " << L.name << " (" << L.op << "): " << L.note << "\n";
         }
         for (const char* op : {"Conv", "BatchNorm", "MaxPool", "Mul", "Concat", "GlobalAveragePool", "FullyConnected"})
             EXPECT_EQ(unit.count(op) ? unit.at(op) : Unit::Cpu, Unit::Npu) << op << " (" << mask << ")";
@@ -591,7 +604,8 @@ TEST(ModelCompiler, EveryProfileCompilesTQLinear) {
     const drv::ir::Graph g = load(path);
     const auto in = inputs_for(g, 9);
     const auto want = drv::ref::execute(g, in);
-    for (const char* name : {"rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1103", "rv1106", "rv1106b", "rv1126b"}) {
+    for (const char* name :
+         {"rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1103", "rv1106", "rv1106b", "rv1126b"}) {
         const hw::SocProfile p = hw::load_named_profile(name);
         CompiledModel m;
         try {
@@ -602,7 +616,8 @@ TEST(ModelCompiler, EveryProfileCompilesTQLinear) {
             continue;
         }
         const Counts c = count_layers(m);
-        std::cout << fmt::format("[t_qlinear] {}: {} NPU / {} CPU layers, {} tasks\n", name, c.npu, c.cpu, m.tasks.size());
+        std::cout << fmt::format("[t_qlinear] {}: {} NPU / {} CPU layers, {} tasks\n", name, c.npu, c.cpu,
+                                 m.tasks.size());
         for (const auto& problem : verify_tiling(m, p)) ADD_FAILURE() << name << ": " << problem;
         const DirectResult r = run_direct(m, p, in);
         const TensorDiff d = compare_tensors(r.outputs.at("y"), want.at("y"));

@@ -20,8 +20,8 @@ namespace drv::rknpu {
 /// Element-wise comparison of two integer tensors of the same shape.
 struct TensorDiff {
     size_t values = 0, equal = 0, off_by_one = 0, worse = 0;
-    int max_diff = 0;     ///< integer tensors
-    double max_abs = 0;   ///< float tensors (|got - want|, real units)
+    int max_diff = 0;    ///< integer tensors
+    double max_abs = 0;  ///< float tensors (|got - want|, real units)
     bool same_shape = true;
     bool exact() const { return same_shape && equal == values; }
     std::string str() const;  ///< "N values, E equal, O off by 1 LSB, W worse, max |diff| M"
@@ -30,7 +30,8 @@ TensorDiff compare_tensors(const num::Tensor& got, const num::Tensor& want);
 
 /// Every non-constant IR value computed node by node with num::run_op (the reference executor's
 /// operator library), keeping intermediates.
-std::map<std::string, num::Tensor> reference_values(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs);
+std::map<std::string, num::Tensor> reference_values(const ir::Graph& g,
+                                                    const std::map<std::string, num::Tensor>& inputs);
 
 struct DirectOptions {
     /// Isolated mode: the reference values (reference_values) fed to and compared with every NPU
@@ -51,7 +52,7 @@ struct DirectResult {
 
 /// Runs `m` (relocated or not) on `inputs` (graph inputs by name). Throws std::runtime_error
 /// naming layer and task on a programming fault or a broken chain.
-DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc, const std::map<std::string, num::Tensor>& inputs,
-                        const DirectOptions& opts = {});
+DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
+                        const std::map<std::string, num::Tensor>& inputs, const DirectOptions& opts = {});
 
 }  // namespace drv::rknpu
