@@ -124,8 +124,8 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
         std::vector<std::pair<std::string, Window>> wins;
         for (const NpuTask* t : tasks) wins.push_back({t->what, t->out_window});
         for (const auto& [name, t] : m.tensors) {
-            if (t.alias_of != out.name || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset)
-                continue;
+            const bool aliases = !t.alias_of.empty() && (t.alias_of == out.name || t.alias_of == L.outputs[0]);
+            if (!aliases || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset) continue;
             const int c_off = static_cast<int>((t.offset - out.offset) / out.surf_stride) * out.c2;
             wins.push_back({fmt::format("'{}' written in place", name), Window{c_off, c_off + t.c, 0, t.h, 0, t.w}});
         }
