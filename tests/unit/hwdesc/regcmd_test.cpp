@@ -81,3 +81,23 @@ TEST(Disasm, NamesBlockRegisterAndFields) {
     const std::string mismatch = trace::disasm_entry(reg_write(target::DPU, CNA_CONV_CON3::kOffset, 0));
     EXPECT_NE(mismatch.find("does not match block CNA"), std::string::npos) << mismatch;
 }
+
+TEST(Regdb, DdmaAndSdmaFromTheTrm) {
+    // RK3588 TRM §36.4: RKNN_ddma_cfg_outstanding at 0x8000 (rd_os_cnt 7:0, wr_os_cnt 15:8),
+    // RKNN_ddma_cfg_dma_rd_qos at 0x8020 (rd_pc_qos 9:8), RKNN_sdma_* the same layout at 0x9000.
+    const RegInfo* r = find_reg(uint16_t{0x8000});
+    ASSERT_NE(r, nullptr);
+    EXPECT_STREQ(r->block_name, "DDMA");
+    EXPECT_STREQ(r->name, "CFG_OUTSTANDING");
+    ASSERT_NE(find_field(*r, "WR_OS_CNT"), nullptr);
+    EXPECT_EQ(find_field(*r, "WR_OS_CNT")->field().max(), 0xffu);
+    EXPECT_EQ(find_field(*r, "WR_OS_CNT")->field().put(3), 3u << 8);
+    const RegInfo* q = find_reg(std::string("SDMA.CFG_DMA_RD_QOS"));
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->offset, 0x9020);
+    EXPECT_EQ(find_field(*q, "RD_PC_QOS")->field().put(3), 3u << 8);
+    EXPECT_STREQ(block_at(0x9030)->name, "SDMA");
+    EXPECT_EQ(find_reg(uint16_t{0x801C}), nullptr);  // a gap in the TRM map stays unknown
+    // The byte counters the vendor driver reads on rk356x/rv1106/rk3562 are read-only.
+    EXPECT_EQ(find_reg(std::string("DDMA.DT_RD_AMOUNT"))->access, hw::Access::RO);
+}
