@@ -33,6 +33,11 @@ bool overlap(const Window& a, const Window& b) {
     return a.c0 < b.c1 && b.c0 < a.c1 && a.y0 < b.y1 && b.y0 < a.y1 && a.x0 < b.x1 && b.x0 < a.x1;
 }
 
+Window intersection(const Window& a, const Window& b) {
+    return {std::max(a.c0, b.c0), std::min(a.c1, b.c1), std::max(a.y0, b.y0),
+            std::min(a.y1, b.y1), std::max(a.x0, b.x0), std::min(a.x1, b.x1)};
+}
+
 /// Row geometry of the node that a layer starts with: output row y needs input rows
 /// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
 struct RowGeom {
@@ -118,7 +123,7 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             }
             tasks.push_back(&m.tasks[ti]);
         }
-        // Output coverage: inside the tensor, pairwise disjoint, volumes adding up to the tensor.
+        // Output coverage: inside the tensor, pairwise disjoint, the union equal to the tensor.
         // Channel slices that other layers write in place (concat by addressing: a tensor aliasing
         // this output, produced by a non-view layer) count as windows too.
         std::vector<std::pair<std::string, Window>> wins;
@@ -136,11 +141,16 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             if (volume(w) == 0) bad(what, fmt::format("empty output window ({})", win_str(w)));
             if (w.c0 < 0 || w.y0 < 0 || w.x0 < 0 || w.c1 > out.c || w.y1 > out.h || w.x1 > out.w)
                 bad(what, fmt::format("output window {} outside the {}x{}x{} output", win_str(w), out.c, out.h, out.w));
+            // Values covered: inside the tensor, counting an overlap once (exact unless three
+            // windows overlap, which is reported anyway).
+            const Window wc = intersection(w, whole);
+            covered += volume(wc);
             for (size_t j = 0; j < i; ++j)
-                if (overlap(w, wins[j].second))
+                if (overlap(w, wins[j].second)) {
                     bad(what, fmt::format("output window {} overlaps '{}' ({})", win_str(w), wins[j].first,
                                           win_str(wins[j].second)));
-            covered += volume(w);
+                    covered -= volume(intersection(wc, wins[j].second));
+                }
         }
         if (covered < volume(whole))
             bad("", fmt::format("tasks cover {} of the {} output values (gap)", covered, volume(whole)));

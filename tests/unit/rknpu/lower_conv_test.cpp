@@ -634,6 +634,33 @@ TEST(VerifyTiling, BrokenWindowsAreReported) {
     EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "gap"));
 }
 
+TEST(VerifyTiling, ConcatByAddressingCountsInPlaceSlices) {
+    // "cat" (64 ch) = "a" (32 ch, written in place by its producer) ++ a requantizing copy of "b".
+    const hw::SocProfile& soc = profile("rk3588");
+    drv::rknpu::CompiledModel m;
+    DeviceTensor cat = tensor_at("cat", 64, 8, 8, 16, 4096, 64, 8, 0);
+    DeviceTensor a = tensor_at("cat", 32, 8, 8, 16, 4096, 64, 8, 0);
+    a.name = "a", a.alias_of = "cat";
+    DeviceTensor b = tensor_at("b", 32, 8, 8, 16, 65536, 32, 8, 0);
+    m.tensors = {{"cat", cat}, {"a", a}, {"b", b}};
+    drv::rknpu::Layer prod, concat;
+    prod.name = "producer_a", prod.unit = drv::rknpu::Unit::Cpu, prod.outputs = {"a"};
+    concat.name = "concat", concat.op = "Concat", concat.inputs = {"a", "b"}, concat.outputs = {"cat"};
+    drv::rknpu::NpuTask copy;
+    copy.what = "copy b";
+    copy.out_window = {32, 64, 0, 8, 0, 8};
+    copy.in_window = {0, 32, 0, 8, 0, 8};
+    m.tasks = {copy};
+    concat.tasks = {0};
+    m.layers = {prod, concat};
+    auto p = drv::rknpu::verify_tiling(m, soc);
+    EXPECT_TRUE(p.empty()) << p.front();
+    m.tasks[0].out_window = {0, 32, 0, 8, 0, 8};  // the copy lands on the in-place slice
+    p = drv::rknpu::verify_tiling(m, soc);
+    EXPECT_TRUE(mentions(p, "overlaps")) << (p.empty() ? "none" : p.front());
+    EXPECT_TRUE(mentions(p, "gap"));
+}
+
 /// 300 random geometries (fixed seed) on a CBUF shrunk to 12 x 1 KiB so that small layers need row
 /// bands and kernel groups; every case must match the reference within 1 LSB and its task
 /// windows must pass verify_tiling against the same profile.
