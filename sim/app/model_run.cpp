@@ -131,7 +131,7 @@ double output_lsb(const drv::ir::Graph& g, const std::string& name) {
 
 }  // namespace
 
-uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const drv::ir::Node& n) {
+HostCost host_node_cost(const drv::ir::Graph& g, const drv::ir::Node& n) {
     uint64_t bytes = 0, macs = 0, flops = 0, out_elems = 0;
     bool float_in = false;
     for (const std::string& in : n.inputs) {
@@ -171,7 +171,17 @@ uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const 
     }
     if (k) (float_in ? flops : macs) = out_elems * k * (float_in ? 2 : 1);
     else if (float_in || op == "DequantizeLinear" || op == "QuantizeLinear") flops = 2 * out_elems;
-    const double s = hw::host_op_seconds(soc.host, macs, flops, bytes);
+    HostCost c;
+    c.macs = macs;
+    c.flops = flops;
+    c.bytes = bytes;
+    c.inner_products = out_elems * k;
+    return c;
+}
+
+uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const drv::ir::Node& n) {
+    const HostCost c = host_node_cost(g, n);
+    const double s = hw::host_op_seconds(soc.host, c.macs, c.flops, c.bytes);
     return static_cast<uint64_t>(std::llround(s * 1e12));
 }
 
@@ -381,8 +391,10 @@ std::string Runner::fail_text(size_t step, const Kick& k) {
         where = fmt::format("task {} of the chain (model task {}) of layer '{}'{}", bad, k.tasks[bad], layer,
                             t.what.empty() ? "" : " [" + t.what + "]");
     }
-    return fmt::format("step {} (NPU), core {}: {}: {}{}", step, k.core, where, k.sub.error,
-                       why.empty() ? "" : "; " + why);
+    std::string err = k.sub.error;
+    const std::string prefix = fmt::format("core {}: ", k.core);
+    if (err.rfind(prefix, 0) == 0) err.erase(0, prefix.size());
+    return fmt::format("step {} (NPU), core {}: {}: {}{}", step, k.core, where, err, why.empty() ? "" : "; " + why);
 }
 
 void Runner::run_npu_step(size_t si, rk::Driver& drvr) {
@@ -653,6 +665,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
                                  "layer");
         } else if (L.unit == rk::Unit::Cpu) {
             ++r.cpu_layers;
+            if (!row.macs)
+                for (size_t ni : L.ir_nodes) row.macs += host_node_cost(m.graph, m.graph.nodes().at(ni)).inner_products;
             row.cores = "host";
             row.bound = "host";
             row.start_ps = run.layer_host_[li].first;

@@ -97,6 +97,13 @@ ModelRunResult run_model(const hw::SocProfile& soc, drv::rknpu::CompiledModel& m
                          const std::map<std::string, num::Tensor>& inputs, const ModelRunOptions& opts,
                          trace::TraceWriter* tw, std::ostream& progress_out);
 
+/// Work of one IR node run on the host CPU: int8 MACs, float flops, bytes moved (inputs that are
+/// not constants, outputs) and inner products (MACs of conv/gemm/matmul in any dtype).
+struct HostCost {
+    uint64_t macs = 0, flops = 0, bytes = 0, inner_products = 0;
+};
+HostCost host_node_cost(const drv::ir::Graph& g, const drv::ir::Node& n);
+
 /// Host cost of one IR node on the CPU (fallback) from the profile's host model, in picoseconds.
 uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const drv::ir::Node& n);
 
