@@ -105,6 +105,9 @@ Requant plan_requant(const ConvOp& op) {
         const double target = std::ldexp(m[k], s_tot);  // M1 * M2 ~ m * 2^(S1 + S2 + S3)
         double best = std::numeric_limits<double>::max();
         int64_t b1 = 0, b2 = 32767;
+        // Good enough: 2^-28 relative, far below the reference's own float rounding (2^-24).
+        const double enough = std::ldexp(target, -28);
+        auto nearest = [](double x) { return static_cast<int64_t>(x + 0.5); };  // x >= 0
         auto consider = [&](int64_t m1, int64_t m2) {
             if (m1 < 1 || m1 > 32767 || m2 < 16384 || m2 > 32767) return;
             const double err = std::fabs(static_cast<double>(m1 * m2) - target);
@@ -114,10 +117,11 @@ Requant plan_requant(const ConvOp& op) {
         const int64_t lo1 = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(target / 32767.0)));
         const int64_t hi1 = std::min<int64_t>(32767, static_cast<int64_t>(std::floor(target / 16384.0)));
         if (hi1 >= lo1 && hi1 - lo1 < 4 * kM2Candidates) {
-            for (int64_t m1 = lo1; m1 <= hi1; ++m1) consider(m1, std::llround(target / static_cast<double>(m1)));
+            for (int64_t m1 = lo1; m1 <= hi1 && best > enough; ++m1)
+                consider(m1, nearest(target / static_cast<double>(m1)));
         } else {
-            for (int64_t m2 = 32767; m2 >= kM2Lo && best > 0; --m2)
-                consider(std::llround(target / static_cast<double>(m2)), m2);
+            for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; --m2)
+                consider(nearest(target / static_cast<double>(m2)), m2);
         }
         if (b1 == 0) {
             // More than ~2^16 below the largest channel: M1 = 1 and a coarser M2 carry it; v1 is then
