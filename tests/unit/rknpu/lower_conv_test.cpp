@@ -252,8 +252,8 @@ Outcome run_case(const Case& k, uint32_t seed = 1) {
 }
 
 void report(const Case& k, const Outcome& o) {
-    std::printf("[lower_conv] %-28s tasks %3zu  values %7zu  exact %.5f  1-LSB %.5f  worse %zu\n", k.name.c_str(),
-                o.tasks.size(), o.values, static_cast<double>(o.equal) / o.values,
+    std::printf("[lower_conv] %-28s tasks %3zu  values %7zu  exact %.5f  1-LSB %zu (%.5f)  worse %zu\n",
+                k.name.c_str(), o.tasks.size(), o.values, static_cast<double>(o.equal) / o.values, o.off1,
                 static_cast<double>(o.off1) / o.values, o.worse);
 }
 
