@@ -173,6 +173,7 @@ struct Plan {
     int64_t total_weight_bytes(const ConvOp& op) const {
         return op.depthwise ? taps * out_c_pad : per_kernel * op.out_c;
     }
+    /// hardware-facts.md §3.5: ceil(weight bytes / bank) + 1, the extra bank Mesa allocates (empirical).
     int weight_banks_for(int64_t bytes) const { return static_cast<int>(ceil_div(bytes, bank)) + 1; }
     int64_t row_entries(int in_w, int64_t cpad) const { return ceil_div(int64_t{in_w} * cpad, entry); }
 };
@@ -424,6 +425,7 @@ void emit_cna(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& in, const P
     bb.write_fields(
         "CNA_CONV_CON1",
         {{"CONV_MODE", op.depthwise ? kConvModeDepthwise : 0u}, {"IN_PRECISION", 0}, {"PROC_PRECISION", 0}});
+    // UNVERIFIED: FEATURE_GRAINS as the rows the task loads (10-bit field; the model does not read it).
     bb.write_fields("CNA_CONV_CON2", {{"FEATURE_GRAINS", std::min<uint64_t>(ih, 1023)}});
     bb.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", static_cast<uint64_t>(op.stride_w)},
                                       {"CONV_Y_STRIDE", static_cast<uint64_t>(op.stride_h)},
