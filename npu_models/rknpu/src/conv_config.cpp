@@ -89,9 +89,16 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if ((c.block_enable_mask & need) != need)
         fault("PC", "OPERATION_ENABLE", "OP_EN", c.block_enable_mask,
               "convolution task without CNA, CORE and DPU enabled (need bits 0, 2, 3)");
-    if (c.precision != Precision::Int8 && c.precision != Precision::Int16 && c.precision != Precision::Fp16)
+    const bool int4_ok = p.npu.int4_macs_per_cycle.value > 0;
+    if (c.precision == Precision::Int4 && !int4_ok)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              "convolution precision must be int8 (0), int16 (1) or fp16 (2)");
+              fmt::format("int4 convolution (3, UNVERIFIED encoding) on {}, which has no int4 MAC path "
+                          "(npu.int4_macs_per_cycle = 0)", p.name));
+    else if (c.precision != Precision::Int8 && c.precision != Precision::Int16 && c.precision != Precision::Fp16 &&
+             c.precision != Precision::Int4)
+        fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
+              int4_ok ? "convolution precision must be int8 (0), int16 (1), fp16 (2) or int4 (3)"
+                      : "convolution precision must be int8 (0), int16 (1) or fp16 (2)");
     if (c.core_precision != c.precision)
         fault("CORE", "MISC_CFG", "PROC_PRECISION", static_cast<uint32_t>(c.core_precision),
               fmt::format("CORE precision {} differs from the CNA precision {}", static_cast<uint32_t>(c.core_precision),
@@ -144,13 +151,17 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
                   fmt::format("output {}x{} larger than the {}x{} the input and padding allow", c.out_w, c.out_h,
                               max_w, max_h));
     }
-    const uint64_t per_kernel = static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c * c.elem();
+    // int4: two weights per byte (in_c is a multiple of C2 = 32, so even).
+    const uint64_t per_kernel = c.precision == Precision::Int4
+                                    ? static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c / 2
+                                    : static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c * c.elem();
     if (c.depthwise && c.weight_bytes != per_kernel)
         fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
               fmt::format("depthwise weights are kernel_w*kernel_h*channels*element bytes = {}", per_kernel));
     if (!c.depthwise && c.weight_bytes_per_kernel != per_kernel)
         fault("CNA", "WEIGHT_SIZE1", "WEIGHT_BYTES_PER_KERNEL", c.weight_bytes_per_kernel,
-              fmt::format("expected kernel_w*kernel_h*channels{} = {}", c.elem() > 1 ? "*2" : "", per_kernel));
+              fmt::format("expected kernel_w*kernel_h*channels{} = {}",
+                          c.precision == Precision::Int4 ? "/2" : (c.elem() > 1 ? "*2" : ""), per_kernel));
     if (!c.depthwise && c.weight_bytes != per_kernel * c.kernels)
         fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
               fmt::format("expected bytes_per_kernel*kernels = {}", per_kernel * c.kernels));

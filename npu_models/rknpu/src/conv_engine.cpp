@@ -12,8 +12,9 @@
 namespace npu::rknpu {
 
 uint64_t compact_feature_offset(const ConvConfig& c, uint32_t ch, uint32_t h, uint32_t w) {
+    const uint64_t in_atom = c.precision == Precision::Int4 ? (ch % c.c2()) / 2 : (ch % c.c2()) * c.elem();
     return (ch / c.c2()) * surface_bytes(c.in_w, c.in_h, c.atom) + (static_cast<uint64_t>(h) * c.in_w + w) * c.atom +
-           (ch % c.c2()) * c.elem();
+           in_atom;
 }
 
 namespace {
@@ -35,18 +36,26 @@ int64_t clip_truncate(int64_t acc, uint32_t shift) {
     return num::saturate(acc, INT32_MIN, INT32_MAX);
 }
 
-enum class Mode { I8, I16, F16 };
+enum class Mode { I8, I16, F16, I4 };
+
+/// Signed 4-bit element `idx` of a packed int4 image (even index in the low nibble, UNVERIFIED).
+int32_t nibble(const uint8_t* b, uint64_t byte, uint64_t idx) {
+    const uint8_t v = b[byte];
+    return (idx & 1) ? static_cast<int8_t>(v) >> 4 : static_cast<int8_t>(static_cast<uint8_t>(v << 4)) >> 4;
+}
 
 /// One output element's accumulation. int8: exact products summed in 64 bits then wrapped to the
 /// 32-bit accumulator. int16: 48-bit wrapping accumulator, then CLIP_TRUNCATE to 32 bits. fp16:
 /// products and sums in fp32 in (ky, kx, ch) order (UNVERIFIED: the CORE's fp32 adder-tree order
-/// is not public; tests compare with a tolerance).
+/// is not public; tests compare with a tolerance). int4: as int8 (exact sums wrapped to 32 bits).
 template <Mode kMode>
 void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
     constexpr bool kFloat = kMode == Mode::F16;
     const auto* feat = reinterpret_cast<const int8_t*>(ops.feature.data());
     const auto* wts = reinterpret_cast<const int8_t*>(ops.weights.data());
     const int8_t pad_i8 = static_cast<int8_t>(c.pad_value);
+    // UNVERIFIED: on the int4 path PAD_VALUE's low 4 bits are the signed pad value.
+    const int32_t pad_i4 = static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint32_t>(c.pad_value) << 4)) >> 4;
     const int16_t pad_i16 = static_cast<int16_t>(static_cast<uint16_t>(static_cast<uint32_t>(c.pad_value) & 0xffffu));
     // UNVERIFIED: on the fp16 path PAD_VALUE's low 16 bits are the fp16 pad value.
     const float pad_f = fp16_to_fp32(static_cast<uint16_t>(static_cast<uint32_t>(c.pad_value) & 0xffffu));
@@ -70,6 +79,9 @@ void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
                             if constexpr (kFloat) {
                                 const float x = inside ? fp16_to_fp32(load_u16(ops.feature, fo)) : pad_f;
                                 fsum += x * fp16_to_fp32(load_u16(ops.weights, 2 * wi));
+                            } else if constexpr (kMode == Mode::I4) {
+                                const int32_t x = inside ? nibble(ops.feature.data(), fo, ch) : pad_i4;
+                                isum += x * nibble(ops.weights.data(), wi / 2, wi);
                             } else if constexpr (kMode == Mode::I16) {
                                 const int16_t x = inside ? static_cast<int16_t>(load_u16(ops.feature, fo)) : pad_i16;
                                 isum += int64_t{x} * static_cast<int16_t>(load_u16(ops.weights, 2 * wi));
@@ -94,6 +106,7 @@ Cube conv_accumulate_reference(const ConvConfig& c, const ConvOperands& ops) {
     Cube acc = Cube::make(c.out_w, c.out_h, c.out_c, fl);
     if (fl) accumulate<Mode::F16>(c, ops, acc);
     else if (c.precision == Precision::Int16) accumulate<Mode::I16>(c, ops, acc);
+    else if (c.precision == Precision::Int4) accumulate<Mode::I4>(c, ops, acc);
     else accumulate<Mode::I8>(c, ops, acc);
     return acc;
 }

@@ -17,9 +17,13 @@ ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
     // fp16 and int16 use the wide C2 (two 8-bit cells per product, hardware-facts §3.1, §3.4) and
     // their own MAC rates and output-channel padding (npu.fp16/int16_macs_per_cycle,
     // npu.cout_align_fp16); int8 the narrow ones.
-    const bool wide = c.precision != Precision::Int8;
-    const uint64_t c2 = static_cast<uint64_t>(wide ? n.c2_fp16.value : n.c2_int8.value);
+    // int4 (UNVERIFIED encoding, cube.h): twice the int8 C2 and npu.int4_macs_per_cycle, int8 padding.
+    const bool int4 = c.precision == Precision::Int4;
+    const bool wide = c.precision != Precision::Int8 && !int4;
+    const uint64_t c2 = int4 ? 2 * static_cast<uint64_t>(n.c2_int8.value)
+                             : static_cast<uint64_t>(wide ? n.c2_fp16.value : n.c2_int8.value);
     const int rate_param = c.precision == Precision::Int8   ? n.int8_macs_per_cycle.value
+                           : int4                           ? n.int4_macs_per_cycle.value
                            : c.precision == Precision::Fp16 ? n.fp16_macs_per_cycle.value
                                                             : n.int16_macs_per_cycle.value;
     const uint64_t rate = rate_param > 0 ? static_cast<uint64_t>(rate_param) : 1;

@@ -14,6 +14,7 @@ const char* precision_name(Precision p) {
         case Precision::Int8: return "int8";
         case Precision::Int16: return "int16";
         case Precision::Fp16: return "fp16";
+        case Precision::Int4: return "int4";
     }
     return "?";
 }
@@ -73,8 +74,8 @@ uint64_t cube_bytes(uint32_t w, uint32_t h, uint32_t c, Precision p, uint32_t at
 namespace {
 uint64_t elem_offset(const Cube& q, uint32_t ch, uint32_t y, uint32_t x, Precision p, uint32_t atom) {
     const uint32_t c2 = c2_of(p, atom);
-    return (ch / c2) * surface_bytes(q.w, q.h, atom) + (static_cast<uint64_t>(y) * q.w + x) * atom +
-           (ch % c2) * elem_bytes(p);
+    const uint64_t in_atom = p == Precision::Int4 ? (ch % c2) / 2 : (ch % c2) * elem_bytes(p);  // int4: nibble ch & 1
+    return (ch / c2) * surface_bytes(q.w, q.h, atom) + (static_cast<uint64_t>(y) * q.w + x) * atom + in_atom;
 }
 }  // namespace
 
@@ -90,6 +91,9 @@ Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32
                     case Precision::Int8: q.i[k] = static_cast<int8_t>(b[0]); break;
                     case Precision::Int16: q.i[k] = static_cast<int16_t>(static_cast<uint16_t>(b[0] | (b[1] << 8))); break;
                     case Precision::Fp16: q.f[k] = fp16_to_fp32(static_cast<uint16_t>(b[0] | (b[1] << 8))); break;
+                    case Precision::Int4:
+                        q.i[k] = (ch & 1) ? static_cast<int8_t>(b[0]) >> 4 : static_cast<int8_t>(static_cast<uint8_t>(b[0] << 4)) >> 4;
+                        break;
                 }
             }
     return q;
@@ -114,6 +118,11 @@ std::vector<uint8_t> pack_cube(const Cube& q, Precision p, uint32_t atom) {
                     case Precision::Fp16:
                         v16 = fp32_to_fp16(q.is_float ? q.f[k] : static_cast<float>(q.i[k]));
                         break;
+                    case Precision::Int4: {
+                        const auto n = static_cast<uint8_t>(num::saturate(q.is_float ? std::llround(q.f[k]) : q.i[k], -8, 7) & 0xf);
+                        b[0] = (ch & 1) ? static_cast<uint8_t>((b[0] & 0x0f) | (n << 4)) : static_cast<uint8_t>((b[0] & 0xf0) | n);
+                        continue;
+                    }
                 }
                 b[0] = static_cast<uint8_t>(v16 & 0xff);
                 b[1] = static_cast<uint8_t>(v16 >> 8);

@@ -117,7 +117,8 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     p.faults = validate_conv(c, soc);
     if (!p.faults.empty()) return;
     const std::string post = dpu_kind(c.dpu);
-    p.kind = std::string(c.depthwise ? "dwconv" : "conv") + (c.precision == Precision::Fp16 ? "-fp16" : "");
+    p.kind = std::string(c.depthwise ? "dwconv" : "conv") +
+             (c.precision == Precision::Fp16 ? "-fp16" : (c.precision == Precision::Int4 ? "-int4" : ""));
     // "conv" / "conv+relu" as before; the bias add is implied, other DPU work is listed.
     if (!post.empty()) {
         const std::string extra = post == "bias" ? "" : (post.rfind("bias+", 0) == 0 ? post.substr(5) : post);

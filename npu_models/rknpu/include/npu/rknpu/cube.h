@@ -12,7 +12,10 @@
 namespace npu::rknpu {
 
 /// Values of the PROC_PRECISION / IN_PRECISION / OUT_PRECISION fields (CNA, CORE, DPU, PPU).
-enum class Precision : uint32_t { Int8 = 0, Int16 = 1, Fp16 = 2 };
+/// UNVERIFIED: Int4 = 3 (the int4 encoding is not public; the model takes it for the CNA/CORE
+/// input of profiles with npu.int4_macs_per_cycle > 0, two signed 4-bit elements per byte, even
+/// channel in the low nibble, C2 = twice the int8 C2).
+enum class Precision : uint32_t { Int8 = 0, Int16 = 1, Fp16 = 2, Int4 = 3 };
 
 /// DPU ALU algorithms (BS/BN/EW_ALU_ALGO). UNVERIFIED: the add encoding follows the open driver's
 /// bias path (2); max = 0 and min = 1 follow the NVDLA SDP order the DPU descends from. Other
@@ -32,9 +35,12 @@ struct Fault {
 /// per-profile value (npu.c2_int8 x 1 byte): 16 B on RK3588 / RK3562 / RV1106, 8 B on RK3566/68
 /// (C2 8 int8, 4 fp16/int16). kAtomBytes is the RK3588 default every `atom` parameter falls back to.
 inline constexpr uint32_t kAtomBytes = 16;
-inline uint32_t elem_bytes(Precision p) { return p == Precision::Int8 ? 1u : 2u; }
-/// Channels per atom: atom bytes / element bytes (16 int8, 8 int16/fp16 with 16-byte atoms).
-inline uint32_t c2_of(Precision p, uint32_t atom = kAtomBytes) { return atom / elem_bytes(p); }
+/// Bytes of one element; int4 packs two elements per byte (c2_of counts them, elem_bytes gives 1).
+inline uint32_t elem_bytes(Precision p) { return p == Precision::Int8 || p == Precision::Int4 ? 1u : 2u; }
+/// Channels per atom: atom bytes / element bytes (16 int8, 8 int16/fp16, 32 int4 with 16-byte atoms).
+inline uint32_t c2_of(Precision p, uint32_t atom = kAtomBytes) {
+    return p == Precision::Int4 ? atom * 2 : atom / elem_bytes(p);
+}
 /// The profile's atom size: npu.c2_int8 one-byte elements (16 on RK3588, 8 on RK3566/68).
 inline uint32_t atom_bytes(const hw::SocProfile& p) { return static_cast<uint32_t>(p.npu.c2_int8.value); }
 const char* precision_name(Precision p);
