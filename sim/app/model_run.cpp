@@ -616,6 +616,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         row.output_shape = L.out_shape;
         row.note = L.note;
         row.macs = L.macs;
+        for (size_t ni : L.ir_nodes)
+            if (ni < m.graph.nodes().size()) row.nodes.push_back(m.graph.nodes()[ni].name);
         if (L.unit == rk::Unit::Npu) {
             ++r.npu_layers;
             std::set<int> cores;

@@ -28,6 +28,7 @@ struct ModelLayerRow {
     std::string input_shape, output_shape;
     std::string cores;           ///< "0", "0,1,2", "host", "-"
     std::string note;            ///< CPU: why it fell back; view: how
+    std::vector<std::string> nodes;  ///< the IR nodes the layer covers
     int tasks = 0;
     uint64_t macs = 0, macs_padded = 0, regcmd_entries = 0;
     uint64_t fetch_cycles = 0, dma_read_cycles = 0, compute_cycles = 0, write_cycles = 0, overhead_cycles = 0;

@@ -224,6 +224,7 @@ std::string report_json(const ModelRunResult& r) {
         x["sram_write_bytes"] = l.sram_write_bytes;
         x["mac_utilisation"] = l.mac_utilisation;
         x["bound"] = l.bound;
+        x["nodes"] = l.nodes;
         if (!l.note.empty()) x["note"] = l.note;
         if (l.checked) x["isolated_check"] = check_json(l.check);
         layers.push_back(x);

@@ -37,6 +37,8 @@ tot = r["totals"]
 rows = r["layers"]
 assert len(rows) == tot["npu_layers"] + tot["cpu_layers"] + tot["view_layers"], (len(rows), tot)
 assert len({l["name"] for l in rows}) == len(rows), "layer names repeat"
+nodes = [n for l in rows for n in l["nodes"]]
+assert all(l["nodes"] for l in rows) and len(nodes) == len(set(nodes)), "every layer covers IR nodes, none twice"
 assert r["ok"] and not r["errors"], r["errors"]
 assert tot["latency_ps"] > 0 and tot["fps"] > 0
 assert tot["latency_ps"] >= tot["npu_ps"] + tot["cpu_ps"] - 1, tot
