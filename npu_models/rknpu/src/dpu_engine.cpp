@@ -405,6 +405,128 @@ void simple_row(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k)
     simple_row_generic(in, out, n, k);
 }
 
+/// Per-lane constants of the surface kernel (lane j = channel c1 * C2 + j of one atom).
+struct SurfaceK {
+    static constexpr uint32_t kMaxLanes = 64;
+    int64_t a[kMaxLanes], m[kMaxLanes], lo[kMaxLanes], hi[kMaxLanes];
+    int64_t m_half = 0, msh = 0, e_const = 0, e_off = 0, e_scale = 1, e_half = 0, e_shift = 0;
+    int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX, scale = 1, s_half = 0, shift = 0, offset = 0;
+};
+
+/// The simple configuration on int8 NC1HWC2 surfaces as they are (MRDMA input, ERDMA operand and
+/// output all int8, so one atom holds the same C2 channels everywhere): no transposition, the
+/// per-channel constants repeat with the atom. Same arithmetic as simple_row_body.
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((always_inline)) inline void simple_surface_body(const int8_t* __restrict in, const int8_t* __restrict ew,
+                                                               int8_t* __restrict out, uint64_t P, const SurfaceK& k) {
+    int64_t a[kLanes], m[kLanes], lo[kLanes], hi[kLanes];
+    for (uint32_t j = 0; j < kLanes; ++j) a[j] = k.a[j], m[j] = k.m[j], lo[j] = k.lo[j], hi[j] = k.hi[j];
+    const int64_t m_half = k.m_half, msh = k.msh, e_const = k.e_const, e_off = k.e_off, e_scale = k.e_scale;
+    const int64_t e_half = k.e_half, e_shift = k.e_shift, ew_lo = k.ew_lo, ew_hi = k.ew_hi, scale = k.scale;
+    const int64_t s_half = k.s_half, shift = k.shift, offset = k.offset;
+    for (uint64_t p = 0; p < P; ++p)
+        for (uint32_t j = 0; j < kLanes; ++j) {
+            const uint64_t i = p * kLanes + j;
+            int64_t v = int64_t{in[i]} + a[j];
+            v = (v * m[j] + m_half) >> msh;
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = v < lo[j] ? lo[j] : v;
+            v = v > hi[j] ? hi[j] : v;
+            int64_t e = e_const;
+            if constexpr (kEwMem) {
+                e = ew[i];
+                if constexpr (kEwCvt) {
+                    e = ((e + e_off) * e_scale + e_half) >> e_shift;
+                    e = e < INT32_MIN ? INT32_MIN : (e > INT32_MAX ? INT32_MAX : e);
+                }
+            }
+            v += e;
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = v < ew_lo ? ew_lo : v;
+            v = v > ew_hi ? ew_hi : v;
+            int64_t q = ((v * scale + s_half) >> shift) + offset;
+            q = q < -128 ? -128 : (q > 127 ? 127 : q);
+            out[i] = static_cast<int8_t>(q);
+        }
+}
+
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+void simple_surface_generic(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void simple_surface_avx512(const int8_t* in, const int8_t* ew,
+                                                                                           int8_t* out, uint64_t P,
+                                                                                           const SurfaceK& k) {
+    simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+}
+#endif
+
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+void simple_surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx512()) return simple_surface_avx512<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+#endif
+    simple_surface_generic<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+}
+
+/// Atoms of 16 (RK3588 class) or 8 (RK356x) int8 lanes; surface_config admits only those.
+template <bool kEwMem, bool kEwCvt>
+void simple_surface(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, uint32_t lanes, const SurfaceK& k) {
+    if (lanes == 16) simple_surface_lanes<kEwMem, kEwCvt, 16>(in, ew, out, P, k);
+    else simple_surface_lanes<kEwMem, kEwCvt, 8>(in, ew, out, P, k);
+}
+
+bool surface_config(const DpuConfig& d) {
+    const bool ew_mem = !d.ew.bypass && !d.ew.op_bypass && d.ew.op_from_mem;
+    return simple_config(d) && d.src_prec == Precision::Int8 && d.out == Precision::Int8 &&
+           (!ew_mem || d.ew_prec() == Precision::Int8) && (d.atom == 16 || d.atom == 8);
+}
+
+Surfaces dpu_int8_surfaces(const DpuConfig& d, const uint8_t* in, const DpuOperands& ops) {
+    const uint32_t C = d.c, atom = d.atom, c2 = atom;
+    const uint64_t P = static_cast<uint64_t>(d.w) * d.h, surf = P * atom;
+    const DpuStage& s = d.bs;
+    const bool on = !s.bypass, alu = on && !s.alu_bypass, mul = on && !s.mul_bypass, relu = on && !s.relu_bypass;
+    const bool ew_on = !d.ew.bypass, ew_add = ew_on && !d.ew.op_bypass, ew_mem = ew_add && d.ew.op_from_mem;
+    if (ew_mem && ops.ew.size() < cube_bytes(d.w, d.h, d.c, d.ew_prec(), atom))
+        throw std::logic_error("unpack_cube: image smaller than the cube");
+    SurfaceK k;
+    k.msh = mul ? s.mul_shift : 0;
+    k.m_half = k.msh ? int64_t{1} << (k.msh - 1) : 0;
+    k.e_const = ew_add && !ew_mem ? static_cast<int32_t>(d.ew.operand) : 0;
+    k.e_off = d.ew.cvt_offset, k.e_scale = static_cast<int32_t>(d.ew.cvt_scale), k.e_shift = d.ew.cvt_shift;
+    k.e_half = k.e_shift ? int64_t{1} << (k.e_shift - 1) : 0;
+    if (ew_on && !d.ew.relu_bypass) {
+        k.ew_lo = 0;
+        if (d.ew.relux_en) k.ew_hi = static_cast<int32_t>(d.ew.relux_cmp);
+    }
+    k.scale = static_cast<int32_t>(d.out_cvt_scale), k.shift = d.out_cvt_shift, k.offset = d.out_cvt_offset;
+    k.s_half = k.shift ? int64_t{1} << (k.shift - 1) : 0;
+    Surfaces out = make_surfaces(d);
+    for (uint32_t c1 = 0; c1 < out.size(); ++c1) {
+        for (uint32_t j = 0; j < c2; ++j) {
+            const uint32_t ch = c1 * c2 + j;
+            const StageOps o = ch < C ? stage_ops(s, ch, C, ops.bs, false) : StageOps{};
+            k.a[j] = alu ? o.alu_i : 0;
+            k.m[j] = mul ? o.mul_i : 1;
+            k.lo[j] = relu ? 0 : INT64_MIN;
+            k.hi[j] = relu && s.relux_en ? o.relux_i : INT64_MAX;
+        }
+        const auto* src = reinterpret_cast<const int8_t*>(in + c1 * surf);
+        const auto* e = ew_mem ? reinterpret_cast<const int8_t*>(ops.ew.data() + c1 * surf) : nullptr;
+        auto* dst = reinterpret_cast<int8_t*>(out[c1].data());
+        if (!ew_mem) simple_surface<false, false>(src, e, dst, P, c2, k);
+        else if (d.ew.cvt_bypass) simple_surface<true, false>(src, e, dst, P, c2, k);
+        else simple_surface<true, true>(src, e, dst, P, c2, k);
+        const uint32_t valid = std::min(c2, C - c1 * c2);  // padding channels of the last atom are zero
+        if (valid < c2)
+            for (uint64_t p = 0; p < P; ++p) std::memset(out[c1].data() + p * atom + valid, 0, c2 - valid);
+    }
+    return out;
+}
+
 /// `row(ch, buf)`: the input row of channel ch (P values), returned as a pointer (into the
 /// accumulators, or into buf after a strided load).
 template <typename Row>
@@ -556,6 +678,7 @@ Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, c
     if (in.size() < cube_bytes(d.w, d.h, d.c, d.src_prec, atom)) throw std::logic_error("unpack_cube: image smaller than the cube");
     const uint8_t* b = in.data();
     const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
+    if (surface_config(d)) return dpu_int8_surfaces(d, b, ops);
     return dpu_int_fast(
         d, [=](uint64_t p, uint32_t ch) { return load_elem(b + (ch / c2) * surf + p * atom + (ch % c2) * eb, eb); },
         [=](uint32_t ch, int32_t* buf) {
