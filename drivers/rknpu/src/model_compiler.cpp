@@ -974,7 +974,7 @@ class Compiler {
     // ---- steps ----------------------------------------------------------------------------
 
     void build_steps() {
-        m_.graph = g_;
+        if (&g_ != &m_.graph) m_.graph = g_;
         for (size_t l = 0; l < pending_.size(); ++l) {
             Layer L = pending_[l].layer;
             for (auto& b : bodies_[l]) {
@@ -1123,6 +1123,13 @@ std::vector<int> parse_core_mask(const std::string& mask, const hw::SocProfile& 
 CompiledModel compile_model(const ir::Graph& g, const hw::SocProfile& soc, const CompileOptions& opts) {
     CompiledModel m;
     Compiler(g, soc, opts, m).run();
+    return m;
+}
+
+CompiledModel compile_model(ir::Graph&& g, const hw::SocProfile& soc, const CompileOptions& opts) {
+    CompiledModel m;
+    m.graph = std::move(g);
+    Compiler(m.graph, soc, opts, m).run();
     return m;
 }
 

@@ -332,6 +332,18 @@ TEST(ModelCompiler, MobileNetV2) {
     run_model("mobilenetv2", path, 0.01, true);
 }
 
+TEST(ModelCompiler, MovedGraphCompilesToTheSameModel) {
+    const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    drv::ir::Graph g = load(path);
+    const CompiledModel a = compile_model(g, rk3588());
+    const CompiledModel b = compile_model(std::move(g), rk3588());
+    EXPECT_EQ(a.arena_init, b.arena_init);
+    EXPECT_EQ(a.relocs, b.relocs);
+    EXPECT_EQ(a.arena_bytes, b.arena_bytes);
+    EXPECT_EQ(a.graph.dump(), b.graph.dump());
+}
+
 TEST(ModelCompiler, KeepAllTensorsGivesEveryActivationItsOwnBytes) {
     const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
     if (path.empty()) GTEST_SKIP() << "zoo not generated";
