@@ -332,6 +332,12 @@ TEST(ModelCompiler, MobileNetV2) {
     run_model("mobilenetv2", path, 0.01, true);
 }
 
+TEST(ModelCompiler, MobileNetV2Int8Activations) {
+    const std::string path = zoo_path("mobilenetv2_qdq_s8.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    run_model("mobilenetv2 s8", path, 0.01, true);
+}
+
 TEST(ModelCompiler, MovedGraphCompilesToTheSameModel) {
     const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
     if (path.empty()) GTEST_SKIP() << "zoo not generated";
