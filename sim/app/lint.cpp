@@ -141,7 +141,7 @@ void lint_task(Ctx& c, const TaskSpan& t, const TaskState& st, int ti, const npu
                   fmt::format("{} is enabled but this task writes none of its registers (previous values are used)", name));
     }
     if (!(st.enable_mask & npu::rknpu::enable::CNA)) return;
-    const npu::rknpu::ConvConfig cfg = npu::rknpu::decode_conv(rf, st.enable_mask);
+    const npu::rknpu::ConvConfig cfg = npu::rknpu::decode_conv(rf, st.enable_mask, npu::rknpu::atom_bytes(soc));
     // Fix hints per register the conv checks name (the message already carries the limit).
     static const std::map<std::string, std::string> hints = {
         {"CBUF_CON0", "allocate at most the profile's CBUF banks; tile the input along H or split the kernels"},
