@@ -188,6 +188,8 @@ def main():
     ap.add_argument("--calibration", default=os.path.join(ROOT, "..", "shared", "calibration", "rk3588-int8.json"))
     ap.add_argument("--evals", type=int, default=60, help="objective evaluations per Nelder-Mead run at most")
     ap.add_argument("--evaluate", action="store_true", help="no fit: table for the profile as it is")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="no fit: each model's change for -20%% / +20%% of each fitted parameter (profile values)")
     ap.add_argument("--write-profile", action="store_true", help="store the fitted values in profiles/rk3588.json")
     ap.add_argument("--out", default=os.path.join(HERE, "rk3588_fit.json"))
     a = ap.parse_args()
@@ -205,6 +207,20 @@ def main():
     with open(prof_path) as fh:
         prof_text = fh.read()
     profile = json.loads(prof_text)
+
+    if a.sensitivity:
+        base = sim.latencies({}, names)
+        print(f"{'parameter':34s} {'change':>7s} " + " ".join(f"{n.split('/')[0]:>10s}" for n in names))
+        for path in [p[0] for p in FIT] + [LINEAR[0]]:
+            section, key = path.split(".", 1)
+            v = profile[section][key]["value"]
+            for f in (0.8, 1.2):
+                hi = LINEAR[2] if path == LINEAR[0] else next(p[2] for p in FIT if p[0] == path)
+                nv = min(v * f, hi)
+                nv = int(round(nv)) if isinstance(v, int) else nv
+                est = sim.latencies({path: nv}, names)
+                print(f"{path:34s} {f'x{f}':>7s} " + " ".join(f"{100 * (e / b - 1):+9.1f}%" for e, b in zip(est, base)))
+        return 0
 
     if a.evaluate:
         reps = sim.reports({}, names)
