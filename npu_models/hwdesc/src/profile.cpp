@@ -156,7 +156,8 @@ void validate(const Ctx& c, const SocProfile& p) {
     if (np.cbuf_bank_bytes.value % np.cbuf_entry_bytes.value != 0)
         c.fail("npu.cbuf_bank_bytes", "must be a multiple of npu.cbuf_entry_bytes");
     uint64_t ddr_end = mp.ddr_base.value + mp.ddr_size_bytes.value;
-    if (mp.nbuf_bytes.value && mp.nbuf_base.value < ddr_end && mp.nbuf_base.value + mp.nbuf_bytes.value > mp.ddr_base.value)
+    if (mp.nbuf_bytes.value && mp.nbuf_base.value < ddr_end &&
+        mp.nbuf_base.value + mp.nbuf_bytes.value > mp.ddr_base.value)
         c.fail("memory.nbuf_base", "NBUF overlaps the DDR window");
     for (size_t i = 0; i < np.core_mmio_bases.value.size(); ++i) {
         uint64_t b = np.core_mmio_bases.value[i];

@@ -43,7 +43,8 @@ ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
     // Padded MACs (hardware-facts III §5.1): input channels to C2, output channels to the kernel
     // group the array computes at once (npu.cout_align_int8 / _fp16).
     const uint64_t cin = round_up(c.in_c, c2);
-    const uint64_t cout = round_up(c.out_c, static_cast<uint64_t>(wide ? n.cout_align_fp16.value : n.cout_align_int8.value));
+    const int cout_align = wide ? n.cout_align_fp16.value : n.cout_align_int8.value;
+    const uint64_t cout = round_up(c.out_c, static_cast<uint64_t>(cout_align));
     r.macs_padded = pixels * cout * cin * taps;
     r.compute_cycles = (r.macs_padded + rate - 1) / rate;
     return r;

@@ -164,7 +164,8 @@ TEST(Profile, OverrideErrorsNameThePathAndLeaveTheProfile) {
         }
         return "";
     };
-    EXPECT_NE(err("npu.no_such=1").find("npu.no_such: unknown parameter (known here: npu.core_count"), std::string::npos);
+    EXPECT_NE(err("npu.no_such=1").find("npu.no_such: unknown parameter (known here: npu.core_count"),
+              std::string::npos);
     EXPECT_NE(err("gpu.x=1").find("gpu.x: unknown parameter"), std::string::npos);
     EXPECT_NE(err("npu.task_overhead_cycles=abc").find("npu.task_overhead_cycles: 'abc' is not an integer"),
               std::string::npos);
