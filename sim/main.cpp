@@ -140,6 +140,9 @@ int cmd_run(const RunArgs& a) {
                 return fail(e.what());
             }
         } else if (ext == ".onnx" || ext == ".tflite") {
+            if (a.cores != "0") return fail("--cores is for layer descriptions; models take --core-mask (auto, 0, 0_1, 0_1_2, ...)");
+            if (a.sram || !a.regcmd_path.empty())
+                return fail("--sram and --dump-regcmd are for layer descriptions, not models");
             sim::ModelCliOptions mo;
             mo.model = a.model;
             mo.platform = a.platform;

@@ -162,6 +162,9 @@ check "core mask 7 on rk3588: exit 2" "[ $rc -eq 2 ] && [ \$(wc -l <'$T/e') -eq 
 "$NPUSIM" run --platform nosuch "$T/tiny_qdq.onnx" >"$T/o" 2>"$T/e"; rc=$?
 check "unknown platform with a model: exit 2" "[ $rc -eq 2 ] && grep -q \"unknown platform 'nosuch'\" '$T/e'"
 
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --cores 0,1 >"$T/o" 2>"$T/e"; rc=$?
+check "--cores with a model: exit 2 pointing to --core-mask" "[ $rc -eq 2 ] && [ \$(wc -l <'$T/e') -eq 1 ] && grep -q -- '--core-mask' '$T/e'"
+
 # 9. MobileNetV2 (QDQ) on rk3588: single core, three cores, progress line.
 "$NPUSIM" run --platform rk3588 "$MNV2" --verify-tiling --report "$T/mnv2.json" >"$T/mnv2.txt" 2>"$T/mnv2.err"; rc=$?
 check "MobileNetV2 rk3588: exit 0, tiling verified" "[ $rc -eq 0 ] && grep -q '^tiling verified' '$T/mnv2.txt' || { tail -3 '$T/mnv2.err'; false; }"
