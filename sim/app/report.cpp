@@ -171,7 +171,10 @@ std::string report_text(const ModelRunResult& r) {
             o += fmt::format("output '{}' vs reference executor: {} values, {} equal, {} differ by 1 {}, {} worse, "
                              "max |diff| {} -> {}\n",
                              out.name, c.values, c.equal, c.off_by_one, out.unit, c.worse, c.max_abs_diff,
-                             check_verdict(c));
+                             c.worse ? (r.isolated_checked && r.layers_worse == 0
+                                            ? "differs (1-LSB layer differences propagated; layers checked below)"
+                                            : "MISMATCH")
+                                     : check_verdict(c));
         }
     if (r.isolated_checked) {
         const OutputCheck& c = r.isolated;
