@@ -85,9 +85,10 @@ const std::vector<Case>& cases() {
         {"output_larger_than_input",
          [](testfix::ValidConv& v) {
              testfix::set_value(v.job.words, v.index_of("CORE_DATAOUT_SIZE_0"),
-                                CORE_DATAOUT_SIZE_0::DATAOUT_WIDTH.put(9) | CORE_DATAOUT_SIZE_0::DATAOUT_HEIGHT.put(7));
+                                CORE_DATAOUT_SIZE_0::DATAOUT_WIDTH.put(10) | CORE_DATAOUT_SIZE_0::DATAOUT_HEIGHT.put(7));
          },
-         kFault, "output 10x8 larger than the 8x8"},
+         // 8x8 input, pad 1, 3x3: up to 2 implied right/bottom padding columns allow a 9x9 output.
+         kFault, "output 11x8 larger than the 9x9"},
         {"weight_bytes_mismatch",
          [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_WEIGHT_SIZE0"), 2304 + 16); },
          kFault, "expected bytes_per_kernel*kernels = 2304"},
