@@ -95,7 +95,8 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         co.core_mask = o.core_mask;
         co.cpu_nodes = o.cpu_nodes;
         co.keep_all_tensors = full && !o.no_check;
-        m = drv::rknpu::compile_model(g, soc, co);
+        co.timing_only = !full;  // timing mode moves no data: weights laid out, not packed
+        m = drv::rknpu::compile_model(std::move(g), soc, co);  // g is not used after this
     } catch (const std::invalid_argument& e) {
         return fail(kExitBadInput, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
     } catch (const std::exception& e) {

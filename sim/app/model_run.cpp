@@ -529,7 +529,8 @@ void Runner::host_program() {
         arena_ = hal.bo_create(m_.arena_bytes, 4096);
         base_ = arena_.dma_addr;
         rk::relocate(m_, base_);
-        if (!m_.arena_init.empty()) hal.bo_write(arena_, 0, m_.arena_init.data(), m_.arena_init.size());
+        if (!m_.arena_init.empty())
+            hal.bo_write(arena_, m_.arena_init_base, m_.arena_init.data(), m_.arena_init.size());
         t0_ = now_ps();
         if (full_)
             for (const std::string& name : m_.graph.inputs()) {
@@ -589,6 +590,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     r.arena_bytes = m.arena_bytes;
     r.steps = m.steps.size();
     const bool full = o.mode == SimMode::Full;
+    if (full && m.timing_only)
+        throw std::invalid_argument("full mode needs a full compile (the model was compiled timing-only: no weights)");
     if (full)
         for (const std::string& name : m.graph.inputs())
             if (!inputs.count(name)) throw std::invalid_argument(fmt::format("no data for graph input '{}'", name));

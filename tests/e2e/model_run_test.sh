@@ -125,6 +125,21 @@ print('full', f, 'timing', t)
 assert f == t, (f, t)
 PY"
 
+# Timing mode compiles timing-only (weights laid out, not packed): MobileNetV2's every layer has
+# the same tasks, cycles and DDR bytes as the full compile run in full mode.
+"$NPUSIM" run --platform rk3588 "$MNV2" --quiet --no-compare --report "$T/mf.json" >/dev/null 2>&1
+"$NPUSIM" run --platform rk3588 "$MNV2" --mode timing --report "$T/mt.json" >/dev/null 2>&1
+check "MobileNetV2 timing mode (timing-only compile): per-layer cycles as in full mode" "$PY - '$T/mf.json' '$T/mt.json' <<'PY'
+import json, sys
+f, t = (json.load(open(p)) for p in sys.argv[1:3])
+assert f['totals']['latency_ps'] == t['totals']['latency_ps'], (f['totals'], t['totals'])
+keys = ('name', 'unit', 'tasks', 'regcmd_entries', 'cycles', 'start_ps', 'end_ps', 'ddr_read_bytes', 'ddr_write_bytes')
+rows = lambda r: [tuple(json.dumps(l.get(k)) for k in keys) for l in r['layers']]
+assert rows(f) == rows(t)
+assert sum(l['cycles']['total'] for l in f['layers'] if l['unit'] == 'NPU') > 0
+print('layers', len(f['layers']), 'latency_ps', t['totals']['latency_ps'])
+PY"
+
 # 5. Other SoCs: RK3566 (C2 = 8) and RV1106, full mode, outputs checked.
 for soc in rk3566 rv1106 rk3562 rk3576; do
   "$NPUSIM" run --platform $soc "$T/tiny_qdq.onnx" --verify-tiling --report "$T/tiny_$soc.json" >"$T/o" 2>"$T/e"; rc=$?

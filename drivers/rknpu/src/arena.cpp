@@ -16,13 +16,32 @@ uint64_t align_up(uint64_t v, uint64_t a) {
 }
 }  // namespace
 
-uint64_t ArenaBuilder::add_init(const std::vector<uint8_t>& bytes, uint64_t align) {
+/// Aligns the end of the initialised part for `bytes` more and returns their offset; in placeholder
+/// mode the bytes are laid out but not kept, otherwise the caller appends them to init_.
+uint64_t ArenaBuilder::place(uint64_t bytes, uint64_t align) {
     // Initialised bytes must precede every reservation: the arena image is init_ then zeros.
-    if (size_ != init_.size()) throw std::logic_error("arena: initialised bytes added after activations were reserved");
-    const uint64_t off = align_up(init_.size(), align);
-    init_.resize(off, 0);
-    init_.insert(init_.end(), bytes.begin(), bytes.end());
-    size_ = init_.size();
+    if (size_ != init_end()) throw std::logic_error("arena: initialised bytes added after activations were reserved");
+    const uint64_t off = align_up(init_end(), align);
+    if (placeholders_) {
+        if (!init_.empty()) throw std::logic_error("arena: placeholder bytes after kept initialised bytes");
+        base_ = off + bytes;  // nothing kept: the kept image starts after this
+        size_ = base_;
+    } else {
+        init_.resize(off - base_, 0);
+        size_ = off + bytes;
+    }
+    return off;
+}
+
+uint64_t ArenaBuilder::add_init(const std::vector<uint8_t>& bytes, uint64_t align) {
+    const uint64_t off = place(bytes.size(), align);
+    if (!placeholders_) init_.insert(init_.end(), bytes.begin(), bytes.end());
+    return off;
+}
+
+uint64_t ArenaBuilder::add_placeholder(uint64_t bytes, uint64_t align) {
+    const uint64_t off = place(bytes, align);
+    if (!placeholders_) init_.resize(init_.size() + bytes, 0);
     return off;
 }
 

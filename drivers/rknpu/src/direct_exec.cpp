@@ -237,6 +237,7 @@ class Runner {
 
 DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
                         const std::map<std::string, num::Tensor>& inputs, const DirectOptions& opts) {
+    if (m.timing_only) throw std::invalid_argument("run_direct: the model was compiled timing-only (no weights)");
     Runner r(m, soc);
     DirectResult res;
     if (const auto* ref = opts.isolated_reference) {

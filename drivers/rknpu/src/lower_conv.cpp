@@ -67,21 +67,25 @@ struct Requant {
 constexpr int kM2Candidates = 1024;
 constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 
-Requant plan_requant(const ConvOp& op) {
+/// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
+/// where no operand bytes are written and the weights are absent).
+Requant plan_requant(const ConvOp& op, bool shifts_only) {
     Requant r;
     const size_t n = static_cast<size_t>(op.out_c);
     const int taps = op.kernel_h * op.kernel_w;
     const int per_out = (op.depthwise ? 1 : op.in_c) * taps;
-    r.bias.resize(n);
+    if (!shifts_only) r.bias.resize(n);
     std::vector<double> m(n);
     double m_max = 0;
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n && !shifts_only; ++k) {
         int64_t wsum = 0;
         for (int i = 0; i < per_out; ++i) wsum += op.weights[k * static_cast<size_t>(per_out) + static_cast<size_t>(i)];
         // sum((x - zp) w) + b = sum(x w) + (b - zp sum(w)); padded taps read PAD_VALUE = zp.
         const int64_t b = (op.bias.empty() ? 0 : op.bias[k]) - int64_t{op.in_zp} * wsum;
         if (b < INT32_MIN || b > INT32_MAX) fail(op, fmt::format("folded bias of channel {} overflows int32", k));
         r.bias[k] = static_cast<int32_t>(b);
+    }
+    for (size_t k = 0; k < n; ++k) {
         // The reference (onnxruntime) forms the scale in float: x_scale * w_scale / y_scale.
         const float ws = op.w_scales.size() == 1 ? op.w_scales[0] : op.w_scales[k];
         const float mf = op.in_scale * ws / op.out_scale;
@@ -99,6 +103,7 @@ Requant plan_requant(const ConvOp& op) {
     if (r.s2 < 0) r.s3 += r.s2, r.s2 = 0;
     if (r.s3 < 0) fail(op, "requantization scale too large for the DPU");
     if (r.s1 > 63) fail(op, "requantization scale too small for the DPU MUL shift");
+    if (shifts_only) return r;
     r.m1.resize(n);
     r.m2.resize(n);
     for (size_t k = 0; k < n; ++k) {
@@ -179,7 +184,7 @@ struct Plan {
 };
 
 /// The op's own consistency and the CNA field limits; one line naming the op.
-void check_op(const ConvOp& op, const std::vector<int>& cores) {
+void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only) {
     if (op.in_c <= 0 || op.out_c <= 0) fail(op, "empty input or output channels");
     if (op.kernel_h <= 0 || op.kernel_w <= 0 || op.stride_h <= 0 || op.stride_w <= 0 || op.dilation_h <= 0 ||
         op.dilation_w <= 0)
@@ -193,7 +198,7 @@ void check_op(const ConvOp& op, const std::vector<int>& cores) {
     if (op.pad_top > 15 || op.pad_left > 15) fail(op, "top/left padding exceeds the CNA's 15");
     if (op.depthwise && op.in_c != op.out_c) fail(op, "depthwise needs input channels == output channels");
     const size_t expect_w = static_cast<size_t>(op.out_c) * (op.depthwise ? 1 : op.in_c) * op.kernel_h * op.kernel_w;
-    if (op.weights.size() != expect_w)
+    if (op.weights.size() != expect_w && !(timing_only && op.weights.empty()))
         fail(op, fmt::format("weights have {} values, expected {}", op.weights.size(), expect_w));
     if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
@@ -348,6 +353,18 @@ struct Constants {
 
 Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, ArenaBuilder& arena) {
     const size_t taps = static_cast<size_t>(p.taps);
+    Constants cs;
+    if (arena.placeholders()) {
+        // Timing-only compile: the same offsets as below, no bytes.
+        cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
+                                                        : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+        for (int g = 0; g < p.groups; ++g) {
+            const uint64_t kn = static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg);
+            cs.bs.push_back(arena.add_placeholder(kn * 6));
+            cs.bn.push_back(arena.add_placeholder(kn * 2));
+        }
+        return cs;
+    }
     std::vector<uint8_t> wimg;
     if (op.depthwise) {
         // Per channel group: [kh][kw][group channels padded to C2] (the model's weight_index(c, 0, kh,
@@ -370,7 +387,6 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
                     wimg[static_cast<size_t>(k) * per_kernel + t * cpad + c] =
                         static_cast<uint8_t>(op.weights[(static_cast<size_t>(k) * op.in_c + c) * taps + t]);
     }
-    Constants cs;
     cs.weights = arena.add_init(wimg);
     for (int g = 0; g < p.groups; ++g) {
         // BS image: the ALU operands (bias) of the group's channels, then the MUL operands
@@ -582,7 +598,10 @@ int fold_row_stride(ConvOp& op, DeviceTensor& in) {
 
 std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in_arg, const DeviceTensor& out,
                                     ArenaBuilder& arena, const hw::SocProfile& soc, const std::vector<int>& cores) {
-    check_op(op_arg, cores);
+    // Timing-only compile (the arena keeps no weights): the weights may be absent; the same
+    // tiling, offsets and regcmd sizes, with the weight-derived requantization values left out.
+    const bool timing_only = arena.placeholders();
+    check_op(op_arg, cores, timing_only);
     (void)make_plan(op_arg, in_arg, out, soc);  // the geometry as given must be consistent
     ConvOp folded;
     DeviceTensor in = in_arg;
@@ -593,7 +612,7 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in
     }
     const ConvOp& op = row_skip > 1 ? folded : op_arg;
     Plan p = make_plan(op, in, out, soc);
-    const Requant rq = plan_requant(op);
+    const Requant rq = plan_requant(op, timing_only);
     const int ncores = static_cast<int>(cores.size());
     choose_tiling(op, in, soc, p);
     spread_over_cores(op, in, ncores, p);

@@ -498,7 +498,7 @@ class Compiler {
         push_npu(
             std::move(L),
             [this, op = std::move(op), in, out, fill = std::move(fill)]() mutable {
-                fill(op);
+                if (!opts_.timing_only) fill(op);  // timing-only: the lowering lays the weights out unpacked
                 auto bodies = lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
                 std::vector<int8_t>().swap(op.weights);
                 return bodies;
@@ -953,7 +953,8 @@ class Compiler {
 
     void lower_all() {
         // One allocation for the initialised arena instead of repeated growth (ResNet: 25 MB).
-        arena_.init().reserve(init_estimate_ + (1u << 20));
+        if (opts_.timing_only) arena_.set_placeholders(true);
+        else arena_.init().reserve(init_estimate_ + (1u << 20));
         bodies_.resize(pending_.size());
         for (size_t l = 0; l < pending_.size(); ++l) {
             PendingLayer& p = pending_[l];
@@ -1031,7 +1032,8 @@ class Compiler {
     uint64_t entries(size_t t) const { return align_up(flat_bodies_[t].words.size() + hw::rknpu::kTaskEndEntries, 8); }
 
     void place() {
-        m_.weight_bytes = arena_.init().size();
+        m_.weight_bytes = arena_.init_end();
+        arena_.set_placeholders(false);  // timing-only compile: the regcmd is kept
         // Regcmd blocks, one per chain, then the activation region.
         for (const Step& s : m_.steps) {
             for (const auto& [core, chain] : s.chains) {
@@ -1045,7 +1047,7 @@ class Compiler {
                 }
             }
         }
-        m_.regcmd_bytes = arena_.init().size() - m_.weight_bytes;
+        m_.regcmd_bytes = arena_.init_end() - m_.weight_bytes;
         const uint64_t act_base = arena_.reserve(act_bytes_, 64);
         if (act_base + act_bytes_ > 0xffffffffull)
             throw std::invalid_argument(fmt::format("model arena of {} MiB exceeds the 32-bit NPU address window",
@@ -1057,6 +1059,8 @@ class Compiler {
                     encode_task(chain[k], k + 1 < chain.size() ? static_cast<int64_t>(chain[k + 1]) : -1, act_base);
         std::sort(m_.relocs.begin(), m_.relocs.end());
         m_.arena_init = std::move(arena_.init());
+        m_.arena_init_base = arena_.init_base();
+        m_.timing_only = opts_.timing_only;
         m_.arena_bytes = arena_.size();
     }
 
@@ -1084,7 +1088,7 @@ class Compiler {
         words.insert(words.end(), end.words().begin(), end.words().end());
         words.resize(entries(t), 0);
         const uint64_t off = m_.tasks[t].regcmd_offset;
-        std::memcpy(arena_.init().data() + off, words.data(), 8 * words.size());
+        std::memcpy(arena_.init().data() + (off - arena_.init_base()), words.data(), 8 * words.size());
         for (size_t w : b.addr_words) m_.relocs.push_back(off + 8 * w);
         if (next >= 0) m_.relocs.push_back(off + 8 * b.words.size());  // PC_BASE_ADDRESS
     }
@@ -1136,16 +1140,18 @@ CompiledModel compile_model(ir::Graph&& g, const hw::SocProfile& soc, const Comp
 void relocate(CompiledModel& m, uint64_t base) {
     if (base == m.relocated_base) return;
     for (uint64_t off : m.relocs) {
-        if (off + 8 > m.arena_init.size()) throw std::logic_error("relocation outside the initialised arena");
+        if (off < m.arena_init_base || off - m.arena_init_base + 8 > m.arena_init.size())
+            throw std::logic_error("relocation outside the initialised arena");
+        uint8_t* at = m.arena_init.data() + (off - m.arena_init_base);
         uint64_t w = 0;
-        std::memcpy(&w, m.arena_init.data() + off, 8);
+        std::memcpy(&w, at, 8);
         auto c = hw::rknpu::RegCmd::decode(w);
         const uint64_t v = static_cast<uint64_t>(c.value) - m.relocated_base + base;
         if (v > 0xffffffffull)
             throw std::invalid_argument(fmt::format("relocate: arena at 0x{:x} puts an address beyond 32 bits", base));
         c.value = static_cast<uint32_t>(v);
         w = c.encode();
-        std::memcpy(m.arena_init.data() + off, &w, 8);
+        std::memcpy(at, &w, 8);
     }
     m.relocated_base = base;
 }

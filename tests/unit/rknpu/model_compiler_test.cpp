@@ -17,6 +17,7 @@
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "drv/rknpu/direct_exec.h"
+#include "drv/rknpu/lower.h"
 #include "drv/rknpu/model.h"
 #include "hw/profile.h"
 
@@ -671,6 +672,110 @@ TEST(ModelCompiler, SmallZooNetsCompileAndMatch) {
         }
     }
     if (seen == 0) GTEST_SKIP() << "zoo not generated";
+}
+
+}  // namespace
+
+namespace {
+
+/// Timing-only compile (CompileOptions::timing_only, `npusim run --mode timing`): the same tasks,
+/// layers, steps, tensor placement, relocations and arena layout as the full compile, and the
+/// kept bytes are exactly the full compile's regcmd region (the weights are only laid out).
+void expect_timing_only_matches(const std::string& path, const hw::SocProfile& soc, const std::string& mask) {
+    CompileOptions fo, to;
+    fo.core_mask = to.core_mask = mask;
+    to.timing_only = true;
+    CompiledModel full = compile_model(load(path), soc, fo);
+    CompiledModel tim = compile_model(load(path), soc, to);
+    EXPECT_FALSE(full.timing_only);
+    EXPECT_TRUE(tim.timing_only);
+    EXPECT_EQ(full.arena_init_base, 0u);
+    EXPECT_EQ(tim.arena_bytes, full.arena_bytes);
+    EXPECT_EQ(tim.weight_bytes, full.weight_bytes);
+    EXPECT_EQ(tim.regcmd_bytes, full.regcmd_bytes);
+    EXPECT_EQ(tim.relocs, full.relocs);
+    ASSERT_EQ(tim.tasks.size(), full.tasks.size());
+    for (size_t t = 0; t < tim.tasks.size(); ++t) {
+        const NpuTask &a = tim.tasks[t], &b = full.tasks[t];
+        EXPECT_EQ(a.regcmd_offset, b.regcmd_offset) << t;
+        EXPECT_EQ(a.regcfg_amount, b.regcfg_amount) << t;
+        EXPECT_EQ(a.enable_mask, b.enable_mask) << t;
+        EXPECT_EQ(a.core, b.core) << t;
+        EXPECT_EQ(a.layer, b.layer) << t;
+        EXPECT_EQ(a.what, b.what) << t;
+        EXPECT_EQ(a.macs, b.macs) << t;
+    }
+    ASSERT_EQ(tim.layers.size(), full.layers.size());
+    for (size_t l = 0; l < tim.layers.size(); ++l) {
+        EXPECT_EQ(tim.layers[l].name, full.layers[l].name);
+        EXPECT_TRUE(tim.layers[l].unit == full.layers[l].unit) << tim.layers[l].name;
+        EXPECT_EQ(tim.layers[l].tasks, full.layers[l].tasks) << tim.layers[l].name;
+    }
+    ASSERT_EQ(tim.steps.size(), full.steps.size());
+    for (size_t s = 0; s < tim.steps.size(); ++s) EXPECT_EQ(tim.steps[s].chains, full.steps[s].chains) << s;
+    ASSERT_EQ(tim.tensors.size(), full.tensors.size());
+    for (const auto& [name, t] : full.tensors) EXPECT_EQ(tim.tensors.at(name).offset, t.offset) << name;
+    // Kept bytes: the regcmd only, identical to the full compile's (no register holds a weight-
+    // derived value; the per-channel requantization operands live in the unwritten weight region).
+    EXPECT_EQ(tim.arena_init_base, full.weight_bytes);
+    ASSERT_EQ(tim.arena_init.size(), full.regcmd_bytes);
+    ASSERT_EQ(full.arena_init.size(), full.weight_bytes + full.regcmd_bytes);
+    const std::vector<uint8_t> regcmd(full.arena_init.begin() + static_cast<std::ptrdiff_t>(full.weight_bytes),
+                                      full.arena_init.end());
+    EXPECT_TRUE(tim.arena_init == regcmd);
+    // Relocation patches the same words in both images.
+    relocate(full, 0x40000000);
+    relocate(tim, 0x40000000);
+    EXPECT_TRUE(std::equal(tim.arena_init.begin(), tim.arena_init.end(),
+                           full.arena_init.begin() + static_cast<std::ptrdiff_t>(full.weight_bytes)));
+    // The direct (full-numerics) executor refuses a model without weights.
+    EXPECT_THROW(run_direct(tim, soc, inputs_for(tim.graph, 1)), std::invalid_argument);
+}
+
+TEST(ModelCompiler, TimingOnlyCompileMatchesFullCompileMobileNetV2) {
+    const std::string path = zoo_path("mobilenetv2_qdq.onnx", false);
+    if (path.empty()) GTEST_SKIP() << "zoo not generated";
+    expect_timing_only_matches(path, rk3588(), "auto");
+    expect_timing_only_matches(path, rk3588(), "0_1_2");
+    expect_timing_only_matches(path, hw::load_named_profile("rk3566"), "auto");  // 8-byte atoms, C2 8
+}
+
+TEST(ModelCompiler, TimingOnlyCompileMatchesFullCompileSmallNets) {
+    size_t seen = 0;
+    for (const char* net : {"t_qlinear", "t_conv", "t_depthwise", "t_gemm"}) {
+        const std::string path = zoo_path(std::string(net) + ".onnx", false);
+        if (path.empty()) continue;
+        ++seen;
+        SCOPED_TRACE(net);
+        expect_timing_only_matches(path, rk3588(), "auto");
+    }
+    if (seen == 0) GTEST_SKIP() << "zoo not generated";
+}
+
+TEST(ModelCompiler, ArenaPlaceholdersKeepOffsetsAndOnlyTheKeptBytes) {
+    // Same offsets in both modes; placeholder mode keeps nothing before the first kept byte.
+    ArenaBuilder full, tim;
+    tim.set_placeholders(true);
+    for (ArenaBuilder* a : {&full, &tim}) {
+        EXPECT_EQ(a->add_placeholder(100), 0u);
+        EXPECT_EQ(a->add_init(std::vector<uint8_t>(10, 7)), 128u);
+        EXPECT_EQ(a->add_placeholder(1, 256), 256u);
+    }
+    tim.set_placeholders(false);
+    EXPECT_EQ(full.add_init({1, 2, 3}), 320u);
+    EXPECT_EQ(tim.add_init({1, 2, 3}), 320u);
+    EXPECT_EQ(tim.init_base(), 257u);
+    EXPECT_EQ(tim.init().size(), 66u);  // 63 alignment zeros, then the 3 bytes
+    EXPECT_EQ(full.init_base(), 0u);
+    EXPECT_EQ(full.init().size(), 323u);
+    EXPECT_EQ(full.init()[130], 7);
+    EXPECT_EQ(full.init_end(), tim.init_end());
+    EXPECT_EQ(full.reserve(10), tim.reserve(10));
+    // A placeholder after kept bytes would split the kept image: refused.
+    ArenaBuilder b;
+    b.add_init({1});
+    b.set_placeholders(true);
+    EXPECT_THROW(b.add_placeholder(8), std::logic_error);
 }
 
 }  // namespace

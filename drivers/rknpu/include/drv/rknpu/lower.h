@@ -26,12 +26,27 @@ class ArenaBuilder {
     uint64_t add_init(const std::vector<uint8_t>& bytes, uint64_t align = 64);
     /// Reserve uninitialised bytes after everything else (activations); returns the offset.
     uint64_t reserve(uint64_t bytes, uint64_t align = 64);
+    /// Append `bytes` initialised bytes whose content does not matter to the caller (zeros when
+    /// kept); returns their offset. A timing-only lowering places its weights with this.
+    uint64_t add_placeholder(uint64_t bytes, uint64_t align = 64);
+    /// Timing-only compile (CompileOptions::timing_only): while on, initialised bytes get their
+    /// offsets but are not kept (no data moves in timing mode); init() then starts at init_base().
+    /// Every placeholder precedes every kept byte (the regcmd, added after the lowerings).
+    void set_placeholders(bool on) { placeholders_ = on; }
+    bool placeholders() const { return placeholders_; }
+    /// Arena offset of init()[0] (0 unless placeholders were laid out first).
+    uint64_t init_base() const { return base_; }
+    /// End of the initialised part (init_base() + init().size()).
+    uint64_t init_end() const { return base_ + init_.size(); }
     std::vector<uint8_t>& init() { return init_; }
     uint64_t size() const { return size_; }
 
    private:
+    uint64_t place(uint64_t bytes, uint64_t align);
     std::vector<uint8_t> init_;
+    uint64_t base_ = 0;
     uint64_t size_ = 0;
+    bool placeholders_ = false;
 };
 
 /// One task before linking.

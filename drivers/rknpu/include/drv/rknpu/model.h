@@ -96,12 +96,22 @@ struct CompileOptions {
     /// node = model rejected). Off: every node with an NPU lowering goes to the NPU (tests of
     /// lowerings the seed tables do not list, e.g. Gemm on RK3588).
     bool consult_checker = true;
+    /// Timing-mode compile: the same layers, tasks, regcmd, arena layout and relocations as the
+    /// full compile, but the weights and DPU operands are only laid out, never packed (timing mode
+    /// moves no data): arena_init then holds only the regcmd (from arena_init_base). Registers that
+    /// carry requantization values computed from the weights keep their widths and the values that
+    /// need no weights (shifts); the model cannot run in full mode.
+    bool timing_only = false;
 };
 
 struct CompiledModel {
     std::string soc;
     std::vector<int> cores;              ///< physical cores used
-    std::vector<uint8_t> arena_init;     ///< bytes [0, arena_init.size()) of the arena
+    std::vector<uint8_t> arena_init;     ///< bytes [arena_init_base, arena_init_base + size) of the arena
+    /// Arena offset of arena_init[0]: 0, or for a timing-only compile the start of the regcmd (the
+    /// weights and operands before it are laid out but have no bytes).
+    uint64_t arena_init_base = 0;
+    bool timing_only = false;            ///< compiled with CompileOptions::timing_only
     uint64_t arena_bytes = 0;            ///< whole arena (>= arena_init.size()), activations after
     std::vector<uint64_t> relocs;        ///< arena offsets of 64-bit regcmd entries holding addresses
     uint64_t relocated_base = 0;         ///< base relocate() applied (0 = not yet)
