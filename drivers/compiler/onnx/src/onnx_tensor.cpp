@@ -59,7 +59,7 @@ num::Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& w
     if (p.has_raw_data()) {
         if (p.raw_data().size() != need)
             throw ImportError(where + ": tensor '" + p.name() + "' raw_data has " + std::to_string(p.raw_data().size()) + " bytes, dims " + ir::shape_to_string(dims) + " x " + std::to_string(esz) + " need " + std::to_string(need));
-        num::Tensor t(dt, dims);
+        num::Tensor t = num::Tensor::uninitialized(dt, dims);  // every byte written below
         if (need) std::memcpy(t.raw(), p.raw_data().data(), need);  // little-endian host
         return t;
     }
