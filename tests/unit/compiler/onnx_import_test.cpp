@@ -3,6 +3,9 @@
 // conv/pool/gemm/reshape chains, constant folding of Shape arithmetic, --input-shape overrides.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <iterator>
+
 #include "compiler/onnx/onnx_importer.h"
 #include "onnx_builder.h"
 
@@ -168,4 +171,79 @@ TEST(OnnxImport, OlderOpsetAttributesForSqueezeAndSlice) {
     b.output("y");
     auto g = import(b);
     EXPECT_EQ(g.value("y").shape, (std::vector<int64_t>{1, 5}));
+}
+
+namespace {
+
+void put_varint(std::string& s, uint64_t v) {
+    while (v >= 0x80) s += static_cast<char>((v & 0x7f) | 0x80), v >>= 7;
+    s += static_cast<char>(v);
+}
+void put_len_field(std::string& s, uint32_t number, const std::string& payload) {
+    put_varint(s, (uint64_t{number} << 3) | 2);
+    put_varint(s, payload.size());
+    s += payload;
+}
+std::string f32_bytes(std::initializer_list<float> v) {
+    std::string s(v.size() * 4, '\0');
+    std::memcpy(s.data(), std::data(v), s.size());
+    return s;
+}
+
+}  // namespace
+
+// The importer keeps initializer raw_data in the file buffer (split parse) instead of copying it
+// into the protobuf message. The ordinary parse (forced here by an unknown group field, which
+// the split parse leaves to it) must give the same graph, including protobuf's merge rules: a
+// second `graph` field merges into the first, a repeated raw_data field keeps the last value.
+TEST(OnnxImport, SplitParseMatchesOrdinaryParse) {
+    ModelBuilder b(13);
+    b.input("x", 1, {3});
+    b.init_f32("w", {3}, {0.5f, -1.f, 2.f});
+    auto& t = *b.graph().add_initializer();  // typed data, no raw_data
+    t.set_name("k");
+    t.set_data_type(::onnx::TensorProto::FLOAT);
+    t.add_dims(3);
+    for (float f : {7.f, 8.f, 9.f}) t.add_float_data(f);
+    b.node("Add", {"x", "w"}, {"a"});
+    b.node("Mul", {"a", "k"}, {"m"});
+    b.node("Sub", {"m", "extra"}, {"y"});
+    b.output("y");
+    // "extra" comes in a second graph field, with raw_data given twice (the last one counts).
+    ::onnx::TensorProto e;
+    e.set_name("extra");
+    e.set_data_type(::onnx::TensorProto::FLOAT);
+    e.add_dims(3);
+    e.set_raw_data(f32_bytes({9.f, 9.f, 9.f}));
+    std::string tensor = e.SerializeAsString();
+    put_len_field(tensor, 9, f32_bytes({1.f, 2.f, 3.f}));
+    std::string graph;
+    put_len_field(graph, 5, tensor);
+    std::string bytes = b.bytes();
+    put_len_field(bytes, 7, graph);
+    std::string ordinary = bytes + std::string("\xa3\x06\xa4\x06", 4);  // field 100: empty group
+    const auto split_g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), {}, "split.onnx");
+    const auto ord_g = drv::importer::import_onnx_bytes(ordinary.data(), ordinary.size(), {}, "ordinary.onnx");
+    EXPECT_EQ(split_g.dump(), ord_g.dump());
+    for (const char* name : {"w", "k", "extra"}) {
+        ASSERT_TRUE(split_g.value(name).is_constant()) << name;
+        ASSERT_TRUE(ord_g.value(name).is_constant()) << name;
+        const num::Tensor &s = *split_g.value(name).data, &o = *ord_g.value(name).data;
+        ASSERT_EQ(s.nbytes(), 12u) << name;
+        EXPECT_EQ(std::memcmp(s.raw(), o.raw(), 12), 0) << name;
+    }
+    EXPECT_EQ(split_g.value("w").data->data<float>()[1], -1.f);
+    EXPECT_EQ(split_g.value("extra").data->data<float>()[2], 3.f);
+    // raw_data of the wrong size is still reported with the tensor's name on the split path.
+    std::string bad_t = e.SerializeAsString();
+    put_len_field(bad_t, 9, f32_bytes({1.f, 2.f}));
+    std::string bad_g, bad = b.bytes();
+    put_len_field(bad_g, 5, bad_t);
+    put_len_field(bad, 7, bad_g);
+    try {
+        drv::importer::import_onnx_bytes(bad.data(), bad.size(), {}, "bad.onnx");
+        ADD_FAILURE() << "no error";
+    } catch (const ImportError& err) {
+        EXPECT_NE(std::string(err.what()).find("'extra' raw_data has 8 bytes"), std::string::npos) << err.what();
+    }
 }

@@ -19,7 +19,8 @@ namespace {
 constexpr int64_t kMinOpset = 7;   // issue 3: opsets 7-17
 constexpr int64_t kMaxOpset = 17;
 
-ir::Graph build_graph(const ::onnx::ModelProto& m, const ImportOptions& opts, const std::string& src);
+ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& raw, const ImportOptions& opts,
+                      const std::string& src);
 
 void import_opsets(const ::onnx::ModelProto& m, ir::Graph& g, const std::string& src) {
     if (m.opset_import_size() == 0) throw ImportError(src + ": model has no opset_import");
@@ -152,14 +153,21 @@ bool looks_like_tflite(const void* data, size_t size) {
 ir::Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& opts, const std::string& src) {
     ::onnx::ModelProto m;
     if (size > static_cast<size_t>(INT32_MAX)) throw ImportError(src + ": file larger than 2 GiB");
-    google::protobuf::io::CodedInputStream cis(static_cast<const uint8_t*>(data), static_cast<int>(size));
-    cis.SetRecursionLimit(64);
-    if (!m.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
-        throw ImportError(src + ": not a valid ONNX model (protobuf parse failed at or before byte offset " +
-                          std::to_string(cis.CurrentPosition()) + " of " + std::to_string(size) + "; truncated or not an .onnx file)");
+    // Initializer bytes stay in `data` (no 25 MB copy for ResNet50); anything the split parse does
+    // not follow is parsed the ordinary way, which also gives the diagnosis of a broken file.
+    std::vector<RawSpan> raw;
+    if (!parse_model_split(static_cast<const uint8_t*>(data), size, m, raw)) {
+        m.Clear();
+        raw.clear();
+        google::protobuf::io::CodedInputStream cis(static_cast<const uint8_t*>(data), static_cast<int>(size));
+        cis.SetRecursionLimit(64);
+        if (!m.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
+            throw ImportError(src + ": not a valid ONNX model (protobuf parse failed at or before byte offset " +
+                              std::to_string(cis.CurrentPosition()) + " of " + std::to_string(size) + "; truncated or not an .onnx file)");
+    }
     if (!m.has_graph()) throw ImportError(src + ": ModelProto has no graph");
     try {
-        return build_graph(m, opts, src);
+        return build_graph(m, raw, opts, src);
     } catch (const ImportError&) {
         throw;
     } catch (const ir::GraphError& e) {  // structural errors found while building (e.g. duplicate names)
@@ -169,13 +177,16 @@ ir::Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& 
 
 namespace {
 
-ir::Graph build_graph(const ::onnx::ModelProto& m, const ImportOptions& opts, const std::string& src) {
+ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& raw, const ImportOptions& opts,
+                      const std::string& src) {
     const auto& gp = m.graph();
     ir::Graph g;
     import_opsets(m, g, src);
-    for (const auto& t : gp.initializer()) {
+    for (int i = 0; i < gp.initializer_size(); ++i) {
+        const auto& t = gp.initializer(i);
         if (t.name().empty()) throw ImportError(src + ": initializer with an empty name");
-        add_constant(g, t.name(), tensor_from_proto(t, src + ": initializer"), src + ": initializer");
+        const RawSpan* r = static_cast<size_t>(i) < raw.size() ? &raw[static_cast<size_t>(i)] : nullptr;
+        add_constant(g, t.name(), tensor_from_proto(t, src + ": initializer", r), src + ": initializer");
     }
     if (gp.sparse_initializer_size()) throw ImportError(src + ": sparse initializers are not supported");
     import_inputs(gp, g, opts, src);

@@ -37,7 +37,7 @@ num::DType dtype_from_onnx(int32_t code, const std::string& where) {
                            : std::string(" (invalid code)")));
 }
 
-num::Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where) {
+num::Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where, const RawSpan* raw) {
     if (p.data_location() == ::onnx::TensorProto::EXTERNAL || p.external_data_size() > 0)
         throw ImportError(where + ": tensor '" + p.name() + "' uses external data, which is not supported (embed the weights in the .onnx file)");
     if (p.has_segment()) throw ImportError(where + ": tensor '" + p.name() + "' is segmented, not supported");
@@ -56,11 +56,14 @@ num::Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& w
             throw ImportError(where + ": tensor '" + p.name() + "' has " + std::to_string(count) + " values in " + field + ", dims " + ir::shape_to_string(dims) + " need " + std::to_string(n));
     };
     // Sizes are checked before allocating, so a forged dims field cannot trigger a huge allocation.
-    if (p.has_raw_data()) {
-        if (p.raw_data().size() != need)
-            throw ImportError(where + ": tensor '" + p.name() + "' raw_data has " + std::to_string(p.raw_data().size()) + " bytes, dims " + ir::shape_to_string(dims) + " x " + std::to_string(esz) + " need " + std::to_string(need));
+    const bool split = raw && raw->present;
+    if (split || p.has_raw_data()) {
+        const char* bytes = split ? raw->data : p.raw_data().data();
+        const size_t have = split ? raw->size : p.raw_data().size();
+        if (have != need)
+            throw ImportError(where + ": tensor '" + p.name() + "' raw_data has " + std::to_string(have) + " bytes, dims " + ir::shape_to_string(dims) + " x " + std::to_string(esz) + " need " + std::to_string(need));
         num::Tensor t = num::Tensor::uninitialized(dt, dims);  // every byte written below
-        if (need) std::memcpy(t.raw(), p.raw_data().data(), need);  // little-endian host
+        if (need) std::memcpy(t.raw(), bytes, need);  // little-endian host
         return t;
     }
     switch (dt) {
