@@ -125,8 +125,9 @@ print('full', f, 'timing', t)
 assert f == t, (f, t)
 PY"
 
-# Timing mode compiles timing-only (weights laid out, not packed): MobileNetV2's every layer has
-# the same tasks, cycles and DDR bytes as the full compile run in full mode.
+# Timing mode imports without the large weights' contents and compiles timing-only (weights laid
+# out, not packed): MobileNetV2's every layer has the same tasks, cycles and DDR bytes as the full
+# import and compile run in full mode.
 "$NPUSIM" run --platform rk3588 "$MNV2" --quiet --no-compare --report "$T/mf.json" >/dev/null 2>&1
 "$NPUSIM" run --platform rk3588 "$MNV2" --mode timing --report "$T/mt.json" >/dev/null 2>&1
 check "MobileNetV2 timing mode (timing-only compile): per-layer cycles as in full mode" "$PY - '$T/mf.json' '$T/mt.json' <<'PY'

@@ -247,3 +247,36 @@ TEST(OnnxImport, SplitParseMatchesOrdinaryParse) {
         EXPECT_NE(std::string(err.what()).find("'extra' raw_data has 8 bytes"), std::string::npos) << err.what();
     }
 }
+
+// Timing-only import (ImportOptions::skip_data_from_bytes): the same graph (values, shapes,
+// dtypes, nodes) with large initializers' contents left out; smaller ones keep theirs.
+TEST(OnnxImport, SkipDataFromBytesKeepsTheGraph) {
+    ModelBuilder b(13);
+    b.input("x", 1, {1, 64, 8, 8});
+    std::vector<float> big(64 * 64 * 3 * 3);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 7) - 3.f;
+    b.init_f32("w", {64, 64, 3, 3}, big);  // 147456 bytes
+    b.init_f32("bias", {64}, std::vector<float>(64, 0.25f));
+    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"}, "conv1");
+    ModelBuilder::attr_ints(conv, "pads", {1, 1, 1, 1});
+    b.output("y");
+    ImportOptions all, skip;
+    skip.skip_data_from_bytes = 64 * 1024;
+    const auto ga = import(b, all), gs = import(b, skip);
+    EXPECT_EQ(ga.dump(), gs.dump());
+    const num::Tensor &wa = *ga.value("w").data, &ws = *gs.value("w").data;
+    EXPECT_EQ(ws.dtype(), wa.dtype());
+    EXPECT_EQ(ws.shape(), wa.shape());
+    EXPECT_EQ(ws.nbytes(), 147456u);
+    EXPECT_EQ(wa.data<float>()[10], 0.f);  // 10 % 7 - 3
+    const num::Tensor& bs = *gs.value("bias").data;
+    EXPECT_EQ(bs.data<float>()[63], 0.25f);
+    // The size check still applies to a skipped tensor.
+    ModelBuilder bad(13);
+    bad.input("x", 1, {1, 64, 8, 8});
+    bad.init_f32("w", {64, 64, 3, 3}, big);
+    bad.graph().mutable_initializer(0)->add_dims(2);  // dims now need twice the bytes
+    bad.node("Identity", {"x"}, {"y"});
+    bad.output("y");
+    EXPECT_THROW(import(bad, skip), ImportError);
+}

@@ -185,8 +185,9 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
     for (int i = 0; i < gp.initializer_size(); ++i) {
         const auto& t = gp.initializer(i);
         if (t.name().empty()) throw ImportError(src + ": initializer with an empty name");
-        const RawSpan* r = static_cast<size_t>(i) < raw.size() ? &raw[static_cast<size_t>(i)] : nullptr;
-        add_constant(g, t.name(), tensor_from_proto(t, src + ": initializer", r), src + ": initializer");
+        RawSpan r = static_cast<size_t>(i) < raw.size() ? raw[static_cast<size_t>(i)] : RawSpan{};
+        if (opts.skip_data_from_bytes && r.size >= opts.skip_data_from_bytes) r.contents = false;
+        add_constant(g, t.name(), tensor_from_proto(t, src + ": initializer", &r), src + ": initializer");
     }
     if (gp.sparse_initializer_size()) throw ImportError(src + ": sparse initializers are not supported");
     import_inputs(gp, g, opts, src);

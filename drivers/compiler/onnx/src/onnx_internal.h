@@ -17,6 +17,7 @@ struct RawSpan {
     const char* data = nullptr;
     size_t size = 0;
     bool present = false;
+    bool contents = true;  ///< false: the size is checked, the tensor's contents left unspecified
 };
 /// Decodes an initializer/attribute tensor; throws ImportError naming `where` and the tensor.
 /// `raw`: its raw_data as kept out of the message by the split parse (null: the message's own).

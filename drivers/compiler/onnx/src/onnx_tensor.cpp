@@ -63,7 +63,7 @@ num::Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& w
         if (have != need)
             throw ImportError(where + ": tensor '" + p.name() + "' raw_data has " + std::to_string(have) + " bytes, dims " + ir::shape_to_string(dims) + " x " + std::to_string(esz) + " need " + std::to_string(need));
         num::Tensor t = num::Tensor::uninitialized(dt, dims);  // every byte written below
-        if (need) std::memcpy(t.raw(), bytes, need);  // little-endian host
+        if (need && (!split || raw->contents)) std::memcpy(t.raw(), bytes, need);  // little-endian host
         return t;
     }
     switch (dt) {
