@@ -354,10 +354,11 @@ struct Constants {
 Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, ArenaBuilder& arena) {
     const size_t taps = static_cast<size_t>(p.taps);
     Constants cs;
+    // Packed straight into the arena (zero-filled there: the padding), no staging copy. Timing-only
+    // compile (placeholders): the same offsets, no bytes.
+    cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
+                                                    : static_cast<uint64_t>(op.out_c) * p.per_kernel);
     if (arena.placeholders()) {
-        // Timing-only compile: the same offsets as below, no bytes.
-        cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
-                                                        : static_cast<uint64_t>(op.out_c) * p.per_kernel);
         for (int g = 0; g < p.groups; ++g) {
             const uint64_t kn = static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg);
             cs.bs.push_back(arena.add_placeholder(kn * 6));
@@ -365,11 +366,10 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
         }
         return cs;
     }
-    std::vector<uint8_t> wimg;
+    uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
     if (op.depthwise) {
         // Per channel group: [kh][kw][group channels padded to C2] (the model's weight_index(c, 0, kh,
         // kw, ch) with in_c = DATAIN_CHANNEL; UNVERIFIED packing). Full groups hold kg channels.
-        wimg.assign(static_cast<size_t>(p.groups) * taps * p.kg, 0);
         for (int c = 0; c < op.out_c; ++c) {
             const int g = c / p.kg, cl = c % p.kg;
             const size_t stride = static_cast<size_t>(round_up(std::min(op.out_c - g * p.kg, p.kg), p.c2));
@@ -380,14 +380,12 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
     } else {
         // Kernel after kernel, [kh][kw][C padded with zeros]: a kernel group is a contiguous range.
         const size_t per_kernel = static_cast<size_t>(p.per_kernel), cpad = static_cast<size_t>(p.cpad_all);
-        wimg.assign(static_cast<size_t>(op.out_c) * per_kernel, 0);
         for (int k = 0; k < op.out_c; ++k)
             for (int c = 0; c < op.in_c; ++c)
                 for (size_t t = 0; t < taps; ++t)
                     wimg[static_cast<size_t>(k) * per_kernel + t * cpad + c] =
                         static_cast<uint8_t>(op.weights[(static_cast<size_t>(k) * op.in_c + c) * taps + t]);
     }
-    cs.weights = arena.add_init(wimg);
     for (int g = 0; g < p.groups; ++g) {
         // BS image: the ALU operands (bias) of the group's channels, then the MUL operands
         // (DpuStage::operand_bytes layout); BN image: the MUL operands only.

@@ -26,8 +26,8 @@ class ArenaBuilder {
     uint64_t add_init(const std::vector<uint8_t>& bytes, uint64_t align = 64);
     /// Reserve uninitialised bytes after everything else (activations); returns the offset.
     uint64_t reserve(uint64_t bytes, uint64_t align = 64);
-    /// Append `bytes` initialised bytes whose content does not matter to the caller (zeros when
-    /// kept); returns their offset. A timing-only lowering places its weights with this.
+    /// Append `bytes` zero-filled initialised bytes, returns their offset; the caller may fill them
+    /// in place (init()[offset - init_base()]). In placeholder mode they are only laid out.
     uint64_t add_placeholder(uint64_t bytes, uint64_t align = 64);
     /// Timing-only compile (CompileOptions::timing_only): while on, initialised bytes get their
     /// offsets but are not kept (no data moves in timing mode); init() then starts at init_base().
