@@ -3,6 +3,8 @@
 // compile it for the core mask (the compiler consults the platform's operator rules: CPU fallback
 // per node with the rule, an unsupported node rejects the model), optionally verify the tiling,
 // gather inputs, run it on the simulated SoC, print/write the report and trace.
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,6 +25,24 @@ namespace {
 constexpr int kExitProblem = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitModel = 3;
+
+/// NPUSIM_PHASE_TIMES=1: one stderr line per phase with the process CPU seconds it took
+/// (profiling the whole-command cost; the report itself is unchanged).
+class PhaseTimes {
+   public:
+    explicit PhaseTimes(std::ostream& err) : err_(err), on_(std::getenv("NPUSIM_PHASE_TIMES") != nullptr) {}
+    void mark(const char* phase) {
+        if (!on_) return;
+        const std::clock_t now = std::clock();
+        err_ << fmt::format("npusim: phase {:<8} {:.3f} s CPU\n", phase, static_cast<double>(now - last_) / CLOCKS_PER_SEC);
+        last_ = now;
+    }
+
+   private:
+    std::ostream& err_;
+    bool on_;
+    std::clock_t last_ = std::clock();
+};
 
 bool write_text(const std::string& path, const std::string& text) {
     std::ofstream f(path, std::ios::binary);
@@ -47,6 +67,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
 
+    PhaseTimes phases(err);
     drv::ir::Graph g;
     try {
         drv::importer::ImportOptions io;
@@ -58,6 +79,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     } catch (const std::exception& e) {
         return fail(kExitModel, fmt::format("cannot load '{}': {}", o.model, e.what()));
     }
+    phases.mark("import");
     try {
         drv::rknpu::parse_core_mask(o.core_mask, soc);
     } catch (const std::exception& e) {
@@ -91,6 +113,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         }
     }
 
+    phases.mark("inputs");
     drv::rknpu::CompiledModel m;
     try {
         drv::rknpu::CompileOptions co;
@@ -104,6 +127,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     } catch (const std::exception& e) {
         return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, e.what()));
     }
+    phases.mark("compile");
     if (o.verify_tiling) {
         const std::vector<std::string> problems = drv::rknpu::verify_tiling(m, soc);
         if (!problems.empty()) {
@@ -129,6 +153,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     } catch (const std::invalid_argument& e) {
         return fail(kExitBadInput, e.what());
     }
+    phases.mark("run");
     r.core_mask = o.core_mask;
     out << report_text(r);
     if (!o.trace_path.empty() && !tw.write_file(o.trace_path))
