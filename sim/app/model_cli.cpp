@@ -34,7 +34,8 @@ class PhaseTimes {
     void mark(const char* phase) {
         if (!on_) return;
         const std::clock_t now = std::clock();
-        err_ << fmt::format("npusim: phase {:<8} {:.3f} s CPU\n", phase, static_cast<double>(now - last_) / CLOCKS_PER_SEC);
+        const double s = static_cast<double>(now - last_) / CLOCKS_PER_SEC;
+        err_ << fmt::format("npusim: phase {:<8} {:.3f} s CPU\n", phase, s);
         last_ = now;
     }
 

@@ -163,7 +163,8 @@ ir::Graph import_onnx_bytes(const void* data, size_t size, const ImportOptions& 
         cis.SetRecursionLimit(64);
         if (!m.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
             throw ImportError(src + ": not a valid ONNX model (protobuf parse failed at or before byte offset " +
-                              std::to_string(cis.CurrentPosition()) + " of " + std::to_string(size) + "; truncated or not an .onnx file)");
+                              std::to_string(cis.CurrentPosition()) + " of " + std::to_string(size) +
+                              "; truncated or not an .onnx file)");
     }
     if (!m.has_graph()) throw ImportError(src + ": ModelProto has no graph");
     try {

@@ -61,7 +61,8 @@ num::Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& w
         const char* bytes = split ? raw->data : p.raw_data().data();
         const size_t have = split ? raw->size : p.raw_data().size();
         if (have != need)
-            throw ImportError(where + ": tensor '" + p.name() + "' raw_data has " + std::to_string(have) + " bytes, dims " + ir::shape_to_string(dims) + " x " + std::to_string(esz) + " need " + std::to_string(need));
+            throw ImportError(where + ": tensor '" + p.name() + "' raw_data has " + std::to_string(have) + " bytes, dims " +
+                              ir::shape_to_string(dims) + " x " + std::to_string(esz) + " need " + std::to_string(need));
         num::Tensor t = num::Tensor::uninitialized(dt, dims);  // every byte written below
         if (need && (!split || raw->contents)) std::memcpy(t.raw(), bytes, need);  // little-endian host
         return t;
