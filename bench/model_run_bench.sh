@@ -46,3 +46,10 @@ printf "  %-46s %6s s\n" "reference executor (npusim run --reference)" "$ref"
 printf "  %-46s %6s s  %sx reference (budget 3x)\n" "full mode (--no-compare)" "$full" "$(ratio "$full" "$ref")"
 printf "  %-46s %6s s  %sx reference\n" "full mode + reference and per-layer checks" "$checked" "$(ratio "$checked" "$ref")"
 printf "  %-46s %6s s  (budget 0.3 s)\n" "timing mode" "$timing"
+# Where the time goes (one more run each; NPUSIM_PHASE_TIMES: process CPU seconds per phase).
+phases() {
+  NPUSIM_PHASE_TIMES=1 "$@" 2>&1 >/dev/null | awk '/^npusim: phase/ {printf " %s %s", $3, $4}'
+}
+echo "  phases, CPU s (one run):"
+echo "    full mode:  $(phases "$NPUSIM" run --platform "$PLATFORM" "$MODEL" --quiet --no-compare)"
+echo "    timing:     $(phases "$NPUSIM" run --platform "$PLATFORM" "$MODEL" --mode timing)"
