@@ -2,6 +2,7 @@
 // ArenaBuilder and BodyBuilder (lower.h): the arena a compiled model is laid out in, and the
 // regcmd builder that remembers which entries carry arena offsets (relocations).
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <stdexcept>
 
@@ -43,6 +44,16 @@ uint64_t ArenaBuilder::add_placeholder(uint64_t bytes, uint64_t align) {
     const uint64_t off = place(bytes, align);
     if (!placeholders_) init_.resize(init_.size() + bytes, 0);
     return off;
+}
+
+void ArenaBuilder::reserve_init(uint64_t bytes) {
+    init_.reserve(static_cast<size_t>(bytes));
+    // Advise the 2 MiB-aligned interior of the still untouched buffer (a hint: ignored where THP
+    // is off; bytes and addresses are unaffected).
+    constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+    const auto b = reinterpret_cast<uintptr_t>(init_.data());
+    const uintptr_t lo = (b + kHuge - 1) & ~(kHuge - 1), hi = (b + init_.capacity()) & ~(kHuge - 1);
+    if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 }
 
 uint64_t ArenaBuilder::reserve(uint64_t bytes, uint64_t align) {

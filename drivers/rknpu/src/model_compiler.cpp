@@ -954,7 +954,7 @@ class Compiler {
     void lower_all() {
         // One allocation for the initialised arena instead of repeated growth (ResNet: 25 MB).
         if (opts_.timing_only) arena_.set_placeholders(true);
-        else arena_.init().reserve(init_estimate_ + (1u << 20));
+        else arena_.reserve_init(init_estimate_ + (1u << 20));
         bodies_.resize(pending_.size());
         for (size_t l = 0; l < pending_.size(); ++l) {
             PendingLayer& p = pending_[l];
