@@ -55,6 +55,9 @@ constexpr int64_t kRegcmdBytesPerTask = 768;
     throw std::invalid_argument(fmt::format("conv '{}': {}", op.name, what));
 }
 
+/// The OIHW weights: ConvOp::weights_ref when set, else ConvOp::weights.
+const int8_t* weight_data(const ConvOp& op) { return op.weights_ref ? op.weights_ref : op.weights.data(); }
+
 struct Requant {
     std::vector<int32_t> bias;  ///< folded: b_c - in_zp * sum(w_c)
     std::vector<int16_t> m1;    ///< BS MUL per channel
@@ -75,11 +78,12 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
     const int taps = op.kernel_h * op.kernel_w;
     const int per_out = (op.depthwise ? 1 : op.in_c) * taps;
     if (!shifts_only) r.bias.resize(n);
+    const int8_t* wd = weight_data(op);
     std::vector<double> m(n);
     double m_max = 0;
     for (size_t k = 0; k < n && !shifts_only; ++k) {
         int64_t wsum = 0;
-        for (int i = 0; i < per_out; ++i) wsum += op.weights[k * static_cast<size_t>(per_out) + static_cast<size_t>(i)];
+        for (int i = 0; i < per_out; ++i) wsum += wd[k * static_cast<size_t>(per_out) + static_cast<size_t>(i)];
         // sum((x - zp) w) + b = sum(x w) + (b - zp sum(w)); padded taps read PAD_VALUE = zp.
         const int64_t b = (op.bias.empty() ? 0 : op.bias[k]) - int64_t{op.in_zp} * wsum;
         if (b < INT32_MIN || b > INT32_MAX) fail(op, fmt::format("folded bias of channel {} overflows int32", k));
@@ -198,7 +202,8 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
     if (op.pad_top > 15 || op.pad_left > 15) fail(op, "top/left padding exceeds the CNA's 15");
     if (op.depthwise && op.in_c != op.out_c) fail(op, "depthwise needs input channels == output channels");
     const size_t expect_w = static_cast<size_t>(op.out_c) * (op.depthwise ? 1 : op.in_c) * op.kernel_h * op.kernel_w;
-    if (op.weights.size() != expect_w && !(timing_only && op.weights.empty()))
+    // weights_ref: the caller's array of expect_w values (not checkable here).
+    if (!op.weights_ref && op.weights.size() != expect_w && !(timing_only && op.weights.empty()))
         fail(op, fmt::format("weights have {} values, expected {}", op.weights.size(), expect_w));
     if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
@@ -367,6 +372,7 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
         return cs;
     }
     uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
+    const int8_t* wd = weight_data(op);
     if (op.depthwise) {
         // Per channel group: [kh][kw][group channels padded to C2] (the model's weight_index(c, 0, kh,
         // kw, ch) with in_c = DATAIN_CHANNEL; UNVERIFIED packing). Full groups hold kg channels.
@@ -375,7 +381,7 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
             const size_t stride = static_cast<size_t>(round_up(std::min(op.out_c - g * p.kg, p.kg), p.c2));
             for (size_t t = 0; t < taps; ++t)
                 wimg[static_cast<size_t>(g) * taps * p.kg + t * stride + cl] =
-                    static_cast<uint8_t>(op.weights[c * taps + t]);
+                    static_cast<uint8_t>(wd[c * taps + t]);
         }
     } else {
         // Kernel after kernel, [kh][kw][C padded with zeros]: a kernel group is a contiguous range.
@@ -384,7 +390,7 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
             for (int c = 0; c < op.in_c; ++c)
                 for (size_t t = 0; t < taps; ++t)
                     wimg[static_cast<size_t>(k) * per_kernel + t * cpad + c] =
-                        static_cast<uint8_t>(op.weights[(static_cast<size_t>(k) * op.in_c + c) * taps + t]);
+                        static_cast<uint8_t>(wd[(static_cast<size_t>(k) * op.in_c + c) * taps + t]);
     }
     for (int g = 0; g < p.groups; ++g) {
         // BS image: the ALU operands (bias) of the group's channels, then the MUL operands

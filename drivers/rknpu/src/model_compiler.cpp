@@ -458,6 +458,8 @@ class Compiler {
         op.depthwise = group > 1;
         if (group != 1 && !(group == op.in_c && op.out_c == op.in_c && w->dim(1) == 1))
             unsupported(fmt::format("grouped convolution (group {}) is not lowered", group));
+        if (w->dim(1) != (op.depthwise ? 1 : op.in_c))  // the lowering reads out_c x in_c x KH x KW values
+            unsupported("weight input channels differ from the input's");
         const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
         const auto dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
         const auto pd = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
@@ -482,7 +484,7 @@ class Compiler {
         L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
                  static_cast<uint64_t>(op.depthwise ? 1 : op.in_c) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
         push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
-                  [w](ConvOp& o) { o.weights.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel()); });
+                  [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
         return true;
     }
 

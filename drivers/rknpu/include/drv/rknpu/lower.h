@@ -83,6 +83,9 @@ struct ConvOp {
     int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
     bool depthwise = false;             ///< group == in_c == out_c
     std::vector<int8_t> weights;        ///< OIHW (depthwise: C x 1 x KH x KW), weight zero point 0
+    /// Instead of `weights`: the same OIHW values owned elsewhere (the compiler's graph constant),
+    /// alive during the lowering; saves a copy of every layer's weights. Null: `weights` is used.
+    const int8_t* weights_ref = nullptr;
     std::vector<float> w_scales;        ///< per output channel (size out_c) or one value
     std::vector<int32_t> bias;          ///< per output channel (scale in_scale * w_scale[c]) or empty
     float in_scale = 1.f, out_scale = 1.f;
