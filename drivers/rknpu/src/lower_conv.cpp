@@ -129,8 +129,16 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
             for (int64_t m1 = lo1; m1 <= hi1 && best > enough; ++m1)
                 consider(m1, nearest(target / static_cast<double>(m1)));
         } else {
-            for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; --m2)
-                consider(nearest(target / static_cast<double>(m2)), m2);
+            // Blocks of kBlock quotients computed together (vectorised divisions), then considered
+            // one by one in the same order with the same stop test: the same pair as a plain loop.
+            constexpr int kBlock = 16;
+            static_assert(kM2Candidates % kBlock == 0, "whole blocks");
+            for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; m2 -= kBlock) {
+                double q[kBlock];
+                const double d0 = static_cast<double>(m2);
+                for (int j = 0; j < kBlock; ++j) q[j] = target / (d0 - static_cast<double>(j));
+                for (int j = 0; j < kBlock && best > enough; ++j) consider(nearest(q[j]), m2 - j);
+            }
         }
         if (b1 == 0) {
             // More than ~2^16 below the largest channel: M1 = 1 and a coarser M2 carry it; v1 is then
