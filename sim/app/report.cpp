@@ -168,9 +168,12 @@ std::string report_text(const ModelRunResult& r) {
     if (r.outputs_checked)
         for (const OutputRow& out : r.outputs) {
             const OutputCheck& c = out.check;
-            o += fmt::format("output '{}' vs reference executor: {} values, {} equal, {} differ by 1 {}, {} worse, "
+            // Float outputs without a quantization step compare exactly: no "1 LSB" class to report.
+            const std::string step = out.unit == "exact" ? std::string("differ in float")
+                                                         : fmt::format("differ by 1 {}", out.unit);
+            o += fmt::format("output '{}' vs reference executor: {} values, {} equal, {} {}, {} worse, "
                              "max |diff| {} -> {}\n",
-                             out.name, c.values, c.equal, c.off_by_one, out.unit, c.worse, c.max_abs_diff,
+                             out.name, c.values, c.equal, c.off_by_one, step, c.worse, c.max_abs_diff,
                              c.worse ? (r.isolated_checked && r.layers_worse == 0
                                             ? "differs (1-LSB layer differences propagated; layers checked below)"
                                             : "MISMATCH")
