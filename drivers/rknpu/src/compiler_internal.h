@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+// Internal to the model compiler (model_compiler*.cpp): the Compiler class that implements
+// compile_model (phases in model_compiler.cpp) and the small helpers its phases share.
+#pragma once
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include "checker/checker.h"
+#include "compiler/ir/graph.h"
+#include "drv/regcmd/builder.h"
+#include "drv/rknpu/lower.h"
+#include "drv/rknpu/model.h"
+#include "hw/regcmd.h"
+
+namespace drv::rknpu::compiler_detail {
+
+
+/// Provisional base of the activation region while lowering (above any initialised offset).
+constexpr uint64_t kActVirtual = 0x80000000ull;
+
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+struct NpuUnsupported : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+[[noreturn]] inline void unsupported(const std::string& why) { throw NpuUnsupported(why); }
+
+inline const num::Tensor* const_of(const ir::Graph& g, const ir::Node& n, size_t i) {
+    if (!n.has_input(i)) return nullptr;
+    const ir::Value* v = g.find_value(n.input(i));
+    return v && v->is_constant() ? &*v->data : nullptr;
+}
+
+inline std::vector<float> floats_of(const num::Tensor& t) {
+    std::vector<float> out(t.numel());
+    if (t.dtype() == num::DType::F32) {
+        std::memcpy(out.data(), t.data<float>(), 4 * out.size());
+        return out;
+    }
+    unsupported("scale is not float32");
+}
+
+inline std::vector<int32_t> ints_of(const num::Tensor& t) {
+    std::vector<int32_t> out(t.numel());
+    for (size_t i = 0; i < out.size(); ++i) {
+        switch (t.dtype()) {
+            case num::DType::U8:
+                out[i] = t.data<uint8_t>()[i];
+                break;
+            case num::DType::I8:
+                out[i] = t.data<int8_t>()[i];
+                break;
+            case num::DType::I32:
+                out[i] = t.data<int32_t>()[i];
+                break;
+            default:
+                unsupported(fmt::format("{} zero point / bias", num::dtype_name(t.dtype())));
+        }
+    }
+    return out;
+}
+
+inline const num::Tensor& required(const ir::Graph& g, const ir::Node& n, size_t i) {
+    const num::Tensor* t = const_of(g, n, i);
+    if (!t) unsupported(fmt::format("input {} is not constant", i));
+    return *t;
+}
+
+inline float scalar_scale(const ir::Graph& g, const ir::Node& n, size_t i) {
+    const num::Tensor* t = const_of(g, n, i);
+    if (!t) unsupported(fmt::format("input {} (scale) is not constant", i));
+    const auto v = floats_of(*t);
+    if (v.size() != 1) unsupported(fmt::format("input {} is a per-axis scale", i));
+    if (!(v[0] > 0) || !std::isfinite(v[0])) unsupported(fmt::format("scale {} is not positive", v[0]));
+    return v[0];
+}
+
+inline int32_t scalar_zp(const ir::Graph& g, const ir::Node& n, size_t i) {
+    if (!n.has_input(i)) return 0;
+    const num::Tensor* t = const_of(g, n, i);
+    if (!t) unsupported(fmt::format("input {} (zero point) is not constant", i));
+    const auto v = ints_of(*t);
+    if (v.empty()) return 0;
+    for (int32_t z : v)
+        if (z != v[0]) unsupported("per-axis zero point");
+    return v[0];
+}
+
+inline bool is_q8(num::DType t) { return t == num::DType::U8 || t == num::DType::I8; }
+
+/// (c, h, w) of an IR shape the device layout supports: [1,C,H,W], [1,C] (a vector as channels).
+inline bool device_dims(const std::vector<int64_t>& s, int& c, int& h, int& w) {
+    if (s.size() == 4 && s[0] == 1) {
+        c = static_cast<int>(s[1]), h = static_cast<int>(s[2]), w = static_cast<int>(s[3]);
+    } else if (s.size() == 2 && s[0] == 1) {
+        c = static_cast<int>(s[1]), h = 1, w = 1;
+    } else {
+        return false;
+    }
+    return c > 0 && h > 0 && w > 0;
+}
+
+struct PendingLayer {
+    Layer layer;
+    std::function<std::vector<TaskBody>()> lower;  ///< NPU layers
+    bool multicore = false;                        ///< split across the cores (conv family)
+};
+
+class Compiler {
+   public:
+    Compiler(const ir::Graph& g, const hw::SocProfile& soc, const CompileOptions& opts, CompiledModel& m)
+        : g_(g), soc_(soc), opts_(opts), m_(m) {}
+
+    void run();
+
+   private:
+    const ir::Graph& g_;
+    const hw::SocProfile& soc_;
+    const CompileOptions& opts_;
+    CompiledModel& m_;
+    ArenaBuilder arena_;
+    std::vector<PendingLayer> pending_;
+    std::vector<std::vector<TaskBody>> bodies_;  ///< per layer
+    std::set<size_t> consumed_;                  ///< nodes folded into an earlier layer
+    std::set<std::string> aliased_;              ///< values already placed inside a concat buffer
+
+    // ---- device tensors -------------------------------------------------------------------
+
+    DeviceTensor& dev(const std::string& name, float scale, int32_t graph_zp);
+
+    /// The device tensor of a value that carries its own per-tensor quantization (fold_qdq).
+    DeviceTensor& dev_q(const std::string& name);
+
+    std::string shape_of(const std::string& name) const;
+
+    Layer base_layer(size_t i, const std::string& op, Unit unit) const;
+
+    // ---- constraint checker ---------------------------------------------------------------
+
+    /// CPU-fallback notes by node name, from the constraint checker for this SoC's platform.
+    /// An unsupported node rejects the model (the vendor toolchain would not convert it).
+    std::map<std::string, std::string> checker_cpu_;
+
+    void consult_checker();
+
+    // ---- classification -------------------------------------------------------------------
+
+    bool forced_cpu(const ir::Node& n) const;
+
+    void add_cpu(size_t i, const std::string& note);
+
+    void classify();
+
+    /// Returns false when the op has no NPU lowering at all; throws NpuUnsupported for a
+    /// lowering whose preconditions fail.
+    bool classify_npu(size_t i);
+
+    void push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool multicore);
+
+    bool conv(size_t i);
+
+    /// `fill` produces the OIHW weights at lowering time, and they are released right after, so
+    /// that only one layer's copy is alive at a time (ResNet50: 25 MB of weights).
+    void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
+                   std::function<void(ConvOp&)> fill);
+
+    /// QGemm (a, as, az, B, bs, bz, [C], [ys, yz]) or QLinearMatMul (a, as, az, B, bs, bz, ys, yz)
+    /// with a [1, K] input and a constant int8 B: a 1x1 convolution on a 1x1xK input.
+    bool gemm(size_t i, bool matmul);
+
+    bool gap(size_t i);
+
+    bool add(size_t i);
+
+    bool maxpool(size_t i);
+
+    /// Reshape/Flatten/Squeeze/Unsqueeze whose input and output have the same device image.
+    bool view(size_t i);
+
+    struct ConcatPart {
+        std::string name;
+        int c_off = 0;
+        bool in_place = false;
+    };
+
+    /// The inputs of a QLinearConcat with their channel offsets and whether each can be written
+    /// in place: same quantization as the output, C2-aligned slice (a partial last atom only at
+    /// the end), produced by a node (not a graph input or output), not already placed in another
+    /// buffer, not itself holding aliases, not listed twice.
+    std::vector<ConcatPart> concat_parts(const ir::Node& n, const DeviceTensor& out);
+
+    bool concat(size_t i);
+
+    /// One requantizing DPU copy per input that is not written in place, into its slice.
+    std::vector<TaskBody> lower_concat_copies(const std::string& name, const std::vector<ConcatPart>& parts,
+                                              const std::string& y);
+
+    /// Rows [y0, y0 + n) of a tensor (same strides).
+    static DeviceTensor rows_of(const DeviceTensor& t, int y0, int n);
+
+    /// DPU-only layers on several cores (seed 001 lists Add, Concat, ... as multi-core capable):
+    /// one band of output rows per core; windows shifted to the layer's rows. One core: one call.
+    std::vector<TaskBody> across_cores(int h, const std::function<std::vector<TaskBody>(int, int, int)>& f);
+
+    static DeviceTensor slice(const DeviceTensor& parent, int c_off, int c);
+
+    /// DequantizeLinear -> BatchNormalization -> QuantizeLinear as one per-channel affine task.
+    bool bn(size_t i);
+
+    std::map<std::string, int> slice_off_;  ///< channel offset of values placed in a concat buffer
+
+    /// CPU layers that only produce graph outputs nobody reads (the DequantizeLinear of each
+    /// YOLO head) move to the end, so they do not split the NPU chain into several steps.
+    void defer_output_cpu_layers();
+
+    // ---- memory plan ----------------------------------------------------------------------
+
+    std::string root_of(const std::string& name) const;
+
+    /// Lifetime [first, last] layer index of every root buffer: any layer touching the tensor
+    /// or an alias of it; graph inputs live from the start (-1), graph outputs to the end.
+    std::map<std::string, std::pair<int, int>> lifetimes() const;
+
+    void plan_memory();
+
+    /// Provisional offsets: roots where the planner put them, aliases relative to their parent
+    /// (concat slices at their channel offset, with the parent's surface stride).
+    void assign_offsets(const std::map<std::string, uint64_t>& root_off);
+    uint64_t act_bytes_ = 0;
+    uint64_t init_estimate_ = 0;  ///< expected initialised arena bytes (weights, operands)
+
+    // ---- lowering -------------------------------------------------------------------------
+
+    void lower_all();
+
+    // ---- steps ----------------------------------------------------------------------------
+
+    void build_steps();
+    std::vector<TaskBody> flat_bodies_;
+
+    // ---- placement and linking ------------------------------------------------------------
+
+    /// 64-byte task blocks: the body, the 4 ending entries, NOP padding.
+    uint64_t entries(size_t t) const { return align_up(flat_bodies_[t].words.size() + hw::rknpu::kTaskEndEntries, 8); }
+
+    void place();
+
+    /// Patches task t's provisional activation addresses, appends its ending entries (linking to
+    /// task `next`, or 0 after the last), writes it at its regcmd offset and records relocations.
+    void encode_task(size_t t, int64_t next, uint64_t act_base);
+};
+
+}  // namespace drv::rknpu::compiler_detail

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+// Model compiler, phase 1b: the NPU lowering of each operator (QLinearConv, QGemm/QLinearMatMul as
+// 1x1 convs, GlobalAveragePool as a depthwise conv, QLinearAdd/Mul, MaxPool, views, concat by
+// addressing or requantizing copies, DQ-BatchNorm-Q), deferred until the memory plan is known.
+#include "compiler_internal.h"
+
+namespace drv::rknpu::compiler_detail {
+
+void Compiler::push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool multicore) {
+    PendingLayer p;
+    p.layer = std::move(L);
+    p.lower = std::move(f);
+    p.multicore = multicore;
+    pending_.push_back(std::move(p));
+}
+
+bool Compiler::conv(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& x = g_.value(n.input(0));
+    const num::Tensor* w = const_of(g_, n, 3);
+    if (!w) unsupported("weights are not constant");
+    if (w->dtype() != num::DType::I8) unsupported("weights are not int8");
+    if (w->rank() != 4 || x.shape.size() != 4) unsupported("only 2-D convolution is lowered");
+    if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
+    if (const num::Tensor* wz = const_of(g_, n, 5))
+        for (int32_t z : ints_of(*wz))
+            if (z != 0) unsupported("weight zero point is not 0");
+    const int64_t group = ir::attr_int(n.attrs, "group", 1);
+    ConvOp op;
+    op.name = n.name;
+    op.in_c = static_cast<int>(x.shape[1]);
+    op.out_c = static_cast<int>(w->dim(0));
+    op.kernel_h = static_cast<int>(w->dim(2));
+    op.kernel_w = static_cast<int>(w->dim(3));
+    op.depthwise = group > 1;
+    if (group != 1 && !(group == op.in_c && op.out_c == op.in_c && w->dim(1) == 1))
+        unsupported(fmt::format("grouped convolution (group {}) is not lowered", group));
+    if (w->dim(1) != (op.depthwise ? 1 : op.in_c))  // the lowering reads out_c x in_c x KH x KW values
+        unsupported("weight input channels differ from the input's");
+    const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
+    const auto dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
+    const auto pd = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
+    if (st.size() != 2 || dl.size() != 2 || pd.size() != 4) unsupported("strides/dilations/pads rank");
+    op.stride_h = static_cast<int>(st[0]), op.stride_w = static_cast<int>(st[1]);
+    op.dilation_h = static_cast<int>(dl[0]), op.dilation_w = static_cast<int>(dl[1]);
+    op.pad_top = static_cast<int>(pd[0]), op.pad_left = static_cast<int>(pd[1]);
+    op.pad_bottom = static_cast<int>(pd[2]), op.pad_right = static_cast<int>(pd[3]);
+    op.w_scales = floats_of(required(g_, n, 4));
+    if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
+        unsupported("weight scale count");
+    if (const num::Tensor* b = const_of(g_, n, 8))
+        op.bias = ints_of(*b);
+    else if (n.has_input(8))
+        unsupported("bias is not constant");
+    const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 6);
+    const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
+    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
+    op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
+    const auto& ys_shape = g_.value(n.outputs[0]).shape;
+    L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
+             static_cast<uint64_t>(op.depthwise ? 1 : op.in_c) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
+    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+              [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
+    return true;
+}
+
+void Compiler::push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
+               std::function<void(ConvOp&)> fill) {
+    // Packed weights pad input channels to C2 (depthwise: channels); bias and scales per kernel.
+    const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
+    const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
+    init_estimate_ +=
+        static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096;
+    push_npu(
+        std::move(L),
+        [this, op = std::move(op), in, out, fill = std::move(fill)]() mutable {
+            if (!opts_.timing_only) fill(op);  // timing-only: the lowering lays the weights out unpacked
+            auto bodies = lower_conv_op(op, m_.tensors.at(in), m_.tensors.at(out), arena_, soc_, m_.cores);
+            std::vector<int8_t>().swap(op.weights);
+            return bodies;
+        },
+        true);
+}
+
+bool Compiler::gemm(size_t i, bool matmul) {
+    const ir::Node& n = g_.nodes()[i];
+    const std::string what = matmul ? "QLinearMatMul" : "QGemm";
+    const size_t ys_at = matmul ? 6 : 7;
+    if (!matmul) {
+        if (ir::attr_int(n.attrs, "transA", 0) != 0) unsupported("QGemm with transA");
+        if (std::fabs(ir::attr_float(n.attrs, "alpha", 1.f) - 1.f) > 0) unsupported("QGemm with alpha != 1");
+    }
+    if (!n.has_input(ys_at)) unsupported(what + " with float output (no y_scale): dequantized on the CPU");
+    const ir::Value& a = g_.value(n.input(0));
+    if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
+    const num::Tensor* b = const_of(g_, n, 3);
+    if (!b || b->dtype() != num::DType::I8 || b->rank() != 2)
+        unsupported(what + " B is not a constant int8 matrix");
+    if (const num::Tensor* bz = const_of(g_, n, 5))
+        for (int32_t z : ints_of(*bz))
+            if (z != 0) unsupported(what + " B zero point is not 0");
+    const bool tb = !matmul && ir::attr_int(n.attrs, "transB", 0) != 0;
+    const int K = static_cast<int>(a.shape[1]);
+    const int N = static_cast<int>(tb ? b->dim(0) : b->dim(1));
+    if ((tb ? b->dim(1) : b->dim(0)) != K) unsupported(what + " K mismatch");
+    ConvOp op;
+    op.name = n.name;
+    op.in_c = K, op.out_c = N;
+    op.w_scales = floats_of(required(g_, n, 4));
+    if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N))
+        unsupported(what + " B scale count");
+    if (!matmul && n.has_input(6)) {
+        const num::Tensor* c = const_of(g_, n, 6);
+        if (!c || c->dtype() != num::DType::I32) unsupported("QGemm C is not a constant int32 bias");
+        op.bias = ints_of(*c);
+        if (op.bias.size() == 1) op.bias.assign(static_cast<size_t>(N), op.bias[0]);
+        if (op.bias.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
+    }
+    const float as = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, ys_at);
+    const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
+    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
+    op.in_scale = as, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    Layer L = base_layer(i, "FullyConnected", Unit::Npu);
+    L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
+    L.note = what + " as a 1x1 convolution on a 1x1xK input";
+    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [b, tb, K, N](ConvOp& o) {
+        o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
+        const int8_t* bw = b->data<int8_t>();
+        for (size_t r = 0; r < static_cast<size_t>(N); ++r)
+            for (size_t k = 0; k < static_cast<size_t>(K); ++k)
+                o.weights[r * static_cast<size_t>(K) + k] =
+                    tb ? bw[r * static_cast<size_t>(K) + k] : bw[k * static_cast<size_t>(N) + r];
+    });
+    return true;
+}
+
+bool Compiler::gap(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    if (ir::attr_int(n.attrs, "channels_last", 0) != 0) unsupported("channels_last GlobalAveragePool");
+    const ir::Value& x = g_.value(n.input(0));
+    if (x.shape.size() != 4) unsupported("GlobalAveragePool input is not 4-D");
+    const int C = static_cast<int>(x.shape[1]), H = static_cast<int>(x.shape[2]), W = static_cast<int>(x.shape[3]);
+    ConvOp op;
+    op.name = n.name;
+    op.in_c = op.out_c = C;
+    op.kernel_h = H, op.kernel_w = W;
+    op.depthwise = true;
+    op.w_scales = {1.f / static_cast<float>(H * W)};
+    const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 3);
+    const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
+    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 4));
+    op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    Layer L = base_layer(i, "GlobalAveragePool", Unit::Npu);
+    L.macs = static_cast<uint64_t>(C) * H * W;
+    L.note = "depthwise conv with an all-ones kernel: exact integer sum, one requantization";
+    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+              [C, H, W](ConvOp& o) { o.weights.assign(static_cast<size_t>(C) * H * W, 1); });
+    return true;
+}
+
+bool Compiler::add(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const std::string a = n.input(0), b = n.input(3), y = n.outputs.at(0);
+    if (g_.value(a).shape != g_.value(y).shape || g_.value(b).shape != g_.value(y).shape)
+        unsupported("QLinearAdd with broadcasting");
+    if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported("QLinearAdd with a constant input");
+    dev(a, scalar_scale(g_, n, 1), scalar_zp(g_, n, 2));
+    dev(b, scalar_scale(g_, n, 4), scalar_zp(g_, n, 5));
+    dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
+    const bool mul = n.op_type == "QLinearMul";
+    Layer L = base_layer(i, mul ? "Mul" : "Add", Unit::Npu);
+    push_npu(
+        std::move(L),
+        [this, a, b, y, mul, name = n.name]() {
+            const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
+            return across_cores(ty.h, [&](int y0, int rows, int core) {
+                return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows),
+                                                           rows_of(ty, y0, rows), arena_, soc_, core);
+            });
+        },
+        true);
+    return true;
+}
+
+bool Compiler::maxpool(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) unsupported("MaxPool with Indices output");
+    const ir::Value& x = g_.value(n.input(0));
+    if (!is_q8(x.dtype)) unsupported("float MaxPool");
+    if (x.shape.size() != 4) unsupported("MaxPool input is not 4-D");
+    if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
+    for (int64_t d : ir::attr_ints(n.attrs, "dilations", {1, 1}))
+        if (d != 1) unsupported("dilated MaxPool");
+    const auto k = ir::attr_ints(n.attrs, "kernel_shape", {});
+    const auto s = ir::attr_ints(n.attrs, "strides", {1, 1});
+    const auto p = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
+    if (k.size() != 2 || s.size() != 2 || p.size() != 4) unsupported("MaxPool attribute ranks");
+    PoolOp op;
+    op.name = n.name;
+    op.kernel_h = static_cast<int>(k[0]), op.kernel_w = static_cast<int>(k[1]);
+    op.stride_h = static_cast<int>(s[0]), op.stride_w = static_cast<int>(s[1]);
+    op.pad_top = static_cast<int>(p[0]), op.pad_left = static_cast<int>(p[1]);
+    op.pad_bottom = static_cast<int>(p[2]), op.pad_right = static_cast<int>(p[3]);
+    const DeviceTensor& in = dev_q(n.input(0));
+    const DeviceTensor& out = dev_q(n.outputs[0]);
+    if (in.scale != out.scale || in.zp != out.zp) unsupported("MaxPool changes the quantization");
+    Layer L = base_layer(i, "MaxPool", Unit::Npu);
+    const std::string a = n.input(0), y = n.outputs[0];
+    const int core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, op, a, y, core]() {
+            return lower_maxpool_op(op, m_.tensors.at(a), m_.tensors.at(y), arena_, soc_, core);
+        },
+        false);
+    return true;
+}
+
+bool Compiler::view(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& x = g_.value(n.input(0));
+    const ir::Value& y = g_.value(n.outputs.at(0));
+    if (!is_q8(x.dtype) || x.dtype != y.dtype) return false;
+    int c0, h0, w0, c1, h1, w1;
+    if (!device_dims(x.shape, c0, h0, w0) || !device_dims(y.shape, c1, h1, w1))
+        unsupported("reshape between shapes without a common device layout");
+    if (!(c0 == c1 && h0 == h1 && w0 == w1))
+        unsupported("reshape changes the device layout (only [1,C,1,1] <-> [1,C] is a view)");
+    DeviceTensor& in = dev_q(n.input(0));
+    DeviceTensor& out = dev_q(n.outputs[0]);
+    if (in.scale != out.scale || in.zp != out.zp) unsupported("reshape changes the quantization");
+    out.alias_of = in.name;
+    Layer L = base_layer(i, n.op_type, Unit::View);
+    L.note = fmt::format("same bytes as '{}'", in.name);
+    pending_.push_back({std::move(L), nullptr, false});
+    return true;
+}
+
+std::vector<Compiler::ConcatPart> Compiler::concat_parts(const ir::Node& n, const DeviceTensor& out) {
+    std::vector<ConcatPart> parts;
+    int c_off = 0;
+    const size_t k = (n.inputs.size() - 2) / 3;
+    for (size_t j = 0; j < k; ++j) {
+        const std::string x = n.input(2 + 3 * j);
+        if (g_.value(x).is_constant()) unsupported("QLinearConcat with a constant input");
+        const DeviceTensor& t = dev(x, scalar_scale(g_, n, 3 + 3 * j), scalar_zp(g_, n, 4 + 3 * j));
+        if (t.h != out.h || t.w != out.w) unsupported("QLinearConcat inputs differ in H/W");
+        bool ok = t.scale == out.scale && t.zp == out.zp && c_off % t.c2 == 0 && (j + 1 == k || t.c % t.c2 == 0) &&
+                  g_.producer(x) >= 0 && !aliased_.count(x) && t.alias_of.empty() &&
+                  std::find(g_.outputs().begin(), g_.outputs().end(), x) == g_.outputs().end();
+        for (const auto& [nm, dt] : m_.tensors) ok &= dt.alias_of != x;
+        for (const auto& p : parts) ok &= p.name != x;
+        parts.push_back({x, c_off, ok});
+        c_off += t.c;
+    }
+    if (c_off != out.c) unsupported("QLinearConcat channel sum differs from the output");
+    return parts;
+}
+
+bool Compiler::concat(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const std::string y = n.outputs.at(0);
+    const int64_t axis = ir::attr_int(n.attrs, "axis", 1);
+    if (g_.value(y).shape.size() != 4 || (axis != 1 && axis != -3))
+        unsupported("QLinearConcat not along channels of a 4-D tensor");
+    if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
+    const DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
+    const std::vector<ConcatPart> parts = concat_parts(n, out);
+    size_t copies = 0;
+    for (const auto& p : parts) {
+        if (!p.in_place) {
+            ++copies;
+            continue;
+        }
+        m_.tensors.at(p.name).alias_of = y;
+        aliased_.insert(p.name);
+        slice_off_[p.name] = p.c_off;
+    }
+    const size_t k = parts.size();
+    Layer L = base_layer(i, "Concat", copies ? Unit::Npu : Unit::View);
+    L.note = copies ? fmt::format("{} of {} inputs written in place, {} requantizing copies", k - copies, k, copies)
+                    : fmt::format("concat by addressing: all {} inputs written in place", k);
+    if (!copies) {
+        pending_.push_back({std::move(L), nullptr, false});
+        return true;
+    }
+    push_npu(
+        std::move(L), [this, parts, y, name = n.name]() { return lower_concat_copies(name, parts, y); }, true);
+    return true;
+}
+
+std::vector<TaskBody> Compiler::lower_concat_copies(const std::string& name, const std::vector<ConcatPart>& parts,
+                                          const std::string& y) {
+    std::vector<TaskBody> out_tasks;
+    const DeviceTensor& parent = m_.tensors.at(y);
+    for (const auto& p : parts) {
+        if (p.in_place) continue;
+        const DeviceTensor& src = m_.tensors.at(p.name);
+        const DeviceTensor dst = slice(parent, p.c_off, src.c);
+        auto t = across_cores(dst.h, [&](int y0, int rows, int core) {
+            return lower_affine_op(name, "concat copy", rows_of(src, y0, rows), rows_of(dst, y0, rows),
+                                   {static_cast<double>(src.scale) / parent.scale}, {0.0}, arena_, soc_, core);
+        });
+        for (auto& b : t) {
+            // Windows are in the layer output's coordinates (model.h): shift to the slice.
+            b.meta.out_window.c0 += p.c_off, b.meta.out_window.c1 += p.c_off;
+            out_tasks.push_back(std::move(b));
+        }
+    }
+    return out_tasks;
+}
+
+DeviceTensor Compiler::rows_of(const DeviceTensor& t, int y0, int n) {
+    DeviceTensor r = t;
+    r.offset = t.offset + static_cast<uint64_t>(y0) * t.line_stride;
+    r.h = n;
+    return r;
+}
+
+std::vector<TaskBody> Compiler::across_cores(int h, const std::function<std::vector<TaskBody>(int, int, int)>& f) {
+    const int n = static_cast<int>(m_.cores.size());
+    if (n < 2 || h < n) return f(0, h, m_.cores.front());
+    const int per = (h + n - 1) / n;
+    std::vector<TaskBody> out;
+    for (int k = 0; k < n && k * per < h; ++k) {
+        const int y0 = k * per, rows = std::min(per, h - y0);
+        for (auto& b : f(y0, rows, m_.cores[static_cast<size_t>(k)])) {
+            for (NpuTask::Window* w : {&b.meta.out_window, &b.meta.in_window}) w->y0 += y0, w->y1 += y0;
+            b.meta.what += fmt::format(" rows {}-{}", y0, y0 + rows - 1);
+            out.push_back(std::move(b));
+        }
+    }
+    return out;
+}
+
+DeviceTensor Compiler::slice(const DeviceTensor& parent, int c_off, int c) {
+    if (c_off % parent.c2 != 0)
+        throw std::invalid_argument(
+            fmt::format("concat slice at channel {} of '{}' is not C2-aligned", c_off, parent.name));
+    DeviceTensor t = parent;
+    t.name = parent.name + "[" + std::to_string(c_off) + ":" + std::to_string(c_off + c) + "]";
+    t.c = c;
+    t.offset = parent.offset + static_cast<uint64_t>(c_off / parent.c2) * parent.surf_stride;
+    t.bytes = static_cast<uint64_t>(parent.surf_stride) * static_cast<uint64_t>((c + t.c2 - 1) / t.c2);
+    t.alias_of = parent.name;
+    return t;
+}
+
+bool Compiler::bn(size_t i) {
+    const ir::Node& dq = g_.nodes()[i];
+    const std::string x = dq.input(0), f = dq.outputs.at(0);
+    const auto c1 = g_.consumers(f);
+    if (c1.size() != 1 || g_.nodes()[c1[0]].op_type != "BatchNormalization") return false;
+    const ir::Node& bnn = g_.nodes()[c1[0]];
+    if (bnn.input(0) != f) return false;
+    const std::string f2 = bnn.outputs.at(0);
+    const auto c2 = g_.consumers(f2);
+    if (c2.size() != 1 || g_.nodes()[c2[0]].op_type != "QuantizeLinear") return false;
+    const ir::Node& q = g_.nodes()[c2[0]];
+    for (const auto& o : g_.outputs())
+        if (o == f || o == f2) return false;
+    if (c1[0] <= i || c2[0] <= c1[0]) return false;
+    if (auto it = checker_cpu_.find(bnn.name); it != checker_cpu_.end()) unsupported(it->second);
+    const std::string y = q.outputs.at(0);
+    if (!is_q8(g_.value(y).dtype)) return false;
+    const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
+    const DeviceTensor& in = dev(x, xs, scalar_zp(g_, dq, 2));
+    dev(y, ys, scalar_zp(g_, q, 2));
+    const float eps = ir::attr_float(bnn.attrs, "epsilon", 1e-5f);
+    std::vector<std::vector<float>> prm;
+    for (size_t k = 1; k <= 4; ++k) {
+        const num::Tensor* t = const_of(g_, bnn, k);
+        if (!t) unsupported("BatchNormalization parameters are not constant");
+        prm.push_back(floats_of(*t));
+        if (prm.back().size() != static_cast<size_t>(in.c)) unsupported("BatchNormalization parameter size");
+    }
+    std::vector<double> mul(static_cast<size_t>(in.c)), addv(static_cast<size_t>(in.c));
+    for (size_t c = 0; c < mul.size(); ++c) {
+        const double inv = 1.0 / std::sqrt(static_cast<double>(prm[3][c]) + eps);
+        const double a = prm[0][c] * inv;
+        mul[c] = a * xs / ys;
+        addv[c] = (prm[1][c] - a * prm[2][c]) / ys;
+    }
+    Layer L = base_layer(i, "BatchNorm", Unit::Npu);
+    L.outputs = {y};
+    L.out_shape = shape_of(y);
+    L.ir_nodes = {i, c1[0], c2[0]};
+    L.note = "DequantizeLinear -> BatchNormalization -> QuantizeLinear as a DPU per-channel affine task";
+    consumed_.insert(c1[0]);
+    consumed_.insert(c2[0]);
+    push_npu(
+        std::move(L),
+        [this, x, y, mul, addv, name = dq.name]() {
+            const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
+            return across_cores(ty.h, [&](int y0, int rows, int core) {
+                return lower_affine_op(name, "batchnorm", rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv,
+                                       arena_, soc_, core);
+            });
+        },
+        true);
+    return true;
+}
+
+}  // namespace drv::rknpu::compiler_detail
