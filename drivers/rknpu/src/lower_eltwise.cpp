@@ -115,27 +115,38 @@ std::vector<std::pair<int, int>> channel_groups(const DeviceTensor& in) {
     return g;
 }
 
-}  // namespace
+using BinaryLowering = std::vector<TaskBody> (*)(const std::string&, const DeviceTensor&, const DeviceTensor&,
+                                                 const DeviceTensor&, ArenaBuilder&, const hw::SocProfile&, int);
 
-std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
-                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+/// Checks shared by the two-input DPU lowerings (Add, Mul). When the input needs one task per C1
+/// surface, lowers each channel group with `lower` into `split` and returns true.
+bool binary_prologue(const std::string& name, const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& out,
+                     ArenaBuilder& arena, const hw::SocProfile& soc, int core, BinaryLowering lower,
+                     std::vector<TaskBody>& split) {
     for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
     same_shape(name, a, out);
     same_shape(name, b, out);
     if (channel_groups(a).size() > 1) {
-        std::vector<TaskBody> all;
         for (const auto& [c0, c] : channel_groups(a)) {
-            auto t = lower_add_op(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);
+            auto t = lower(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);
             t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
             t.front().meta.in_window = t.front().meta.out_window;
-            all.push_back(std::move(t.front()));
+            split.push_back(std::move(t.front()));
         }
-        return all;
+        return true;
     }
     for (const DeviceTensor* t : {&b, &out})
         if (t->c > t->c2 && t->surf_stride % 16 != 0)
             throw std::invalid_argument(
                 fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
+    return false;
+}
+
+}  // namespace
+
+std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_add_op, split)) return split;
     const double ra = static_cast<double>(a.scale) / out.scale, rb = static_cast<double>(b.scale) / out.scale;
     const int t = pick_shift(std::max(ra, rb), 0, name);
     const int64_t ma = std::llround(ra * std::ldexp(1.0, t)), mb = std::llround(rb * std::ldexp(1.0, t));
@@ -172,23 +183,7 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
 
 std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
-    for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
-    same_shape(name, a, out);
-    same_shape(name, b, out);
-    if (channel_groups(a).size() > 1) {
-        std::vector<TaskBody> all;
-        for (const auto& [c0, c] : channel_groups(a)) {
-            auto t = lower_mul_op(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);
-            t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
-            t.front().meta.in_window = t.front().meta.out_window;
-            all.push_back(std::move(t.front()));
-        }
-        return all;
-    }
-    for (const DeviceTensor* t : {&b, &out})
-        if (t->c > t->c2 && t->surf_stride % 16 != 0)
-            throw std::invalid_argument(
-                fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, t->name));
+    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_mul_op, split)) return split;
     // |(a - za)(b - zb)| <= 255 * 255: the 15-bit output multiplier with its shift carries the scale.
     const num::FixedScale m = num::quantize_scale(static_cast<double>(a.scale) * b.scale / out.scale, 15, 63);
     if (m.multiplier <= 0)
