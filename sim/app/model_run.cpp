@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -290,33 +291,13 @@ void Runner::run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Te
     const auto& nodes = m_.graph.nodes();
     for (size_t ni : L.ir_nodes) {
         const drv::ir::Node& n = nodes.at(ni);
-        std::vector<num::Tensor> held;
-        held.reserve(n.inputs.size());
-        std::vector<const num::Tensor*> args;
-        for (const std::string& in : n.inputs) {
-            if (in.empty()) {
-                args.push_back(nullptr);
-                continue;
-            }
-            const drv::ir::Value& v = m_.graph.value(in, n.label());
-            if (v.is_constant()) {
-                args.push_back(&*v.data);
-                continue;
-            }
+        std::deque<num::Tensor> held;  // values fetched from the device; stable addresses
+        std::vector<num::Tensor> out = drv::ref::run_node(m_.graph, n, [&](const std::string& in) {
             auto it = env.find(in);
-            if (it != env.end()) {
-                args.push_back(&it->second);
-                continue;
-            }
+            if (it != env.end()) return &it->second;
             held.push_back(get(in));
-            args.push_back(&held.back());
-        }
-        std::vector<num::Tensor> out;
-        try {
-            out = num::run_op(n.op_type, n.attrs, args, n.domain);
-        } catch (const std::exception& e) {
-            throw std::runtime_error("node " + n.label() + ": " + e.what());
-        }
+            return &held.back();
+        });
         for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
             if (n.outputs[k].empty()) continue;
             out[k].quant = m_.graph.value(n.outputs[k]).quant;
@@ -743,18 +724,11 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         try {
             for (size_t ni : L.ir_nodes) {
                 const drv::ir::Node& n = m.graph.nodes().at(ni);
-                std::vector<const num::Tensor*> args;
-                for (const std::string& in : n.inputs) {
-                    if (in.empty()) {
-                        args.push_back(nullptr);
-                        continue;
-                    }
-                    const drv::ir::Value& v = m.graph.value(in, n.label());
-                    if (v.is_constant()) args.push_back(&*v.data);
-                    else if (computed.count(in)) args.push_back(&computed.at(in));
-                    else throw std::runtime_error(fmt::format("input '{}' of {} is not a layer input", in, n.label()));
-                }
-                std::vector<num::Tensor> out = num::run_op(n.op_type, n.attrs, args, n.domain);
+                std::vector<num::Tensor> out =
+                    drv::ref::run_node(m.graph, n, [&](const std::string& in) -> const num::Tensor* {
+                        auto it = computed.find(in);
+                        return it == computed.end() ? nullptr : &it->second;
+                    });
                 for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
                     if (n.outputs[k].empty()) continue;
                     out[k].quant = m.graph.value(n.outputs[k]).quant;

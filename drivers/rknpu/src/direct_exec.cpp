@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "compiler/ref/reference.h"
 #include "hw/regcmd.h"
 #include "npu/rknpu/reg_file.h"
 #include "npu/rknpu/task.h"
@@ -77,26 +78,10 @@ namespace {
 
 std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
                                   const std::map<std::string, num::Tensor>& env) {
-    std::vector<const num::Tensor*> args;
-    for (const auto& in : n.inputs) {
-        if (in.empty()) {
-            args.push_back(nullptr);
-            continue;
-        }
-        const ir::Value& v = g.value(in, n.label());
-        if (v.is_constant()) {
-            args.push_back(&*v.data);
-            continue;
-        }
+    return ref::run_node(g, n, [&](const std::string& in) -> const num::Tensor* {
         auto it = env.find(in);
-        if (it == env.end()) throw std::runtime_error(n.label() + ": input '" + in + "' has not been computed");
-        args.push_back(&it->second);
-    }
-    try {
-        return num::run_op(n.op_type, n.attrs, args, n.domain);
-    } catch (const num::OpError& e) {
-        throw num::OpError("node " + n.label() + ": " + e.what());
-    }
+        return it == env.end() ? nullptr : &it->second;
+    });
 }
 
 }  // namespace

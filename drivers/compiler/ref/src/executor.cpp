@@ -49,6 +49,26 @@ num::Tensor random_input(const ir::Value& v, uint64_t seed, size_t position) {
     return t;
 }
 
+std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
+                                  const std::function<const num::Tensor*(const std::string&)>& lookup) {
+    std::vector<const num::Tensor*> args;
+    for (const auto& in : n.inputs) {
+        if (in.empty()) {
+            args.push_back(nullptr);
+            continue;
+        }
+        const ir::Value& v = g.value(in, n.label());
+        const num::Tensor* t = v.is_constant() ? &*v.data : lookup(in);
+        if (!t) throw ir::GraphError(n.label() + ": input '" + in + "' has not been computed");
+        args.push_back(t);
+    }
+    try {
+        return num::run_op(n.op_type, n.attrs, args, n.domain);
+    } catch (const num::OpError& e) {
+        throw num::OpError("node " + n.label() + ": " + e.what());
+    }
+}
+
 std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs) {
     std::map<std::string, num::Tensor> env;
     for (const auto& name : g.inputs()) {
@@ -67,27 +87,10 @@ std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<st
     std::set<std::string> keep(g.outputs().begin(), g.outputs().end());
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const ir::Node& n = g.nodes()[i];
-        std::vector<const num::Tensor*> args;
-        for (const auto& in : n.inputs) {
-            if (in.empty()) {
-                args.push_back(nullptr);
-                continue;
-            }
-            const ir::Value& v = g.value(in, n.label());
-            if (v.is_constant()) {
-                args.push_back(&*v.data);
-                continue;
-            }
+        std::vector<num::Tensor> out = run_node(g, n, [&](const std::string& in) -> const num::Tensor* {
             auto it = env.find(in);
-            if (it == env.end()) throw ir::GraphError(n.label() + ": input '" + in + "' has not been computed");
-            args.push_back(&it->second);
-        }
-        std::vector<num::Tensor> out;
-        try {
-            out = num::run_op(n.op_type, n.attrs, args, n.domain);
-        } catch (const num::OpError& e) {
-            throw num::OpError("node " + n.label() + ": " + e.what());
-        }
+            return it == env.end() ? nullptr : &it->second;
+        });
         if (out.size() < n.outputs.size() && !(out.size() >= 1 && n.op_type == "Dropout"))
             throw num::OpError("node " + n.label() + ": operator returned " + std::to_string(out.size()) + " outputs, graph expects " + std::to_string(n.outputs.size()));
         for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {

@@ -3,6 +3,7 @@
 // by every comparison, and the library entry point behind `npusim run --reference`.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -16,6 +17,13 @@ namespace drv::ref {
 /// match). Returns the graph outputs by name. Throws ir::GraphError for missing/mismatched inputs
 /// and num::OpError (with the node named) for operator failures.
 std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs);
+
+/// Runs one node with num::run_op: constant inputs from the graph, the others from `lookup` (nullptr
+/// when not available: ir::GraphError naming the node and the input). Operator failures become
+/// num::OpError prefixed "node <label>: ". Outputs are as run_op returns them (no quant params).
+/// Shared by the executor, the compiler's direct executor and the simulator's CPU steps.
+std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
+                                  const std::function<const num::Tensor*(const std::string&)>& lookup);
 
 /// Deterministic input for a graph input: float tensors uniform in [-1, 1), integer tensors over
 /// their full range, from a SplitMix64 stream seeded with `seed` and the input's position.
