@@ -4,7 +4,7 @@
 `<unknown>` register, lint reports no error, replay completes every task and the dumped memory
 equals the expected bytes (outside the don't-care mask of padded channels).
 
-    run_stream.py --npusim BIN --stream-dir DIR --check decode|lint|replay|all
+    run_stream.py --npusim BIN --stream-dir DIR --check decode|lint|replay|replay_bin|all
     run_stream.py --npusim BIN --streams-root DIR --table      (every stream, one row each)
 
 Standard library only. Exit 0 when every requested check passes, 1 otherwise, 2 on bad usage.
@@ -76,11 +76,9 @@ def compare(got, exp, mask):
     return None
 
 
-def check_replay(npusim, flag, d, m):
+def check_replay(npusim, flag, d, m, key="replay"):
     with tempfile.TemporaryDirectory(prefix=f"npusim_{m['name']}_") as work:
-        args = []
-        for a in m["commands"]["replay"]:
-            args.append(a)
+        args = list(m["commands"][key])
         # Dumps go to the work directory, not into the stream directory.
         for i, a in enumerate(args):
             if i > 0 and args[i - 1] == "--dump":
@@ -144,9 +142,15 @@ def one(npusim, flag, d, which):
         ok, _, detail = check_lint(npusim, flag, d, m)
         print(f"{m['name']}: lint {'PASS' if ok else 'FAIL'}: {detail}")
         ok_all &= ok
-    if which in ("replay", "all"):
-        ok, tasks, problem, match = check_replay(npusim, flag, d, m)
-        print(f"{m['name']}: replay {'PASS' if ok else 'FAIL'}: tasks {tasks}; {problem}; {match}")
+    for key in ("replay", "replay_bin"):
+        if which not in (key, "all") or (key == "replay_bin" and which == "all" and key not in m["commands"]):
+            continue
+        if key not in m["commands"]:
+            print(f"{m['name']}: {key} FAIL: the manifest has no {key} command")
+            ok_all = False
+            continue
+        ok, tasks, problem, match = check_replay(npusim, flag, d, m, key)
+        print(f"{m['name']}: {key} {'PASS' if ok else 'FAIL'}: tasks {tasks}; {problem}; {match}")
         ok_all &= ok
     return ok_all
 
@@ -160,10 +164,15 @@ def table(npusim, flag, root):
         dok, unk, ddet = check_decode(npusim, flag, d, m)
         lok, errs, ldet = check_lint(npusim, flag, d, m)
         rok, tasks, prob, match = check_replay(npusim, flag, d, m)
+        bin_line = ""
+        if "replay_bin" in m["commands"]:
+            bok, btasks, bprob, bmatch = check_replay(npusim, flag, d, m, "replay_bin")
+            rok = rok and bok
+            bin_line = f"\n  replay (tasks.bin): tasks {btasks}; {bprob}; {bmatch}"
         out_ok = match and all(p.endswith("equal") for p in match.split("; "))
         rows.append((n, "-" if unk is None else str(unk), "-" if errs is None else str(errs), tasks,
                      "yes" if out_ok else "no", "PASS" if dok and lok and rok else "FAIL"))
-        details.append(f"{n}:\n  decode: {ddet}\n  lint:   {ldet}\n  replay: {prob}\n  output: {match}")
+        details.append(f"{n}:\n  decode: {ddet}\n  lint:   {ldet}\n  replay: {prob}\n  output: {match}{bin_line}")
         passed += dok and lok and rok
     hdr = ("stream", "unknown regs", "lint errors", "tasks completed", "output match", "result")
     widths = [max(len(r[i]) for r in rows + [hdr]) for i in range(len(hdr))]
@@ -182,7 +191,7 @@ def main(argv):
     ap.add_argument("--npusim", required=True)
     ap.add_argument("--stream-dir")
     ap.add_argument("--streams-root")
-    ap.add_argument("--check", choices=["decode", "lint", "replay", "all"], default="all")
+    ap.add_argument("--check", choices=["decode", "lint", "replay", "replay_bin", "all"], default="all")
     ap.add_argument("--table", action="store_true")
     a = ap.parse_args(argv)
     if not os.access(a.npusim, os.X_OK):

@@ -95,6 +95,9 @@ def write(stream, out_dir):
             "replay": ["replay"] + replay,
         },
     }
+    if stream.task_list is not None and stream.core_mask in (None, "0"):
+        # The same submit from the packed struct rknpu_task array (single core: no subcore split needed).
+        manifest["commands"]["replay_bin"] = ["replay"] + [("tasks.bin" if a == "tasks.json" else a) for a in replay]
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")

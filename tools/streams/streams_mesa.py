@@ -22,7 +22,9 @@ MESA_SOURCES = [
     "torvalds/linux: drivers/accel/rocket/rocket_job.c (rocket_job_hw_submit)",
 ]
 PAGE = 4096
-ROCKET_APERTURE = 0x00100000  # assumed start of the rocket drm_mm allocations (low IOVAs)
+# rocket: a drm_mm per file over the Rockchip IOMMU aperture 0..4 GiB-1, page-aligned best fit
+# (torvalds/linux drivers/accel/rocket/rocket_gem.c, drivers/iommu/rockchip-iommu.c): the first BO at 0.
+ROCKET_APERTURE = 0x0
 
 A_OW = ("A-OW: BS_OW_OP (the CPEND operand) is added to every stored weight byte, so the effective "
         "weight is (w_u8 - 0x80) + (0x80 - zp_w) = w_u8 - zp_w; inferred from the bias correction of "
