@@ -32,6 +32,7 @@ STREAMS = {
     "vendor_dpu_add_fp16": streams_vendor.vendor_dpu_add_fp16,
     "dpu_transpose_int8": streams_vendor.dpu_transpose_int8,
     "vendor_3core_conv": streams_mesa.vendor_3core_conv,
+    "vendor_matmul_fp16": streams_vendor.vendor_matmul_fp16,
 }
 
 

@@ -128,6 +128,15 @@ def check_split():
     check(t.data_entries == 40 * 16 * 16 // 64, "DATA_ENTRIES = row bytes / 64")
 
 
+def check_vendor_capture():
+    import streams_vendor as sv
+    regs = sv.vendor_matmul_regs(4, 64, 32, 0xFFFB4000, 0xFFFB3000, 0xFFFB8000)
+    check(regs == sv.VENDOR_MATMUL_CAPTURE, "vendor matmul registers reproduce the capture for M 4, K 64, N 32")
+    st = sv.vendor_matmul_fp16(np.random.default_rng(1))
+    t = st.task_list[0]
+    check(all(t[k] == v for k, v in sv.VENDOR_MATMUL_TASK.items()), "vendor matmul rknpu_task equals the capture")
+
+
 def check_buffer(st):
     """Encoding rules every generated buffer must follow."""
     w = st.words
@@ -187,6 +196,7 @@ def run(build, streams):
     check_layouts(rng)
     check_mesa_hw_domain(rng)
     check_split()
+    check_vendor_capture()
     for name in streams:
         st = build(name)
         check_buffer(st)
