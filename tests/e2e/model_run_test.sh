@@ -66,7 +66,7 @@ check "tiny net rk3588: exit 0" "[ $rc -eq 0 ] || { cat '$T/tiny.err'; false; }"
 check "tiny net rk3588: tiling verified" "grep -Eq '^tiling verified: [0-9]+ layers, [0-9]+ tasks' '$T/tiny.txt'"
 check "tiny net rk3588: report rows, isolated check, outputs" "rok '$T/tiny.json'"
 check "tiny net rk3588: text report has totals and numerics" \
-  "grep -q '^total: latency' '$T/tiny.txt' && grep -q '^isolated per-layer check' '$T/tiny.txt' && grep -q \"^output 'output' vs reference executor: 10 values\" '$T/tiny.txt'"
+  "grep -q '^total: inference' '$T/tiny.txt' && grep -q '^ *latency .* end to end' '$T/tiny.txt' && grep -q '^isolated per-layer check' '$T/tiny.txt' && grep -q \"^output 'output' vs reference executor: 10 values\" '$T/tiny.txt'"
 check "trace: a layers track per used core with one slice per NPU layer, host CPU track" "$PY - '$T/tiny_t.json' '$T/tiny.json' <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
