@@ -148,6 +148,18 @@ for soc in rk3566 rv1106 rk3562 rk3576; do
     "[ $rc -eq 0 ] && grep -q '^tiling verified' '$T/o' && rok '$T/tiny_$soc.json' >/dev/null || { cat '$T/e'; false; }"
 done
 
+# RK3566 (8-byte atoms): MobileNetV2's 7x7 residual Adds have odd surfaces (7*7*8 = 392 B in
+# 400-byte strides) that the MRDMA notch (16-byte units) cannot skip; the lowering reads each
+# surface whole as a 50-atom row instead of one task per C1 surface. Numerics against the reference.
+"$NPUSIM" run --platform rk3566 "$MNV2" --verify-tiling --report "$T/mn66.json" >"$T/o" 2>"$T/e"; rc=$?
+check "MobileNetV2 rk3566: 7x7 Adds one task each, tiling verified, isolated check clean" \
+  "[ $rc -eq 0 ] && grep -q '^tiling verified' '$T/o' && rok '$T/mn66.json' >/dev/null && $PY - '$T/mn66.json' <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+adds = [l for l in r['layers'] if l['op'] == 'Add' and l['output_shape'].endswith('x7x7')]
+assert adds and all(l['tasks'] == 1 for l in adds), [(l['name'], l['tasks']) for l in adds]
+PY"
+
 # 6. CPU fallback forced on one node: reported as CPU with its host time, run still correct.
 "$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --cpu-node conv_n11 --report "$T/cpu.json" >"$T/cpu.txt" 2>"$T/e"; rc=$?
 check "--cpu-node: exit 0 and the node's layer runs on the host" "[ $rc -eq 0 ] && $PY - '$T/cpu.json' <<'PY'
