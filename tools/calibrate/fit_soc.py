@@ -61,11 +61,10 @@ CALIBRATED = {
 
 OVERHEAD = fitlib.FitParam("npu.task_overhead_cycles", 50, 40000, integer=True)
 OVERHEAD_REF = 3000  # the value runs are simulated at before the closed-form solve
-# Prior on the per-task overhead of the SoCs whose rows fit the DDR efficiency (RK3566/RK3568):
-# their ResNet50 v2 carries 1536 one-surface DPU tasks at 7x7 (the compiler's eltwise lowering splits
-# an odd 7x7 surface per C1 on 8-byte atoms), which would drive the fixed cost per task to its lower
-# bound. Centre: the RK3588 per-task cost fitted at b0687cb (6991 cycles), sigma 50% in log.
-OVERHEAD_PRIOR = {"rk3566": (6991, 0.5), "rk3568": (6991, 0.5)}
+# Optional prior on a SoC's per-task overhead {soc: (centre, sigma_log)}: for rows that cannot
+# determine it. None is needed with the current lowering (before the flat DPU surfaces of
+# lower_eltwise, RK356x ResNet50 v2 carried 1536 one-surface tasks that drove it to its bound).
+OVERHEAD_PRIOR = {}
 MAC_EFF = fitlib.FitParam("npu.conv_mac_efficiency", 0.2, 1.0)
 DDR_EFF = fitlib.FitParam("memory.ddr_efficiency", 0.2, 1.0)
 GRID = [0.2 * 5 ** (i / 12) for i in range(13)]  # log grid over [0.2, 1.0], 14% steps
@@ -209,38 +208,73 @@ def profile_values(soc, dw_cell, second, ovh):
     return v
 
 
+# SoCs of one NPU IP revision whose per-task overhead is fitted jointly (one value for the
+# revision, on all their rows), each keeping its own second parameter: RK3566 and RK3568 are one
+# die family with one NPU (hardware-facts II note R2), their profiles differ in clock and DDR.
+GROUPS = [("rk3566", "rk3568")]
+
+
+def group_of(soc):
+    return next((g for g in GROUPS if soc in g), None)
+
+
+def units_of(socs):
+    """The fit units: each group whose SoCs are all in `socs`, the other SoCs alone."""
+    out, seen = [], set()
+    for g in GROUPS:
+        if all(x in socs for x in g):
+            out.append(tuple(g))
+            seen.update(g)
+    return out + [(x,) for x in socs if x not in seen]
+
+
 class Fitter:
     def __init__(self, sim, published):
         self.sim, self.published = sim, published  # published: soc -> {model: ms}
 
-    def soc_at(self, soc, models, dw_cell, mac):
-        """Best overhead (closed form) for one SoC at (dw, mac) on `models`: (objective, overhead, estimates)."""
-        res = self.sim.runs_for([(soc, m, profile_values(soc, dw_cell, mac, OVERHEAD_REF)) for m in models])
-        per = [r["tasks"] * 1e3 / r["clock"] for r in res]  # ms per overhead cycle
-        base = [r["inference_ms"] - k * OVERHEAD_REF for r, k in zip(res, per)]
-        pub = [self.published[soc][m] for m in models]
-        x, est = fitlib.solve_linear(base, per, pub, OVERHEAD, prior=OVERHEAD_PRIOR.get(soc))
-        pr = OVERHEAD_PRIOR.get(soc)
-        return fitlib.objective(est, pub) + (fitlib.prior_penalty({"x": x}, {"x": pr}) if pr else 0.0), x, est
+    def arrays(self, soc, models, dw_cell, second, ovh=OVERHEAD_REF):
+        """(base, ms per overhead cycle, published) of one SoC's rows at (dw, second), from runs at `ovh`."""
+        res = self.sim.runs_for([(soc, m, profile_values(soc, dw_cell, second, ovh)) for m in models])
+        per = [r["tasks"] * 1e3 / r["clock"] for r in res]
+        base = [r["inference_ms"] - k * ovh for r, k in zip(res, per)]
+        return base, per, [self.published[soc][m] for m in models]
 
-    def fit_soc(self, soc, models, dw_cell, refine=True):
-        """Per-SoC fit of (conv_mac_efficiency, overhead) at a joint depthwise value: the grid (its
-        runs are shared by every joint candidate and left-out model), then golden-section refinement."""
-        best = min(GRID, key=lambda m: (self.soc_at(soc, models, dw_cell, m)[0], m))
-        if not refine:
-            return self.soc_at(soc, models, dw_cell, best)[0], best, None
-        i = GRID.index(best)
-        lo, hi = GRID[max(0, i - 1)], GRID[min(len(GRID) - 1, i + 1)]
-        mac = fitlib.golden_min(lambda v: self.soc_at(soc, models, dw_cell, v)[0], lo, hi, tol=0.004)
-        mac = fitlib.round_value(mac, False)
-        f, ovh, _ = self.soc_at(soc, models, dw_cell, mac)
-        return f, mac, ovh
+    def unit_at(self, unit, models, dw_cell, seconds, ovh=OVERHEAD_REF):
+        """Best common overhead (closed form) of a unit at its SoCs' second values: (objective, overhead)."""
+        base, per, pub = [], [], []
+        for soc, g in zip(unit, seconds):
+            b, k, p = self.arrays(soc, models, dw_cell, g, ovh)
+            base, per, pub = base + b, per + k, pub + p
+        pr = OVERHEAD_PRIOR.get(unit[0])
+        x, est = fitlib.solve_linear(base, per, pub, OVERHEAD, points=800, prior=pr)
+        return fitlib.objective(est, pub) + (fitlib.prior_penalty({"x": x}, {"x": pr}) if pr else 0.0), x
+
+    def fit_unit(self, unit, models, dw_cell, refine=True):
+        """Fit of a unit at a joint depthwise value: each SoC's second parameter on the grid (its
+        runs are shared by every joint candidate and left-out model; all combinations for a group),
+        then golden-section refinement SoC by SoC. Returns (objective, {soc: (second, overhead)})."""
+        combos = [[g] for g in GRID]
+        for _ in unit[1:]:
+            combos = [c + [g] for c in combos for g in GRID]
+        best = min(combos, key=lambda c: (self.unit_at(unit, models, dw_cell, c)[0], c))
+        if refine:
+            for i in range(len(unit)):
+                j = GRID.index(min(GRID, key=lambda g: abs(g - best[i])))
+                lo, hi = GRID[max(0, j - 1)], GRID[min(len(GRID) - 1, j + 1)]
+
+                def f(v, i=i):
+                    return self.unit_at(unit, models, dw_cell, best[:i] + [v] + best[i + 1:])[0]
+                best[i] = fitlib.round_value(fitlib.golden_min(f, lo, hi, tol=0.004), False)
+        obj, x = self.unit_at(unit, models, dw_cell, best)
+        return obj, {soc: (g, x) for soc, g in zip(unit, best)}
 
     def fit_all(self, socs, models):
-        """Joint depthwise value over `socs` (grid + golden on the summed per-SoC optima + prior),
-        then each SoC's own pair. Returns (dw_cell, {soc: (mac, ovh)})."""
+        """Joint depthwise value over `socs` (grid + golden on the summed unit optima + prior),
+        then each unit's own values. Returns (dw_cell, {soc: (second, ovh)})."""
+        units = units_of(socs)
+
         def total(dw):
-            return sum(self.fit_soc(s, models, dw, refine=False)[0] for s in socs) + fitlib.prior_penalty(
+            return sum(self.fit_unit(u, models, dw, refine=False)[0] for u in units) + fitlib.prior_penalty(
                 {"d": dw}, {"d": DW_PRIOR})
         if any(self.sim.has_dw.get(m, True) for m in models):
             best = min(DW_GRID, key=lambda d: (total(d), d))
@@ -249,17 +283,15 @@ class Fitter:
             dw = fitlib.round_value(dw, False)
         else:
             dw = DW_PRIOR[0]  # no row constrains it: the prior's centre
-        return dw, {s: self.fit_soc(s, models, dw)[1:] for s in socs}
+        per = {}
+        for u in units:
+            per.update(self.fit_unit(u, models, dw)[1])
+        return dw, per
 
-    def fixed_point(self, soc, models, dw, mac, ovh):
+    def fixed_point(self, unit, models, dw, seconds, ovh):
         """The compiler's tiling reads the overhead too: re-solve it at its own value until it repeats."""
         for _ in range(4):
-            vals = profile_values(soc, dw, mac, ovh)
-            res = self.sim.runs_for([(soc, m, vals) for m in models])
-            per = [r["tasks"] * 1e3 / r["clock"] for r in res]
-            base = [r["inference_ms"] - k * ovh for r, k in zip(res, per)]
-            x, _ = fitlib.solve_linear(base, per, [self.published[soc][m] for m in models], OVERHEAD,
-                                       prior=OVERHEAD_PRIOR.get(soc))
+            x = self.unit_at(unit, models, dw, seconds, ovh)[1]
             if x == ovh:
                 break
             ovh = x
@@ -272,9 +304,14 @@ def fit_with_from(fit, socs, models):
     for soc in MAC_FROM:
         FIXED.setdefault(soc, {MAC_EFF.path: 0.95})
     dw, per = fit.fit_all(socs, models)
+    redo = set()
     for soc, src in MAC_FROM.items():
-        FIXED[soc] = {MAC_EFF.path: per[src][0]}
-        per[soc] = fit.fit_soc(soc, models, dw)[1:]
+        if soc in socs and FIXED[soc] != {MAC_EFF.path: per[src][0]}:
+            FIXED[soc] = {MAC_EFF.path: per[src][0]}
+            redo.add(soc)
+    for u in units_of(socs):
+        if redo & set(u):
+            per.update(fit.fit_unit(u, models, dw)[1])
     return dw, per
 
 
@@ -330,9 +367,10 @@ def main():
     fit = Fitter(sim, published)
     dw, per = fit_with_from(fit, socs, models)
     final = {}
-    for soc in socs:
-        mac, ovh = per[soc]
-        final[soc] = (mac, fit.fixed_point(soc, models, dw, mac, ovh))
+    for u in units_of(socs):
+        ovh = fit.fixed_point(u, models, dw, [per[x][0] for x in u], per[u[0]][1])
+        for x in u:
+            final[x] = (per[x][0], ovh)
     est = {soc: dict(zip(models, [r["inference_ms"] for r in sim.runs_for(
         [(soc, m, profile_values(soc, dw, *final[soc])) for m in models])])) for soc in socs}
 
@@ -382,7 +420,10 @@ def main():
             "objective": "sum of squared log errors (estimate / published) + prior terms",
             "overhead_prior": ({"centre": OVERHEAD_PRIOR[soc][0], "sigma_log": OVERHEAD_PRIOR[soc][1]}
                                if soc in OVERHEAD_PRIOR else None),
-            "fitted_on_this_soc": {SECOND[soc].path: final[soc][0], OVERHEAD.path: final[soc][1]},
+            "fitted_on_this_soc": ({SECOND[soc].path: final[soc][0]} if group_of(soc) else
+                                   {SECOND[soc].path: final[soc][0], OVERHEAD.path: final[soc][1]}),
+            "joint_with_revision": ({OVERHEAD.path: {"value": final[soc][1], "socs": list(group_of(soc))}}
+                                    if group_of(soc) else {}),
             "from_other_soc": {k: {"value": v, "from": MAC_FROM[soc]} for k, v in FIXED.get(soc, {}).items()},
             "joint": {DW.path: {"per_cell": dw, "value": profile_values(soc, dw, 1, 1)[DW.path],
                                 "socs": socs, "prior": {"centre": DW_PRIOR[0], "sigma_log": DW_PRIOR[1]}}},
@@ -416,7 +457,10 @@ def calibration_block(soc, rec, status, inherits_from="", why=""):
         block["data"] = rec["calibration"]
         block["fit"] = f"tools/calibrate/fits/{soc}.json"
         block["fitted"] = fitted
-        block["joint"] = joint
+        block["joint"] = dict(joint)
+        for k, v in rec.get("joint_with_revision", {}).items():
+            block["joint"][k] = (f"one value for the NPU revision of {', '.join(v['socs'])}, fitted on all their rows "
+                                 f"(same NPU, one vendor column)")
         block["inherited"] = {k: f"{v['value']} from {v['from']}'s fit: the {CALIBRATED[soc][1]} rows fit the DDR "
                                  f"efficiency instead (one board of unstated DDR speed for both SoCs)"
                               for k, v in rec.get("from_other_soc", {}).items()}
@@ -441,6 +485,8 @@ def value_of(rec, path):
     """A SoC's final value of `path`: fitted on it, taken from another SoC, or the assumed one."""
     if path in rec["fitted_on_this_soc"]:
         return rec["fitted_on_this_soc"][path]
+    if path in rec.get("joint_with_revision", {}):
+        return rec["joint_with_revision"][path]["value"]
     if path in rec.get("from_other_soc", {}):
         return rec["from_other_soc"][path]["value"]
     return ASSUMED_VALUES[path]
@@ -469,6 +515,10 @@ def write_profiles(records, dw):
             for k, v in rec["fitted_on_this_soc"].items():
                 upd[k] = (v, "inferred", src + ("; solved exactly (latency is linear in it)" if k == OVERHEAD.path
                                                 else ""))
+            for k, v in rec.get("joint_with_revision", {}).items():
+                upd[k] = (v["value"], "inferred", f"fitted by tools/calibrate/fit_soc.py jointly on the rows of "
+                                                  f"{', '.join(v['socs'])} (one NPU revision); records "
+                                                  f"tools/calibrate/fits/<soc>.json; solved exactly")
             for k, v in rec.get("from_other_soc", {}).items():
                 upd[k] = (v["value"], "inferred", f"from the {v['from']} fit (tools/calibrate/fits/{v['from']}.json): "
                                                   f"this SoC's rows fit memory.ddr_efficiency instead")
