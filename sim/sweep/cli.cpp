@@ -200,8 +200,9 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
             const Submission sub = submit(store, m.name, exe, todo, so, out);
             out << fmt::format("submitted job {} ({} tasks)\n", sub.job_id, sub.tasks);
             if (!o.wait) {
+                const std::string where = o.spec + (o.results.empty() ? "" : " -o " + o.results);
                 out << fmt::format("follow it with: npusim sweep {} --status; merge with: npusim sweep {} --collect\n",
-                                   o.spec, o.spec);
+                                   where, where);
                 return 0;
             }
             return collect(store, m, out);

@@ -130,11 +130,14 @@ function latencyCharts(host, xk) {
       if (!series.has(s)) series.set(s, []);
       series.get(s).push(p);
     }
-    let i = 0;
+    // Colour by the first other input; one line per combination of all the other inputs.
+    const ck = others.length ? others[0] : -1;
+    const cvals = ck >= 0 ? distinct(ck) : ['all'];
+    const colorOf = p => PALETTE[(ck >= 0 ? cvals.indexOf(val(p, ck)) : 0) % PALETTE.length];
     const leg = document.createElement('div');
     leg.className = 'legend';
     for (const [s, sp] of series) {
-      const color = PALETTE[i++ % PALETTE.length];
+      const color = colorOf(sp[0]);
       const X = p => f.sx(numeric[xk] ? num(val(p, xk)) : val(p, xk));
       sp.sort((a, b) => X(a) - X(b) || a[0] - b[0]);
       el('polyline', {class: 'series', fill: 'none', stroke: color, 'stroke-width': 1.5,
@@ -143,11 +146,16 @@ function latencyCharts(host, xk) {
         const c = el('circle', {class: 'pt', cx: X(p), cy: f.sy(p[4]), r: 2.5, fill: color}, f.svg);
         el('title', {}, c, `${p[1]}: ${label(p, cols.map((c, k) => k))}\nlatency ${p[4]} ms`);
       }
+    }
+    const present = cvals.filter(v => ck < 0 || pts.some(p => val(p, ck) === v));
+    for (const v of present) {
       const sw = document.createElement('span');
-      sw.innerHTML = `<i class="sw" style="background:${color}"></i>`;
-      sw.appendChild(document.createTextNode(s));
+      sw.innerHTML = `<i class="sw" style="background:${PALETTE[cvals.indexOf(v) % PALETTE.length]}"></i>`;
+      sw.appendChild(document.createTextNode(ck >= 0 ? cols[ck] + '=' + v : 'all points'));
       leg.appendChild(sw);
     }
+    if (others.length > 1)
+      leg.appendChild(document.createTextNode(`(${series.size} lines: one per ${others.map(k => cols[k]).join(' x ')})`));
     div.appendChild(leg);
   }
 }

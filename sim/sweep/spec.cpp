@@ -389,6 +389,7 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
     };
 
     std::set<std::string> used_masks, ids;
+    std::map<std::string, std::vector<std::string>> left_out;  // core mask -> platforms without those cores
     for (const Model& m : models) {
         for (const Platform& p : plats) {
             std::vector<std::string> masks;
@@ -398,17 +399,13 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
                     masks.push_back(mask);
                     used_masks.insert(mask);
                 } catch (const std::invalid_argument&) {
-                    if (&m == &models.front())
-                        ex.notes.push_back(fmt::format("core mask {} left out on {} ({} core{})", mask, p.soc.name,
-                                                       p.soc.npu.core_count.value,
-                                                       p.soc.npu.core_count.value == 1 ? "" : "s"));
+                    if (&m == &models.front()) left_out[mask].push_back(p.soc.name);
                 }
             }
-            for (size_t c = 0; c < combos; ++c) {
-                const auto params = combo(c);
-                if (&m == &models.front()) {  // values are checked once per platform
+            if (&m == &models.front())  // parameter values are checked once per platform
+                for (size_t c = 0; c < combos; ++c) {
                     std::vector<std::string> assigns;
-                    for (const auto& [k, v] : params) assigns.push_back(k + "=" + v);
+                    for (const auto& [k, v] : combo(c)) assigns.push_back(k + "=" + v);
                     hw::SocProfile q = p.soc;
                     try {
                         hw::apply_param_overrides(q, assigns);
@@ -416,8 +413,10 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
                         throw SweepError(fmt::format("{} on {}, params in '{}'", e.what(), p.soc.name, s.file.string()));
                     }
                 }
-                for (const std::string& mask : masks)
-                    for (const std::string& mode : s.modes) {
+            for (const std::string& mask : masks)
+                for (const std::string& mode : s.modes)
+                    for (size_t c = 0; c < combos; ++c) {
+                        const auto params = combo(c);
                         Point pt;
                         pt.index = ex.points.size();
                         pt.model = m.written;
@@ -448,9 +447,14 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
                         if (ex.points.size() > kMaxPoints)
                             throw SweepError(fmt::format("sweep too large (limit {} points)", kMaxPoints));
                     }
-            }
         }
     }
+    for (const std::string& mask : s.core_masks)
+        if (left_out.count(mask) && used_masks.count(mask)) {
+            std::string names;
+            for (const std::string& n : left_out[mask]) names += (names.empty() ? "" : ", ") + n;
+            ex.notes.push_back(fmt::format("core mask {} left out on {} (too few cores)", mask, names));
+        }
     for (const std::string& mask : s.core_masks)
         if (!used_masks.count(mask))
             throw SweepError(fmt::format("core mask '{}' is valid on none of the platforms, core_masks in '{}'", mask,
