@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "cli.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <map>
 #include <set>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <unistd.h>
 
 #include "merge.h"
 #include "runner.h"
@@ -40,9 +40,10 @@ void write_outputs(const Store& store, const Manifest& m, const Merged& merged, 
     write_atomic(store.path("sweep.json"), merged_json(merged));
     write_atomic(store.path("sweep.csv"), merged_csv(merged));
     write_atomic(store.path("sweep.html"), merged_html(merged));
-    out << fmt::format("merged {} points ({} ok, {} problem, {} failed, {} missing): {}/sweep.csv, sweep.json, "
-                       "sweep.html\n",
-                       m.points.size(), merged.ok, merged.problem, merged.failed, merged.missing, store.dir());
+    out << fmt::format(
+        "merged {} points ({} ok, {} problem, {} failed, {} missing): {}/sweep.csv, sweep.json, "
+        "sweep.html\n",
+        m.points.size(), merged.ok, merged.problem, merged.failed, merged.missing, store.dir());
 }
 
 int collect(const Store& store, const Manifest& m, std::ostream& out) {
@@ -86,7 +87,8 @@ void add_sweep_options(CLI::App& sub, SweepCliOptions& o) {
     sub.add_option("spec", o.spec, "Sweep spec (.json, .yaml): models, platforms, core_masks, modes, params, options");
     sub.add_option("-o,--results", o.results,
                    "Results folder (default: the spec's 'results', else SPEC-results beside the spec)");
-    sub.add_option("--param", o.params, "Add or replace a grid: section.key=v1,v2,... or from:to:step or from:to:xFACTOR");
+    sub.add_option("--param", o.params,
+                   "Add or replace a grid: section.key=v1,v2,... or from:to:step or from:to:xFACTOR");
     sub.add_option("-j,--jobs", o.jobs, "Points run at once (default: the CPUs available)")->check(CLI::Range(1, 4096));
     sub.add_flag("-q,--quiet", o.quiet, "No progress bar");
     sub.add_flag("--list", o.list, "Print the points (id and inputs) and exit");
@@ -99,7 +101,8 @@ void add_sweep_options(CLI::App& sub, SweepCliOptions& o) {
     sub.add_option("--time", o.time, "--slurm: time limit of one array task (sbatch --time)");
     sub.add_option("--array-chunk", o.array_chunk, "--slurm: points per array task (default: fit 1000 tasks)")
         ->check(CLI::Range(size_t{1}, size_t{1000000}));
-    sub.add_option("--cpus-per-task", o.cpus_per_task, "--slurm: CPUs per array task, points run in parallel (default 1)")
+    sub.add_option("--cpus-per-task", o.cpus_per_task,
+                   "--slurm: CPUs per array task, points run in parallel (default 1)")
         ->check(CLI::Range(1, 4096));
     sub.add_flag("--wait", o.wait, "--slurm: wait for the job array to finish, then merge");
     sub.add_option("--sbatch-arg", o.sbatch_args, "--slurm: extra sbatch argument, repeatable (e.g. --account=X)");
@@ -120,13 +123,18 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
         const int modes = o.list + o.status + o.collect;
         if (modes > 1) return fail("--list, --status and --collect exclude each other");
         if (!o.slurm) {
-            for (const auto& [set, name] : std::vector<std::pair<bool, const char*>>{
-                     {!o.partition.empty(), "--partition"}, {!o.time.empty(), "--time"}, {o.array_chunk > 0, "--array-chunk"},
-                     {o.cpus_per_task > 0, "--cpus-per-task"}, {o.wait, "--wait"}, {!o.sbatch_args.empty(), "--sbatch-arg"}})
+            for (const auto& [set, name] :
+                 std::vector<std::pair<bool, const char*>>{{!o.partition.empty(), "--partition"},
+                                                           {!o.time.empty(), "--time"},
+                                                           {o.array_chunk > 0, "--array-chunk"},
+                                                           {o.cpus_per_task > 0, "--cpus-per-task"},
+                                                           {o.wait, "--wait"},
+                                                           {!o.sbatch_args.empty(), "--sbatch-arg"}})
                 if (set) return fail(fmt::format("{} applies to --slurm submissions only", name));
         } else {
             if (modes) return fail("--slurm submits points; --list, --status and --collect run without it");
-            if (o.jobs) return fail("-j applies to local runs; give --slurm --cpus-per-task N for parallel points per task");
+            if (o.jobs)
+                return fail("-j applies to local runs; give --slurm --cpus-per-task N for parallel points per task");
         }
         if (modes && (o.only_failed || !o.points.empty() || o.jobs))
             return fail("--only-failed, --point and -j choose points to run; --list, --status and --collect run none");
@@ -134,7 +142,8 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
         Manifest m;
         std::string dir = o.results;
         if (o.spec.empty()) {
-            if (!o.status && !o.collect) return fail("npusim sweep needs a spec file (or --results DIR with --status/--collect)");
+            if (!o.status && !o.collect)
+                return fail("npusim sweep needs a spec file (or --results DIR with --status/--collect)");
             if (dir.empty()) return fail("--status and --collect without a spec need --results DIR");
             if (!o.params.empty()) return fail("--param changes a spec's grid; give the spec");
             m = Store(dir).read_manifest();
@@ -149,10 +158,10 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
             m.notes = ex.notes;
             m.points = ex.points;
             if (dir.empty())
-                dir = s.results.empty() ? (s.file.parent_path() / (s.file.stem().string() + "-results")).string()
-                                        : (fs::path(s.results).is_absolute() ? fs::path(s.results)
-                                                                             : s.file.parent_path() / s.results)
-                                              .string();
+                dir = s.results.empty()
+                          ? (s.file.parent_path() / (s.file.stem().string() + "-results")).string()
+                          : (fs::path(s.results).is_absolute() ? fs::path(s.results) : s.file.parent_path() / s.results)
+                                .string();
         }
         const Store store(fs::absolute(dir).lexically_normal().string());
 
@@ -168,7 +177,8 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
         store.init();
         store.write_manifest(m);
         std::error_code ec;
-        for (const auto& e : fs::directory_iterator(store.path("work"), ec)) fs::remove(e.path(), ec);  // a killed run's
+        for (const auto& e : fs::directory_iterator(store.path("work"), ec))
+            fs::remove(e.path(), ec);  // a killed run's
         std::set<std::string> wanted(o.points.begin(), o.points.end());
         for (const std::string& id : wanted)
             if (std::none_of(m.points.begin(), m.points.end(), [&](const Point& p) { return p.id == id; }))
@@ -178,8 +188,9 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
         for (const Point& p : m.points) {
             const auto r = store.load(p);
             done += r.has_value();
-            const bool pick = !wanted.empty() || o.only_failed ? (wanted.count(p.id) || (o.only_failed && r && !r->ok()))
-                                                               : !r.has_value();
+            const bool pick = !wanted.empty() || o.only_failed
+                                  ? (wanted.count(p.id) || (o.only_failed && r && !r->ok()))
+                                  : !r.has_value();
             if (pick) todo.push_back(&p);
         }
         for (const std::string& n : m.notes) out << "note: " << n << "\n";
@@ -213,12 +224,13 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
         ro.progress = !o.quiet && isatty(STDERR_FILENO);
         const RunCounts c = run_points(store, todo, ro, err);
         out << fmt::format("ran {} points in {:.2f} s ({:.1f} points/s) with {} job(s): {} ok, {} problem, {} failed\n",
-                           c.ran, c.seconds, c.seconds > 0 ? static_cast<double>(c.ran) / c.seconds : 0.0, ro.jobs, c.ok,
-                           c.problem, c.failed);
+                           c.ran, c.seconds, c.seconds > 0 ? static_cast<double>(c.ran) / c.seconds : 0.0, ro.jobs,
+                           c.ok, c.problem, c.failed);
         if (c.interrupted) {
-            err << fmt::format("npusim: error: sweep interrupted, {} of {} points have results (run the same command to "
-                               "continue)\n",
-                               done + c.ran, m.points.size());
+            err << fmt::format(
+                "npusim: error: sweep interrupted, {} of {} points have results (run the same command to "
+                "continue)\n",
+                done + c.ran, m.points.size());
             return kExitInterrupted;
         }
         return collect(store, m, out);

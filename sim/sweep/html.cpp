@@ -4,9 +4,9 @@
 // input per model and SoC (one line per combination of the other inputs), the Pareto front of
 // latency against DDR traffic or executed MACs per model, and the layers whose bound (compute,
 // memory, overhead, host) changes across the sweep, as a layer x point map.
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "merge.h"
 
@@ -286,11 +286,16 @@ document.body.setAttribute('data-rendered', 'yes');
 std::string html_escape(const std::string& s) {
     std::string o;
     for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else if (c == '"') o += "&quot;";
-        else o += c;
+        if (c == '<')
+            o += "&lt;";
+        else if (c == '>')
+            o += "&gt;";
+        else if (c == '&')
+            o += "&amp;";
+        else if (c == '"')
+            o += "&quot;";
+        else
+            o += c;
     }
     return o;
 }
@@ -326,8 +331,8 @@ std::string merged_html(const Merged& m) {
             std::string bounds(layers[p.model].size(), '.');
             const auto& idx = layer_index[p.model];
             for (const LayerSummary& l : s.layers) bounds[idx.at(l.name)] = bound_letter(l.bound);
-            for (const ojson& v : {ojson(s.latency_ms), ojson(s.ddr_read_bytes + s.ddr_write_bytes), ojson(s.macs_padded),
-                                   ojson(s.fps), ojson(bounds)})
+            for (const ojson& v : {ojson(s.latency_ms), ojson(s.ddr_read_bytes + s.ddr_write_bytes),
+                                   ojson(s.macs_padded), ojson(s.fps), ojson(bounds)})
                 row.push_back(v);
         } else {
             for (int i = 0; i < 5; ++i) row.push_back(nullptr);
@@ -351,15 +356,16 @@ std::string merged_html(const Merged& m) {
 
     std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
     o += fmt::format("<title>npusim sweep {}</title>\n<style>{}</style></head>\n<body>\n", html_escape(m.name), kStyle);
-    o += fmt::format("<h1>npusim sweep: {}</h1>\n<div class=\"sub\" id=\"counts\">{} points: {} ok, {} problem, {} failed, "
-                     "{} missing (npusim {})</div>\n",
-                     html_escape(m.name), m.rows.size(), m.ok, m.problem, m.failed, m.missing,
-                     html_escape(m.npusim_version));
+    o += fmt::format(
+        "<h1>npusim sweep: {}</h1>\n<div class=\"sub\" id=\"counts\">{} points: {} ok, {} problem, {} failed, "
+        "{} missing (npusim {})</div>\n",
+        html_escape(m.name), m.rows.size(), m.ok, m.problem, m.failed, m.missing, html_escape(m.npusim_version));
     for (const std::string& n : m.notes) o += "<div class=\"sub\">note: " + html_escape(n) + "</div>\n";
     o += "<p>x axis <select id=\"xsel\"></select> Pareto metric <select id=\"msel\"><option value=\"ddr\">DDR "
          "traffic</option><option value=\"macs\">MACs executed</option></select></p>\n";
     o += "<h2>Latency per model and SoC</h2>\n<div class=\"charts\" id=\"latency\"></div>\n";
-    o += "<h2>Pareto front (latency vs DDR traffic or MACs, per model)</h2>\n<div class=\"charts\" id=\"pareto\"></div>\n";
+    o += "<h2>Pareto front (latency vs DDR traffic or MACs, per model)</h2>\n<div class=\"charts\" "
+         "id=\"pareto\"></div>\n";
     o += "<h2>Per-layer bound changes</h2>\n<div id=\"bounds\"></div>\n";
     o += "<h2>Points that did not run cleanly</h2>\n<div id=\"failed\"></div>\n";
     o += "<script type=\"application/json\" id=\"sweep-data\">" + json + "</script>\n";

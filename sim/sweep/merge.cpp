@@ -49,7 +49,8 @@ std::string merged_json(const Merged& m) {
     j["name"] = m.name;
     j["npusim"] = m.npusim_version;
     j["param_keys"] = m.param_keys;
-    j["counts"] = {{"points", m.rows.size()}, {"ok", m.ok}, {"problem", m.problem}, {"failed", m.failed}, {"missing", m.missing}};
+    j["counts"] = {
+        {"points", m.rows.size()}, {"ok", m.ok}, {"problem", m.problem}, {"failed", m.failed}, {"missing", m.missing}};
     j["notes"] = m.notes;
     ojson pts = ojson::array();
     for (const MergedPoint& r : m.rows) {
@@ -111,10 +112,27 @@ std::string csv_field(const std::string& s) {
 std::string merged_csv(const Merged& m) {
     std::vector<std::string> head{"index", "id", "model", "platform", "core_mask", "mode"};
     for (const std::string& k : m.param_keys) head.push_back(k);
-    for (const char* h : {"status", "exit_code", "latency_ps", "latency_ms", "fps", "npu_ps", "cpu_ps", "ddr_read_bytes",
-                          "ddr_write_bytes", "macs", "macs_padded", "tasks", "npu_layers", "cpu_layers",
-                          "layers_compute_bound", "layers_memory_bound", "layers_overhead_bound", "layers_host",
-                          "top_layer", "top_layer_share", "error"})
+    for (const char* h : {"status",
+                          "exit_code",
+                          "latency_ps",
+                          "latency_ms",
+                          "fps",
+                          "npu_ps",
+                          "cpu_ps",
+                          "ddr_read_bytes",
+                          "ddr_write_bytes",
+                          "macs",
+                          "macs_padded",
+                          "tasks",
+                          "npu_layers",
+                          "cpu_layers",
+                          "layers_compute_bound",
+                          "layers_memory_bound",
+                          "layers_overhead_bound",
+                          "layers_host",
+                          "top_layer",
+                          "top_layer_share",
+                          "error"})
         head.push_back(h);
     std::string out;
     for (size_t i = 0; i < head.size(); ++i) out += (i ? "," : "") + csv_field(head[i]);

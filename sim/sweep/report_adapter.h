@@ -5,10 +5,9 @@
 // so `npusim sweep --collect` re-derives the summaries without rerunning a point.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace sweep {
 
@@ -21,7 +20,8 @@ struct LayerSummary {
 struct PointSummary {
     uint64_t latency_ps = 0, npu_ps = 0, cpu_ps = 0;
     double latency_ms = 0, fps = 0;
-    uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0, macs = 0, macs_padded = 0, tasks = 0, weight_bytes = 0, arena_bytes = 0;
+    uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0, macs = 0, macs_padded = 0, tasks = 0, weight_bytes = 0,
+             arena_bytes = 0;
     uint64_t npu_layers = 0, cpu_layers = 0;
     std::vector<LayerSummary> layers;
     /// The layer with the largest time and its share of the summed layer times.

@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "runner.h"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -9,13 +16,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <fcntl.h>
-#include <fmt/format.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace sweep {
 
@@ -27,7 +27,8 @@ void on_stop(int) { g_stop = 1; }
 std::string hms(double s) {
     if (!(s >= 0) || s > 359999) return "--:--";
     const auto t = static_cast<long>(s + 0.5);
-    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
+    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                     : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
 struct Running {
@@ -100,7 +101,8 @@ RunCounts run_points(const Store& store, const std::vector<const Point*>& points
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, &old_mask);
-    struct sigaction sa {}, old_int {}, old_term {};
+    struct sigaction sa {
+    }, old_int{}, old_term{};
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
@@ -118,8 +120,8 @@ RunCounts run_points(const Store& store, const std::vector<const Point*>& points
         const int width = 28, fill = n ? static_cast<int>(width * done / n) : width;
         std::string bar(static_cast<size_t>(fill), '#');
         bar += std::string(static_cast<size_t>(width - fill), '-');
-        err << fmt::format("\r  {}/{} [{}] {:3}%  {:.1f} points/s  {} {}{}\033[K", done, n, bar, n ? 100 * done / n : 100,
-                           rate, final_line ? "took" : "ETA",
+        err << fmt::format("\r  {}/{} [{}] {:3}%  {:.1f} points/s  {} {}{}\033[K", done, n, bar,
+                           n ? 100 * done / n : 100, rate, final_line ? "took" : "ETA",
                            final_line ? hms(s) : (done ? hms(static_cast<double>(n - done) / rate) : "--:--"),
                            c.failed + c.problem ? fmt::format("  {} not ok", c.failed + c.problem) : "");
         if (final_line) err << "\n";

@@ -14,7 +14,7 @@
 namespace sweep {
 
 struct RunnerOptions {
-    std::string exe;       ///< the npusim binary
+    std::string exe;  ///< the npusim binary
     int jobs = 1;
     bool progress = false;  ///< progress bar with ETA on stderr (a terminal, not --quiet)
 };

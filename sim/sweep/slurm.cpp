@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "slurm.h"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <sstream>
-
-#include <fcntl.h>
-#include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "runner.h"
 
@@ -75,8 +75,9 @@ Submission submit(const Store& store, const std::string& name, const std::string
                   const std::vector<const Point*>& points, const SlurmOptions& o, std::ostream& out) {
     Submission s;
     s.points = points.size();
-    s.chunk = o.array_chunk ? o.array_chunk : std::max<size_t>(1, (points.size() + kDefaultMaxArraySize - 2) /
-                                                                       (kDefaultMaxArraySize - 1));
+    s.chunk = o.array_chunk
+                  ? o.array_chunk
+                  : std::max<size_t>(1, (points.size() + kDefaultMaxArraySize - 2) / (kDefaultMaxArraySize - 1));
     s.tasks = (points.size() + s.chunk - 1) / s.chunk;
     size_t n = 1;
     while (fs::exists(store.path(fmt::format("slurm/submit-{}.sh", n)))) ++n;
@@ -96,8 +97,9 @@ Submission submit(const Store& store, const std::string& name, const std::string
                           sh_quote(base + ".points.json"));
     write_atomic(base + ".sh", script);
 
-    std::vector<std::string> argv{"sbatch", "--parsable", "--job-name", "npusim-sweep-" + name,
-                                  fmt::format("--array=0-{}", s.tasks - 1), "--output", base + "_%A_%a.out"};
+    std::vector<std::string> argv{
+        "sbatch",   "--parsable",       "--job-name", "npusim-sweep-" + name, fmt::format("--array=0-{}", s.tasks - 1),
+        "--output", base + "_%A_%a.out"};
     if (!o.partition.empty()) argv.insert(argv.end(), {"--partition", o.partition});
     if (!o.time.empty()) argv.insert(argv.end(), {"--time", o.time});
     argv.push_back(fmt::format("--cpus-per-task={}", std::max(1, o.cpus_per_task)));
@@ -108,7 +110,8 @@ Submission submit(const Store& store, const std::string& name, const std::string
                        s.chunk, o.wait ? "; waiting for it to finish" : "");
     out.flush();
     const Captured c = run_capture(argv);
-    if (c.rc < 0) throw SweepError("sbatch not found, --slurm (install Slurm's client commands, or run without --slurm)");
+    if (c.rc < 0)
+        throw SweepError("sbatch not found, --slurm (install Slurm's client commands, or run without --slurm)");
     const std::string id = trim(c.out.substr(0, c.out.find_first_of(";\n")));
     if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
         throw SweepError(fmt::format("sbatch refused the job array: {}", trim(c.err.empty() ? c.out : c.err)));
@@ -123,7 +126,8 @@ Submission submit(const Store& store, const std::string& name, const std::string
         } catch (const ojson::exception&) {
         }
     }
-    jobs["jobs"].push_back({{"job_id", id}, {"submission", n}, {"points", s.points}, {"tasks", s.tasks}, {"chunk", s.chunk}});
+    jobs["jobs"].push_back(
+        {{"job_id", id}, {"submission", n}, {"points", s.points}, {"tasks", s.tasks}, {"chunk", s.chunk}});
     write_atomic(jobs_file, jobs.dump(1) + "\n");
     return s;
 }
@@ -180,9 +184,10 @@ std::vector<std::string> job_status(const Store& store) {
             for (std::string s; std::getline(ss, s);)
                 if (!s.empty()) ++states[s];
             for (const auto& [s, n] : states) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", n, s);
-            if (what.empty()) what = c.rc == 0 || c.err.find("Invalid job id") != std::string::npos
-                                         ? "no task queued or running (finished)"
-                                         : "squeue: " + trim(c.err);
+            if (what.empty())
+                what = c.rc == 0 || c.err.find("Invalid job id") != std::string::npos
+                           ? "no task queued or running (finished)"
+                           : "squeue: " + trim(c.err);
         }
         lines.push_back(fmt::format("job {} (submission {}, {} points in {} tasks): {}", id,
                                     j.at("submission").get<int>(), j.at("points").get<size_t>(),

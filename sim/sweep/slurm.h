@@ -16,8 +16,8 @@ struct SlurmOptions {
     std::string partition, time;
     size_t array_chunk = 0;  ///< points per array task; 0: as few tasks as fit MaxArraySize's default
     int cpus_per_task = 1;
-    bool wait = false;       ///< sbatch --wait: return when the whole array has finished
-    bool force = false;      ///< tasks rerun points even when a result exists (--point, --only-failed)
+    bool wait = false;   ///< sbatch --wait: return when the whole array has finished
+    bool force = false;  ///< tasks rerun points even when a result exists (--point, --only-failed)
     std::vector<std::string> sbatch_args;
 };
 

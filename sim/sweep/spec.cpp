@@ -2,6 +2,8 @@
 // Sweep spec parsing (JSON, YAML via yaml-cpp when built with it), parameter grids, expansion.
 #include "spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,8 +13,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "drv/rknpu/model.h"
 #include "hw/profile.h"
@@ -126,8 +126,10 @@ std::vector<std::string> axis_values(const std::string& key, const ojson& v, con
         const double from = number(v["from"], file, where + ".from"), to = number(v["to"], file, where + ".to");
         const int kinds = v.contains("step") + v.contains("count") + v.contains("factor");
         if (kinds != 1) fail("a range takes exactly one of 'step', 'count', 'factor'");
-        if (v.contains("step")) return texts(range_values(from, to, number(v["step"], file, where + ".step"), where, fail));
-        if (v.contains("factor")) return texts(geometric_values(from, to, number(v["factor"], file, where + ".factor"), fail));
+        if (v.contains("step"))
+            return texts(range_values(from, to, number(v["step"], file, where + ".step"), where, fail));
+        if (v.contains("factor"))
+            return texts(geometric_values(from, to, number(v["factor"], file, where + ".factor"), fail));
         const ojson& c = v["count"];
         if (!c.is_number_integer() || c.get<int64_t>() < 1 || c.get<uint64_t>() > kMaxAxisValues)
             fail(fmt::format("count must be an integer 1..{}", kMaxAxisValues));
@@ -175,7 +177,8 @@ RunOptions parse_options(const ojson& v, const fs::path& file) {
 }  // namespace
 
 std::string number_text(double v) {
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e18) return fmt::format("{}", static_cast<int64_t>(v));
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e18)
+        return fmt::format("{}", static_cast<int64_t>(v));
     return fmt::format("{}", v);
 }
 
@@ -292,7 +295,8 @@ SweepSpec load_spec(const std::string& path) {
             throw SweepError(fmt::format("sweep spec '{}' is not valid JSON ({})", path, e.what()));
         }
     } else {
-        throw SweepError(fmt::format("sweep spec '{}': unknown format '{}' (expected .json, .yaml or .yml)", path, ext));
+        throw SweepError(
+            fmt::format("sweep spec '{}': unknown format '{}' (expected .json, .yaml or .yml)", path, ext));
     }
     return parse_spec(doc, path);
 }
@@ -340,12 +344,12 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
         p = p.lexically_normal();
         std::error_code ec;
         if (!fs::is_regular_file(p, ec))
-            throw SweepError(fmt::format("model '{}' not found, models in '{}' (paths are relative to the spec's folder)",
-                                         m, s.file.string()));
+            throw SweepError(fmt::format(
+                "model '{}' not found, models in '{}' (paths are relative to the spec's folder)", m, s.file.string()));
         const std::string ext = p.extension().string();
         if (ext != ".onnx" && ext != ".tflite")
-            throw SweepError(fmt::format("model '{}': unknown format '{}', models in '{}' (expected .onnx or .tflite)", m,
-                                         ext, s.file.string()));
+            throw SweepError(fmt::format("model '{}': unknown format '{}', models in '{}' (expected .onnx or .tflite)",
+                                         m, ext, s.file.string()));
         try {
             models.push_back({m, p.string(), p.filename().string(), sha256_file(p.string())});
         } catch (const std::runtime_error& e) {
@@ -376,7 +380,8 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
     for (const ParamAxis& a : s.params) {
         if (a.values.empty()) throw SweepError(fmt::format("--param {}: no values", a.key));
         combos *= a.values.size();
-        if (combos > kMaxPoints) throw SweepError(fmt::format("parameter grid too large (limit {} points)", kMaxPoints));
+        if (combos > kMaxPoints)
+            throw SweepError(fmt::format("parameter grid too large (limit {} points)", kMaxPoints));
     }
     auto combo = [&](size_t c) {
         std::vector<std::pair<std::string, std::string>> out(s.params.size());
@@ -410,7 +415,8 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
                     try {
                         hw::apply_param_overrides(q, assigns);
                     } catch (const hw::ProfileError& e) {
-                        throw SweepError(fmt::format("{} on {}, params in '{}'", e.what(), p.soc.name, s.file.string()));
+                        throw SweepError(
+                            fmt::format("{} on {}, params in '{}'", e.what(), p.soc.name, s.file.string()));
                     }
                 }
             for (const std::string& mask : masks)
@@ -440,9 +446,10 @@ Expansion expand(const SweepSpec& s, const std::string& npusim_version) {
                         pt.key = key;
                         pt.id = sha256_hex(key.dump()).substr(0, 16);
                         if (!ids.insert(pt.id).second)
-                            throw SweepError(fmt::format("point {} ({} on {}, core mask {}) appears twice, in '{}' "
-                                                         "(a model, platform or value listed twice?)",
-                                                         pt.index, m.written, p.soc.name, mask, s.file.string()));
+                            throw SweepError(
+                                fmt::format("point {} ({} on {}, core mask {}) appears twice, in '{}' "
+                                            "(a model, platform or value listed twice?)",
+                                            pt.index, m.written, p.soc.name, mask, s.file.string()));
                         ex.points.push_back(std::move(pt));
                         if (ex.points.size() > kMaxPoints)
                             throw SweepError(fmt::format("sweep too large (limit {} points)", kMaxPoints));

@@ -6,12 +6,11 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace sweep {
 
@@ -38,7 +37,7 @@ struct RunOptions {
 
 struct SweepSpec {
     std::string name;
-    std::filesystem::path file;      ///< the spec file (absolute)
+    std::filesystem::path file;          ///< the spec file (absolute)
     std::vector<std::string> models;     ///< as written (relative to the spec's folder)
     std::vector<std::string> platforms;  ///< profile names or profile files
     std::vector<std::string> core_masks{"auto"};
@@ -61,11 +60,11 @@ void apply_param_grids(SweepSpec& s, const std::vector<std::string>& assignments
 /// One point: one `npusim run`.
 struct Point {
     size_t index = 0;
-    std::string id;  ///< 16 hex digits of the SHA-256 of `key`
-    std::string model;                  ///< as written in the spec
-    std::string model_path;             ///< absolute
-    std::string platform;               ///< profile name
-    std::string profile_file;           ///< set when the spec names a profile file: run --profile
+    std::string id;            ///< 16 hex digits of the SHA-256 of `key`
+    std::string model;         ///< as written in the spec
+    std::string model_path;    ///< absolute
+    std::string platform;      ///< profile name
+    std::string profile_file;  ///< set when the spec names a profile file: run --profile
     std::string core_mask, mode;
     std::vector<std::pair<std::string, std::string>> params;
     RunOptions options;

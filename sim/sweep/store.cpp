@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "store.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <unistd.h>
 
 namespace sweep {
 
@@ -63,7 +63,8 @@ Point point_from_json(const nlohmann::ordered_json& j) {
     p.profile_file = j.at("profile_file").get<std::string>();
     p.core_mask = j.at("core_mask").get<std::string>();
     p.mode = j.at("mode").get<std::string>();
-    for (const auto& kv : j.at("params")) p.params.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    for (const auto& kv : j.at("params"))
+        p.params.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
     // Keep the key's member order as written: ids hash its dump.
     p.key = j.at("key");
     const auto& o = j.at("key").at("options");

@@ -9,11 +9,10 @@
 // Result files are written to a temporary name and renamed, so a killed sweep leaves either a
 // whole result or none; a result counts only when its id and key match the point's.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "spec.h"
 
@@ -23,8 +22,8 @@ struct PointResult {
     std::string id;
     std::string status;  ///< "ok", "problem" (the run found a problem: exit 1), "failed"
     int exit_code = 0;
-    std::string error;        ///< npusim's error lines, or what went wrong around it
-    nlohmann::json report;    ///< the run's --report JSON (null when it wrote none)
+    std::string error;      ///< npusim's error lines, or what went wrong around it
+    nlohmann::json report;  ///< the run's --report JSON (null when it wrote none)
     bool ok() const { return status == "ok"; }
 };
 

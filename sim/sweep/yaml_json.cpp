@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "yaml_json.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <regex>
-
-#include <fmt/format.h>
 
 #include "spec.h"
 
@@ -68,7 +68,8 @@ ojson convert(const YAML::Node& n, const std::string& file) {
             ojson o = ojson::object();
             for (const auto& kv : n) {
                 if (!kv.first.IsScalar())
-                    throw SweepError(fmt::format("'{}' line {}: map keys must be plain strings", file, kv.first.Mark().line + 1));
+                    throw SweepError(
+                        fmt::format("'{}' line {}: map keys must be plain strings", file, kv.first.Mark().line + 1));
                 o[kv.first.Scalar()] = convert(kv.second, file);
             }
             return o;
@@ -88,9 +89,10 @@ nlohmann::ordered_json yaml_to_json(const std::string& text, const std::string& 
 }
 #else
 nlohmann::ordered_json yaml_to_json(const std::string&, const std::string& file) {
-    throw SweepError(fmt::format("sweep spec '{}': this npusim was built without yaml-cpp (apt-get install "
-                                 "libyaml-cpp-dev and rebuild), use a .json spec",
-                                 file));
+    throw SweepError(
+        fmt::format("sweep spec '{}': this npusim was built without yaml-cpp (apt-get install "
+                    "libyaml-cpp-dev and rebuild), use a .json spec",
+                    file));
 }
 #endif
 

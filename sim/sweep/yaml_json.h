@@ -3,9 +3,8 @@
 // Debian libyaml-cpp-dev). Plain scalars become null/bool/integer/float when they read as one
 // (YAML 1.2 core schema), quoted scalars stay strings.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace sweep {
 

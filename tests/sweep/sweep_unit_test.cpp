@@ -67,7 +67,8 @@ TEST(SweepGrid, ListsRangesAndGeometric) {
     EXPECT_EQ(parse_grid_text("k", "8e9:32e9:x2"), (V{"8000000000", "16000000000", "32000000000"}));
     EXPECT_EQ(parse_grid_text("k", "10:1:-3"), (V{"10", "7", "4", "1"}));
     EXPECT_EQ(parse_grid_text("k", "1:2:0.3"), (V{"1", "1.3", "1.6", "1.9"}));  // 2.2 > 2 is not taken
-    EXPECT_NE(error_of([] { parse_grid_text("k", "1:5:0"); }).find("step 0 does not lead from 1 to 5"), std::string::npos);
+    EXPECT_NE(error_of([] { parse_grid_text("k", "1:5:0"); }).find("step 0 does not lead from 1 to 5"),
+              std::string::npos);
     EXPECT_NE(error_of([] { parse_grid_text("k", "1:5:-1"); }).find("does not lead"), std::string::npos);
     EXPECT_NE(error_of([] { parse_grid_text("k", "1:x:1"); }).find("'x' is not a number"), std::string::npos);
     EXPECT_NE(error_of([] { parse_grid_text("k", "1,,2"); }).find("empty value"), std::string::npos);
@@ -79,11 +80,10 @@ TEST(SweepGrid, ListsRangesAndGeometric) {
 TEST(SweepSpec, ErrorsNameKeyAndFile) {
     TempDir t;
     t.write("m.onnx", "model bytes");
-    auto err = [&](const std::string& text) {
-        return error_of([&] { load_spec(t.write("s.json", text).string()); });
-    };
-    EXPECT_NE(err(R"({"models":["m.onnx"],"platforms":["rk3588"],"colour":1})").find("unknown key (known: name, models"),
-              std::string::npos);
+    auto err = [&](const std::string& text) { return error_of([&] { load_spec(t.write("s.json", text).string()); }); };
+    EXPECT_NE(
+        err(R"({"models":["m.onnx"],"platforms":["rk3588"],"colour":1})").find("unknown key (known: name, models"),
+        std::string::npos);
     EXPECT_NE(err(R"({"platforms":["rk3588"]})").find("models"), std::string::npos);
     EXPECT_NE(err(R"({"models":["m.onnx"],"platforms":["rk3588"],"modes":["fast"]})").find("unknown mode 'fast'"),
               std::string::npos);
@@ -101,10 +101,11 @@ TEST(SweepSpec, ErrorsNameKeyAndFile) {
     };
     EXPECT_NE(expand_err(R"({"models":["nope.onnx"],"platforms":["rk3588"]})").find("model 'nope.onnx' not found"),
               std::string::npos);
-    EXPECT_NE(expand_err(R"({"models":["m.onnx"],"platforms":["rk9999"]})").find("platform 'rk9999'"), std::string::npos);
-    EXPECT_NE(expand_err(R"({"models":["m.onnx"],"platforms":["rk3588"],"params":{"npu.nosuch":[1]}})")
-                  .find("npu.nosuch"),
+    EXPECT_NE(expand_err(R"({"models":["m.onnx"],"platforms":["rk9999"]})").find("platform 'rk9999'"),
               std::string::npos);
+    EXPECT_NE(
+        expand_err(R"({"models":["m.onnx"],"platforms":["rk3588"],"params":{"npu.nosuch":[1]}})").find("npu.nosuch"),
+        std::string::npos);
     EXPECT_NE(expand_err(R"({"models":["m.onnx"],"platforms":["rk3588"],"params":{"memory.ddr_efficiency":[7]}})")
                   .find("memory.ddr_efficiency"),
               std::string::npos);
@@ -142,9 +143,23 @@ TEST(SweepSpec, ExpansionOrderAndCoreMasks) {
     EXPECT_EQ(ex.points[36].model, "b.onnx");
     for (size_t i = 0; i < ex.points.size(); ++i) EXPECT_EQ(ex.points[i].index, i);
     const std::vector<std::string> args = ex.points[12].run_args("/r.json");
-    const std::vector<std::string> want{"run", "--mode", "timing", "--core-mask", "0_1_2", "--platform", "rk3588",
-                                        "--param", "memory.ddr_efficiency=0.5", "--param", "npu.task_overhead_cycles=100",
-                                        "--seed", "0", "--quiet", "--report", "/r.json", (t.path / "a.onnx").string()};
+    const std::vector<std::string> want{"run",
+                                        "--mode",
+                                        "timing",
+                                        "--core-mask",
+                                        "0_1_2",
+                                        "--platform",
+                                        "rk3588",
+                                        "--param",
+                                        "memory.ddr_efficiency=0.5",
+                                        "--param",
+                                        "npu.task_overhead_cycles=100",
+                                        "--seed",
+                                        "0",
+                                        "--quiet",
+                                        "--report",
+                                        "/r.json",
+                                        (t.path / "a.onnx").string()};
     EXPECT_EQ(args, want);
 }
 
@@ -195,8 +210,9 @@ options:
     ASSERT_EQ(a.size(), b.size());
     ASSERT_EQ(a.size(), 2u * 2u * 3u * 2u);
     for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].id, b[i].id) << i;
-    EXPECT_NE(error_of([&] { load_spec(t.write("bad.yaml", "models: [a\n  b: c: d").string()); }).find("not valid YAML"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of([&] { load_spec(t.write("bad.yaml", "models: [a\n  b: c: d").string()); }).find("not valid YAML"),
+        std::string::npos);
 }
 #endif
 
@@ -218,7 +234,7 @@ std::string report(uint64_t latency_ps, const std::string& bound1) {
 
 TEST(SweepMerge, AdapterAndOrderIndependence) {
     const PointSummary s = summarize_report(nlohmann::json::parse(report(40000000, "memory")));
-    EXPECT_EQ(s.macs, 1024u);         // 1000 + 24: the layers' sum
+    EXPECT_EQ(s.macs, 1024u);  // 1000 + 24: the layers' sum
     EXPECT_EQ(s.macs_padded, 1624u);
     EXPECT_EQ(s.top_layer, "c1");
     EXPECT_DOUBLE_EQ(s.top_layer_share, 0.75);  // 30 of 40 us
@@ -229,11 +245,10 @@ TEST(SweepMerge, AdapterAndOrderIndependence) {
 
     TempDir t;
     t.write("a.onnx", "model a");
-    const Expansion ex = expand(
-        load_spec(t.write("s.json", R"({"models":["a.onnx"],"platforms":["rk3588"],
+    const Expansion ex = expand(load_spec(t.write("s.json", R"({"models":["a.onnx"],"platforms":["rk3588"],
             "params":{"memory.ddr_efficiency":[0.5,0.6,0.7]}})")
-                      .string()),
-        "1");
+                                              .string()),
+                                "1");
     Manifest m;
     m.name = "t";
     m.npusim_version = "1";
