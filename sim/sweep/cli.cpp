@@ -176,9 +176,6 @@ int run_sweep_cli(const SweepCliOptions& o, std::ostream& out, std::ostream& err
         // Run: what is still to do (or what was asked for).
         store.init();
         store.write_manifest(m);
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator(store.path("work"), ec))
-            fs::remove(e.path(), ec);  // a killed run's
         std::set<std::string> wanted(o.points.begin(), o.points.end());
         for (const std::string& id : wanted)
             if (std::none_of(m.points.begin(), m.points.end(), [&](const Point& p) { return p.id == id; }))

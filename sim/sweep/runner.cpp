@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,25 @@ std::string hms(double s) {
     const auto t = static_cast<long>(s + 0.5);
     return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
                      : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+std::string host_name() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof(buf) - 1) != 0 || !buf[0]) return "host";
+    return buf;
+}
+
+/// work/HOST-PID folders of runners on this host that are gone (killed): their leftovers.
+void clean_stale_work(const Store& store, const std::string& host) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(store.path("work"), ec)) {
+        const std::string name = e.path().filename().string();
+        const size_t dash = name.rfind('-');
+        if (dash == std::string::npos || name.substr(0, dash) != host) continue;
+        const long pid = std::strtol(name.c_str() + dash + 1, nullptr, 10);
+        if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+            std::filesystem::remove_all(e.path(), ec);
+    }
 }
 
 struct Running {
@@ -109,6 +129,15 @@ RunCounts run_points(const Store& store, const std::vector<const Point*>& points
     sigaction(SIGTERM, &sa, &old_term);
     g_stop = 0;
     const pid_t parent = getpid();
+    // Each runner has its own work folder (a local sweep and Slurm tasks may share the results).
+    const std::string host = host_name();
+    clean_stale_work(store, host);
+    const std::string work = store.path(fmt::format("work/{}-{}", host, static_cast<long>(parent)));
+    {
+        std::error_code ec;
+        std::filesystem::create_directories(work, ec);
+        if (ec) throw SweepError(fmt::format("cannot create '{}' ({})", work, ec.message()));
+    }
 
     std::map<pid_t, Running> running;
     size_t next = 0, done = 0;
@@ -129,7 +158,7 @@ RunCounts run_points(const Store& store, const std::vector<const Point*>& points
     };
 
     auto launch = [&](const Point* p) {
-        Running r{p, store.path("work/" + p->id + ".report.json"), store.path("work/" + p->id + ".log")};
+        Running r{p, work + "/" + p->id + ".report.json", work + "/" + p->id + ".log"};
         std::error_code ec;
         std::filesystem::remove(r.report, ec);
         const std::vector<std::string> args = p->run_args(r.report);
@@ -212,6 +241,10 @@ RunCounts run_points(const Store& store, const std::vector<const Point*>& points
         if (o.progress) err << "\n";
     } else {
         draw(true);
+    }
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(work, ec);
     }
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);

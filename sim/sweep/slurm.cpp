@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -90,15 +91,18 @@ Submission submit(const Store& store, const std::string& name, const std::string
     for (const Point* p : points) pts.push_back(point_to_json(*p));
     list["points"] = pts;
     write_atomic(base + ".points.json", list.dump(1) + "\n");
+    std::string label;  // job name and comment: the sweep name without shell or line breaks
+    for (char ch : name)
+        label += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' ? ch : '_';
     std::string script = "#!/bin/sh\n";
     script += fmt::format("# npusim sweep '{}', submission {}: {} points in {} array tasks of up to {} (generated)\n",
-                          name, n, s.points, s.tasks, s.chunk);
+                          label, n, s.points, s.tasks, s.chunk);
     script += fmt::format("exec {} sweep --results {} --slurm-task {}\n", sh_quote(exe), sh_quote(store.dir()),
                           sh_quote(base + ".points.json"));
     write_atomic(base + ".sh", script);
 
     std::vector<std::string> argv{
-        "sbatch",   "--parsable",       "--job-name", "npusim-sweep-" + name, fmt::format("--array=0-{}", s.tasks - 1),
+        "sbatch",   "--parsable",       "--job-name", "npusim-sweep-" + label, fmt::format("--array=0-{}", s.tasks - 1),
         "--output", base + "_%A_%a.out"};
     if (!o.partition.empty()) argv.insert(argv.end(), {"--partition", o.partition});
     if (!o.time.empty()) argv.insert(argv.end(), {"--time", o.time});

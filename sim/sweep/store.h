@@ -3,7 +3,7 @@
 // --collect:
 //   manifest.json        the expanded points (written before anything runs)
 //   points/ID.json       one result per point: its key, inputs, status, exit code, error, raw report
-//   work/                a running point's report and log (removed when its result is written)
+//   work/HOST-PID/       a runner's running points' reports and logs (removed as results are written)
 //   slurm/               batch scripts, point lists and task logs of each submission
 //   sweep.csv, sweep.json, sweep.html   the merged outputs
 // Result files are written to a temporary name and renamed, so a killed sweep leaves either a

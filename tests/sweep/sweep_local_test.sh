@@ -3,7 +3,8 @@
 # npusim sweep locally on the build zoo: 30 points in parallel; every point's totals equal a direct
 # `npusim run` of the same inputs (the independent expectation); a sweep killed midway (SIGKILL)
 # and restarted runs only the missing points, leaves finished result files untouched and merges
-# to the same bytes; failed points are listed with their error and rerun alone; usage errors.
+# to the same bytes; Ctrl-C (SIGINT) stops cleanly with exit 130; failed points are listed with
+# their error and rerun alone; a full-mode point carries the numerics check; usage errors.
 source "$(dirname "$0")/common.sh"
 write_spec "$T/s.json"
 
@@ -67,10 +68,29 @@ cmp "$T/a/sweep.json" "$T/b/sweep.json" || fail "resumed sweep.json differs from
 out="$("$NPUSIM" sweep "$T/s.json" -o "$T/b")"
 grep -q "30 points, 30 done, 0 to run" <<<"$out" || fail "a finished sweep should run nothing"
 
+# Ctrl-C (SIGINT): the running points are stopped, their work files removed, exit 130; a restart
+# completes the sweep with the same bytes.
+"$NPUSIM" sweep "$T/s.json" -j 2 -q -o "$T/c" >"$T/c.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  [ "$( (ls "$T/c/points" 2>/dev/null || true) | wc -l)" -ge 3 ] && break
+  sleep 0.02
+done
+kill -INT "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+cat "$T/c.log"
+[ "$rc" -eq 130 ] || fail "an interrupted sweep exits 130 (got $rc)"
+grep -q "^npusim: error: sweep interrupted, [0-9]* of 30 points have results (run the same command to continue)" \
+  "$T/c.log" || fail "the interruption is reported"
+[ -z "$(ls -A "$T/c/work")" ] || fail "work/ should be empty after an interruption: $(ls -R "$T/c/work")"
+if pgrep -f -- "--report $T/c/" >/dev/null; then fail "a point of the interrupted sweep is still running"; fi
+"$NPUSIM" sweep "$T/s.json" -j 2 -q -o "$T/c" >/dev/null || fail "restart after SIGINT failed"
+cmp "$T/a/sweep.json" "$T/c/sweep.json" || fail "sweep.json after SIGINT and restart differs"
+
 # Failed points: a model that cannot be loaded (garbage bytes), listed with npusim's error.
 printf 'not an onnx model' >"$T/broken.onnx"
 cat >"$T/f.json" <<SPEC
-{"models": ["$ZOO/t_qlinear.onnx", "broken.onnx"], "platforms": ["rk3588"]}
+{"models": ["$ZOO/t_qlinear.onnx", "broken.onnx"], "platforms": ["rk3588"], "modes": ["timing", "full"]}
 SPEC
 set +e
 out="$("$NPUSIM" sweep "$T/f.json" -q 2>&1)"; rc=$?
@@ -79,20 +99,26 @@ echo "$out"
 [ "$rc" -eq 1 ] || fail "a sweep with a failed point exits 1 (got $rc)"
 grep -q "^failed point [0-9a-f]\{16\} (broken.onnx on rk3588 .*cannot load" <<<"$out" || fail "the failed point names its error"
 st="$("$NPUSIM" sweep "$T/f.json" --status)"
-grep -q "2 done (1 ok, 0 problem, 1 failed), 0 to run" <<<"$st" || fail "--status counts: $st"
+grep -q "4 done (2 ok, 0 problem, 2 failed), 0 to run" <<<"$st" || fail "--status counts: $st"
 grep -q ",failed,3,.*cannot load" "$T/f-results/sweep.csv" || fail "sweep.csv lists the failure with exit code 3"
-bad_id="$(grep -o '^  failed [0-9a-f]*' <<<"$st" | awk '{print $2}')"
-ok_id="$("$NPUSIM" sweep "$T/f.json" --list | awk '$3 ~ /t_qlinear/ {print $2}')"
+bad_id="$(grep -o '^  failed [0-9a-f]*' <<<"$st" | awk 'NR == 1 {print $2}')"
+ok_id="$("$NPUSIM" sweep "$T/f.json" --list | awk '$3 ~ /t_qlinear/ && $NF == "full" {print $2}')"
 set +e
 out="$("$NPUSIM" sweep "$T/f.json" -q --only-failed 2>&1)"
 set -e
-grep -q "2 points, 2 done, 1 to run" <<<"$out" || fail "--only-failed should pick the one failed point"
-grep -q "ran 1 points" <<<"$out" || fail "--only-failed should run one point"
+grep -q "4 points, 4 done, 2 to run" <<<"$out" || fail "--only-failed should pick the two failed points"
+grep -q "ran 2 points" <<<"$out" || fail "--only-failed should run two points"
 cp "$T/f-results/points/$ok_id.json" "$T/ok-before.json"
 set +e
 out="$("$NPUSIM" sweep "$T/f.json" -q --point "$ok_id" 2>&1)"
 set -e
 grep -q "ran 1 points in .*: 1 ok" <<<"$out" || fail "--point should rerun exactly that point"
+"$PY" - "$T/f-results/points/$ok_id.json" <<'PY' || fail "the full-mode point should carry the numerics check"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["inputs"]["mode"] == "full" and r["status"] == "ok", r["inputs"]
+assert r["report"]["mode"] == "full" and "outputs" in r["report"], list(r["report"])
+PY
 cmp "$T/ok-before.json" "$T/f-results/points/$ok_id.json" || fail "a rerun point gives the same result file"
 [ -n "$bad_id" ] || fail "no failed id in --status"
 
