@@ -88,14 +88,15 @@ void add_sweep_options(CLI::App& sub, SweepCliOptions& o) {
     sub.add_option("-o,--results", o.results,
                    "Results folder (default: the spec's 'results', else SPEC-results beside the spec)");
     sub.add_option("--param", o.params,
-                   "Add or replace a grid: section.key=v1,v2,... or from:to:step or from:to:xFACTOR");
+                   "Add or replace a grid: section.key=v1,v2,... or from:to:step or from:to:xFACTOR")
+        ->allow_extra_args(false);
     sub.add_option("-j,--jobs", o.jobs, "Points run at once (default: the CPUs available)")->check(CLI::Range(1, 4096));
     sub.add_flag("-q,--quiet", o.quiet, "No progress bar");
     sub.add_flag("--list", o.list, "Print the points (id and inputs) and exit");
     sub.add_flag("--status", o.status, "Report which points are done, failed or still to run (and the Slurm jobs)");
     sub.add_flag("--collect", o.collect, "Merge the results into sweep.csv, sweep.json and sweep.html, run nothing");
     sub.add_flag("--only-failed", o.only_failed, "Run again only the points that failed or found a problem");
-    sub.add_option("--point", o.points, "Run (again) only this point id, repeatable");
+    sub.add_option("--point", o.points, "Run (again) only this point id, repeatable")->allow_extra_args(false);
     sub.add_flag("--slurm", o.slurm, "Submit the points as a Slurm job array (sbatch) instead of running them here");
     sub.add_option("--partition", o.partition, "--slurm: partition");
     sub.add_option("--time", o.time, "--slurm: time limit of one array task (sbatch --time)");
@@ -105,7 +106,9 @@ void add_sweep_options(CLI::App& sub, SweepCliOptions& o) {
                    "--slurm: CPUs per array task, points run in parallel (default 1)")
         ->check(CLI::Range(1, 4096));
     sub.add_flag("--wait", o.wait, "--slurm: wait for the job array to finish, then merge");
-    sub.add_option("--sbatch-arg", o.sbatch_args, "--slurm: extra sbatch argument, repeatable (e.g. --account=X)");
+    sub.add_option("--sbatch-arg", o.sbatch_args,
+                   "--slurm: extra sbatch argument, repeatable (--sbatch-arg=--account=X)")
+        ->allow_extra_args(false);
     sub.add_option("--slurm-task", o.slurm_task, "(internal) run one array task of a submission")->group("");
 }
 

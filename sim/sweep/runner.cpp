@@ -70,12 +70,15 @@ PointResult finish_point(const std::string& report_path, const std::string& log_
     std::error_code ec;
     std::string log;
     if (std::filesystem::exists(log_path, ec)) log = read_file(log_path);
-    std::vector<std::string> errors;
+    std::vector<std::string> errors, tail;  // tail: the log's last lines, for a crash
     std::string last;
     std::istringstream lines(log);
     for (std::string line; std::getline(lines, line);) {
         if (line.rfind("npusim: error: ", 0) == 0) errors.push_back(line.substr(15));
-        if (!line.empty()) last = line;
+        if (line.empty()) continue;
+        last = line;
+        tail.push_back(line);
+        if (tail.size() > 3) tail.erase(tail.begin());
     }
     for (const std::string& e : errors) r.error += (r.error.empty() ? "" : "; ") + e;
     bool have_report = false;
@@ -90,8 +93,10 @@ PointResult finish_point(const std::string& report_path, const std::string& log_
     if (WIFSIGNALED(wait_status)) {
         r.exit_code = 128 + WTERMSIG(wait_status);
         r.status = "failed";
+        std::string t;
+        for (const std::string& l : tail) t += (t.empty() ? "" : " | ") + l;
         r.error = fmt::format("npusim run killed by signal {} ({}){}{}", WTERMSIG(wait_status),
-                              strsignal(WTERMSIG(wait_status)), r.error.empty() ? "" : ": ", r.error);
+                              strsignal(WTERMSIG(wait_status)), t.empty() ? "" : "; its last output: ", t);
         return r;
     }
     r.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
 #include "spec.h"
 
@@ -21,33 +21,43 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+bool all_of(const std::string& s, size_t from, const char* chars) {
+    return from < s.size() && s.find_first_not_of(chars, from) == std::string::npos;
+}
+
 ojson scalar(const YAML::Node& n) {
     const std::string& s = n.Scalar();
     if (n.Tag() == "!") return s;  // quoted: a string whatever it looks like
-    // YAML 1.2 core schema resolution of plain scalars.
-    static const std::regex null_re("~|null|Null|NULL|"), true_re("true|True|TRUE"), false_re("false|False|FALSE"),
-        int_re("[-+]?[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+"),
-        float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)");
-    if (std::regex_match(s, null_re)) return nullptr;
-    if (std::regex_match(s, true_re)) return true;
-    if (std::regex_match(s, false_re)) return false;
-    if (std::regex_match(s, int_re)) {
-        errno = 0;
-        const bool neg = s[0] == '-';
-        const int base = s.rfind("0x", 0) == 0 ? 16 : s.rfind("0o", 0) == 0 ? 8 : 10;
-        const std::string digits = base == 10 ? s : s.substr(2);
-        if (!neg) {
-            const unsigned long long v = std::strtoull(digits.c_str(), nullptr, base);
-            if (errno == 0) return static_cast<uint64_t>(v);
-        } else {
-            const long long v = std::strtoll(digits.c_str(), nullptr, base);
-            if (errno == 0) return static_cast<int64_t>(v);
-        }
-        return std::strtod(s.c_str(), nullptr);
+    // YAML 1.2 core schema resolution of plain scalars (infinities and NaN stay strings: no
+    // sweep value can be one).
+    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+    if (s == "true" || s == "True" || s == "TRUE") return true;
+    if (s == "false" || s == "False" || s == "FALSE") return false;
+    const size_t sign = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    errno = 0;
+    if (s.rfind("0x", 0) == 0 && all_of(s, 2, "0123456789abcdefABCDEF")) {
+        const unsigned long long v = std::strtoull(s.c_str() + 2, nullptr, 16);
+        if (errno == 0) return static_cast<uint64_t>(v);
     }
-    if (std::regex_match(s, float_re)) {
-        const double d = std::strtod(s.c_str(), nullptr);
-        if (std::isfinite(d)) return d;
+    if (s.rfind("0o", 0) == 0 && all_of(s, 2, "01234567")) {
+        const unsigned long long v = std::strtoull(s.c_str() + 2, nullptr, 8);
+        if (errno == 0) return static_cast<uint64_t>(v);
+    }
+    if (all_of(s, sign, "0123456789")) {
+        if (s[0] == '-') {
+            const long long v = std::strtoll(s.c_str(), nullptr, 10);
+            if (errno == 0) return static_cast<int64_t>(v);
+        } else {
+            const unsigned long long v = std::strtoull(s.c_str() + sign, nullptr, 10);
+            if (errno == 0) return static_cast<uint64_t>(v);
+        }
+    }
+    // [-+]?(.digits|digits(.digits?)?)([eE][-+]?digits)?: strtod on the characters it may hold.
+    if (all_of(s, sign, "0123456789.eE+-") && s.find_first_of("0123456789") != std::string::npos &&
+        std::isdigit(static_cast<unsigned char>(s[sign])) + (s[sign] == '.') > 0) {
+        char* end = nullptr;
+        const double d = std::strtod(s.c_str(), &end);
+        if (*end == '\0' && std::isfinite(d)) return d;
     }
     return s;
 }

@@ -14,6 +14,7 @@
 #include "sweep/sha256.h"
 #include "sweep/spec.h"
 #include "sweep/store.h"
+#include "sweep/yaml_json.h"
 
 namespace fs = std::filesystem;
 using namespace sweep;
@@ -213,6 +214,18 @@ options:
     EXPECT_NE(
         error_of([&] { load_spec(t.write("bad.yaml", "models: [a\n  b: c: d").string()); }).find("not valid YAML"),
         std::string::npos);
+}
+
+TEST(SweepSpec, YamlScalarsResolveAsTheCoreSchema) {
+    // YAML 1.2 core schema (yaml.org/spec/1.2.2, 10.3.2): plain scalars resolve, quoted stay strings.
+    const nlohmann::ordered_json j = yaml_to_json(
+        "[7, -3, 0x1f, 0o17, 1.5, 8e9, .5, true, False, ~, null, '7', \"true\", 1.5.2, 0_1, Cortex-A76, 1e]", "t");
+    const nlohmann::ordered_json want = nlohmann::ordered_json::parse(
+        R"([7, -3, 31, 15, 1.5, 8000000000.0, 0.5, true, false, null, null, "7", "true", "1.5.2", "0_1",
+            "Cortex-A76", "1e"])");
+    EXPECT_EQ(j.dump(), want.dump());
+    EXPECT_TRUE(j[5].is_number_float());
+    EXPECT_TRUE(j[0].is_number_unsigned());
 }
 #endif
 
