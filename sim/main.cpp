@@ -24,6 +24,7 @@
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "sweep/cli.h"
 
 namespace {
 
@@ -380,6 +381,11 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
 
+    sweep::SweepCliOptions swo;
+    swo.version = NPUSIM_VERSION;
+    CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
+    sweep::add_sweep_options(*swp, swo);
+
     iss::RunOptions io;
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
@@ -399,6 +405,7 @@ int sc_main(int argc, char* argv[]) {
     if (*issc) return iss::run_cli(io);
     if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
+    if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     return kExitBadInput;
 }
 
