@@ -56,6 +56,12 @@ std::string report_text(const RunResult& r) {
         if (l.sram_read_bytes || l.sram_write_bytes)
             o += fmt::format("{} core {}: NBUF traffic {} read, {} written (not counted as DDR)\n", l.name, l.core,
                              bytes(l.sram_read_bytes), bytes(l.sram_write_bytes));
+    const hw::Calibration& cal = r.calibration;
+    o += fmt::format("timing trust: calibration {} for {}{}{}\n", cal.status, r.platform,
+                     cal.inherits_from.empty() ? "" : " from " + cal.inherits_from,
+                     cal.loo_mae_pct < 0 ? std::string()
+                                         : fmt::format(" (leave-one-model-out |error| mean {:.1f}%, max {:.1f}%)",
+                                                       cal.loo_mae_pct, cal.loo_max_pct));
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
@@ -97,6 +103,13 @@ std::string report_json(const RunResult& r) {
     if (r.checked)
         j["output_check"] = {{"values", r.check.values}, {"equal", r.check.equal}, {"off_by_one", r.check.off_by_one},
                              {"worse", r.check.worse}, {"max_abs_diff", r.check.max_abs_diff}};
+    auto opt = [](double v) { return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
+    j["calibration"] = {{"status", r.calibration.status},
+                        {"summary", r.calibration.summary},
+                        {"inherits_from", r.calibration.inherits_from},
+                        {"fitted", r.calibration.fitted},
+                        {"loo_mae_pct", opt(r.calibration.loo_mae_pct)},
+                        {"loo_max_pct", opt(r.calibration.loo_max_pct)}};
     j["errors"] = r.errors;
     j["ok"] = r.ok();
     return j.dump(2) + "\n";
