@@ -336,6 +336,10 @@ void Converter::batchnorm(const Node& n) {
     const int64_t C = xv.shape[1];
     const float eps = drv::ir::attr_float(n.attrs, "epsilon", 1e-5f);
     const num::Tensor &g = cval(n, 1), &bt = cval(n, 2), &mu = cval(n, 3), &var = cval(n, 4);
+    for (const num::Tensor* p : {&g, &bt, &mu, &var})  // issue 23: these were read past their end
+        if (p->dtype() != num::DType::F32 || int64_t(p->numel()) != C)
+            throw ConvertError(n.label() + ": scale, B, mean and var must be float32[" + std::to_string(C) + "], got " +
+                               num::dtype_name(p->dtype()) + " " + p->shape_str());
     std::vector<float> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
         const double ac = double(g.data<float>()[c]) / std::sqrt(double(var.data<float>()[c]) + double(eps));

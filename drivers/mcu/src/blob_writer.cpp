@@ -49,19 +49,27 @@ uint32_t Converter::act(const std::string& name) {
         const num::Tensor& c = *v.data;
         const uint32_t dt = mk_dtype(c.dtype(), "constant '" + name + "'");
         std::vector<uint8_t> bytes(c.raw(), c.raw() + c.nbytes());
-        if (c.rank() == 4) bytes = nchw_to_nhwc(c.raw(), c.shape(), c.nbytes() / std::max<size_t>(1, c.numel()));
-        const uint32_t idx = add_const(dt, std::move(bytes), dims4(c.shape()));
+        const auto cd = sdims(c.shape());
+        if (c.rank() == 4 && !nhwc_) bytes = nchw_to_nhwc(c.raw(), c.shape(), c.nbytes() / std::max<size_t>(1, c.numel()));
+        const uint32_t idx = add_const(dt, std::move(bytes), cd);
         if (!v.quant.empty() && !v.quant.per_axis()) set_quant(idx, v.quant.scale[0], v.quant.zero_point.empty() ? 0 : v.quant.zero_point[0]);
         by_name_[name] = idx;
         return idx;
     }
     for (int64_t d : v.shape)
         if (d <= 0) throw ConvertError("value '" + name + "' has an unknown/empty shape " + v.shape_str());
+    std::vector<int32_t> d;
+    try {
+        d = sdims(v.shape);
+    } catch (const ConvertError& e) {
+        throw ConvertError("value '" + name + "' " + v.shape_str() + ": " + e.what());
+    }
     Tens t;
     t.rec.dtype = mk_dtype(v.dtype, "value '" + name + "'");
     t.rec.storage = MK_ST_ARENA;
-    t.rec.bytes = uint32_t(size_t(std::max<int64_t>(1, v.numel())) * mk_elem(t.rec.dtype));
-    const auto d = dims4(v.shape);
+    const uint64_t bytes = uint64_t(std::max<int64_t>(1, v.numel())) * mk_elem(t.rec.dtype);
+    if (bytes > 0x7fffffffu) throw ConvertError("value '" + name + "' " + v.shape_str() + " is larger than any MCU memory");
+    t.rec.bytes = uint32_t(bytes);
     std::copy(d.begin(), d.end(), t.rec.dims);
     if (!v.quant.empty()) {
         if (v.quant.per_axis()) throw ConvertError("value '" + name + "': per-axis activation quantization is not supported (seed 000: activations per tensor)");
@@ -118,6 +126,7 @@ Geo conv_geo(const Node& n, int64_t kh, int64_t kw) {
 
 void Converter::node(const Node& n) {
     const std::string& op = n.op_type;
+    if (n.domain == "tflite") return tfl_node(n);
     const bool ms = n.domain == "com.microsoft";
     auto in_dtype = [&](size_t i) { return g_.value(n.input(i), n.label()).dtype; };
     if (op == "QLinearConv") return conv_s8(n);
@@ -175,8 +184,7 @@ void Converter::node(const Node& n) {
     if (op == "GRU") return gru(n);
     if (op == "BatchNormalization") return batchnorm(n);
     if (op == "ArgMax") return argmax(n);
-    throw ConvertError(n.label() + ": operator " + (n.domain.empty() ? "" : n.domain + ".") + op +
-                       " has no MCU kernel in this runtime");
+    throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);
 }
 
 // First-fit arena placement by decreasing size over layer-index lifetimes (deterministic).
@@ -214,7 +222,7 @@ Blob Converter::run(const std::map<std::string, num::Tensor>& inputs) {
         const uint32_t t = act(name);
         const num::Tensor& d = it->second;
         if (d.nbytes() != t_[t].rec.bytes) throw ConvertError("graph input '" + name + "' has " + std::to_string(d.nbytes()) + " bytes, expected " + std::to_string(t_[t].rec.bytes));
-        t_[t].data = d.rank() == 4 ? nchw_to_nhwc(d.raw(), d.shape(), mk_elem(t_[t].rec.dtype)) : std::vector<uint8_t>(d.raw(), d.raw() + d.nbytes());
+        t_[t].data = d.rank() == 4 && !nhwc_ ? nchw_to_nhwc(d.raw(), d.shape(), mk_elem(t_[t].rec.dtype)) : std::vector<uint8_t>(d.raw(), d.raw() + d.nbytes());
         t_[t].first = -1;
         in_idx.push_back(t);
     }
@@ -225,7 +233,7 @@ Blob Converter::run(const std::map<std::string, num::Tensor>& inputs) {
         t_[t].last = int(layers_.size());
         out_idx.push_back(t);
         const Value& v = g_.value(name);
-        blob.outputs.push_back({name, t, v.dtype, v.shape, t_[t].rec.scale});
+        blob.outputs.push_back({name, t, v.dtype, v.shape, t_[t].rec.scale, nhwc_});
     }
     for (auto& t : t_) t.first = std::max(t.first, 0);
     plan_arena();
@@ -290,7 +298,7 @@ num::Tensor output_tensor(const BlobOutput& o, const std::vector<uint8_t>& bytes
         return t;
     }
     if (bytes.size() != t.nbytes()) throw ConvertError("output '" + o.value + "': " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(t.nbytes()));
-    if (o.shape.size() != 4) {
+    if (o.shape.size() != 4 || o.nhwc) {
         std::memcpy(t.raw(), bytes.data(), bytes.size());
         return t;
     }
@@ -336,6 +344,7 @@ const char* op_name(uint32_t op) {
         case MK_OP_SLICE: return "slice";
         case MK_OP_RESIZE_F32: return "resize_f32";
         case MK_OP_REDUCE_F32: return "reduce_f32";
+        case MK_OP_SOFTMAX_LUT_S8: return "softmax_lut_s8";
         default: return "?";
     }
 }

@@ -150,6 +150,10 @@ float output_lsb(const drv::ir::Graph& g, const std::string& name) {
         const auto* s = g.find_value(n.input(1));
         if (s && s->is_constant() && s->data->numel() == 1) return s->data->data<float>()[0];
     }
+    if (n.op_type == "DEQUANTIZE" && n.domain == "tflite") {  // the scale lives on the input tensor
+        const auto* x = g.find_value(n.input(0));
+        if (x && x->quant.scale.size() == 1) return x->quant.scale[0];
+    }
     return 0.0f;
 }
 
@@ -261,7 +265,8 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     }
     out << "platform " << t->name << ": RV32IMFC @ " << t->clock_hz / 1000000 << " MHz, flash " << t->flash_bytes / 1024
         << " KiB, SRAM " << t->sram_bytes / 1024 << " KiB; model " << o.model << " (" << blob.layers.size() << " layers, "
-        << (o.requant == "float" ? "int8 requantization: float, onnxruntime-exact" : "int8 requantization: Q31 fixed point") << ")\n";
+        << (g.opset("tflite") > 0 ? "TFLite model: int8 arithmetic of the TFLite quantization spec"
+            : o.requant == "float" ? "int8 requantization: float, onnxruntime-exact" : "int8 requantization: Q31 fixed point") << ")\n";
     const FitReport fit = check_fit(*t, fw, uint32_t(blob.bytes.size()), blob.arena_bytes);
     out << fit.text();
     if (!fit.fits) {

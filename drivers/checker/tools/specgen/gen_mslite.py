@@ -7,6 +7,7 @@ match domain "" by ONNX op name. Free-text constraints that cannot be checked on
 import re
 
 from common import load_extraction, rule, seed_lines, write
+from tflite_builtins import BUILTIN
 
 SEED = "000_56048b4cdc8af632.txt"
 DTYPES = {"float32", "float16", "int8", "uint8", "int16", "int32", "int64", "bool", "uint16"}
@@ -71,6 +72,8 @@ def parse_enum_values(txt):
             continue
         if re.fullmatch(r"-?\d+(\.\d+)?", v):
             vals.append(float(v) if "." in v else int(v))
+        elif v in ("true", "false"):  # TFLite bool options reach the IR as 1/0 (the importer's ints)
+            vals += [v, 1 if v == "true" else 0]
         else:
             vals.append(v)
             if v.lower() != v:
@@ -171,7 +174,9 @@ def op_entry(o, training):
             m["when"] = "in0.rank == 5"
         e["match"] = [m]
     else:
-        e["match"] = [{"op_type": TFL_NAME.get(name, name), "domain": "tflite"}]
+        # The builtin name (what the TFLite importer produces) first; the seed heading stays an alias.
+        e["match"] = [{"op_type": BUILTIN[name], "domain": "tflite"},
+                      {"op_type": TFL_NAME.get(name, name), "domain": "tflite"}]
     rules = []
     dts = [d for d in o["dtypes"] if d in DTYPES]
     if dts and "(default)" not in o.get("dtypes_source", "") and name not in ("Cast",):

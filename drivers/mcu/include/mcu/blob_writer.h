@@ -33,6 +33,7 @@ struct BlobOutput {
     num::DType dtype = num::DType::F32;  ///< ONNX dtype (ArgMax: I64 from the kernel's int32)
     std::vector<int64_t> shape;          ///< ONNX shape
     float scale = 0.0f;                  ///< int8 outputs: quantization (for LSB reports)
+    bool nhwc = false;                   ///< TFLite: the shape is already the stored layout
 };
 
 struct BlobLayerInfo {
