@@ -379,7 +379,11 @@ int sc_main(int argc, char* argv[]) {
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
-    if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
+    if (*chk) {
+        // ws63/3066H: the MCU path's own refusals (no kernel yet, QDQ models) next to the seed rules.
+        co.engine_refusals = [](const std::string& model, const drv::ir::Graph& g) { return mcu::engine_refusals(model, g); };
+        return drv::check::run_check_cli(co, std::cout, std::cerr);
+    }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     return kExitBadInput;
 }

@@ -92,6 +92,8 @@ class Converter {
    public:
     Converter(const Graph& g, const ConvertOptions& o) : g_(g), opts_(o), nhwc_(g.opset("tflite") > 0) {}
     Blob run(const std::map<std::string, num::Tensor>& inputs);
+    /// Converts node by node, collecting the refusals instead of stopping at the first.
+    std::vector<std::pair<std::string, std::string>> gaps();
 
    private:
     // ---- tensors ----

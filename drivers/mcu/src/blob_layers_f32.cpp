@@ -38,9 +38,10 @@ void Converter::conv_f32(const Node& n) {
 
 void Converter::gemm_f32(const Node& n) {
     const bool gemm = n.op_type == "Gemm";
+    const float beta = drv::ir::attr_float(n.attrs, "beta", 1.0f);
     if (gemm && (drv::ir::attr_int(n.attrs, "transA", 0) != 0 || drv::ir::attr_float(n.attrs, "alpha", 1.0f) != 1.0f ||
-                 drv::ir::attr_float(n.attrs, "beta", 1.0f) != 1.0f))
-        throw ConvertError(n.label() + ": transA/alpha/beta other than the defaults are not supported");
+                 (beta != 1.0f && beta != 0.0f)))
+        throw ConvertError(n.label() + ": no MCU kernel yet for Gemm with transA = 1, alpha != 1 or beta outside {0, 1}");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
     const num::Tensor& w = cval(n, 1);
     if (w.dtype() != num::DType::F32 || w.rank() != 2) throw ConvertError(n.label() + ": B must be a constant float matrix");
@@ -50,7 +51,7 @@ void Converter::gemm_f32(const Node& n) {
     for (int64_t j = 0; j < N; ++j)
         for (int64_t k = 0; k < K; ++k) wk[size_t(j * K + k)] = transB ? w.data<float>()[j * K + k] : w.data<float>()[k * N + j];
     std::vector<uint32_t> ins{x, add_const(MK_DT_F32, as_bytes(wk), {1, 1, int32_t(N), int32_t(K)})};
-    if (gemm && n.has_input(2)) {
+    if (gemm && n.has_input(2) && beta == 1.0f) {  // beta = 0: ONNX discards C
         const num::Tensor& b = cval(n, 2);
         if (int64_t(b.numel()) != N) throw ConvertError(n.label() + ": only a per-output bias C[N] is supported");
         ins.push_back(add_const(MK_DT_F32, std::vector<uint8_t>(b.raw(), b.raw() + b.nbytes()), {1, 1, 1, int32_t(N)}));

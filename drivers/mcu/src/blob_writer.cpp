@@ -277,9 +277,27 @@ Blob Converter::run(const std::map<std::string, num::Tensor>& inputs) {
     blob.layers = info_;
     return blob;
 }
+std::vector<std::pair<std::string, std::string>> Converter::gaps() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Node& n : g_.nodes()) {
+        try {
+            node(n);
+        } catch (const ConvertError& e) {
+            out.emplace_back(n.name, e.what());
+        } catch (const std::exception& e) {  // e.g. an operator error while building a table
+            out.emplace_back(n.name, n.label() + ": " + e.what());
+        }
+    }
+    return out;
+}
+
 }  // namespace detail
 
 using detail::Converter;
+
+std::vector<std::pair<std::string, std::string>> conversion_gaps(const drv::ir::Graph& g) {
+    return Converter(g, {}).gaps();
+}
 
 Blob convert_graph(const drv::ir::Graph& g, const std::map<std::string, num::Tensor>& inputs, const ConvertOptions& opts) {
     return Converter(g, opts).run(inputs);

@@ -67,6 +67,23 @@ drv::ir::Graph seed_view(const drv::ir::Graph& g) {
     return v;
 }
 
+/// Seed 000 preface: "int8 only supports quantized models, not the onnxruntime quantization scenario"
+/// - int8 comes from the toolchain's own full quantization of a float model. An ONNX model that
+/// already carries QuantizeLinear/DequantizeLinear (QDQ, as onnxruntime's quantizer writes it, float
+/// biases or not) is that scenario. Returns the refusal, or "" for float models and TFLite.
+std::string qdq_refusal(const std::string& path) {
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Keep;
+    const drv::ir::Graph g = drv::importer::load_model(path, io);
+    if (g.opset("tflite") > 0) return "";
+    size_t q = 0;
+    for (const auto& n : g.nodes()) q += n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
+    if (q == 0) return "";
+    return "the model is already quantized (" + std::to_string(q) +
+           " QuantizeLinear/DequantizeLinear nodes): MindSpore Lite Micro int8 only supports quantized models, not the "
+           "onnxruntime quantization scenario; give the float32 model, which the toolchain quantizes itself";
+}
+
 /// Seed-000 check of the graph for this MCU; returns false (and prints why) when a node is unsupported.
 bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     using namespace drv::check;
@@ -92,6 +109,11 @@ bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, s
     io.qdq = drv::importer::QdqMode::Keep;
     for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
     const drv::ir::Graph g = seed_view(drv::importer::load_model(o.model, io));
+    const std::string qdq = qdq_refusal(o.model);
+    if (!qdq.empty()) {
+        out << "check (" << spec->toolchain << ", " << spec->id << "): unsupported: " << qdq << "\n";
+        if (!o.skip_check) return false;
+    }
     const CheckResult r = check_graph(g, *spec);
     out << "check (" << spec->toolchain << ", " << spec->id << "): " << r.count(Verdict::Target) << " of " << r.nodes.size()
         << " nodes supported on the MCU, " << r.count(Verdict::Unsupported) << " unsupported\n";
@@ -157,30 +179,6 @@ float output_lsb(const drv::ir::Graph& g, const std::string& name) {
     return 0.0f;
 }
 
-/// Runs the blob with the host build of the same runtime and kernels (mcu_runtime_host): the
-/// model-level host == ISS check. Returns the output bytes, or sets `error`.
-std::vector<std::vector<uint8_t>> run_blob_on_host(const Blob& b, std::string& error) {
-    std::vector<uint32_t> blob((b.bytes.size() + 3) / 4), arena(b.arena_bytes / 4 + 4);
-    std::memcpy(blob.data(), b.bytes.data(), b.bytes.size());
-    const auto* base = reinterpret_cast<const uint8_t*>(blob.data());
-    auto* ar = reinterpret_cast<uint8_t*>(arena.data());
-    uint32_t bad = 0;
-    int rc = mk_rt_check(base, uint32_t(b.bytes.size()), uint32_t(arena.size() * 4));
-    if (rc == MK_RT_OK) rc = mk_rt_run(base, ar, uint32_t(arena.size() * 4), nullptr, &bad);
-    std::vector<std::vector<uint8_t>> outs;
-    if (rc != MK_RT_OK) {
-        error = "host runtime status " + std::to_string(rc) + " at layer " + std::to_string(bad);
-        return outs;
-    }
-    const auto* hdr = reinterpret_cast<const mk_blob_header*>(base);
-    const auto* tensors = reinterpret_cast<const mk_blob_tensor*>(base + hdr->tensors_off);
-    for (const BlobOutput& o : b.outputs) {
-        const auto* d = static_cast<const uint8_t*>(mk_rt_tensor(base, ar, o.tensor));
-        outs.emplace_back(d, d + tensors[o.tensor].bytes);
-    }
-    return outs;
-}
-
 /// Lower bounds of a graph's flash and SRAM needs without converting it (for graphs the converter
 /// rejects, e.g. uint8 ResNet-50): every constant's bytes, and the largest sum of one node's
 /// activation inputs and outputs.
@@ -205,6 +203,30 @@ void estimate_footprint(const drv::ir::Graph& g, uint32_t& const_bytes, uint32_t
 }
 
 }  // namespace
+
+/// Runs the blob with the host build of the same runtime and kernels (mcu_runtime_host): the
+/// model-level host == ISS check. Returns the output bytes, or sets `error`.
+std::vector<std::vector<uint8_t>> run_blob_on_host(const Blob& b, std::string& error) {
+    std::vector<uint32_t> blob((b.bytes.size() + 3) / 4), arena(b.arena_bytes / 4 + 4);
+    std::memcpy(blob.data(), b.bytes.data(), b.bytes.size());
+    const auto* base = reinterpret_cast<const uint8_t*>(blob.data());
+    auto* ar = reinterpret_cast<uint8_t*>(arena.data());
+    uint32_t bad = 0;
+    int rc = mk_rt_check(base, uint32_t(b.bytes.size()), uint32_t(arena.size() * 4));
+    if (rc == MK_RT_OK) rc = mk_rt_run(base, ar, uint32_t(arena.size() * 4), nullptr, &bad);
+    std::vector<std::vector<uint8_t>> outs;
+    if (rc != MK_RT_OK) {
+        error = "host runtime status " + std::to_string(rc) + " at layer " + std::to_string(bad);
+        return outs;
+    }
+    const auto* hdr = reinterpret_cast<const mk_blob_header*>(base);
+    const auto* tensors = reinterpret_cast<const mk_blob_tensor*>(base + hdr->tensors_off);
+    for (const BlobOutput& o : b.outputs) {
+        const auto* d = static_cast<const uint8_t*>(mk_rt_tensor(base, ar, o.tensor));
+        outs.emplace_back(d, d + tensors[o.tensor].bytes);
+    }
+    return outs;
+}
 
 int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     const McuTarget* t = find_target(o.platform);
@@ -252,8 +274,8 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             err << "error: model does not fit " << t->name << "; not run\n";
             return kMcuDoesNotFit;
         }
-        err << "error: " << e.what() << "\n";
-        return kMcuModelError;
+        err << "npusim: error: " << e.what() << ", on " << t->name << " (the checker accepts it; the MCU runtime does not run it)\n";
+        return kMcuUnsupported;
     }
     if (!o.write_blob.empty()) std::ofstream(o.write_blob, std::ios::binary).write(reinterpret_cast<const char*>(blob.bytes.data()), std::streamsize(blob.bytes.size()));
 
@@ -314,7 +336,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         << std::setprecision(3) << run.host_cpu_seconds << " s host CPU = " << std::setprecision(1) << mips
         << " M instructions/s\n";
     // Outputs: host build of the runtime (must be byte-identical) and the reference executor.
-    bool all_equal = true;
+    bool all_equal = true, unverified = false;
     if (!host_error.empty()) {
         out << "host runtime: " << host_error << "\n";
         all_equal = false;
@@ -323,7 +345,15 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         all_equal = same;
         out << "host build of the runtime: outputs " << (same ? "byte-identical to the ISS run" : "DIFFER from the ISS run") << "\n";
     }
-    if (!ref_error.empty()) out << "reference executor unavailable (" << ref_error << "): outputs compared with the host build only\n";
+    if (!ref_error.empty()) {
+        out << "reference executor unavailable (" << ref_error << "): outputs compared with the host build only\n";
+        // Issue 23: an unverified run is not a success unless the caller's expected outputs check it.
+        if (o.expected.size() < blob.outputs.size()) {
+            err << "npusim: error: outputs unverified, the reference executor could not run the model (" << ref_error
+                << ") (give --expect FILE.npy per output)\n";
+            unverified = true;
+        }
+    }
     for (size_t k = 0; k < blob.outputs.size(); ++k) {
         const BlobOutput& bo = blob.outputs[k];
         const num::Tensor got = output_tensor(bo, run.outputs[k]);
@@ -356,12 +386,28 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         out << "\n";
     }
     for (const auto& u : t->unknowns) out << "note (" << t->name << "): " << u << "\n";
+    if (unverified) return kMcuRunError;
     if (!all_equal) {
         // Fixed-point requantization may differ by 1 LSB per layer from onnxruntime's float requantization.
         err << (o.requant == "fixed" ? "note" : "error") << ": outputs differ from the reference executor\n";
         return o.requant == "fixed" ? kMcuOk : kMcuMismatch;
     }
     return kMcuOk;
+}
+
+std::vector<std::pair<std::string, std::string>> engine_refusals(const std::string& model_path, const drv::ir::Graph& g) {
+    std::vector<std::pair<std::string, std::string>> out;
+    try {
+        const std::string q = qdq_refusal(model_path);
+        if (!q.empty()) {
+            out.emplace_back("", q);
+            return out;  // the per-node kernels are beside the point then
+        }
+    } catch (const std::exception&) {
+        // the checker reports load errors itself
+    }
+    for (auto& [node, why] : conversion_gaps(g)) out.emplace_back(node, why);
+    return out;
 }
 
 int bench_cli(const std::string& platform, std::ostream& out, std::ostream& err) {

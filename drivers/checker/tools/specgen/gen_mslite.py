@@ -124,6 +124,13 @@ def translate(fw, op, c):
         m = re.match(r"^(\w+) == (\d+) only", w)
         return [rule("set", w, param="%s[%d]" % (m.group(1), i), value="attr.%s.%d" % (m.group(1), i),
                      values=[int(m.group(2))]) for i in range(3)]
+    if fw == "onnx" and op == "Gemm" and w.startswith("beta == 0.0 only"):
+        # Re-read (issue 21): the seed says beta "仅支持0.0" but documents C as the bias (1-D offline
+        # constant) and its FP32 training row needs "bias count = output channels". Under ONNX
+        # semantics beta = 0 discards C, so the only reading in which C is a bias is beta = 1.0 (the
+        # ONNX default, every exported Linear layer); beta = 0.0 (C ignored) stays accepted.
+        return [rule("set", "beta in {0.0, 1.0}: the seed writes 'only 0.0' yet documents C as the 1-D bias (read as "
+                     "beta = 1 with a bias, beta = 0 without)", param="beta", value="attr.beta", values=[0.0, 1.0])]
     if k == "attr_fixed":
         m = re.match(r"^(\w+)\s*==\s*(-?[\d.]+) only", w)
         if m:

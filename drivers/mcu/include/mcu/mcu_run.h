@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/graph.h"
 #include "mcu/firmware_runner.h"
 
 namespace mcu {
@@ -27,16 +28,23 @@ struct McuRunOptions {
     FirmwareExecutor executor;           ///< empty = run_firmware (ISS core); sim/ may run it in SystemC
 };
 
-/// Exit codes of run_cli().
+/// Exit codes of run_cli(), the CLI's table (docs/cli.md): 1 the run found a problem, 2 usage,
+/// 3 the model cannot be imported, 4 refused by the platform (rule, kernel or memory).
 enum McuExit : int {
     kMcuOk = 0,
     kMcuUsage = 2,         ///< unknown platform, bad option
-    kMcuModelError = 3,    ///< import failed / operator without an MCU kernel
-    kMcuUnsupported = 4,   ///< seed-000 rules reject a node on this MCU
-    kMcuDoesNotFit = 5,    ///< flash or SRAM too small (figures printed)
-    kMcuRunError = 6,      ///< firmware missing, ISS fault, runtime error
-    kMcuMismatch = 7,      ///< outputs differ from the reference executor
+    kMcuModelError = 3,    ///< import failed
+    kMcuUnsupported = 4,   ///< seed-000 rules reject a node, or a node has no MCU kernel yet
+    kMcuDoesNotFit = 4,    ///< flash or SRAM too small (figures printed)
+    kMcuRunError = 1,      ///< firmware missing, ISS fault, runtime error, outputs unverifiable
+    kMcuMismatch = 1,      ///< outputs differ from the reference executor
 };
+
+/// Per node (or "" for the whole model) why the MCU path refuses what the seed-000 tables accept:
+/// a node without an MCU kernel ("no MCU kernel yet ...") or an ONNX model quantized outside the
+/// toolchain (seed 000 preface). `npusim check` on ws63/3066H reports these next to the rule
+/// verdicts, so check and run give one verdict.
+std::vector<std::pair<std::string, std::string>> engine_refusals(const std::string& model_path, const drv::ir::Graph& g);
 
 /// Runs the whole MCU path; report to `out`, errors ("error: ...") to `err`. Never throws or exits.
 int run_cli(const McuRunOptions& opts, std::ostream& out, std::ostream& err);
