@@ -40,6 +40,9 @@ struct CheckCliOptions {
     /// reported unsupported with the reason, so check and run give one verdict.
     std::function<std::vector<std::pair<std::string, std::string>>(const std::string& model, const ir::Graph& graph)>
         engine_refusals;
+    /// Applied to every model after loading, before it is checked (`--quantize int8`: the QDQ model
+    /// it quantizes to, imported the same way). Empty = the model as loaded.
+    std::function<ir::Graph(const std::string& model, ir::Graph g)> prepare;
 };
 
 /// `npusim specs [--platform P] [--coverage] [--json]`.
