@@ -14,6 +14,7 @@
 #include "app/conv_example.h"
 #include "app/lint.h"
 #include "app/model_run.h"
+#include "app/mcu_cli.h"
 #include "app/quantize_cli.h"
 #include "app/regcmd_file.h"
 #include "app/replay.h"
@@ -113,7 +114,28 @@ int cmd_run_reference(RunArgs a) {
 
 /// `npusim run --platform ws63|3066h MODEL`: seed-000 check, model blob, firmware on the ISS,
 /// comparison with the reference executor, per-layer cycles (drivers/mcu).
+/// Options of `run` that have no meaning on an MCU (NPU cores, NPU profiles, regcmd, timing mode):
+/// an error naming the first one given (cli.md: an option that does not apply is an error).
+std::string mcu_inapplicable(const RunArgs& a) {
+    if (a.mode != "full") return "--mode";
+    if (a.cores != "0") return "--cores";
+    if (a.core_mask != "auto") return "--core-mask";
+    if (a.sram) return "--sram";
+    if (!a.cpu_nodes.empty()) return "--cpu-node";
+    if (a.verify_tiling) return "--verify-tiling";
+    if (a.expect_exact) return "--expect-exact";
+    if (a.no_compare) return "--no-compare";
+    if (!a.profile_file.empty()) return "--profile";
+    if (!a.params.empty()) return "--param";
+    if (!a.regcmd_path.empty()) return "--dump-regcmd";
+    if (!a.ref.outputs.empty()) return "--output";
+    return "";
+}
+
 int cmd_run_mcu(const RunArgs& a) {
+    const std::string bad = mcu_inapplicable(a);
+    if (!bad.empty())
+        return fail(fmt::format("{} does not apply to the MCU platform {} (NPU/regcmd options; see npusim run --help)", bad, a.platform));
     if (a.model.empty()) return fail(fmt::format("--platform {} needs a model file (.onnx)", a.platform));
     mcu::McuRunOptions o;
     o.model = a.model;
@@ -124,17 +146,22 @@ int cmd_run_mcu(const RunArgs& a) {
     o.requant = a.requant;
     o.skip_check = a.skip_check;
     o.expected = a.expected;
-    return mcu::run_cli(o, std::cout, std::cerr);
+    o.quantize = a.quant.mode;
+    o.calibration = a.quant.calibration;
+    o.calibration_method = a.quant.method;
+    if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
+        return fail("--calibration/--calibration-method need --quantize int8");
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path);
 }
 
 int cmd_run(const RunArgs& a) {
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
-    if (quantize_given && (a.reference || mcu::find_target(a.platform) || a.model.empty() ||
+    if (quantize_given && (a.reference || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
         return fail(a.reference ? "--quantize does not apply to --reference (quantize first: npusim quantize MODEL -o OUT)"
                     : a.model.empty() || std::filesystem::path(a.model).extension() != ".onnx"
                         ? "--quantize applies to .onnx models"
-                        : fmt::format("--quantize is not available on the MCU platform {} yet", a.platform));
+                        : std::string("--quantize"));
     if (a.reference) return cmd_run_reference(a);
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;

@@ -9,16 +9,19 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "checker/checker.h"
 #include "checker/spec_db.h"
 #include "compiler/model_loader.h"
+#include "compiler/quantize/pipeline.h"
 #include "compiler/ref/reference.h"
 #include "mcu/blob_writer.h"
 #include "mcu/firmware_runner.h"
 #include "mcu/mcu_target.h"
+#include "mcu_blob.h"
 #include "mk_runtime.h"
 #include "numerics/npy.h"
 
@@ -85,7 +88,8 @@ std::string qdq_refusal(const std::string& path) {
 }
 
 /// Seed-000 check of the graph for this MCU; returns false (and prints why) when a node is unsupported.
-bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, std::ostream& err) {
+bool seed_check(const McuTarget& t, const McuRunOptions& o, const drv::ir::Graph* quantized, std::ostream& out,
+                std::ostream& err) {
     using namespace drv::check;
     // Load the spec files one by one so that an unrelated platform's file cannot block the MCU path.
     SpecDb db;
@@ -108,8 +112,9 @@ bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, s
     drv::importer::ImportOptions io;
     io.qdq = drv::importer::QdqMode::Keep;
     for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
-    const drv::ir::Graph g = seed_view(drv::importer::load_model(o.model, io));
-    const std::string qdq = qdq_refusal(o.model);
+    // A model quantized here is the toolchain's own FULL_QUANT: its QDQ graph is checked, not refused.
+    const drv::ir::Graph g = seed_view(quantized ? *quantized : drv::importer::load_model(o.model, io));
+    const std::string qdq = quantized ? std::string() : qdq_refusal(o.model);
     if (!qdq.empty()) {
         out << "check (" << spec->toolchain << ", " << spec->id << "): unsupported: " << qdq << "\n";
         if (!o.skip_check) return false;
@@ -202,6 +207,44 @@ void estimate_footprint(const drv::ir::Graph& g, uint32_t& const_bytes, uint32_t
     arena_bytes = uint32_t(std::min<uint64_t>(peak, 0xffffffffu));
 }
 
+/// --quantize int8: the MCU's outputs against the float model's (reference executor, float32) on the
+/// same input - what quantization costs. Stated tolerance (issue 21 acceptance 2): cosine similarity
+/// >= 0.99 per output; reported, not enforced (calibration data decide it).
+void compare_with_float(const drv::ir::Graph& fg, const std::map<std::string, num::Tensor>& inputs, const Blob& blob,
+                        const FirmwareRun& run, std::ostream& out, McuRunReport* rep) {
+    std::map<std::string, num::Tensor> ref;
+    try {
+        ref = drv::ref::execute(fg, inputs);
+    } catch (const std::exception& e) {
+        out << "float model: reference executor failed (" << e.what() << ")\n";
+        return;
+    }
+    for (size_t k = 0; k < blob.outputs.size(); ++k) {
+        const BlobOutput& bo = blob.outputs[k];
+        auto it = ref.find(bo.value);
+        if (it == ref.end() || it->second.dtype() != num::DType::F32) continue;
+        const num::Tensor got = output_tensor(bo, run.outputs[k]);
+        const num::Tensor& want = it->second;
+        if (got.numel() != want.numel() || got.dtype() != num::DType::F32) continue;
+        double dot = 0, na = 0, nb = 0, maxd = 0, maxw = 0;
+        for (size_t i = 0; i < want.numel(); ++i) {
+            const double a = got.data<float>()[i], b = want.data<float>()[i];
+            dot += a * b;
+            na += a * a;
+            nb += b * b;
+            maxd = std::max(maxd, std::fabs(a - b));
+            maxw = std::max(maxw, std::fabs(b));
+        }
+        const double cosine = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : (na == nb ? 1.0 : 0.0);
+        if (rep)
+            for (auto& row : rep->outputs)
+                if (row.name == bo.value) row.float_cosine = cosine;
+        out << "output '" << bo.value << "' vs the float model: cosine " << std::fixed << std::setprecision(5) << cosine
+            << ", max |diff| " << std::setprecision(4) << maxd << " (max |float| " << maxw << ") -> "
+            << (cosine >= 0.99 ? "within" : "OUTSIDE") << " the tolerance (cosine >= 0.99)\n";
+    }
+}
+
 }  // namespace
 
 /// Runs the blob with the host build of the same runtime and kernels (mcu_runtime_host): the
@@ -238,13 +281,32 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         err << "error: --requant must be 'float' or 'fixed'\n";
         return kMcuUsage;
     }
-    drv::ir::Graph g;
+    drv::ir::Graph g, float_model;
+    std::optional<drv::quant::QuantizedModel> qm;
     std::map<std::string, num::Tensor> inputs;
     try {
         drv::importer::ImportOptions io;
         for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
         g = drv::importer::load_model(o.model, io);
-        if (!seed_check(*t, o, out, err)) {
+        if (o.quantize == "int8") {
+            drv::quant::PipelineOptions po;
+            po.calibration = o.calibration;
+            po.seed = o.seed;
+            po.input_shapes = o.input_shapes;
+            po.accuracy = false;
+            if (!o.calibration_method.empty() && !drv::quant::parse_method(o.calibration_method, po.quantize.method)) {
+                err << "npusim: error: --calibration-method '" << o.calibration_method << "' (minmax, kl, mmse)\n";
+                return kMcuUsage;
+            }
+            float_model = std::move(g);
+            qm.emplace(drv::quant::quantize_file(o.model, po));
+            g = qm->folded;
+            out << "quantized for " << t->name << ": " << qm->summary() << "\n";
+        } else if (!o.quantize.empty() && o.quantize != "none") {
+            err << "npusim: error: --quantize " << o.quantize << " does not apply to " << t->name << " (int8 or none)\n";
+            return kMcuUsage;
+        }
+        if (!seed_check(*t, o, qm ? &qm->result.qdq : nullptr, out, err)) {
             err << "error: the model uses operators/configurations that seed 000 does not support on " << t->name
                 << " (--skip-check runs it anyway)\n";
             return kMcuUnsupported;
@@ -291,6 +353,15 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             : o.requant == "float" ? "int8 requantization: float, onnxruntime-exact" : "int8 requantization: Q31 fixed point") << ")\n";
     const FitReport fit = check_fit(*t, fw, uint32_t(blob.bytes.size()), blob.arena_bytes);
     out << fit.text();
+    if (o.report) {
+        o.report->platform = t->name;
+        o.report->model = o.model;
+        o.report->clock_hz = t->clock_hz;
+        o.report->fit = fit;
+        o.report->executor = o.executor_name;
+        o.report->arithmetic = g.opset("tflite") > 0 ? "tflite" : o.requant == "float" ? "onnxruntime-float" : "q31-fixed";
+        if (qm) o.report->quantization = qm->summary();
+    }
     if (!fit.fits) {
         err << "error: model does not fit " << t->name << "; not run\n";
         return kMcuDoesNotFit;
@@ -329,6 +400,17 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             out << std::setw(9) << std::fixed << std::setprecision(2) << double(l.cycles) / double(info.macs);
         out << "\n";
     }
+    if (o.report) {
+        McuRunReport& rp = *o.report;
+        rp.ran = true;
+        rp.schedule_cycles = run.schedule_cycles;
+        rp.schedule_instret = run.schedule_instret;
+        rp.total_cycles = run.total_cycles;
+        rp.total_instret = run.total_instret;
+        for (size_t i = 0; i < run.layers.size(); ++i)
+            rp.layers.push_back({blob.layers[i].node, blob.layers[i].op_type, op_name(run.layers[i].op), kernel_symbol(run.layers[i].op),
+                                 blob.layers[i].macs, run.layers[i].cycles, run.layers[i].instret});
+    }
     out << "total: " << run.schedule_cycles << " cycles, " << run.schedule_instret << " instructions, "
         << fmt_time(run.schedule_cycles, t->clock_hz) << " at " << t->clock_hz / 1000000 << " MHz; " << macs_total << " MACs\n";
     const double mips = run.host_cpu_seconds > 0 ? double(run.total_instret) / run.host_cpu_seconds / 1e6 : 0.0;
@@ -359,14 +441,18 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         const num::Tensor got = output_tensor(bo, run.outputs[k]);
         const float lsb = bo.dtype == num::DType::F32 ? output_lsb(g, bo.value) : 1.0f;
         out << "output '" << bo.value << "' " << num::dtype_name(bo.dtype) << " " << got.shape_str() << ": ";
+        McuOutputRow row{bo.value, num::dtype_name(bo.dtype), got.shape_str(), "unverified", 0.0, -1.0};
         if (ref_error.empty()) {
             const Compare c = compare(got, ref.at(bo.value), lsb);
             const bool equal = c.differing == 0;
+            row.verdict = equal ? "equal" : std::to_string(c.differing) + " of " + std::to_string(c.elements) + " differ";
+            row.max_diff = c.max_lsb;
             all_equal = all_equal && equal;
             out << (equal ? (lsb > 0 || bo.dtype != num::DType::F32 ? "equal to the reference" : "equal to the reference within 1e-5")
                           : std::to_string(c.differing) + " of " + std::to_string(c.elements) + " differ")
                 << " (max " << std::setprecision(2) << c.max_lsb << (lsb > 0 || bo.dtype != num::DType::F32 ? " LSB" : " x 1e-5 rel") << ")";
         }
+        if (o.report) o.report->outputs.push_back(row);
         if (got.numel() <= 16 && got.dtype() == num::DType::F32) {
             out << " [";
             for (size_t i = 0; i < got.numel(); ++i) out << (i ? " " : "") << std::setprecision(4) << got.data<float>()[i];
@@ -385,6 +471,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         }
         out << "\n";
     }
+    if (qm) compare_with_float(float_model, inputs, blob, run, out, o.report);
     for (const auto& u : t->unknowns) out << "note (" << t->name << "): " << u << "\n";
     if (unverified) return kMcuRunError;
     if (!all_equal) {
@@ -408,6 +495,43 @@ std::vector<std::pair<std::string, std::string>> engine_refusals(const std::stri
     }
     for (auto& [node, why] : conversion_gaps(g)) out.emplace_back(node, why);
     return out;
+}
+
+const char* kernel_symbol(uint32_t op) {
+    switch (op) {
+        case MK_OP_CONV2D_S8: return "mk_conv2d_s8";
+        case MK_OP_DWCONV_S8: return "mk_depthwise_conv2d_s8";
+        case MK_OP_FC_S8: return "mk_fully_connected_s8";
+        case MK_OP_ADD_S8: return "mk_add_s8";
+        case MK_OP_MUL_S8: return "mk_mul_s8";
+        case MK_OP_MAXPOOL_S8: return "mk_max_pool_s8";
+        case MK_OP_AVGPOOL_S8: return "mk_avg_pool_s8";
+        case MK_OP_CLAMP_S8: return "mk_clamp_s8";
+        case MK_OP_LUT_S8: return "mk_lut_s8";
+        case MK_OP_SOFTMAX_S8: return "mk_softmax_s8";
+        case MK_OP_SOFTMAX_LUT_S8: return "mk_softmax_s8_lut";
+        case MK_OP_GAP_S8: return "mk_global_avg_pool_s8";
+        case MK_OP_QUANTIZE: return "mk_quantize_f32_s8";
+        case MK_OP_DEQUANTIZE: return "mk_dequantize_s8_f32";
+        case MK_OP_COPY: return "memmove";
+        case MK_OP_TRANSPOSE: return "mk_transpose4";
+        case MK_OP_CONCAT: return "mk_concat";
+        case MK_OP_CONV2D_F32: return "mk_conv2d_f32";
+        case MK_OP_DWCONV_F32: return "mk_depthwise_conv2d_f32";
+        case MK_OP_FC_F32: return "mk_fully_connected_f32";
+        case MK_OP_BINARY_F32: return "mk_binary_f32";
+        case MK_OP_UNARY_F32: return "mk_unary_f32";
+        case MK_OP_MAXPOOL_F32: return "mk_max_pool_f32";
+        case MK_OP_AVGPOOL_F32: return "mk_avg_pool_f32";
+        case MK_OP_SOFTMAX_F32: return "mk_softmax_f32";
+        case MK_OP_GRU_F32: return "mk_gru_f32";
+        case MK_OP_ARGMAX: return "mk_argmax";
+        case MK_OP_PAD: return "mk_pad4";
+        case MK_OP_SLICE: return "mk_slice4";
+        case MK_OP_RESIZE_F32: return "mk_resize_f32";
+        case MK_OP_REDUCE_F32: return "mk_reduce_f32";
+        default: return "?";
+    }
 }
 
 int bench_cli(const std::string& platform, std::ostream& out, std::ostream& err) {

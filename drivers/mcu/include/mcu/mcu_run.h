@@ -14,6 +14,26 @@
 
 namespace mcu {
 
+/// What a run measured, for reports and traces (filled by run_cli when McuRunOptions::report is set).
+struct McuLayerRow {
+    std::string node, op_type, kernel, symbol;  ///< symbol: the kernel function the layer calls
+    uint64_t macs = 0, cycles = 0, instret = 0;
+};
+struct McuOutputRow {
+    std::string name, dtype, shape, verdict;  ///< verdict: "equal", "N of M differ", "unverified"
+    double max_diff = 0.0;                    ///< in LSB (int8/dequantized) or x 1e-5 relative (fp32)
+    double float_cosine = -1.0;               ///< --quantize int8: against the float model, else -1
+};
+struct McuRunReport {
+    std::string platform, model, arithmetic, executor;
+    uint64_t clock_hz = 0, schedule_cycles = 0, schedule_instret = 0, total_cycles = 0, total_instret = 0;
+    FitReport fit;
+    std::vector<McuLayerRow> layers;
+    std::vector<McuOutputRow> outputs;
+    std::string quantization;  ///< the quantizer's summary when --quantize int8
+    bool ran = false;          ///< the firmware executed (false: refused before)
+};
+
 struct McuRunOptions {
     std::string model;                   ///< .onnx (QDQ int8 or fp32)
     std::string platform = "ws63";       ///< "ws63" or "3066h" (alias "3066m")
@@ -26,7 +46,18 @@ struct McuRunOptions {
     uint64_t max_insns = 20000000000ull; ///< ISS instruction budget (runaway guard)
     std::string write_blob;              ///< when set, the model blob is also written to this file
     FirmwareExecutor executor;           ///< empty = run_firmware (ISS core); sim/ may run it in SystemC
+    /// "int8": the float model is quantized by the compiler's quantizer (drivers/compiler/quantize,
+    /// the toolchain's FULL_QUANT of seed 000) on `calibration` (.npy files/dirs; empty = seeded) and
+    /// the integer graph runs on the MCU kernels; the output is also compared with the float model.
+    std::string quantize;
+    std::vector<std::string> calibration;
+    std::string calibration_method;      ///< minmax (default), kl, mmse
+    McuRunReport* report = nullptr;      ///< when set, filled with the run's figures
+    std::string executor_name = "ISS (standalone bus)";
 };
+
+/// The kernel function a blob opcode runs (the per-layer span name of `--trace`).
+const char* kernel_symbol(uint32_t op);
 
 /// Exit codes of run_cli(), the CLI's table (docs/cli.md): 1 the run found a problem, 2 usage,
 /// 3 the model cannot be imported, 4 refused by the platform (rule, kernel or memory).
