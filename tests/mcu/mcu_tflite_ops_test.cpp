@@ -27,7 +27,10 @@ uint64_t next() {
 /// A one-operator TFLite graph in the IR, quantization on the values as the importer records it.
 class T {
    public:
-    explicit T(bool int8) : int8_(int8) { g_.set_opset("tflite", 3); }
+    explicit T(bool int8, bool tflite = true) : int8_(int8), domain_(tflite ? "tflite" : "") {
+        if (tflite) g_.set_opset("tflite", 3);
+        else g_.set_opset("", 13);
+    }
     T& in(const std::string& n, Ints s, float scale = 0.05f, int32_t zp = 3) {
         ir::Value& v = add(n, s, act_type(), false);
         if (int8_) v.quant = q(scale, zp);
@@ -71,7 +74,7 @@ class T {
     T& op(const std::string& op, std::vector<std::string> ins, std::vector<std::pair<std::string, num::AttrValue>> attrs = {}) {
         ir::Node n;
         n.op_type = op;
-        n.domain = "tflite";
+        n.domain = domain_;
         n.name = op;
         n.inputs = std::move(ins);
         n.outputs = {g_.outputs().at(0)};
@@ -106,6 +109,7 @@ class T {
         return g_.add_value(std::move(v));
     }
     bool int8_;
+    std::string domain_;
     ir::Graph g_;
 };
 
@@ -231,7 +235,8 @@ TEST_P(Ops, MeanAndSoftmax) {
 TEST_P(Ops, Unary) {
     const std::vector<const char*> all{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS", "NEG", "EXP",
                                        "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE", "FLOOR", "CEIL", "ROUND", "GELU", "RELU_N1_TO_1"};
-    const std::vector<std::string> float_kernels{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS", "NEG", "EXP"};
+    const std::vector<std::string> float_kernels{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS",
+                                                 "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND", "LOG"};
     for (const char* op : all) {
         T t(GetParam());
         t.in("x", {1, 4, 4, 8}, 0.04f, 0).out("y", {1, 4, 4, 8}, 0.03f, -9);
@@ -309,6 +314,28 @@ TEST(TfliteQuantizeOps, QuantizeDequantizeRequantize) {
     r.in("x", {2, 8}, 0.05f, 3).out("y", {2, 8}, 0.021f, -17);
     r.op("QUANTIZE", {"x"});
     EXPECT_EQ(run(r), "");
+}
+
+// ONNX float element-wise functions MobileNet/ResNet-style float models use (Clip = ReLU6 ...).
+TEST(OnnxFloatOps, ClipSqrtFloorCeilLog) {
+    for (const char* op : {"Clip", "Sqrt", "Floor", "Ceil", "Log"}) {
+        T t(false, false);
+        t.in("x", {1, 8, 4, 4}).out("y", {1, 8, 4, 4});
+        std::vector<std::string> ins{"x"};
+        if (std::string(op) == "Clip") {
+            for (auto [n, v] : {std::pair<const char*, float>{"lo", 0.0f}, {"hi", 0.5f}}) {
+                ir::Value c;
+                c.name = n;
+                c.shape_known = true;
+                c.data = num::Tensor(num::DType::F32, {});
+                c.data->data<float>()[0] = v;
+                t.graph().add_value(c);
+                ins.push_back(n);
+            }
+        }
+        t.op(op, ins);
+        EXPECT_EQ(run(t), "") << op;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tflite, Ops, ::testing::Values(false, true),

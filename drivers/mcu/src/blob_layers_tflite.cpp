@@ -310,7 +310,9 @@ void Converter::tfl_unary(const Node& n) {
     static const std::map<std::string, int> kUn{{"RELU", MK_UN_RELU},       {"RELU6", MK_UN_RELU6},     {"LEAKY_RELU", MK_UN_LEAKY_RELU},
                                                 {"HARD_SWISH", MK_UN_HARD_SWISH}, {"LOGISTIC", MK_UN_SIGMOID}, {"TANH", MK_UN_TANH},
                                                 {"ELU", MK_UN_ELU},         {"ABS", MK_UN_ABS},         {"NEG", MK_UN_NEG},
-                                                {"EXP", MK_UN_EXP}};
+                                                {"EXP", MK_UN_EXP},         {"SQRT", MK_UN_SQRT},       {"RSQRT", MK_UN_RSQRT},
+                                                {"SQUARE", MK_UN_SQUARE},   {"FLOOR", MK_UN_FLOOR},     {"CEIL", MK_UN_CEIL},
+                                                {"ROUND", MK_UN_ROUND},     {"LOG", MK_UN_LOG}};
     auto it = kUn.find(op);
     if (it == kUn.end()) throw no_kernel(n, "float " + op);
     mk_blob_layer& l = layer(n, MK_OP_UNARY_F32, {x}, y, "unary_f32", t_[y].rec.bytes / 4);

@@ -153,6 +153,23 @@ void Converter::node(const Node& n) {
         return;
     }
     const float alpha = drv::ir::attr_float(n.attrs, "alpha", op == "LeakyRelu" ? 0.01f : (op == "HardSigmoid" ? 0.2f : 1.0f));
+    if (op == "Clip") {  // min/max from inputs (opset 11+) or attributes; int8: a clamp of the codes
+        auto bound = [&](size_t i, const char* attr, float dflt) {
+            if (n.has_input(i)) {
+                const num::Tensor& t = cval(n, i);
+                if (t.numel() != 1 || t.dtype() != num::DType::F32) throw ConvertError(n.label() + ": no MCU kernel yet for a non-float Clip bound");
+                return t.data<float>()[0];
+            }
+            return drv::ir::attr_float(n.attrs, attr, dflt);
+        };
+        const float lo = bound(1, "min", -INFINITY), hi = bound(2, "max", INFINITY);
+        if (in_dtype(0) != num::DType::F32) throw ConvertError(n.label() + ": no MCU kernel yet for a non-float Clip");
+        return unary_f32(n, MK_UN_CLIP, lo, hi);
+    }
+    if (op == "Sqrt") return unary_f32(n, MK_UN_SQRT, 0, 0);
+    if (op == "Floor") return unary_f32(n, MK_UN_FLOOR, 0, 0);
+    if (op == "Ceil") return unary_f32(n, MK_UN_CEIL, 0, 0);
+    if (op == "Log") return unary_f32(n, MK_UN_LOG, 0, 0);
     if (op == "Relu") return unary_f32(n, MK_UN_RELU, 0, 0);
     if (op == "LeakyRelu") return unary_f32(n, MK_UN_LEAKY_RELU, alpha, 0);
     if (op == "HardSwish") return unary_f32(n, MK_UN_HARD_SWISH, 0, 0);

@@ -35,9 +35,11 @@ void mk_binary_f32(mk_binop op, const float* a, const float* b, float* out, cons
 
 typedef enum {
     MK_UN_RELU = 0, MK_UN_RELU6, MK_UN_LEAKY_RELU, MK_UN_HARD_SWISH, MK_UN_SIGMOID, MK_UN_TANH, MK_UN_ELU,
-    MK_UN_ABS, MK_UN_NEG, MK_UN_HARD_SIGMOID, MK_UN_EXP
+    MK_UN_ABS, MK_UN_NEG, MK_UN_HARD_SIGMOID, MK_UN_EXP,
+    MK_UN_CLIP, MK_UN_SQRT, MK_UN_RSQRT, MK_UN_SQUARE, MK_UN_FLOOR, MK_UN_CEIL, MK_UN_ROUND, MK_UN_LOG
 } mk_unop;
-/** `alpha`/`beta`: LeakyReLU/Elu alpha, HardSigmoid alpha/beta. */
+/** `alpha`/`beta`: LeakyReLU/Elu alpha, HardSigmoid alpha/beta, Clip min/max. Sqrt is IEEE (correctly
+ * rounded on every FPU), Round is half to even, Log is mk_logf. */
 void mk_unary_f32(mk_unop op, const float* in, float* out, int32_t count, float alpha, float beta);
 
 /** PReLU over NHWC with one slope per channel (or a single slope when `slope_count` is 1). */
