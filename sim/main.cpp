@@ -23,6 +23,7 @@
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
+#include "mcu/mcu_train.h"
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
@@ -427,6 +428,14 @@ int sc_main(int argc, char* argv[]) {
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
 
     iss::RunOptions io;
+    mcu::TrainOptions to;
+    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
+    trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
+    trn->add_option("-p,--platform", to.platform, "MCU platform (ws63; 3066H has no on-device training)")->capture_default_str();
+    trn->add_option("--data", to.data, "Training samples, float32 .npy [N, C, H, W]")->required();
+    trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
+    trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
+    trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 
@@ -451,6 +460,10 @@ int sc_main(int argc, char* argv[]) {
         return sim::run_check_quantized(co, chk_quant, chk_seed, std::cout, std::cerr);
     }
     if (*qnt) return sim::run_quantize_cli(qo, std::cout, std::cerr);
+    if (*trn) {
+        to.executor = sim::run_on_mcu_platform;  // the firmware on the SystemC MCU platform
+        return mcu::train_cli(to, std::cout, std::cerr);
+    }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     return kExitBadInput;
 }

@@ -15,9 +15,10 @@
 namespace sim {
 namespace {
 
-/// The firmware on the SystemC MCU platform, as a FirmwareExecutor.
-mcu::FirmwareRun run_on_platform(const mcu::McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob,
-                                 uint64_t max_insns) {
+}  // namespace
+
+mcu::FirmwareRun run_on_mcu_platform(const mcu::McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob,
+                                     uint64_t max_insns) {
     mcu::FirmwareRun r;
     const std::clock_t c0 = std::clock();
     iss::McuPlatformRun p;
@@ -37,6 +38,8 @@ mcu::FirmwareRun run_on_platform(const mcu::McuTarget& t, const std::string& elf
     if (r.error.empty() && r.exit_code != 0) r.error = "firmware exit code " + std::to_string(r.exit_code);
     return r;
 }
+
+namespace {
 
 /// Layers back to back from the schedule's start, at the MCU clock (the firmware's printing between
 /// layers is not part of any layer and is left out).
@@ -102,7 +105,7 @@ std::string mcu_report_json(const mcu::McuRunReport& r) {
 int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path) {
     mcu::McuRunReport rep;
     o.report = &rep;
-    o.executor = run_on_platform;
+    o.executor = run_on_mcu_platform;
     o.executor_name = "SystemC platform (riscv_iss_tlm: RiscvCore, memory map with wait states, UART, CLINT, interrupt lines)";
     const int rc = mcu::run_cli(o, std::cout, std::cerr);
     auto write = [](const std::string& path, const std::string& text) {

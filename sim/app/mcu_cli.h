@@ -14,6 +14,10 @@ namespace sim {
 /// non-empty. Returns run_cli's exit code, or 2 when a file cannot be written.
 int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path);
 
+/// The firmware on the SystemC MCU platform (iss::run_mcu_platform) as an mcu::FirmwareExecutor.
+mcu::FirmwareRun run_on_mcu_platform(const mcu::McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob,
+                                     uint64_t max_insns);
+
 /// The run report as JSON (schema "npusim.mcu_run/1"), deterministic.
 std::string mcu_report_json(const mcu::McuRunReport& r);
 

@@ -109,6 +109,8 @@ McuPlatformRun run_mcu_platform(const CorePreset& preset, const std::string& elf
         core->hart().set_semihost(&semihost);
         core->hart().console_out = [&r](const char* s, size_t n) { r.console.append(s, n); };
         core->start(img.entry);
+        // The guest's exit stops the kernel (sc_stop); its "simulation stopped by user" info is not output.
+        sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
         // Simulated-time guard: max_insns at one instruction per cycle.
         const double limit_s = std::min(3600.0, double(max_insns) / double(preset.cycles.clock_hz));
         sc_core::sc_start(sc_core::sc_time(limit_s, sc_core::SC_SEC));

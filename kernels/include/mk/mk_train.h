@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* fp32 on-device training kernels for ws63 (seed 000 training tables, FP32 rows): the backward passes
+ * of the depthwise-equivalent convolution (group = in = out channels, batch 1, no bias, stride 1,
+ * dilation 1, weights [KH][KW][C] = OHWI with I = 1), ReLU and FullyConnected (rank 2, bias = output
+ * channels), the softmax cross-entropy loss and the SGD update. NHWC, batch 1, gradients accumulate
+ * (+=) into dw/db so a caller may sum over a mini-batch; dx is overwritten. Host-buildable; checked
+ * against finite differences in tests/unit/kernels/train_f32_test.cpp. */
+#ifndef MK_TRAIN_H
+#define MK_TRAIN_H
+#include "mk/mk_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Depthwise conv forward (no bias): y[oy][ox][c] = sum_k x[oy+ky-pad][ox+kx-pad][c] * w[ky][kx][c]. */
+void mk_train_dwconv_fwd(const float* x, mk_shape4 xs, const float* w, int32_t kh, int32_t kw, int32_t pad_t,
+                         int32_t pad_l, float* y, mk_shape4 ys);
+/** Its backward: dx (overwritten) and dw (accumulated) from dy. */
+void mk_train_dwconv_bwd(const float* x, mk_shape4 xs, const float* w, int32_t kh, int32_t kw, int32_t pad_t,
+                         int32_t pad_l, const float* dy, mk_shape4 ys, float* dx, float* dw);
+/** ReLU backward from the forward output y: dx = y > 0 ? dy : 0 (dx may alias dy). */
+void mk_train_relu_bwd(const float* y, const float* dy, float* dx, int32_t count);
+/** FC forward y[n] = sum_k x[k] w[n][k] + b[n], and backward: dx (overwritten; may be NULL), dw and db
+ * (accumulated). */
+void mk_train_fc_fwd(const float* x, int32_t k, const float* w, const float* b, int32_t n, float* y);
+void mk_train_fc_bwd(const float* x, int32_t k, const float* w, int32_t n, const float* dy, float* dx, float* dw,
+                     float* db);
+/** Softmax cross-entropy of logits[n] against class `label`: returns the loss (-log p[label]) and
+ * writes dlogits = p - onehot(label). Uses mk_expf/mk_logf (bit-identical on host and target). */
+float mk_train_softmax_xent(const float* logits, int32_t n, int32_t label, float* dlogits);
+/** w -= lr * g; g is cleared for the next step. */
+void mk_train_sgd(float* w, float* g, int32_t count, float lr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
