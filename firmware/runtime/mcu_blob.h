@@ -75,7 +75,8 @@ enum {
     MK_OP_SLICE = 31,       /* p: begin[4] step[4] (stored axes; output dims from the output tensor) */
     MK_OP_RESIZE_F32 = 32,  /* p: mode (0 nearest, 1 bilinear) coord (0 half_pixel, 1 align_corners, 2 asymmetric) */
     MK_OP_REDUCE_F32 = 33,  /* p: mk_reduce outer axis inner */
-    MK_OP_SOFTMAX_LUT_S8 = 34 /* in: x, table (256 floats): TFLite's look-up-table softmax over the last axis */
+    MK_OP_SOFTMAX_LUT_S8 = 34, /* in: x, table (256 floats): TFLite's look-up-table softmax over the last axis */
+    MK_OP_LSTM_F32 = 35      /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, state tensor (h H, c H, then 4H gates) */
 };
 
 typedef struct {

@@ -228,6 +228,14 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
                        (const float*)in[3], scratch, (float*)out, scratch + hidden);
             return 0;
         }
+        case MK_OP_LSTM_F32: {
+            const int32_t hidden = p[0], steps = is.h, isz = is.c;
+            float* st = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]); /* h (H), c (H), gates (4H) */
+            for (int32_t j = 0; j < 2 * hidden; ++j) st[j] = 0.0f;
+            mk_lstm_f32((const float*)in[0], steps, isz, hidden, (const float*)in[1], (const float*)in[2], (const float*)in[3],
+                        st, st + hidden, (float*)out, st + 2 * hidden);
+            return 0;
+        }
         case MK_OP_ARGMAX: {
             const int32_t cols = is.c, rows = mk_shape4_numel(is) / cols;
             if (t0->dtype == MK_DT_S8) mk_argmax_s8((const int8_t*)in[0], rows, cols, (int32_t*)out);

@@ -130,6 +130,7 @@ class Converter {
     void gap_f32(const Node& n);
     void qconcat(const Node& n);
     void gru(const Node& n);
+    void lstm(const Node& n);
     void batchnorm(const Node& n);
     uint32_t scratch_f32(uint32_t floats);
     std::vector<int64_t> const_ints(const Node& n, size_t i) const;

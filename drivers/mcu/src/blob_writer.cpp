@@ -199,6 +199,7 @@ void Converter::node(const Node& n) {
     if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
     if (op == "GlobalAveragePool") return gap_f32(n);
     if (op == "GRU") return gru(n);
+    if (op == "LSTM") return lstm(n);
     if (op == "BatchNormalization") return batchnorm(n);
     if (op == "ArgMax") return argmax(n);
     throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);
@@ -380,6 +381,7 @@ const char* op_name(uint32_t op) {
         case MK_OP_RESIZE_F32: return "resize_f32";
         case MK_OP_REDUCE_F32: return "reduce_f32";
         case MK_OP_SOFTMAX_LUT_S8: return "softmax_lut_s8";
+        case MK_OP_LSTM_F32: return "lstm_f32";
         default: return "?";
     }
 }

@@ -68,6 +68,12 @@ void mk_resize_f32(const float* in, mk_shape4 in_shape, float* out, mk_shape4 ou
 void mk_gru_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
                 const float* bias, float* h, float* y, float* scratch);
 
+/** One LSTM layer (ONNX gate order i, o, f, c; default activations sigmoid/tanh/tanh; no peepholes;
+ * forward), batch 1. x [T][I], W [4H][I], R [4H][H], bias Wb[4H] then Rb[4H] (8H, may be NULL),
+ * h/c [H] (initial state in, final state out), y [T][H] (may be NULL); scratch holds 4H floats. */
+void mk_lstm_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
+                 const float* bias, float* h, float* c, float* y, float* scratch);
+
 #ifdef __cplusplus
 }
 #endif
