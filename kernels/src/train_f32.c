@@ -93,3 +93,77 @@ void mk_train_sgd(float* w, float* g, int32_t count, float lr) {
         g[i] = 0.0f;
     }
 }
+
+void mk_train_eltwise_bwd(mk_tr_ew op, const float* a, const float* b, const float* dy, int32_t count, float* da, float* db) {
+    for (int32_t i = 0; i < count; ++i) {
+        const float g = dy[i];
+        switch (op) {
+            case MK_TR_EW_ADD: if (da) da[i] = g; if (db) db[i] = g; break;
+            case MK_TR_EW_SUB: if (da) da[i] = g; if (db) db[i] = -g; break;
+            case MK_TR_EW_MUL: if (da) da[i] = g * b[i]; if (db) db[i] = g * a[i]; break;
+            case MK_TR_EW_DIV: {
+                const float inv = 1.0f / b[i];
+                if (da) da[i] = g * inv;
+                if (db) db[i] = -g * a[i] * inv * inv;
+                break;
+            }
+        }
+    }
+}
+
+void mk_train_abs_bwd(const float* x, const float* dy, float* dx, int32_t count) {
+    for (int32_t i = 0; i < count; ++i) dx[i] = x[i] > 0.0f ? dy[i] : (x[i] < 0.0f ? -dy[i] : 0.0f);
+}
+
+void mk_train_concat2_bwd(const float* dy, int32_t outer, int32_t na, int32_t nb, int32_t inner, float* da, float* db) {
+    for (int32_t o = 0; o < outer; ++o) {
+        const float* src = dy + o * (na + nb) * inner;
+        for (int32_t i = 0; i < na * inner; ++i) da[o * na * inner + i] = src[i];
+        for (int32_t i = 0; i < nb * inner; ++i) db[o * nb * inner + i] = src[na * inner + i];
+    }
+}
+
+static int32_t numel4(const int32_t d[4]) { return d[0] * d[1] * d[2] * d[3]; }
+
+void mk_train_slice4_bwd(const int32_t xd[4], const int32_t begin[4], const int32_t step[4], const int32_t yd[4],
+                         const float* dy, float* dx) {
+    for (int32_t i = 0; i < numel4(xd); ++i) dx[i] = 0.0f;
+    int32_t o = 0;
+    for (int32_t a = 0; a < yd[0]; ++a)
+        for (int32_t b = 0; b < yd[1]; ++b)
+            for (int32_t c = 0; c < yd[2]; ++c)
+                for (int32_t d = 0; d < yd[3]; ++d, ++o) {
+                    const int32_t i0 = begin[0] + a * step[0], i1 = begin[1] + b * step[1];
+                    const int32_t i2 = begin[2] + c * step[2], i3 = begin[3] + d * step[3];
+                    dx[((i0 * xd[1] + i1) * xd[2] + i2) * xd[3] + i3] += dy[o];
+                }
+}
+
+void mk_train_pad4_bwd(const int32_t xd[4], const int32_t before[4], const int32_t yd[4], const float* dy, float* dx) {
+    int32_t o = 0;
+    for (int32_t a = 0; a < xd[0]; ++a)
+        for (int32_t b = 0; b < xd[1]; ++b)
+            for (int32_t c = 0; c < xd[2]; ++c)
+                for (int32_t d = 0; d < xd[3]; ++d, ++o)
+                    dx[o] = dy[(((a + before[0]) * yd[1] + b + before[1]) * yd[2] + c + before[2]) * yd[3] + d + before[3]];
+}
+
+void mk_train_transpose4_bwd(const int32_t xd[4], const int32_t perm[4], const float* dy, float* dx) {
+    int32_t yd[4], xs[4];
+    for (int32_t j = 0; j < 4; ++j) yd[j] = xd[perm[j]];
+    xs[3] = 1;
+    for (int32_t j = 2; j >= 0; --j) xs[j] = xs[j + 1] * xd[j + 1];
+    int32_t o = 0;
+    for (int32_t a = 0; a < yd[0]; ++a)
+        for (int32_t b = 0; b < yd[1]; ++b)
+            for (int32_t c = 0; c < yd[2]; ++c)
+                for (int32_t d = 0; d < yd[3]; ++d, ++o)
+                    dx[a * xs[perm[0]] + b * xs[perm[1]] + c * xs[perm[2]] + d * xs[perm[3]]] = dy[o];
+}
+
+void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis, int32_t inner, float* dx) {
+    const float s = mean ? 1.0f / (float)axis : 1.0f;
+    for (int32_t o = 0; o < outer; ++o)
+        for (int32_t a = 0; a < axis; ++a)
+            for (int32_t i = 0; i < inner; ++i) dx[(o * axis + a) * inner + i] = dy[o * inner + i] * s;
+}

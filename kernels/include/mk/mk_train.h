@@ -32,6 +32,26 @@ float mk_train_softmax_xent(const float* logits, int32_t n, int32_t label, float
 /** w -= lr * g; g is cleared for the next step. */
 void mk_train_sgd(float* w, float* g, int32_t count, float lr);
 
+/* The other FP32 rows of the training tables (element-wise without broadcast, Abs, Concat of two,
+ * Slice, Transpose, constant Pad, ReduceSum/ReduceMean): backward passes. Gradients of inputs are
+ * overwritten. */
+typedef enum { MK_TR_EW_ADD = 0, MK_TR_EW_SUB, MK_TR_EW_MUL, MK_TR_EW_DIV } mk_tr_ew;
+/** y = a op b (same shapes): da, db (either may be NULL). */
+void mk_train_eltwise_bwd(mk_tr_ew op, const float* a, const float* b, const float* dy, int32_t count, float* da, float* db);
+/** y = |x|: dx = sign(x) dy (0 at 0). */
+void mk_train_abs_bwd(const float* x, const float* dy, float* dx, int32_t count);
+/** y = concat(a, b) over the middle axis of [outer][na|nb][inner]: da, db. */
+void mk_train_concat2_bwd(const float* dy, int32_t outer, int32_t na, int32_t nb, int32_t inner, float* da, float* db);
+/** 4-D strided slice y = x[begin + i * step] (step > 0) and constant pad y = pad(x): the gradient goes
+ * back to the read positions; every other dx is 0. Dims NHWC-style [d0][d1][d2][d3]. */
+void mk_train_slice4_bwd(const int32_t xdims[4], const int32_t begin[4], const int32_t step[4], const int32_t ydims[4],
+                         const float* dy, float* dx);
+void mk_train_pad4_bwd(const int32_t xdims[4], const int32_t before[4], const int32_t ydims[4], const float* dy, float* dx);
+/** y = transpose(x, perm) of a 4-D tensor: dx = transpose(dy, perm^-1). */
+void mk_train_transpose4_bwd(const int32_t xdims[4], const int32_t perm[4], const float* dy, float* dx);
+/** y = sum (mean: / axis) over the middle axis of [outer][axis][inner]: dx broadcasts dy back. */
+void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis, int32_t inner, float* dx);
+
 #ifdef __cplusplus
 }
 #endif

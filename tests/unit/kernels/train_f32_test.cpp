@@ -112,4 +112,110 @@ TEST(TrainGradients, SgdStepAndClear) {
     EXPECT_EQ(g[1], 0.0f);
 }
 
+// The other FP32 rows (TP-ELT, TP-ABS, TP-CONCAT, TP-SLICE, TP-TRANS, TP-PAD, TP-RED): forward written
+// here from the operator definitions, backward from the kernels.
+TEST(TrainGradients, ElementwiseNoBroadcast) {
+    for (mk_tr_ew op : {MK_TR_EW_ADD, MK_TR_EW_SUB, MK_TR_EW_MUL, MK_TR_EW_DIV}) {
+        std::vector<float> a = rnd(20, 11), b = rnd(20, 12);
+        for (auto& v : b) v = v >= 0 ? v + 0.5f : v - 0.5f;  // Div: away from 0
+        const std::vector<float> dy = rnd(20, 13);
+        std::vector<float> da(20), db(20);
+        auto loss = [&] {
+            double s = 0;
+            for (size_t i = 0; i < a.size(); ++i) {
+                const float y = op == MK_TR_EW_ADD ? a[i] + b[i] : op == MK_TR_EW_SUB ? a[i] - b[i] : op == MK_TR_EW_MUL ? a[i] * b[i] : a[i] / b[i];
+                s += double(dy[i]) * double(y);
+            }
+            return s;
+        };
+        mk_train_eltwise_bwd(op, a.data(), b.data(), dy.data(), 20, da.data(), db.data());
+        expect_gradient(a, loss, da, "eltwise dA");
+        expect_gradient(b, loss, db, "eltwise dB");
+    }
+}
+
+TEST(TrainGradients, AbsConcatReduce) {
+    std::vector<float> x = rnd(24, 14);
+    for (auto& v : x) v = std::fabs(v) < 0.05f ? 0.2f : v;
+    std::vector<float> dy = rnd(24, 15), dx(24);
+    auto abs_loss = [&] {
+        double s = 0;
+        for (size_t i = 0; i < x.size(); ++i) s += double(dy[i]) * std::fabs(double(x[i]));
+        return s;
+    };
+    mk_train_abs_bwd(x.data(), dy.data(), dx.data(), 24);
+    expect_gradient(x, abs_loss, dx, "abs dX");
+    // concat of [2][3][4] and [2][1][4] over axis 1
+    std::vector<float> a = rnd(24, 16), b = rnd(8, 17), dyc = rnd(32, 18), da(24), db(8);
+    auto cat_loss = [&] {
+        double s = 0;
+        for (int o = 0; o < 2; ++o)
+            for (int i = 0; i < 16; ++i) s += double(dyc[o * 16 + i]) * double(i < 12 ? a[o * 12 + i] : b[o * 4 + i - 12]);
+        return s;
+    };
+    mk_train_concat2_bwd(dyc.data(), 2, 3, 1, 4, da.data(), db.data());
+    expect_gradient(a, cat_loss, da, "concat dA");
+    expect_gradient(b, cat_loss, db, "concat dB");
+    for (int mean : {0, 1}) {  // [2][3][4] over axis 1
+        std::vector<float> r = rnd(24, 19), dyr = rnd(8, 20), dr(24);
+        auto red_loss = [&] {
+            double s = 0;
+            for (int o = 0; o < 2; ++o)
+                for (int i = 0; i < 4; ++i) {
+                    double acc = 0;
+                    for (int k = 0; k < 3; ++k) acc += r[(o * 3 + k) * 4 + i];
+                    s += double(dyr[o * 4 + i]) * (mean ? acc / 3.0 : acc);
+                }
+            return s;
+        };
+        mk_train_reduce_bwd(mean, dyr.data(), 2, 3, 4, dr.data());
+        expect_gradient(r, red_loss, dr, mean ? "reduce_mean dX" : "reduce_sum dX");
+    }
+}
+
+TEST(TrainGradients, SlicePadTranspose) {
+    const int32_t xd[4] = {1, 5, 6, 3};
+    std::vector<float> x = rnd(90, 21);
+    {  // slice begin (0,1,0,1) step (1,2,2,1) -> [1][2][3][2]
+        const int32_t b[4] = {0, 1, 0, 1}, st[4] = {1, 2, 2, 1}, yd[4] = {1, 2, 3, 2};
+        std::vector<float> dy = rnd(12, 22), dx(90);
+        auto loss = [&] {
+            double s = 0;
+            int o = 0;
+            for (int i1 = 0; i1 < 2; ++i1)
+                for (int i2 = 0; i2 < 3; ++i2)
+                    for (int i3 = 0; i3 < 2; ++i3, ++o) s += double(dy[o]) * x[((1 + 2 * i1) * 6 + 2 * i2) * 3 + 1 + i3];
+            return s;
+        };
+        mk_train_slice4_bwd(xd, b, st, yd, dy.data(), dx.data());
+        expect_gradient(x, loss, dx, "slice dX");
+    }
+    {  // constant pad before (0,1,2,0) after (0,0,1,1) -> [1][6][9][4]
+        const int32_t bf[4] = {0, 1, 2, 0}, yd[4] = {1, 6, 9, 4};
+        std::vector<float> dy = rnd(216, 23), dx(90);
+        auto loss = [&] {
+            double s = 0;
+            for (int i1 = 0; i1 < 5; ++i1)
+                for (int i2 = 0; i2 < 6; ++i2)
+                    for (int i3 = 0; i3 < 3; ++i3) s += double(dy[((i1 + 1) * 9 + i2 + 2) * 4 + i3]) * x[(i1 * 6 + i2) * 3 + i3];
+            return s;
+        };
+        mk_train_pad4_bwd(xd, bf, yd, dy.data(), dx.data());
+        expect_gradient(x, loss, dx, "pad dX");
+    }
+    {  // transpose perm (0,3,1,2): y[a][c][h][w] = x[a][h][w][c]
+        const int32_t perm[4] = {0, 3, 1, 2};
+        std::vector<float> dy = rnd(90, 24), dx(90);
+        auto loss = [&] {
+            double s = 0;
+            for (int c = 0; c < 3; ++c)
+                for (int h = 0; h < 5; ++h)
+                    for (int w = 0; w < 6; ++w) s += double(dy[(c * 5 + h) * 6 + w]) * x[(h * 6 + w) * 3 + c];
+            return s;
+        };
+        mk_train_transpose4_bwd(xd, perm, dy.data(), dx.data());
+        expect_gradient(x, loss, dx, "transpose dX");
+    }
+}
+
 }  // namespace
