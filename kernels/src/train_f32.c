@@ -167,3 +167,64 @@ void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis,
         for (int32_t a = 0; a < axis; ++a)
             for (int32_t i = 0; i < inner; ++i) dx[(o * axis + a) * inner + i] = dy[o * inner + i] * s;
 }
+
+void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale,
+                        int32_t kh, int32_t kw, int32_t pad_t, int32_t pad_l, const float* dy, mk_shape4 ys, float* dx,
+                        float* dwq, float* dbq) {
+    const int32_t IC = xs.c, OC = ys.c;
+    for (int32_t i = 0; i < xs.h * xs.w * IC; ++i) dx[i] = 0.0f;
+    for (int32_t oy = 0; oy < ys.h; ++oy)
+        for (int32_t ox = 0; ox < ys.w; ++ox)
+            for (int32_t oc = 0; oc < OC; ++oc) {
+                const float g = dy[(oy * ys.w + ox) * OC + oc], sw = w_scale[oc];
+                if (dbq) dbq[oc] += g / (x_scale * sw); /* bias code: real b = s_x s_w b_q, QAS-scaled */
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    const int32_t iy = oy + ky - pad_t;
+                    if (iy < 0 || iy >= xs.h) continue;
+                    for (int32_t kx = 0; kx < kw; ++kx) {
+                        const int32_t ix = ox + kx - pad_l;
+                        if (ix < 0 || ix >= xs.w) continue;
+                        for (int32_t ic = 0; ic < IC; ++ic) {
+                            const int32_t xi = (iy * xs.w + ix) * IC + ic, wi = ((oc * kh + ky) * kw + kx) * IC + ic;
+                            const float xr = x_scale * (float)(x[xi] - x_zp);
+                            dwq[wi] += g * xr / sw;              /* g(W) / s_w */
+                            dx[xi] += g * sw * (float)w[wi];     /* W = s_w W_q */
+                        }
+                    }
+                }
+            }
+}
+
+void mk_train_qfc_bwd(const int8_t* x, int32_t k, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale, int32_t n,
+                      const float* dy, float* dx, float* dwq, float* dbq) {
+    if (dx)
+        for (int32_t i = 0; i < k; ++i) dx[i] = 0.0f;
+    for (int32_t j = 0; j < n; ++j) {
+        const float g = dy[j], sw = w_scale[j];
+        if (dbq) dbq[j] += g / (x_scale * sw);
+        for (int32_t i = 0; i < k; ++i) {
+            dwq[j * k + i] += g * x_scale * (float)(x[i] - x_zp) / sw;
+            if (dx) dx[i] += g * sw * (float)w[j * k + i];
+        }
+    }
+}
+
+void mk_train_qrelu_bwd(const int8_t* x, int32_t zp, const float* dy, float* dx, int32_t count) {
+    for (int32_t i = 0; i < count; ++i) dx[i] = x[i] > zp ? dy[i] : 0.0f;
+}
+
+void mk_train_qmaxpool_bwd(const int8_t* x, mk_shape4 xs, int32_t k, int32_t stride, const float* dy, mk_shape4 ys, float* dx) {
+    const int32_t C = xs.c;
+    for (int32_t i = 0; i < xs.h * xs.w * C; ++i) dx[i] = 0.0f;
+    for (int32_t oy = 0; oy < ys.h; ++oy)
+        for (int32_t ox = 0; ox < ys.w; ++ox)
+            for (int32_t c = 0; c < C; ++c) {
+                int32_t best = -1;
+                for (int32_t ky = 0; ky < k; ++ky)
+                    for (int32_t kx = 0; kx < k; ++kx) {
+                        const int32_t i = ((oy * stride + ky) * xs.w + ox * stride + kx) * C + c;
+                        if (best < 0 || x[i] > x[best]) best = i;
+                    }
+                dx[best] += dy[(oy * ys.w + ox) * C + c];
+            }
+}

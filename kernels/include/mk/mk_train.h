@@ -52,6 +52,22 @@ void mk_train_transpose4_bwd(const int32_t xdims[4], const int32_t perm[4], cons
 /** y = sum (mean: / axis) over the middle axis of [outer][axis][inner]: dx broadcasts dy back. */
 void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis, int32_t inner, float* dx);
 
+/* QAS INT8 rows (TP-CONV 3x3 group 1, TP-FC with B transposed, TP-POOL MaxPool, TP-ACT ReLU): the
+ * forward pass is the int8 inference kernel; the backward pass works on the real values the codes
+ * stand for (x = s_x (q - z_x), W = s_w[c] W_q) and returns the gradient of the input as a real tensor
+ * and that of the int8 weight codes with quantization-aware scaling (QAS, Lin et al. 2022, "On-Device
+ * Training Under 256KB Memory"): g(W_q) = s_w g(W), scaled by s_w^-2, i.e. dwq = g(W) / s_w per output
+ * channel (the bias code likewise with s_b = s_x s_w). */
+void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale,
+                        int32_t kh, int32_t kw, int32_t pad_t, int32_t pad_l, const float* dy, mk_shape4 ys, float* dx,
+                        float* dwq, float* dbq);
+void mk_train_qfc_bwd(const int8_t* x, int32_t k, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale, int32_t n,
+                      const float* dy, float* dx, float* dwq, float* dbq);
+/** ReLU on codes: dx = q > z ? dy : 0. */
+void mk_train_qrelu_bwd(const int8_t* x, int32_t zp, const float* dy, float* dx, int32_t count);
+/** MaxPool (VALID, no padding) on codes: dy goes to the first maximum of each window. */
+void mk_train_qmaxpool_bwd(const int8_t* x, mk_shape4 xs, int32_t k, int32_t stride, const float* dy, mk_shape4 ys, float* dx);
+
 #ifdef __cplusplus
 }
 #endif

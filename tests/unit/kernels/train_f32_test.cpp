@@ -218,4 +218,119 @@ TEST(TrainGradients, SlicePadTranspose) {
     }
 }
 
+// QAS INT8 rows: the kernels take codes; the loss is a function of the real values the codes stand
+// for, so finite differences in the real domain check dx, and dwq * s_w (resp. dbq * s_x s_w) checks
+// the QAS-scaled code gradients (dwq = g(W) / s_w).
+std::vector<int8_t> codes(size_t n, uint32_t seed) {
+    std::vector<int8_t> v(n);
+    uint32_t s = seed;
+    for (auto& c : v) {
+        s = s * 1664525u + 1013904223u;
+        c = int8_t(int(s >> 24) - 128);
+    }
+    return v;
+}
+
+TEST(TrainGradients, QasInt8Conv3x3Group1) {
+    const mk_shape4 xs{1, 5, 5, 3}, ys{1, 5, 5, 4};
+    const float sx = 0.05f;
+    const int32_t zx = 3;
+    const std::vector<int8_t> xq = codes(75, 31), wq = codes(4 * 9 * 3, 32);
+    const std::vector<float> sw{0.01f, 0.02f, 0.015f, 0.03f};
+    std::vector<float> xr(75), wr(wq.size()), br = rnd(4, 33);
+    for (size_t i = 0; i < xr.size(); ++i) xr[i] = sx * float(xq[i] - zx);
+    for (size_t i = 0; i < wr.size(); ++i) wr[i] = sw[i / 27] * float(wq[i]);
+    const std::vector<float> dy = rnd(100, 34);
+    auto loss = [&] {  // real-valued 3x3 conv, pad 1 (OHWI), bias
+        double s = 0;
+        for (int oy = 0; oy < 5; ++oy)
+            for (int ox = 0; ox < 5; ++ox)
+                for (int oc = 0; oc < 4; ++oc) {
+                    double acc = br[size_t(oc)];
+                    for (int ky = 0; ky < 3; ++ky)
+                        for (int kx = 0; kx < 3; ++kx) {
+                            const int iy = oy + ky - 1, ix = ox + kx - 1;
+                            if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
+                            for (int ic = 0; ic < 3; ++ic) acc += double(xr[size_t((iy * 5 + ix) * 3 + ic)]) * wr[size_t(((oc * 3 + ky) * 3 + kx) * 3 + ic)];
+                        }
+                    s += double(dy[size_t((oy * 5 + ox) * 4 + oc)]) * acc;
+                }
+        return s;
+    };
+    std::vector<float> dx(75), dwq(wq.size(), 0.0f), dbq(4, 0.0f);
+    mk_train_qconv_bwd(xq.data(), xs, sx, zx, wq.data(), sw.data(), 3, 3, 1, 1, dy.data(), ys, dx.data(), dwq.data(), dbq.data());
+    std::vector<float> dw(wq.size()), db(4);
+    for (size_t i = 0; i < dw.size(); ++i) dw[i] = dwq[i] * sw[i / 27];
+    for (size_t c = 0; c < 4; ++c) db[c] = dbq[c] * sx * sw[c];
+    expect_gradient(xr, loss, dx, "qas conv dX (real)");
+    expect_gradient(wr, loss, dw, "qas conv dW (= dWq * s_w)");
+    expect_gradient(br, loss, db, "qas conv dB (= dBq * s_x s_w)");
+}
+
+TEST(TrainGradients, QasInt8FullyConnectedAndRelu) {
+    const int k = 10, n = 3;
+    const float sx = 0.04f;
+    const int32_t zx = -7;
+    const std::vector<int8_t> xq = codes(size_t(k), 41), wq = codes(size_t(k * n), 42);
+    const std::vector<float> sw{0.02f, 0.01f, 0.03f};
+    std::vector<float> xr(static_cast<size_t>(k)), wr(wq.size()), br = rnd(size_t(n), 43);
+    for (int i = 0; i < k; ++i) xr[size_t(i)] = sx * float(xq[size_t(i)] - zx);
+    for (size_t i = 0; i < wr.size(); ++i) wr[i] = sw[i / size_t(k)] * float(wq[i]);
+    const std::vector<float> dy = rnd(size_t(n), 44);
+    auto loss = [&] {
+        double s = 0;
+        for (int j = 0; j < n; ++j) {
+            double acc = br[size_t(j)];
+            for (int i = 0; i < k; ++i) acc += double(xr[size_t(i)]) * wr[size_t(j * k + i)];
+            s += double(dy[size_t(j)]) * acc;
+        }
+        return s;
+    };
+    std::vector<float> dx(static_cast<size_t>(k)), dwq(wq.size(), 0.0f), dbq(static_cast<size_t>(n), 0.0f);
+    mk_train_qfc_bwd(xq.data(), k, sx, zx, wq.data(), sw.data(), n, dy.data(), dx.data(), dwq.data(), dbq.data());
+    std::vector<float> dw(wq.size()), db(static_cast<size_t>(n));
+    for (size_t i = 0; i < dw.size(); ++i) dw[i] = dwq[i] * sw[i / size_t(k)];
+    for (size_t j = 0; j < size_t(n); ++j) db[j] = dbq[j] * sx * sw[j];
+    expect_gradient(xr, loss, dx, "qas fc dX (real)");
+    expect_gradient(wr, loss, dw, "qas fc dW (= dWq * s_w)");
+    expect_gradient(br, loss, db, "qas fc dB");
+    // ReLU on codes: relu(s (q - z)) has gradient dy where q > z
+    std::vector<float> rr(static_cast<size_t>(k)), dyr = rnd(size_t(k), 45), dr(static_cast<size_t>(k));
+    for (int i = 0; i < k; ++i) rr[size_t(i)] = xr[size_t(i)] == 0.0f ? 0.1f : xr[size_t(i)];
+    std::vector<int8_t> rq(static_cast<size_t>(k));
+    for (int i = 0; i < k; ++i) rq[size_t(i)] = int8_t(std::lround(rr[size_t(i)] / sx) + zx);
+    auto relu_loss = [&] {
+        double s = 0;
+        for (int i = 0; i < k; ++i) s += double(dyr[size_t(i)]) * std::max(0.0, double(rr[size_t(i)]));
+        return s;
+    };
+    mk_train_qrelu_bwd(rq.data(), zx, dyr.data(), dr.data(), k);
+    expect_gradient(rr, relu_loss, dr, "qas relu dX");
+}
+
+TEST(TrainGradients, QasInt8MaxPool) {
+    const mk_shape4 xs{1, 4, 4, 2}, ys{1, 2, 2, 2};
+    std::vector<int8_t> xq(32);
+    for (size_t i = 0; i < 32; ++i) xq[i] = int8_t(int(i * 37 % 61) - 30);  // distinct within each window
+    const float sx = 0.05f;
+    std::vector<float> xr(32);
+    for (size_t i = 0; i < 32; ++i) xr[i] = sx * float(xq[i]);
+    const std::vector<float> dy = rnd(8, 46);
+    auto loss = [&] {
+        double s = 0;
+        for (int oy = 0; oy < 2; ++oy)
+            for (int ox = 0; ox < 2; ++ox)
+                for (int c = 0; c < 2; ++c) {
+                    double m = -1e30;
+                    for (int ky = 0; ky < 2; ++ky)
+                        for (int kx = 0; kx < 2; ++kx) m = std::max(m, double(xr[size_t(((oy * 2 + ky) * 4 + ox * 2 + kx) * 2 + c)]));
+                    s += double(dy[size_t((oy * 2 + ox) * 2 + c)]) * m;
+                }
+        return s;
+    };
+    std::vector<float> dx(32);
+    mk_train_qmaxpool_bwd(xq.data(), xs, 2, 2, dy.data(), ys, dx.data());
+    expect_gradient(xr, loss, dx, "qas maxpool dX");
+}
+
 }  // namespace
