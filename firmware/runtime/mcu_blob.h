@@ -76,7 +76,8 @@ enum {
     MK_OP_RESIZE_F32 = 32,  /* p: mode (0 nearest, 1 bilinear) coord (0 half_pixel, 1 align_corners, 2 asymmetric) */
     MK_OP_REDUCE_F32 = 33,  /* p: mk_reduce outer axis inner */
     MK_OP_SOFTMAX_LUT_S8 = 34, /* in: x, table (256 floats): TFLite's look-up-table softmax over the last axis */
-    MK_OP_LSTM_F32 = 35      /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, state tensor (h H, c H, then 4H gates) */
+    MK_OP_LSTM_F32 = 35,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, state tensor (h H, c H, then 4H gates) */
+    MK_OP_PRELU_F32 = 36     /* in: x, slope (1 or C values, C = the innermost dim) */
 };
 
 typedef struct {

@@ -228,6 +228,9 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
                        (const float*)in[3], scratch, (float*)out, scratch + hidden);
             return 0;
         }
+        case MK_OP_PRELU_F32:
+            mk_prelu_f32((const float*)in[0], (float*)out, count, os.c, (const float*)in[1], (int32_t)(T[l->in[1]].bytes / 4));
+            return 0;
         case MK_OP_LSTM_F32: {
             const int32_t hidden = p[0], steps = is.h, isz = is.c;
             float* st = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]); /* h (H), c (H), gates (4H) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Training loop (see mk_trainer.h). SRAM: params | grads | one activation buffer per layer output
- * (plus the input) | two gradient buffers of act_floats, ping-ponged backwards. */
+/* Training loop (see mk_trainer.h). SRAM: params | grads | every tensor (sample and layer outputs) |
+ * the gradient of every tensor | one scratch tensor. Backward walks the layers in reverse and
+ * accumulates each input's gradient (a tensor read by two layers gets both contributions). */
 #include "mk_trainer.h"
 
 #include <string.h>
@@ -10,11 +11,12 @@
 static const mk_train_header* hdr(const uint8_t* b) { return (const mk_train_header*)(const void*)b; }
 static const mk_train_layer* lay(const uint8_t* b) { return (const mk_train_layer*)(const void*)(b + sizeof(mk_train_header)); }
 static uint32_t out_floats(const mk_train_layer* l) { return (uint32_t)(l->out_h * l->out_w * l->out_c); }
+static uint32_t in_floats(const mk_train_layer* l) { return (uint32_t)(l->in_h * l->in_w * l->in_c); }
 
 uint32_t mk_tr_sram_bytes(const uint8_t* blob) {
     const mk_train_header* h = hdr(blob);
-    uint32_t floats = 2u * h->params_floats + h->in_floats + 2u * h->act_floats + h->classes;
-    for (uint32_t i = 0; i < h->n_layers; ++i) floats += out_floats(&lay(blob)[i]);
+    uint32_t floats = 2u * h->params_floats + 2u * h->in_floats + 2u * h->act_floats; /* + 2 x every output below */
+    for (uint32_t i = 0; i < h->n_layers && i < MK_TRAIN_MAX_LAYERS; ++i) floats += 2u * out_floats(&lay(blob)[i]);
     return floats * 4u;
 }
 
@@ -29,15 +31,20 @@ static int check(const uint8_t* blob, uint32_t bytes) {
     const mk_train_layer* L = lay(blob);
     if (out_floats(&L[h->n_layers - 1]) != h->classes) return 1;
     for (uint32_t i = 0; i < h->n_layers; ++i) {
-        const uint32_t in = (uint32_t)(L[i].in_h * L[i].in_w * L[i].in_c);
-        if (out_floats(&L[i]) > h->act_floats || in > h->act_floats) return 1;
-        if (L[i].op == MK_TR_DWCONV || L[i].op == MK_TR_FC) {
-            const uint32_t wn = L[i].op == MK_TR_FC ? (uint32_t)(L[i].in_c * L[i].out_c) : (uint32_t)(L[i].kh * L[i].kw * L[i].in_c);
-            if (L[i].w_param + wn > h->params_floats) return 1;
-            if (L[i].b_param != ~0u && L[i].b_param + (uint32_t)L[i].out_c > h->params_floats) return 1;
+        const mk_train_layer* l = &L[i];
+        if (l->in0 > i || (l->in1 != ~0u && l->in1 > i)) return 1; /* inputs must be earlier tensors */
+        if (out_floats(l) > h->act_floats || in_floats(l) > h->act_floats) return 1;
+        if (l->op == MK_TR_DWCONV || l->op == MK_TR_FC) {
+            const uint32_t wn = l->op == MK_TR_FC ? (uint32_t)(l->in_c * l->out_c) : (uint32_t)(l->p[0] * l->p[1] * l->in_c);
+            if (l->w_param + wn > h->params_floats) return 1;
+            if (l->b_param != ~0u && l->b_param + (uint32_t)l->out_c > h->params_floats) return 1;
         }
     }
     return 0;
+}
+
+static void add_into(float* dst, const float* src, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) dst[i] += src[i];
 }
 
 int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t arena_bytes, const mk_tr_hooks* hooks) {
@@ -45,17 +52,18 @@ int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t
     const mk_train_header* h = hdr(blob);
     const mk_train_layer* L = lay(blob);
     if (mk_tr_sram_bytes(blob) > arena_bytes) return MK_TR_NO_MEMORY;
+    const uint32_t nt = h->n_layers + 1;
     float* params = (float*)(void*)arena;
     float* grads = params + h->params_floats;
-    float* acts[MK_TRAIN_MAX_LAYERS + 1];
-    acts[0] = grads + h->params_floats;
-    float* next = acts[0] + h->in_floats;
-    for (uint32_t i = 0; i < h->n_layers; ++i) {
-        acts[i + 1] = next;
-        next += out_floats(&L[i]);
-    }
-    float* g0 = next;
-    float* g1 = g0 + h->act_floats;
+    float* act[MK_TRAIN_MAX_LAYERS + 1];
+    float* gact[MK_TRAIN_MAX_LAYERS + 1];
+    uint32_t size[MK_TRAIN_MAX_LAYERS + 1];
+    float* next = grads + h->params_floats;
+    size[0] = h->in_floats;
+    for (uint32_t i = 0; i < h->n_layers; ++i) size[i + 1] = out_floats(&L[i]);
+    for (uint32_t t = 0; t < nt; ++t) { act[t] = next; next += size[t]; }
+    for (uint32_t t = 0; t < nt; ++t) { gact[t] = next; next += size[t]; }
+    float* scratch = next;
     memcpy(params, blob + h->params_off, h->params_floats * 4u);
     memset(grads, 0, h->params_floats * 4u);
     const float* xs = (const float*)(const void*)(blob + h->x_off);
@@ -65,35 +73,95 @@ int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t
         float loss_sum = 0.0f;
         uint32_t correct = 0;
         for (uint32_t s = 0; s < h->n_samples; ++s) {
-            memcpy(acts[0], xs + s * h->in_floats, h->in_floats * 4u);
-            for (uint32_t i = 0; i < h->n_layers; ++i) { /* forward, keeping every output */
+            memcpy(act[0], xs + s * h->in_floats, h->in_floats * 4u);
+            for (uint32_t i = 0; i < h->n_layers; ++i) { /* forward, keeping every tensor */
                 const mk_train_layer* l = &L[i];
+                const float* a = act[l->in0];
+                const float* b = l->in1 != ~0u ? act[l->in1] : 0;
+                float* y = act[i + 1];
+                const uint32_t n = out_floats(l);
                 const mk_shape4 is = {1, l->in_h, l->in_w, l->in_c}, os = {1, l->out_h, l->out_w, l->out_c};
-                if (l->op == MK_TR_DWCONV) mk_train_dwconv_fwd(acts[i], is, params + l->w_param, l->kh, l->kw, l->pad_t, l->pad_l, acts[i + 1], os);
-                else if (l->op == MK_TR_RELU)
-                    for (uint32_t k = 0; k < out_floats(l); ++k) acts[i + 1][k] = acts[i][k] > 0.0f ? acts[i][k] : 0.0f;
-                else if (l->op == MK_TR_FC)
-                    mk_train_fc_fwd(acts[i], l->in_c, params + l->w_param, l->b_param == ~0u ? 0 : params + l->b_param, l->out_c, acts[i + 1]);
-                else memcpy(acts[i + 1], acts[i], out_floats(l) * 4u);
+                switch (l->op) {
+                    case MK_TR_DWCONV: mk_train_dwconv_fwd(a, is, params + l->w_param, l->p[0], l->p[1], l->p[2], l->p[3], y, os); break;
+                    case MK_TR_RELU: for (uint32_t k = 0; k < n; ++k) y[k] = a[k] > 0.0f ? a[k] : 0.0f; break;
+                    case MK_TR_FC: mk_train_fc_fwd(a, l->in_c, params + l->w_param, l->b_param == ~0u ? 0 : params + l->b_param, l->out_c, y); break;
+                    case MK_TR_EW:
+                        for (uint32_t k = 0; k < n; ++k)
+                            y[k] = l->p[0] == MK_TR_EW_ADD ? a[k] + b[k] : l->p[0] == MK_TR_EW_SUB ? a[k] - b[k] : l->p[0] == MK_TR_EW_MUL ? a[k] * b[k] : a[k] / b[k];
+                        break;
+                    case MK_TR_ABS: for (uint32_t k = 0; k < n; ++k) y[k] = a[k] < 0.0f ? -a[k] : a[k]; break;
+                    case MK_TR_CONCAT:
+                        for (int32_t o = 0; o < l->p[0]; ++o) {
+                            memcpy(y + o * (l->p[1] + l->p[2]) * l->p[3], a + o * l->p[1] * l->p[3], (uint32_t)(l->p[1] * l->p[3]) * 4u);
+                            memcpy(y + (o * (l->p[1] + l->p[2]) + l->p[1]) * l->p[3], b + o * l->p[2] * l->p[3], (uint32_t)(l->p[2] * l->p[3]) * 4u);
+                        }
+                        break;
+                    case MK_TR_PAD:
+                        for (uint32_t k = 0; k < n; ++k) y[k] = 0.0f;
+                        for (int32_t yy = 0; yy < l->in_h; ++yy)
+                            memcpy(y + ((yy + l->p[0]) * l->out_w + l->p[1]) * l->out_c, a + yy * l->in_w * l->in_c, (uint32_t)(l->in_w * l->in_c) * 4u);
+                        break;
+                    case MK_TR_REDUCE:
+                        for (int32_t o = 0; o < l->p[1]; ++o)
+                            for (int32_t k = 0; k < l->p[3]; ++k) {
+                                float acc = 0.0f;
+                                for (int32_t r = 0; r < l->p[2]; ++r) acc += a[(o * l->p[2] + r) * l->p[3] + k];
+                                y[o * l->p[3] + k] = l->p[0] ? acc / (float)l->p[2] : acc;
+                            }
+                        break;
+                    default: memcpy(y, a, n * 4u); break; /* FLATTEN */
+                }
             }
-            const float* logits = acts[h->n_layers];
+            const float* logits = act[h->n_layers];
             uint32_t best = 0;
             for (uint32_t k = 1; k < h->classes; ++k) best = logits[k] > logits[best] ? k : best;
             correct += best == (uint32_t)ys[s];
-            loss_sum += mk_train_softmax_xent(logits, (int32_t)h->classes, ys[s], g0);
-            for (uint32_t i = h->n_layers; i-- > 0;) { /* backward: g0 = dL/d(output of layer i) */
+            for (uint32_t t = 0; t < nt; ++t) memset(gact[t], 0, size[t] * 4u);
+            loss_sum += mk_train_softmax_xent(logits, (int32_t)h->classes, ys[s], gact[h->n_layers]);
+            for (uint32_t i = h->n_layers; i-- > 0;) { /* backward: accumulate into the inputs' gradients */
                 const mk_train_layer* l = &L[i];
+                const float* g = gact[i + 1];
+                const uint32_t na = in_floats(l);
                 const mk_shape4 is = {1, l->in_h, l->in_w, l->in_c}, os = {1, l->out_h, l->out_w, l->out_c};
-                if (l->op == MK_TR_DWCONV)
-                    mk_train_dwconv_bwd(acts[i], is, params + l->w_param, l->kh, l->kw, l->pad_t, l->pad_l, g0, os, g1, grads + l->w_param);
-                else if (l->op == MK_TR_RELU) mk_train_relu_bwd(acts[i + 1], g0, g1, (int32_t)out_floats(l));
-                else if (l->op == MK_TR_FC)
-                    mk_train_fc_bwd(acts[i], l->in_c, params + l->w_param, l->out_c, g0, i > 0 ? g1 : 0, grads + l->w_param,
-                                    l->b_param == ~0u ? 0 : grads + l->b_param);
-                else memcpy(g1, g0, out_floats(l) * 4u);
-                float* t = g0;
-                g0 = g1;
-                g1 = t;
+                float* ga = gact[l->in0];
+                switch (l->op) {
+                    case MK_TR_DWCONV:
+                        mk_train_dwconv_bwd(act[l->in0], is, params + l->w_param, l->p[0], l->p[1], l->p[2], l->p[3], g, os, scratch, grads + l->w_param);
+                        add_into(ga, scratch, na);
+                        break;
+                    case MK_TR_RELU: mk_train_relu_bwd(act[i + 1], g, scratch, (int32_t)na); add_into(ga, scratch, na); break;
+                    case MK_TR_FC:
+                        mk_train_fc_bwd(act[l->in0], l->in_c, params + l->w_param, l->out_c, g, scratch, grads + l->w_param,
+                                        l->b_param == ~0u ? 0 : grads + l->b_param);
+                        add_into(ga, scratch, na);
+                        break;
+                    case MK_TR_EW: {
+                        float* gb = gact[l->in1];
+                        float* sb = scratch + na;
+                        mk_train_eltwise_bwd((mk_tr_ew)l->p[0], act[l->in0], act[l->in1], g, (int32_t)na, scratch, sb);
+                        add_into(ga, scratch, na);
+                        add_into(gb, sb, na);
+                        break;
+                    }
+                    case MK_TR_ABS: mk_train_abs_bwd(act[l->in0], g, scratch, (int32_t)na); add_into(ga, scratch, na); break;
+                    case MK_TR_CONCAT: {
+                        float* gb = gact[l->in1];
+                        const uint32_t nb = (uint32_t)(l->p[0] * l->p[2] * l->p[3]);
+                        mk_train_concat2_bwd(g, l->p[0], l->p[1], l->p[2], l->p[3], scratch, scratch + na);
+                        add_into(ga, scratch, na);
+                        add_into(gb, scratch + na, nb);
+                        break;
+                    }
+                    case MK_TR_PAD: {
+                        const int32_t xd[4] = {1, l->in_h, l->in_w, l->in_c}, yd[4] = {1, l->out_h, l->out_w, l->out_c};
+                        const int32_t before[4] = {0, l->p[0], l->p[1], 0};
+                        mk_train_pad4_bwd(xd, before, yd, g, scratch);
+                        add_into(ga, scratch, na);
+                        break;
+                    }
+                    case MK_TR_REDUCE: mk_train_reduce_bwd(l->p[0], g, l->p[1], l->p[2], l->p[3], scratch); add_into(ga, scratch, na); break;
+                    default: add_into(ga, g, na); break; /* FLATTEN */
+                }
             }
             mk_train_sgd(params, grads, (int32_t)h->params_floats, h->lr); /* batch 1 (seed 000 FP32 conv: batch 1) */
         }

@@ -54,6 +54,8 @@ class T {
                 v.quant.zero_point.push_back(0);
             }
             for (size_t i = 0; i < v.data->numel(); ++i) v.data->data<int8_t>()[i] = int8_t(int(next() % 255) - 127);
+        } else {  // float weights in [-0.5, 0.5]
+            for (size_t i = 0; i < v.data->numel(); ++i) v.data->data<float>()[i] = float(int(next() % 1001) - 500) / 1000.0f;
         }
         v.data->quant = v.quant;
         return *this;
@@ -77,7 +79,7 @@ class T {
         n.domain = domain_;
         n.name = op;
         n.inputs = std::move(ins);
-        n.outputs = {g_.outputs().at(0)};
+        n.outputs = g_.outputs();  // every graph output: multi-output ops (SPLIT, UNPACK) write them all
         for (auto& [k, v] : attrs) n.attrs.set(k, v);
         const ir::Value& o = g_.value(n.outputs[0]);
         n.attrs.set("_output_dtype", std::string(num::dtype_name(o.dtype)));
@@ -287,6 +289,54 @@ TEST_P(Ops, DataMovement) {
         t.in("x", {1, 6, 6, 4}).ints("b", {4}, {0, 2, 1, 0}).ints("n", {4}, {1, 3, -1, 2}).out("y", {1, 3, 5, 2}, 0.05f, 3);
         t.op("SLICE", {"x", "b", "n"});
         pass(t, "SLICE");
+    }
+}
+
+TEST_P(Ops, SplitPackArgMaxReduce) {
+    const bool q = GetParam();
+    {
+        T t(q);
+        t.ints("ax", {}, {2}).in("x", {1, 4, 6, 3}).out("a", {1, 4, 2, 3}, 0.05f, 3).out("b", {1, 4, 2, 3}, 0.05f, 3).out("c", {1, 4, 2, 3}, 0.05f, 3);
+        t.op("SPLIT", {"ax", "x"}, {{"num_splits", int64_t(3)}});
+        EXPECT_EQ(run(t), "") << "SPLIT";
+    }
+    {
+        T t(q);
+        t.in("x", {2, 7}).ints("s", {2}, {3, -1}).ints("ax", {}, {1}).out("a", {2, 3}, 0.05f, 3).out("b", {2, 4}, 0.05f, 3);
+        t.op("SPLIT_V", {"x", "s", "ax"});
+        EXPECT_EQ(run(t), "") << "SPLIT_V";
+    }
+    {
+        T t(q);
+        t.in("x", {3, 4, 5}).out("a", {3, 5}, 0.05f, 3).out("b", {3, 5}, 0.05f, 3).out("c", {3, 5}, 0.05f, 3).out("d", {3, 5}, 0.05f, 3);
+        t.op("UNPACK", {"x"}, {{"axis", int64_t(1)}, {"num", int64_t(4)}});
+        EXPECT_EQ(run(t), "") << "UNPACK";
+    }
+    {
+        T t(q);
+        t.in("a", {2, 5}).in("b", {2, 5}).in("c", {2, 5}).out("y", {2, 3, 5}, 0.05f, 3);
+        t.op("PACK", {"a", "b", "c"}, {{"axis", int64_t(1)}, {"values_count", int64_t(3)}});
+        EXPECT_EQ(run(t), "") << "PACK";
+    }
+    {
+        T t(q);
+        t.in("x", {3, 10}).ints("ax", {}, {1}).out("y", {3}, 1.0f, 0, num::DType::I32);
+        t.graph().value("y").dtype = num::DType::I32;
+        t.graph().value("y").quant = {};
+        t.op("ARG_MAX", {"x", "ax"});
+        EXPECT_EQ(run(t), "") << "ARG_MAX";
+    }
+    if (!q) {
+        for (const char* op : {"SUM", "REDUCE_MAX", "REDUCE_MIN"}) {
+            T t(q);
+            t.in("x", {1, 4, 5, 6}).ints("ax", {2}, {1, 2}).out("y", {1, 6});
+            t.op(op, {"x", "ax"}, {{"keep_dims", int64_t(0)}});
+            EXPECT_EQ(run(t), "") << op;
+        }
+        T t(q);
+        t.in("x", {1, 4, 4, 6}).weight("al", {1, 1, 6}).out("y", {1, 4, 4, 6});
+        t.op("PRELU", {"x", "al"});
+        EXPECT_EQ(run(t), "") << "PRELU";
     }
 }
 

@@ -14,6 +14,14 @@ first=$(echo "$out" | awk '$1 == "1" && NF >= 6 {print $2}')
 last=$(echo "$out" | awk '$1 == "5" && NF >= 6 {print $2}')
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(a != "" && b != "" && b < a / 2) }' || { echo "FAIL: loss $first -> $last did not halve"; fail=1; }
 echo "$out" | grep -q "bit-identical to the ISS run" || { echo "FAIL: host and ISS trainers differ"; fail=1; }
+# The residual variant (Add, Pad, Concat, two convolutions: a DAG).
+out="$("$npusim" train --platform ws63 "$work/train_resnet.onnx" --data "$work/train_x.npy" --labels "$work/train_y.npy" --epochs 5 --lr 0.01 2>&1)"; rc=$?
+echo "$out"
+[ "$rc" = 0 ] || { echo "FAIL: residual exit $rc"; fail=1; }
+first=$(echo "$out" | awk '$1 == "1" && NF >= 6 {print $2}')
+last=$(echo "$out" | awk '$1 == "5" && NF >= 6 {print $2}')
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(a != "" && b != "" && b < a / 2) }' || { echo "FAIL: residual loss $first -> $last did not halve"; fail=1; }
+echo "$out" | grep -q "bit-identical to the ISS run" || { echo "FAIL: residual host and ISS trainers differ"; fail=1; }
 out="$("$npusim" train --platform 3066h "${args[@]}" 2>&1)"; rc=$?
 [ "$rc" = 4 ] && echo "$out" | grep -q "on ws63 only" || { echo "FAIL: 3066H not refused ($rc): $out"; fail=1; }
 out="$("$npusim" train --platform ws63 "$models/float_cnn_f32.onnx" --data "$work/train_x.npy" --labels "$work/train_y.npy" 2>&1)"; rc=$?

@@ -152,6 +152,11 @@ class Converter {
     void tfl_quantize(const Node& n);
     void tfl_transpose(const Node& n);
     void tfl_slice(const Node& n);
+    void tfl_split(const Node& n);
+    void tfl_pack(const Node& n);
+    void tfl_argmax(const Node& n);
+    void tfl_prelu(const Node& n);
+    void tfl_reduce(const Node& n);
     void clamp_f32(const Node& n, uint32_t t, const std::string& act);
     void same_quant(uint32_t from, uint32_t to);
     std::vector<int32_t> sdims(const std::vector<int64_t>& s) const { return dims4(s, nhwc_); }

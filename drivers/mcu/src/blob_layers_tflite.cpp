@@ -443,6 +443,121 @@ void Converter::tfl_slice(const Node& n) {
     }
 }
 
+/// SPLIT / SPLIT_V / UNPACK: one slice layer per output (UNPACK through a keep-dims scratch tensor, as
+/// the slice kernel reads the output's stored dims).
+void Converter::tfl_split(const Node& n) {
+    const std::string& op = n.op_type;
+    const size_t xi = op == "SPLIT" ? 1 : 0;
+    const Value& xv = g_.value(n.input(xi), n.label());
+    const size_t r = xv.shape.size();
+    int64_t axis = op == "UNPACK" ? drv::ir::attr_int(n.attrs, "axis", 0) : const_ints(n, op == "SPLIT" ? 0 : 2).at(0);
+    if (axis < 0) axis += int64_t(r);
+    if (axis < 0 || axis >= int64_t(r)) throw ConvertError(n.label() + ": axis out of range");
+    const uint32_t x = act(n.input(xi));
+    const int saxis = int(axis) + int(4 - r);
+    int64_t begin = 0;
+    for (const auto& oname : n.outputs) {
+        if (oname.empty()) continue;
+        const Value& ov = g_.value(oname, n.label());
+        const uint32_t y = act(oname);
+        same_quant(x, y);
+        const int64_t count = op == "UNPACK" ? 1 : ov.shape[size_t(axis)];
+        uint32_t dst = y;
+        if (op == "UNPACK") {  // a keep-dims image of the output, then a byte copy
+            Tens tmp;
+            tmp.rec = t_[x].rec;
+            tmp.rec.storage = MK_ST_ARENA;
+            tmp.rec.dims[saxis] = 1;
+            tmp.rec.bytes = t_[y].rec.bytes;
+            t_.push_back(std::move(tmp));
+            dst = uint32_t(t_.size() - 1);
+        }
+        if (op != "UNPACK") {
+            std::vector<int32_t> want(t_[x].rec.dims, t_[x].rec.dims + 4);
+            want[size_t(saxis)] = int32_t(count);
+            if (!std::equal(want.begin(), want.end(), t_[y].rec.dims)) throw ConvertError(n.label() + ": output shape does not match the split");
+        }
+        mk_blob_layer& l = layer(n, MK_OP_SLICE, {x}, dst, "slice");
+        for (int j = 0; j < 4; ++j) {
+            l.p[j] = j == saxis ? int32_t(begin) : 0;
+            l.p[4 + j] = 1;
+        }
+        if (dst != y) layer(n, MK_OP_COPY, {dst}, y, "copy");
+        begin += count;
+    }
+}
+
+void Converter::tfl_pack(const Node& n) {
+    const Value& x0 = g_.value(n.input(0), n.label());
+    const int64_t r = int64_t(x0.shape.size());
+    int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
+    if (axis < 0) axis += r + 1;
+    if (axis < 0 || axis > r) throw ConvertError(n.label() + ": axis out of range");
+    if (n.inputs.size() > MK_BLOB_MAX_IN) throw no_kernel(n, "PACK of more than 4 inputs");
+    const uint32_t y = act(n.outputs.at(0));
+    int32_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= int32_t(x0.shape[size_t(d)]);
+    for (int64_t d = axis; d < r; ++d) inner *= int32_t(x0.shape[size_t(d)]);
+    std::vector<uint32_t> ins;
+    for (const auto& in : n.inputs) {
+        const uint32_t t = act(in);
+        if (t_[t].rec.dtype == MK_DT_S8 && (t_[t].rec.scale != t_[y].rec.scale || t_[t].rec.zero_point != t_[y].rec.zero_point))
+            throw no_kernel(n, "int8 PACK with requantizing inputs");
+        ins.push_back(t);
+    }
+    mk_blob_layer& l = layer(n, MK_OP_CONCAT, ins, y, "concat");
+    l.p[0] = outer;
+    l.p[1] = inner;
+    l.p[2] = int32_t(mk_elem(t_[y].rec.dtype));
+    for (size_t k = 0; k < ins.size(); ++k) l.p[3 + k] = 1;
+}
+
+void Converter::tfl_argmax(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    int64_t axis = const_ints(n, 1).at(0);
+    if (axis < 0) axis += int64_t(xv.shape.size());
+    if (n.op_type != "ARG_MAX" || axis != int64_t(xv.shape.size()) - 1) throw no_kernel(n, n.op_type + " other than ARG_MAX over the last axis");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    if (t_[x].rec.dtype == MK_DT_S32) throw no_kernel(n, "ARG_MAX of int32");
+    layer(n, MK_OP_ARGMAX, {x}, y, "argmax");
+}
+
+void Converter::tfl_prelu(const Node& n) {
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    const num::Tensor& a = cval(n, 1);
+    const int32_t C = t_[x].rec.dims[3];
+    if (t_[x].rec.dtype != MK_DT_F32 || a.dtype() != num::DType::F32) throw no_kernel(n, "quantized PRELU");
+    if (a.numel() != 1 && int32_t(a.numel()) != C) throw no_kernel(n, "PRELU with an alpha other than one value or one per channel");
+    const uint32_t at = add_const(MK_DT_F32, std::vector<uint8_t>(a.raw(), a.raw() + a.nbytes()), {1, 1, 1, int32_t(a.numel())});
+    layer(n, MK_OP_PRELU_F32, {x, at}, y, "prelu_f32", t_[y].rec.bytes / 4);
+}
+
+/// SUM / REDUCE_MAX / REDUCE_MIN (float) over adjacent axes.
+void Converter::tfl_reduce(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const size_t r = xv.shape.size();
+    std::vector<int> st;
+    for (int64_t ax : const_ints(n, 1)) {
+        if (ax < -int64_t(r) || ax >= int64_t(r)) throw ConvertError(n.label() + ": axis out of range");
+        st.push_back(int(ax < 0 ? ax + int64_t(r) : ax) + int(4 - r));
+    }
+    std::sort(st.begin(), st.end());
+    st.erase(std::unique(st.begin(), st.end()), st.end());
+    if (st.empty()) throw ConvertError(n.label() + ": empty axes");
+    for (size_t k = 1; k < st.size(); ++k)
+        if (st[k] != st[k - 1] + 1) throw no_kernel(n, n.op_type + " over non-adjacent axes");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw no_kernel(n, "int8 " + n.op_type);
+    const auto& d = t_[x].rec.dims;
+    int32_t outer = 1, axis = 1, inner = 1;
+    for (int j = 0; j < 4; ++j) (j < st.front() ? outer : j > st.back() ? inner : axis) *= d[j];
+    mk_blob_layer& l = layer(n, MK_OP_REDUCE_F32, {x}, y, "reduce_f32", t_[x].rec.bytes / 4);
+    l.p[0] = n.op_type == "SUM" ? MK_RED_SUM : n.op_type == "REDUCE_MAX" ? MK_RED_MAX : MK_RED_MIN;
+    l.p[1] = outer;
+    l.p[2] = axis;
+    l.p[3] = inner;
+}
+
 void Converter::tfl_node(const Node& n) {
     const std::string& op = n.op_type;
     if (op == "CONV_2D") return tfl_conv(n, false);
@@ -459,6 +574,11 @@ void Converter::tfl_node(const Node& n) {
     if (op == "QUANTIZE" || op == "DEQUANTIZE") return tfl_quantize(n);
     if (op == "TRANSPOSE") return tfl_transpose(n);
     if (op == "SLICE" || op == "STRIDED_SLICE") return tfl_slice(n);
+    if (op == "SPLIT" || op == "SPLIT_V" || op == "UNPACK") return tfl_split(n);
+    if (op == "PACK") return tfl_pack(n);
+    if (op == "ARG_MAX" || op == "ARG_MIN") return tfl_argmax(n);
+    if (op == "PRELU") return tfl_prelu(n);
+    if (op == "SUM" || op == "REDUCE_MAX" || op == "REDUCE_MIN") return tfl_reduce(n);
     static const std::set<std::string> kUnary{"RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
                                               "ELU", "ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE",
                                               "FLOOR", "CEIL", "ROUND", "GELU"};

@@ -382,6 +382,7 @@ const char* op_name(uint32_t op) {
         case MK_OP_REDUCE_F32: return "reduce_f32";
         case MK_OP_SOFTMAX_LUT_S8: return "softmax_lut_s8";
         case MK_OP_LSTM_F32: return "lstm_f32";
+        case MK_OP_PRELU_F32: return "prelu_f32";
         default: return "?";
     }
 }

@@ -526,6 +526,7 @@ const char* kernel_symbol(uint32_t op) {
         case MK_OP_SOFTMAX_F32: return "mk_softmax_f32";
         case MK_OP_GRU_F32: return "mk_gru_f32";
         case MK_OP_LSTM_F32: return "mk_lstm_f32";
+        case MK_OP_PRELU_F32: return "mk_prelu_f32";
         case MK_OP_ARGMAX: return "mk_argmax";
         case MK_OP_PAD: return "mk_pad4";
         case MK_OP_SLICE: return "mk_slice4";

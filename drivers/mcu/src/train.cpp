@@ -6,13 +6,16 @@
 // Softmax is the inference head (training uses softmax cross-entropy on the logits).
 #include "mcu/mcu_train.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstring>
 #include <iomanip>
 #include <sstream>
 
 #include "compiler/model_loader.h"
 #include "mcu/mcu_target.h"
+#include "mk/mk_train.h"
 #include "mk_train_blob.h"
 #include "mk_trainer.h"
 #include "numerics/npy.h"
@@ -37,6 +40,22 @@ const num::Tensor& constant(const drv::ir::Graph& g, const drv::ir::Node& n, siz
     return *v.data;
 }
 
+/// A tensor of the training graph: its number and NHWC dims; `flat_*` are the NHWC dims it was
+/// flattened from (an FC reading it permutes its weights from the model's NCHW flatten order).
+struct TT {
+    uint32_t id = 0;
+    int32_t h = 1, w = 1, c = 1;
+    int32_t flat_h = 0, flat_w = 0, flat_c = 0;
+};
+
+TT dims_of(const drv::ir::Value& v, const std::string& where) {
+    TT t;
+    if (v.shape.size() == 4 && v.shape[0] == 1) t.c = int32_t(v.shape[1]), t.h = int32_t(v.shape[2]), t.w = int32_t(v.shape[3]);
+    else if (v.shape.size() == 2 && v.shape[0] == 1) t.c = int32_t(v.shape[1]);
+    else throw Refusal(where + ": tensor '" + v.name + "' " + v.shape_str() + " is neither [1, C, H, W] nor [1, K] (FP32 training: batch 1)");
+    return t;
+}
+
 Built map_model(const drv::ir::Graph& g) {
     Built b;
     if (g.inputs().size() != 1) throw Refusal("the model must have one input");
@@ -44,53 +63,126 @@ Built map_model(const drv::ir::Graph& g) {
     if (in.dtype != num::DType::F32) throw Refusal("QAS INT8 training (quantized models) has no firmware yet; train the float32 model (FP32 training)");
     if (in.shape.size() != 4 || in.shape[0] != 1) throw Refusal("input must be NCHW with batch 1 (FP32 conv training: batch 1)");
     b.in_shape = in.shape;
-    int32_t H = int32_t(in.shape[2]), W = int32_t(in.shape[3]), C = int32_t(in.shape[1]);
-    b.in_floats = uint32_t(H * W * C);
-    bool flat = false;
-    int32_t fc_h = 0, fc_w = 0, fc_c = 0;  // NCHW flatten order to undo in the next FC
+    std::map<std::string, TT> tensors;
+    TT t0 = dims_of(in, "input");
+    tensors[in.name] = t0;
+    b.in_floats = uint32_t(t0.h * t0.w * t0.c);
+    b.act_floats = b.in_floats;
+    auto input = [&](const drv::ir::Node& n, size_t i) -> const TT& {
+        auto it = tensors.find(n.input(i));
+        if (it == tensors.end()) throw Refusal(n.label() + ": input '" + n.input(i) + "' is not a training tensor (constants are parameters of Conv/Gemm only)");
+        return it->second;
+    };
+    const std::string sfx = " (seed 000 training tables, FP32 rows)";
     for (const auto& n : g.nodes()) {
-        mk_train_layer l{};
-        l.in_h = H, l.in_w = W, l.in_c = C, l.b_param = ~0u;
         const std::string& op = n.op_type;
         if (op == "Softmax" && &n == &g.nodes().back()) break;
-        if (op == "Conv" && !flat) {
+        mk_train_layer l{};
+        l.in1 = ~0u, l.w_param = ~0u, l.b_param = ~0u;
+        const TT& a = input(n, 0);
+        l.in0 = a.id, l.in_h = a.h, l.in_w = a.w, l.in_c = a.c;
+        TT o;
+        o.id = uint32_t(b.layers.size() + 1);
+        const drv::ir::Value& ov = g.value(n.outputs.at(0), n.label());
+        if (op == "Conv") {
             const num::Tensor& w = constant(g, n, 1);
             const int64_t group = drv::ir::attr_int(n.attrs, "group", 1);
             const auto st = drv::ir::attr_ints(n.attrs, "strides", {1, 1}), dl = drv::ir::attr_ints(n.attrs, "dilations", {1, 1});
             const auto pd = drv::ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
-            if (w.rank() != 4 || group != C || w.dim(0) != C || w.dim(1) != 1 || n.has_input(2) || st != std::vector<int64_t>{1, 1} ||
-                dl != std::vector<int64_t>{1, 1} || pd.size() != 4)
+            if (a.flat_c || w.rank() != 4 || group != a.c || w.dim(0) != a.c || w.dim(1) != 1 || n.has_input(2) ||
+                st != std::vector<int64_t>{1, 1} || dl != std::vector<int64_t>{1, 1} || pd.size() != 4)
                 throw Refusal(n.label() + ": FP32 Conv training on ws63 supports the depthwise-equivalent conv only (group = in = out "
                               "channels, no bias, stride 1, dilation 1, batch 1; seed 000 TFLite Conv2D / ONNX Conv training table)");
             l.op = MK_TR_DWCONV;
-            l.kh = int32_t(w.dim(2)), l.kw = int32_t(w.dim(3)), l.pad_t = int32_t(pd[0]), l.pad_l = int32_t(pd[1]);
-            l.out_h = H + int32_t(pd[0] + pd[2]) - l.kh + 1, l.out_w = W + int32_t(pd[1] + pd[3]) - l.kw + 1, l.out_c = C;
+            l.p[0] = int32_t(w.dim(2)), l.p[1] = int32_t(w.dim(3)), l.p[2] = int32_t(pd[0]), l.p[3] = int32_t(pd[1]);
+            o.h = a.h + int32_t(pd[0] + pd[2]) - l.p[0] + 1, o.w = a.w + int32_t(pd[1] + pd[3]) - l.p[1] + 1, o.c = a.c;
             l.w_param = uint32_t(b.params.size());
-            for (int32_t ky = 0; ky < l.kh; ++ky)  // [C][1][kh][kw] -> [kh][kw][C]
-                for (int32_t kx = 0; kx < l.kw; ++kx)
-                    for (int32_t c = 0; c < C; ++c) b.params.push_back(w.data<float>()[(c * l.kh + ky) * l.kw + kx]);
-        } else if (op == "Relu") {
-            l.op = MK_TR_RELU, l.out_h = H, l.out_w = W, l.out_c = C;
-        } else if ((op == "Flatten" || op == "Reshape") && !flat) {
-            l.op = MK_TR_FLATTEN, l.out_h = 1, l.out_w = 1, l.out_c = H * W * C;
-            fc_h = H, fc_w = W, fc_c = C;
-            flat = true;
-        } else if ((op == "Gemm" || op == "MatMul") && flat) {
+            for (int32_t ky = 0; ky < l.p[0]; ++ky)  // [C][1][kh][kw] -> [kh][kw][C]
+                for (int32_t kx = 0; kx < l.p[1]; ++kx)
+                    for (int32_t c = 0; c < a.c; ++c) b.params.push_back(w.data<float>()[(c * l.p[0] + ky) * l.p[1] + kx]);
+        } else if (op == "Relu" || op == "Abs") {
+            l.op = op == "Relu" ? MK_TR_RELU : MK_TR_ABS;
+            o = a, o.id = uint32_t(b.layers.size() + 1);
+        } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+            const TT& c = input(n, 1);
+            if (c.h != a.h || c.w != a.w || c.c != a.c || c.flat_c != a.flat_c)
+                throw Refusal(n.label() + ": FP32 element-wise training needs identical shapes (no broadcast)" + sfx);
+            l.op = MK_TR_EW, l.in1 = c.id;
+            l.p[0] = op == "Add" ? MK_TR_EW_ADD : op == "Sub" ? MK_TR_EW_SUB : op == "Mul" ? MK_TR_EW_MUL : MK_TR_EW_DIV;
+            o = a, o.id = uint32_t(b.layers.size() + 1);
+        } else if (op == "Concat") {
+            const TT& c = input(n, 1);
+            if (n.inputs.size() != 2 || a.flat_c || c.flat_c) throw Refusal(n.label() + ": FP32 Concat training takes exactly 2 inputs" + sfx);
+            int64_t axis = drv::ir::attr_int(n.attrs, "axis", 1);
+            const bool r4 = ov.shape.size() == 4;
+            if (axis < 0) axis += int64_t(ov.shape.size());
+            l.op = MK_TR_CONCAT, l.in1 = c.id;
+            o = a, o.id = uint32_t(b.layers.size() + 1);
+            if ((r4 && axis == 1) || (!r4 && axis == 1)) {  // channels: innermost in NHWC
+                if (c.h != a.h || c.w != a.w) throw Refusal(n.label() + ": inputs differ outside the axis");
+                l.p[0] = a.h * a.w, l.p[1] = a.c, l.p[2] = c.c, l.p[3] = 1, o.c = a.c + c.c;
+            } else if (r4 && axis == 2) {
+                if (c.w != a.w || c.c != a.c) throw Refusal(n.label() + ": inputs differ outside the axis");
+                l.p[0] = 1, l.p[1] = a.h, l.p[2] = c.h, l.p[3] = a.w * a.c, o.h = a.h + c.h;
+            } else if (r4 && axis == 3) {
+                if (c.h != a.h || c.c != a.c) throw Refusal(n.label() + ": inputs differ outside the axis");
+                l.p[0] = a.h, l.p[1] = a.w, l.p[2] = c.w, l.p[3] = a.c, o.w = a.w + c.w;
+            } else {
+                throw Refusal(n.label() + ": Concat over the batch axis is not a training configuration" + sfx);
+            }
+        } else if (op == "Pad") {
+            const std::string mode = drv::ir::attr_string(n.attrs, "mode", "constant");
+            std::vector<int64_t> pads;
+            if (n.has_input(1)) {
+                const drv::ir::Value& pv = g.value(n.input(1), n.label());
+                if (!pv.is_constant()) throw Refusal(n.label() + ": pads must be constant");
+                for (size_t i = 0; i < pv.data->numel(); ++i) pads.push_back(pv.data->dtype() == num::DType::I64 ? pv.data->data<int64_t>()[i] : pv.data->data<int32_t>()[i]);
+            } else {
+                pads = drv::ir::attr_ints(n.attrs, "pads", {});
+            }
+            bool zero_value = !n.has_input(2);
+            if (n.has_input(2)) {
+                const drv::ir::Value& cv = g.value(n.input(2), n.label());
+                zero_value = cv.is_constant() && cv.data->dtype() == num::DType::F32 && cv.data->numel() == 1 && cv.data->data<float>()[0] == 0.0f;
+            }
+            if (mode != "constant" || !zero_value || pads.size() != 8 || a.flat_c || pads[0] || pads[1] || pads[4] || pads[5])
+                throw Refusal(n.label() + ": FP32 Pad training takes CONSTANT 0 padding of H and W only" + sfx);
+            for (int64_t v : pads)
+                if (v < 0) throw Refusal(n.label() + ": negative pads" + sfx);
+            l.op = MK_TR_PAD, l.p[0] = int32_t(pads[2]), l.p[1] = int32_t(pads[3]);
+            o = a, o.id = uint32_t(b.layers.size() + 1);
+            o.h = a.h + int32_t(pads[2] + pads[6]), o.w = a.w + int32_t(pads[3] + pads[7]);
+        } else if (op == "ReduceMean" || op == "ReduceSum" || op == "GlobalAveragePool") {
+            std::vector<int64_t> axes = op == "GlobalAveragePool" ? std::vector<int64_t>{2, 3} : drv::ir::attr_ints(n.attrs, "axes", {});
+            if (op != "GlobalAveragePool" && n.has_input(1)) {
+                const drv::ir::Value& av = g.value(n.input(1), n.label());
+                for (size_t i = 0; av.is_constant() && i < av.data->numel(); ++i) axes.push_back(av.data->data<int64_t>()[i]);
+            }
+            if (a.flat_c || axes != std::vector<int64_t>{2, 3}) throw Refusal(n.label() + ": " + op + " training over H and W of NCHW only here" + sfx);
+            l.op = MK_TR_REDUCE, l.p[0] = op != "ReduceSum", l.p[1] = 1, l.p[2] = a.h * a.w, l.p[3] = a.c;
+            o.h = 1, o.w = 1, o.c = a.c;
+        } else if (op == "Flatten" || op == "Reshape") {
+            l.op = MK_TR_FLATTEN;
+            o.h = 1, o.w = 1, o.c = a.h * a.w * a.c;
+            if (a.h * a.w > 1 && a.c > 1 && !a.flat_c) o.flat_h = a.h, o.flat_w = a.w, o.flat_c = a.c;
+            else o.flat_h = a.flat_h, o.flat_w = a.flat_w, o.flat_c = a.flat_c;
+        } else if (op == "Gemm" || op == "MatMul") {
             const num::Tensor& w = constant(g, n, 1);
             const bool tb = op == "Gemm" && drv::ir::attr_int(n.attrs, "transB", 0) != 0;
-            if (w.rank() != 2 || (op == "Gemm" && (drv::ir::attr_int(n.attrs, "transA", 0) != 0 || drv::ir::attr_float(n.attrs, "alpha", 1.0f) != 1.0f)))
+            if (a.h != 1 || a.w != 1 || w.rank() != 2 ||
+                (op == "Gemm" && (drv::ir::attr_int(n.attrs, "transA", 0) != 0 || drv::ir::attr_float(n.attrs, "alpha", 1.0f) != 1.0f)))
                 throw Refusal(n.label() + ": FP32 FC training supports rank 2, A not transposed, alpha 1 (seed 000 FullyConnected / Gemm training table)");
             const int32_t K = int32_t(tb ? w.dim(1) : w.dim(0)), N = int32_t(tb ? w.dim(0) : w.dim(1));
-            if (K != H * W * C) throw Refusal(n.label() + ": weight rows do not match the flattened input");
-            l.op = MK_TR_FC, l.in_h = 1, l.in_w = 1, l.in_c = K, l.out_h = 1, l.out_w = 1, l.out_c = N;
+            if (K != a.c) throw Refusal(n.label() + ": weight rows do not match the input");
+            l.op = MK_TR_FC;
+            o.c = N;
             l.w_param = uint32_t(b.params.size());
             for (int32_t j = 0; j < N; ++j)
                 for (int32_t k = 0; k < K; ++k) {
-                    // our k is NHWC order (y, x, c); the model's is its NCHW flatten (c, y, x)
-                    int32_t src = k;
-                    if (fc_c > 0) {
-                        const int32_t c = k % fc_c, x = (k / fc_c) % fc_w, y = k / (fc_c * fc_w);
-                        src = (c * fc_h + y) * fc_w + x;
+                    int32_t src = k;  // our k is NHWC (y, x, c) when flattened from an image; the model's is NCHW (c, y, x)
+                    if (a.flat_c > 0) {
+                        const int32_t c = k % a.flat_c, x = (k / a.flat_c) % a.flat_w, y = k / (a.flat_c * a.flat_w);
+                        src = (c * a.flat_h + y) * a.flat_w + x;
                     }
                     b.params.push_back(tb ? w.data<float>()[j * K + src] : w.data<float>()[src * N + j]);
                 }
@@ -100,18 +192,19 @@ Built map_model(const drv::ir::Graph& g) {
                 l.b_param = uint32_t(b.params.size());
                 b.params.insert(b.params.end(), bias.data<float>(), bias.data<float>() + N);
             }
-            fc_c = 0;  // later FCs read our own (already flat) order
         } else {
-            throw Refusal(n.label() + ": not in the ws63 FP32 training configurations (depthwise-equivalent Conv, Relu, "
-                          "Flatten/Reshape, Gemm/MatMul; seed 000 training tables)");
+            throw Refusal(n.label() + ": not in the ws63 FP32 training configurations (depthwise-equivalent Conv, Relu, Abs, Add/Sub/Mul/Div "
+                          "without broadcast, Concat of two, constant Pad, ReduceMean/ReduceSum over H and W, Flatten/Reshape, Gemm/MatMul)" + sfx);
         }
-        H = l.out_h, W = l.out_w, C = l.out_c;
-        b.act_floats = std::max({b.act_floats, uint32_t(l.in_h * l.in_w * l.in_c), uint32_t(H * W * C)});
+        l.out_h = o.h, l.out_w = o.w, l.out_c = o.c;
+        b.act_floats = std::max({b.act_floats, uint32_t(l.in_h * l.in_w * l.in_c), uint32_t(o.h * o.w * o.c)});
         b.layers.push_back(l);
+        if (b.layers.size() > MK_TRAIN_MAX_LAYERS) throw Refusal("more than 32 layers");
+        tensors[n.outputs.at(0)] = o;
     }
-    if (b.layers.empty() || b.layers.back().op != MK_TR_FC) throw Refusal("the model must end in a Gemm/MatMul (the logits) before an optional Softmax");
+    if (b.layers.empty() || b.layers.back().out_h != 1 || b.layers.back().out_w != 1)
+        throw Refusal("the model must end in the logits [1, classes] (before an optional Softmax)");
     b.classes = uint32_t(b.layers.back().out_c);
-    if (b.layers.size() > MK_TRAIN_MAX_LAYERS) throw Refusal("more than 16 layers");
     return b;
 }
 

@@ -72,6 +72,7 @@ const ops::OpTable& table() {
         tfl::register_elementwise(m);
         tfl::register_pool(m);
         tfl::register_shape(m);
+        tfl::register_more(m);
         return m;
     }();
     return t;

@@ -56,5 +56,6 @@ void register_conv(ops::OpTable& t);
 void register_elementwise(ops::OpTable& t);
 void register_pool(ops::OpTable& t);
 void register_shape(ops::OpTable& t);
+void register_more(ops::OpTable& t);
 
 }  // namespace num::tfl
