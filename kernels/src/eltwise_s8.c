@@ -21,6 +21,9 @@ void mk_add_s8_prepare(float sa, int32_t za, float sb, int32_t zb, float so, int
     p->out.shift = 0;
     p->act_min = -128;
     p->act_max = 127;
+    p->tfl = 0; /* onnxruntime-style parameters (the TFLite ones are set by the converter) */
+    p->sub = 0;
+    p->ta.multiplier = p->ta.shift = p->tb.multiplier = p->tb.shift = 0;
 }
 
 static inline int32_t add_one(int32_t a, int32_t b, const mk_eltwise_s8_params* p) {
