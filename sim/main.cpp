@@ -27,6 +27,7 @@
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "sweep/cli.h"
 
 namespace {
 
@@ -427,6 +428,11 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
 
+    sweep::SweepCliOptions swo;
+    swo.version = NPUSIM_VERSION;
+    CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
+    sweep::add_sweep_options(*swp, swo);
+
     iss::RunOptions io;
     mcu::TrainOptions to;
     CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
@@ -465,6 +471,7 @@ int sc_main(int argc, char* argv[]) {
         return mcu::train_cli(to, std::cout, std::cerr);
     }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
+    if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     return kExitBadInput;
 }
 
