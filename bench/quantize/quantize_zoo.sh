@@ -74,7 +74,7 @@ elif kind == "ort":
     for k, o in enumerate(lsb):
         a = np.load("%s%d.npy" % (sys.argv[3], k)).astype(np.float64)
         b = np.load("%s%d.npy" % (sys.argv[4], k)).astype(np.float64)
-        d = np.abs(a - b) / o["lsb"]
+        d = np.rint(np.abs(a - b) / o["lsb"])  # whole steps (float32 scale rounding aside)
         worst = max(worst, d.max())
         parts.append("%s max %.0f mean %.3f LSB (%.2f%% > 1)" % (o["name"], d.max(), d.mean(), 100.0 * (d > 1.5).mean()))
     print("NPU vs onnxruntime: " + "; ".join(parts) + (" -> within 4 LSB" if worst <= 4 else " -> OVER 4 LSB"))
