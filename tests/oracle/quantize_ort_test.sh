@@ -25,7 +25,7 @@ check() { if eval "$2"; then echo "ok   - $1"; else echo "FAIL - $1"; fails=$((f
 
 $PY "$HERE/gen_quant_nets.py" "$T" || { echo "FAIL - cannot generate the nets"; exit 1; }
 models="$T/q_yolo_block.onnx $T/q_residual.onnx $T/q_opset11.onnx"
-for m in t_conv t_depthwise t_pool t_gemm t_elementwise t_activations t_shape mobilenetv2; do
+for m in t_conv t_depthwise t_pool t_gemm t_matmul t_elementwise t_activations t_shape mobilenetv2; do
   [ -f "$ZOO/$m.onnx" ] && models="$models $ZOO/$m.onnx"
 done
 for m in $models; do
