@@ -56,6 +56,7 @@ std::string report_text(const RunResult& r) {
         if (l.sram_read_bytes || l.sram_write_bytes)
             o += fmt::format("{} core {}: NBUF traffic {} read, {} written (not counted as DDR)\n", l.name, l.core,
                              bytes(l.sram_read_bytes), bytes(l.sram_write_bytes));
+    if (r.rtl) o += npu::rtl::report_text(r.rtl_tasks, r.rtl_opts);
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
@@ -97,6 +98,7 @@ std::string report_json(const RunResult& r) {
     if (r.checked)
         j["output_check"] = {{"values", r.check.values}, {"equal", r.check.equal}, {"off_by_one", r.check.off_by_one},
                              {"worse", r.check.worse}, {"max_abs_diff", r.check.max_abs_diff}};
+    if (r.rtl) j["rtl"] = npu::rtl::report_json(r.rtl_tasks, r.rtl_opts);
     j["errors"] = r.errors;
     j["ok"] = r.ok();
     return j.dump(2) + "\n";
@@ -193,6 +195,7 @@ std::string report_text(const ModelRunResult& r) {
                  "  propagates downstream, so end-to-end outputs of deep nets may differ by a few LSB.\n";
     }
     if (r.mode == "timing") o += "timing mode: no data moved, outputs not compared\n";
+    if (r.rtl) o += npu::rtl::report_text(r.rtl_tasks, r.rtl_opts, r.rtl_layers);
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
@@ -274,6 +277,7 @@ std::string report_json(const ModelRunResult& r) {
         x["layers_worse"] = r.layers_worse;
         j["isolated_check"] = x;
     }
+    if (r.rtl) j["rtl"] = npu::rtl::report_json(r.rtl_tasks, r.rtl_opts, r.rtl_layers);
     j["notes"] = r.notes;
     j["errors"] = r.errors;
     j["ok"] = r.ok();
