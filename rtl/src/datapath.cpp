@@ -353,7 +353,8 @@ DatapathStats Datapath::Impl::run(DatapathJob& j, uint64_t time_ps) {
 }
 
 Datapath::Datapath(const std::string& name, uint64_t clock_ps) {
-    Verilated::traceEverOn(true);
+    // The default context (the models are built on it): VCD tracing can be enabled later.
+    Verilated::defaultContextp()->traceEverOn(true);
     impl_ = std::make_unique<Impl>(name.c_str(), clock_ps);
 }
 

@@ -15,7 +15,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PY=/usr/bin/python3
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+[ -n "${NPUSIM_KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
 fails=0
 check() { if eval "$2"; then echo "ok   - $1"; else echo "FAIL - $1"; fails=$((fails + 1)); fi; }
 
