@@ -236,19 +236,36 @@ module npu_core_mac #(
   logic [PIXELS-1:0][KERNELS-1:0][31:0] val3;
   /* verilator tracing_on */
 
+  // Each stage's data registers load only when the stage before holds a beat (clock enable).
   always_ff @(posedge clk) begin
-    if (adv) begin
+    if (adv && v0) begin
       for (int p = 0; p < PIXELS; p++) begin
         for (int k = 0; k < KERNELS; k++) begin
           for (int l = 0; l < LANES; l++) begin
             prod1[p][k][l] <= 16'($signed(f0[(p*LANES+l)*8+:8]) * $signed(w_act[k][l*8+:8]));
           end
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (adv && v1) begin
+      for (int p = 0; p < PIXELS; p++) begin
+        for (int k = 0; k < KERNELS; k++) begin
           for (int g = 0; g < LANES / 4; g++) begin
             psum2[p][k][g] <= 18'($signed(prod1[p][k][4*g])) + 18'($signed(prod1[p][k][4*g+1])) +
                 18'($signed(prod1[p][k][4*g+2])) + 18'($signed(prod1[p][k][4*g+3]));
           end
         end
         for (int l = 0; l < LANES; l++) dwp2[p][l] <= prod1[p][0][l];
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (adv && v2) begin
+      for (int p = 0; p < PIXELS; p++) begin
         for (int k = 0; k < KERNELS; k++) begin
           if (cfg_dw) val3[p][k] <= (k < LANES) ? 32'($signed(dwp2[p][k%LANES])) : 32'd0;
           else val3[p][k] <= cell_sum(psum2[p][k]);
@@ -264,30 +281,31 @@ module npu_core_mac #(
   logic [PIXELS-1:0] dpm[ENTRIES];
   logic [PIXW-1:0] dpix[ENTRIES];
   logic [CGW-1:0] dcg[ENTRIES];
-  logic [CELLS*32-1:0] acc_new;
   /* verilator tracing_on */
   logic [EW-1:0] dwp, drp;
   logic [DW-1:0] dcnt;
   logic push, pop;
 
-  always_comb begin
-    for (int p = 0; p < PIXELS; p++) begin
-      for (int k = 0; k < KERNELS; k++) begin
-        acc_new[(p*KERNELS+k)*32+:32] = (first3 ? 32'd0 : acc[e3][(p*KERNELS+k)*32+:32]) + val3[p][k];
-      end
-    end
-  end
-
   assign dfifo_full = (dcnt == DW'(ENTRIES));
   assign push = adv && v3 && last3;
 
+  // The entry's new sums, computed at the clock edge that stores them (a register-file
+  // read-add-write); the delivery FIFO takes the same value when the entry completes.
   always_ff @(posedge clk) begin
-    if (adv && v3) acc[e3] <= acc_new;
-    if (push) begin
-      dmem[dwp] <= acc_new;
-      dpm[dwp] <= pm3;
-      dpix[dwp] <= pix3;
-      dcg[dwp] <= cg3;
+    logic [CELLS*32-1:0] nxt;
+    if (adv && v3) begin
+      for (int p = 0; p < PIXELS; p++) begin
+        for (int k = 0; k < KERNELS; k++) begin
+          nxt[(p*KERNELS+k)*32+:32] = (first3 ? 32'd0 : acc[e3][(p*KERNELS+k)*32+:32]) + val3[p][k];
+        end
+      end
+      acc[e3] <= nxt;
+      if (last3) begin
+        dmem[dwp] <= nxt;
+        dpm[dwp] <= pm3;
+        dpix[dwp] <= pix3;
+        dcg[dwp] <= cg3;
+      end
     end
   end
 

@@ -197,8 +197,9 @@ module npu_dpu_cvt #(
     return r;
   endfunction
 
+  // The lane datapath's registers are clock-enabled while any stage holds a beat.
   always_ff @(posedge clk) begin
-    if (adv) begin
+    if (adv && (take || v != '0)) begin
       for (int l = 0; l < LANES; l++) begin
         // D0: operands
         x0[l] <= is_data[l*32+:32];
