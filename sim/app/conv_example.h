@@ -54,6 +54,7 @@ struct RunResult {
     std::vector<uint64_t> regcmd;     ///< the submitted regcmd buffer
     std::vector<std::string> notes;   ///< placement and other remarks for the report
     uint64_t regcmd_addr = 0;         ///< its device address
+    hw::Calibration calibration;      ///< the profile's timing calibration (trust line of the report)
     bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
     npu::rtl::RtlOptions rtl_opts;
     std::vector<npu::rtl::RtlTaskRecord> rtl_tasks;
