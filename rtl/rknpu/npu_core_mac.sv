@@ -10,7 +10,7 @@
 //
 // Streams (valid/ready, both through 2-entry skid buffers):
 //   w_*  weight atoms of one weight set, kernel 0 first, WATOMS per beat (w_cnt of them valid,
-//        atom a at bits [a*LANES*8 +: LANES*8]: the 32-byte weight atomic of the CBUF read),
+//        atom a at bits [a*LANES*8 +: LANES*8]: one 128-byte CBUF entry per cycle),
 //        w_last on the beat with the set's last atom (a short
 //        set leaves the remaining cells at zero). A set is loaded into shadow registers while the
 //        array computes with the active set; it becomes active when the active set's last
@@ -35,7 +35,7 @@ module npu_core_mac #(
     parameter int KERNELS = 32,
     parameter int PIXELS = 2,
     parameter int ENTRIES = 32,
-    parameter int WATOMS = 2,
+    parameter int WATOMS = 8,
     parameter int PIXW = 28,
     parameter int CGW = 12,
     parameter int EW = $clog2(ENTRIES),

@@ -9,7 +9,7 @@ module npu_rknpu_dp #(
     parameter int KERNELS = 32,
     parameter int PIXELS = 2,
     parameter int ENTRIES = 32,
-    parameter int WATOMS = 2,
+    parameter int WATOMS = 8,
     parameter int GROUPS = 512,
     parameter int PIXW = 28,
     parameter int CGW = 12,

@@ -113,12 +113,14 @@ TEST(RtlCore, RandomConvsMatchTheReferenceAccumulators) {
     EXPECT_EQ(out.mismatches, 0u);
     EXPECT_GE(out.dot_products, 10000u);
     // 1024 output pixels / 2 per beat x 9 taps x 1 channel group = 4608 beats, one per cycle, plus
-    // the first weight set (32 atoms, 2 per cycle) and the drain of the last stripe: its last pass completes an
-    // entry (2 pixels x 32 kernels = 4 output atoms) per cycle for 32 cycles, the output port
-    // takes one atom per cycle, so 96 cycles follow the last beat (plus the ~10-stage pipeline).
+    // the first weight set (32 atoms, kWeightAtoms per cycle) and the drain of the last stripe: its
+    // last pass completes an entry (2 pixels x 32 kernels = 4 output atoms) per cycle for 32
+    // cycles, the output port takes one atom per cycle, so 96 cycles follow the last beat (plus
+    // the ~10-stage pipeline).
+    const uint64_t first_set = npu::rtl::kKernels / npu::rtl::kWeightAtoms;
     EXPECT_EQ(out.bundled_beats, 4608u);
-    EXPECT_GE(out.bundled_cycles, 4608u + 16u + 96u);
-    EXPECT_LE(out.bundled_cycles, 4608u + 16u + 96u + 16u);
+    EXPECT_GE(out.bundled_cycles, 4608u + first_set + 96u);
+    EXPECT_LE(out.bundled_cycles, 4608u + first_set + 96u + 16u);
     EXPECT_EQ(out.wrap_ref, -1879048192);  // 9 * 2^28 mod 2^32, as int32
     EXPECT_EQ(out.wrap_rtl, out.wrap_ref);
 }

@@ -13,7 +13,7 @@ inline constexpr uint32_t kLanes = 16;       ///< int8 lanes per atom (C2 of the
 inline constexpr uint32_t kKernels = 32;     ///< MAC cells per pixel group (atomic-K)
 inline constexpr uint32_t kPixels = 2;       ///< pixel groups (feature atoms per beat)
 inline constexpr uint32_t kEntries = 32;     ///< accumulator entries: a stripe is <= kEntries * kPixels pixels
-inline constexpr uint32_t kWeightAtoms = 2;  ///< weight atoms per weight beat (the 32-byte weight atomic)
+inline constexpr uint32_t kWeightAtoms = 8;  ///< weight atoms per weight beat (one 128-byte CBUF entry)
 inline constexpr uint32_t kGroups = 512;     ///< DPU per-channel operand RAM: channel groups of kLanes
 inline constexpr uint32_t kKernelAtoms = kKernels / kLanes;
 
