@@ -102,7 +102,11 @@ bool Hart::load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo)
         }
         uint8_t buf[4] = {};
         uint64_t wait = 0;
-        if (mem_.read(addr, len, buf, cycles_, wait)) {
+        fp_leave();
+        const bool ok = mem_.read(addr, len, buf, cycles_, wait);
+        // MMIO may take any time and change interrupt lines: the block engine ends its block here.
+        request_attention();
+        if (ok) {
             value = 0;
             std::memcpy(&value, buf, len);
             cycles_ += wait;
@@ -131,9 +135,13 @@ bool Hart::store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo)
         DmiRegion r;
         if (find_dmi(addr, r)) {
             if (r.writable) {
+                if (st_.base != r.base || st_.size != r.size || st_code_ == nullptr)
+                    st_code_ = code_pages_for(r.base, r.size).page.data();
                 st_ = r;
                 std::memcpy(r.host + (addr - r.base), &value, len);
                 cycles_ += r.write_wait_cycles;
+                if (st_code_[(addr - r.base) >> 12] || st_code_[(addr + len - 1 - r.base) >> 12])
+                    check_code_write(addr, len);
                 if (tohost_ != 0 && addr == tohost_ && value != 0) handle_tohost(value);
                 return true;
             }
@@ -141,7 +149,10 @@ bool Hart::store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo)
             uint8_t buf[4];
             std::memcpy(buf, &value, 4);
             uint64_t wait = 0;
-            if (mem_.write(addr, len, buf, cycles_, wait)) {
+            fp_leave();
+            const bool ok = mem_.write(addr, len, buf, cycles_, wait);
+            request_attention();  // see load_slow
+            if (ok) {
                 cycles_ += wait;
                 return true;
             }
@@ -164,6 +175,7 @@ void Hart::handle_tohost(uint32_t value) {
         return;
     }
     // Otherwise `value` points at magic_mem: uint64 {syscall, a0, a1, a2, ...}.
+    fp_leave();
     uint64_t args[4] = {};
     if (!debug_read(value, sizeof args, reinterpret_cast<uint8_t*>(args))) return;
     uint64_t ret = static_cast<uint64_t>(-1);
@@ -217,6 +229,7 @@ void Hart::remove_watchpoint(uint32_t addr, uint32_t len, WatchKind kind) {
 }
 
 bool Hart::debug_read(uint32_t addr, uint32_t len, uint8_t* data) {
+    fp_leave();
     for (uint32_t i = 0; i < len; ++i) {
         DmiRegion r;
         const uint32_t a = addr + i;
@@ -231,6 +244,7 @@ bool Hart::debug_read(uint32_t addr, uint32_t len, uint8_t* data) {
 }
 
 bool Hart::debug_write(uint32_t addr, uint32_t len, const uint8_t* data) {
+    fp_leave();
     bool code_touched = false;
     for (uint32_t i = 0; i < len; ++i) {
         DmiRegion r;

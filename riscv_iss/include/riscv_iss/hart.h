@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// One RV32IMAFC hart: architectural state, the pre-decoded run loop, traps, CSRs and a built-in CLINT.
+// One RV32IMAFC hart: architectural state, two execution engines over pre-decoded code (the block engine,
+// default, and the per-instruction step engine), traps, CSRs, debug triggers and a built-in CLINT.
 // No SystemC and no host time in here (SG-8.2): time is the hart's own cycle count.
 #pragma once
 #include <cstdint>
@@ -18,6 +19,8 @@
 namespace iss {
 
 class Decoder;
+struct Block;
+struct BlockCache;
 
 enum class Priv : uint8_t { kUser = 0, kMachine = 3 };
 
@@ -43,6 +46,11 @@ public:
     virtual bool semihost_call(Hart& h) = 0;
 };
 
+/// Which engine Hart::run() uses. Both give identical architectural results, instret and cycles (the
+/// differential tests check it); kStep is the reference and always runs single steps, traced runs and
+/// debugger breakpoints. The default is kBlocks unless NPUSIM_ISS_ENGINE=step is set in the environment.
+enum class Engine : uint8_t { kBlocks, kStep };
+
 class Hart {
 public:
     Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, const DeviceMap& devices = {});
@@ -53,7 +61,13 @@ public:
     /// Resets architectural state (x/f registers zero, M-mode, counters zero) and sets pc.
     void reset(uint32_t pc);
     /// Executes up to `max_insns` instructions; stops earlier on exit, breakpoint, WFI or fatal error.
+    /// The budget counts instructions attempted: retired ones and ones that trapped (so a trap storm is
+    /// bounded too); executed_ accumulates what every run() call used of it.
     StopReason run(uint64_t max_insns);
+    void set_engine(Engine e) { engine_ = e; }
+    Engine engine() const { return engine_; }
+    /// Instructions attempted over all run() calls (retired + trapped); see run().
+    uint64_t executed_ = 0;
 
     // ---- platform interface -------------------------------------------------------------------
     /// External interrupt line (mip.MEIP) and local lines 16..31 of the interrupt controller.
@@ -129,6 +143,17 @@ public:
     void debug_break(const DecodedInsn& d);
     uint32_t last_pc_ = 0;  ///< pc of the last control transfer (wild-jump messages)
 
+    /// F extension host environment (src/exec_f.cpp): the guest's rounding mode is set in the host FPU
+    /// once and its IEEE flags accrue there while guest FP code runs; fp_leave() moves them into fflags_
+    /// and restores the host state. Called before fflags is read or written and before any call out of
+    /// the hart (memory port, console, semihosting, commit log), so host code never sees guest state.
+    void fp_enter(unsigned rm) {
+        if (!fp_active_ || rm != fp_rm_) fp_switch(rm);
+    }
+    void fp_leave() {
+        if (fp_active_) fp_harvest();
+    }
+
     template <typename T>
     bool load(uint32_t addr, T& out);
     template <typename T>
@@ -140,14 +165,40 @@ public:
     uint64_t mtime() const { return cycles_ / cm_.mtime_divider + mtime_offset_; }
 
 private:
+    friend struct BlockCache;
     struct CodeRegion {
         DmiRegion dmi;
         DecodedInsn* decoded = nullptr;             // calloc'ed: size/2 entries, lazily decoded
         uint32_t touched_lo = ~0u, touched_hi = 0;  // entry range ever decoded (what a flush must clear)
     };
     bool service_attention();
+    template <bool kTrace>
+    uint64_t run_loop(uint64_t left);
+    uint64_t run_blocks(uint64_t left);
+    uint64_t exec_blocks(Block* b, uint64_t left);
+    Block* find_block(uint32_t pc, bool may_flush);
+    Block* translate_block(uint32_t pc);
+    bool block_may_start(uint32_t pc) const { return breakpoints_.empty() || breakpoints_.count(pc) == 0; }
+    void flush_blocks();
+    void flush_code_now();
+    void drop_code_regions();
+    uint64_t entry_penalty(const Block* b, uint8_t prev_load_rd, uint8_t prev_rd) const;
+    void fp_switch(unsigned rm);
+    void fp_harvest();
+    // Code-page tracking for self-modifying code: every decoded instruction marks its halfwords; a store
+    // that overwrites one schedules a flush of all pre-decoded code (both engines) before the next insn.
+    struct CodePages {
+        uint32_t base = 0, size = 0;
+        std::vector<uint8_t> page;                 // per 4 KiB page: some halfword holds decoded code
+        std::vector<std::vector<uint64_t>> bits;   // per page: one bit per halfword (empty = none)
+    };
+    CodePages& code_pages_for(uint32_t base, uint32_t size);
+    void mark_code(const DmiRegion& r, uint32_t addr, uint32_t len);
+    void check_code_write(uint32_t addr, uint32_t len);
+    void clear_code_marks();
     bool enter_code_region(uint32_t pc);
     DecodedInsn* fetch_slow();
+    void decode_cost(DecodedInsn& d, const CodeRegion& region) const;
     void decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region);
     bool find_dmi(uint32_t addr, DmiRegion& out);
     void take_trap(uint32_t cause, uint32_t tval, uint32_t epc);
@@ -169,8 +220,17 @@ private:
     // Current code region, copied out of code_regions_ for the hot loop.
     uint32_t code_base_ = 0, code_size_ = 0;
     DecodedInsn* code_ = nullptr;
-    // Data fast path: last region used by a load / store.
+    // Data fast path: last region used by a load / store; st_code_ flags the code pages of st_.
     DmiRegion ld_, st_;
+    const uint8_t* st_code_ = nullptr;
+    std::vector<CodePages> code_pages_;
+    uint32_t max_wait_ = 0;  // largest read/write wait of any DMI region seen (block cost bounds)
+    std::unique_ptr<BlockCache> blocks_;
+    Engine engine_ = Engine::kBlocks;
+    bool in_run_ = false;
+    bool fp_active_ = false;
+    unsigned fp_rm_ = 0;
+    uint32_t fp_host_csr_ = 0;
     // Accesses in [watch_lo_, watch_lo_ + watch_len_) take the slow path (watchpoints, tohost).
     uint32_t watch_lo_ = 0, watch_len_ = 0;
     struct Watch {
@@ -187,9 +247,8 @@ private:
     uint64_t attention_at_ = 0;
     uint8_t prev_load_rd_ = 0;  // hazard state carried between run() calls
     uint8_t prev_rd_ = 0;
-    template <bool kTrace>
-    StopReason run_loop(uint64_t max_insns);
     bool flush_pending_ = false;
+    bool dmi_pending_ = false;
     StopReason stop_ = StopReason::kNone;
     FatalKind fatal_kind_ = FatalKind::kNone;
     int exit_code_ = 0;
@@ -220,7 +279,7 @@ inline bool Hart::load(uint32_t addr, T& out) {
 template <typename T>
 inline bool Hart::store(uint32_t addr, T value) {
     const uint32_t off = addr - st_.base;
-    if (off < st_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_) {
+    if (off < st_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_ && !st_code_[off >> 12]) {
         std::memcpy(st_.host + off, &value, sizeof(T));
         cycles_ += st_.write_wait_cycles;
         return true;
