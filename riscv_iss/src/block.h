@@ -52,6 +52,8 @@ enum class BKind : uint8_t {
     kSb,
     kSh,
     kSw,
+    kFlw,
+    kFsw,
     kPure,  ///< exec function that reads no counter and touches no memory (F arithmetic): no sync needed
     kSync,  ///< exec function run with exact instret/cycles (CSR, F loads/stores, atomics)
     kBeq,
@@ -96,6 +98,7 @@ struct Block {
     uint32_t link = 0;                                        ///< jalr: the link value (pc + len)
     uint32_t next_pc[2] = {0, 0};                             ///< [0] taken / jump target, [1] fall-through
     Block* next[2] = {nullptr, nullptr};                      ///< chained successors (lazily resolved)
+    uint32_t next_pen[2] = {0, 0};                            ///< their entry hazard after this block
     uint32_t taken_extra = 0;                                 ///< branch: taken - not-taken cycles
     BOp* ops = nullptr;                                       ///< n operations (+ a kFallthrough)
     BInfo* info = nullptr;                                    ///< n entries

@@ -40,14 +40,6 @@ void Hart::flush_blocks() {
     if (!blocks_->map.empty()) blocks_->clear();
 }
 
-uint64_t Hart::entry_penalty(const Block* b, uint8_t prev_load_rd, uint8_t prev_rd) const {
-    uint64_t pen = 0;
-    if (prev_load_rd != 0 && (b->first_hz1 == prev_load_rd || b->first_hz2 == prev_load_rd))
-        pen += cm_.load_use_penalty;
-    if (b->first_jalr_rs != 0 && b->first_jalr_rs == prev_rd) pen += cm_.jalr_use_penalty;
-    return pen;
-}
-
 Block* Hart::find_block(uint32_t pc, bool may_flush) {
     if (Block* b = blocks_->lookup(pc)) return b;
     if (!block_may_start(pc)) return nullptr;
@@ -147,6 +139,10 @@ Classified classify(const DecodedInsn& d, uint32_t pc, uint32_t ialign_mask) {
             return {BKind::kSh, false};
         case Op::kSw:
             return {BKind::kSw, false};
+        case Op::kFlw:
+            return {BKind::kFlw, false};
+        case Op::kFsw:
+            return {BKind::kFsw, false};
         case Op::kBeq:
         case Op::kBne:
         case Op::kBlt:
