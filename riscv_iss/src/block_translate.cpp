@@ -178,7 +178,7 @@ Classified classify(const DecodedInsn& d, uint32_t pc, uint32_t ialign_mask) {
 uint64_t dynamic_max(const DecodedInsn& d, const CycleModel& cm, const IsaConfig& isa, uint32_t max_wait) {
     if (d.op == static_cast<uint16_t>(Op::kCount)) return 0;
     const OpcodeInfo& row = Decoder::info(d.op);
-    const uint64_t mem = isa.misaligned_trap ? max_wait : 4ull * max_wait + cm.misaligned_penalty;
+    const uint64_t mem = isa.misaligned_trap ? max_wait : 2ull * max_wait + cm.misaligned_penalty;
     switch (row.exec_op) {
         case Op::kLb:
         case Op::kLh:

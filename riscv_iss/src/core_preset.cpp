@@ -80,6 +80,36 @@ void read_isa(const Ctx& c, const json& j, IsaConfig& isa) {
                       if (v != "trap" && v != "emulate") c.fail(p, "expected \"trap\" or \"emulate\"");
                       isa.misaligned_trap = v == "trap";
                   }},
+                 {"triggers",
+                  [&](const std::string& p, const json& v) {
+                      for_keys(c, p, v,
+                               {
+                                   {"count",
+                                    [&](const std::string& q, const json& x) {
+                                        isa.triggers.count = static_cast<uint32_t>(to_u64(c, q, x, 8));
+                                    }},
+                                   {"match",
+                                    [&](const std::string& q, const json& x) {
+                                        if (!x.is_array()) c.fail(q, "expected a list of \"execute\", \"load\", \"store\"");
+                                        isa.triggers.execute = isa.triggers.load = isa.triggers.store = false;
+                                        for (const json& k : x) {
+                                            if (k == "execute")
+                                                isa.triggers.execute = true;
+                                            else if (k == "load")
+                                                isa.triggers.load = true;
+                                            else if (k == "store")
+                                                isa.triggers.store = true;
+                                            else
+                                                c.fail(q, "unknown access kind " + k.dump() + " (execute, load, store)");
+                                        }
+                                    }},
+                                   {"debugger_only",
+                                    [&](const std::string& q, const json& x) {
+                                        if (!x.is_boolean()) c.fail(q, "expected true/false");
+                                        isa.triggers.debugger_only = x.get<bool>();
+                                    }},
+                               });
+                  }},
                  {"reset_pc", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.reset_pc); }},
                  {"mvendorid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.mvendorid); }},
                  {"marchid", [&](const std::string& p, const json& v) { read_num(c, p, v, isa.marchid); }},

@@ -66,6 +66,10 @@ void Hart::reset(uint32_t pc) {
     stop_message_.clear();
     prev_load_rd_ = prev_rd_ = 0;
     attention_at_ = 0;
+    const bool had_exec_triggers = exec_armed_ != 0;
+    reset_triggers();
+    recompute_watch_window();
+    if (had_exec_triggers) flush_decode_cache();
 }
 
 void Hart::request_stop(StopReason reason, int exit_code, std::string message) {
@@ -318,6 +322,7 @@ DecodedInsn* Hart::fetch_slow() {
 namespace {
 void ex_fetch_fault_upper_half(Hart& h, const DecodedInsn&) { h.raise_exception(cause::kInsnAccessFault, h.pc_ + 2); }
 void ex_debug_break(Hart& h, const DecodedInsn& d) { h.debug_break(d); }
+void ex_exec_trigger(Hart& h, const DecodedInsn& d) { h.exec_trigger(d); }
 }  // namespace
 
 void Hart::decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region) {
@@ -343,6 +348,7 @@ void Hart::decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region) {
     decoder_->decode(raw, d);
     decode_cost(d, region);
     mark_code(region.dmi, pc, d.len);
+    if (exec_armed_ != 0 && exec_trigger_may_match(pc)) d.fn = &ex_exec_trigger;
     if (!breakpoints_.empty() && breakpoints_.count(pc)) d.fn = &ex_debug_break;
 }
 

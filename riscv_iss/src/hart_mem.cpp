@@ -72,94 +72,133 @@ bool Hart::check_watch(uint32_t addr, uint32_t len, bool write) {
     return false;
 }
 
-bool Hart::load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo) {
-    if (addr - watch_lo_ < watch_len_ && check_watch(addr, len, false)) return false;
-    if (addr & (len - 1)) {
-        if (isa_.misaligned_trap || for_amo) {
-            raise_exception(for_amo ? cause::kStoreMisaligned : cause::kLoadMisaligned, addr);
-            return false;
-        }
-        uint32_t v = 0;
-        for (uint32_t i = 0; i < len; ++i) {
-            uint32_t b = 0;
-            if (!load_slow(addr + i, 1, b, false)) return false;
-            v |= (b & 0xff) << (8 * i);
-        }
-        value = v;
-        cycles_ += cm_.misaligned_penalty;
+bool Hart::data_trigger_check(uint32_t addr, bool write) {
+    const int i = data_trigger_fires(addr, write);
+    if (i < 0) return false;
+    if ((triggers_[i].tdata1 & csr::kMcontrolActionMask) == 0) {
+        raise_exception(cause::kBreakpoint, addr);  // before the access (timing = 0)
+    } else {  // a debugger's trigger: stop before the access, like a watchpoint
+        watch_hit_addr_ = addr;
+        npc_ = pc_;
+        --instret_;
+        request_stop(StopReason::kWatchpoint);
+    }
+    return true;
+}
+
+// One bus access of 1..4 bytes that does not cross a word (the aligned accesses and the parts of a
+// misaligned one): CLINT, DMI memory or the memory port. False = bus error.
+bool Hart::mem_read(uint32_t addr, uint32_t len, uint32_t& value) {
+    if (devices_.clint_base != 0 && addr - devices_.clint_base < kClintSize)
+        return clint_access(addr - devices_.clint_base, len, value, false);
+    DmiRegion r;
+    if (find_dmi(addr, r)) {
+        ld_ = r;
+        value = 0;
+        std::memcpy(&value, r.host + (addr - r.base), len);
+        cycles_ += r.read_wait_cycles;
         return true;
     }
-    if (devices_.clint_base != 0 && addr - devices_.clint_base < kClintSize) {
-        if (clint_access(addr - devices_.clint_base, len, value, false)) return true;
-    } else {
-        DmiRegion r;
-        if (find_dmi(addr, r)) {
-            ld_ = r;
-            value = 0;
-            std::memcpy(&value, r.host + (addr - r.base), len);
-            cycles_ += r.read_wait_cycles;
-            return true;
-        }
-        uint8_t buf[4] = {};
-        uint64_t wait = 0;
-        fp_leave();
-        const bool ok = mem_.read(addr, len, buf, cycles_, wait);
-        // MMIO may take any time and change interrupt lines: the block engine ends its block here.
-        request_attention();
-        if (ok) {
-            value = 0;
-            std::memcpy(&value, buf, len);
-            cycles_ += wait;
-            return true;
-        }
+    uint8_t buf[4] = {};
+    uint64_t wait = 0;
+    fp_leave();
+    const bool ok = mem_.read(addr, len, buf, cycles_, wait);
+    // MMIO may take any time and change interrupt lines: the block engine ends its block here.
+    request_attention();
+    if (!ok) return false;
+    value = 0;
+    std::memcpy(&value, buf, len);
+    cycles_ += wait;
+    return true;
+}
+
+bool Hart::mem_write(uint32_t addr, uint32_t len, uint32_t value) {
+    if (devices_.clint_base != 0 && addr - devices_.clint_base < kClintSize)
+        return clint_access(addr - devices_.clint_base, len, value, true);
+    DmiRegion r;
+    if (find_dmi(addr, r)) {
+        if (!r.writable) return false;
+        if (st_.base != r.base || st_.size != r.size || st_code_ == nullptr)
+            st_code_ = code_pages_for(r.base, r.size).page.data();
+        st_ = r;
+        std::memcpy(r.host + (addr - r.base), &value, len);
+        cycles_ += r.write_wait_cycles;
+        if (st_code_[(addr - r.base) >> 12]) check_code_write(addr, len);
+        if (tohost_ != 0 && addr == tohost_ && value != 0) handle_tohost(value);
+        return true;
     }
-    raise_exception(for_amo ? cause::kStoreAccessFault : cause::kLoadAccessFault, addr);
-    return false;
+    uint8_t buf[4];
+    std::memcpy(buf, &value, 4);
+    uint64_t wait = 0;
+    fp_leave();
+    const bool ok = mem_.write(addr, len, buf, cycles_, wait);
+    request_attention();  // see mem_read
+    if (ok) cycles_ += wait;
+    return ok;
+}
+
+// Watchpoints and load/store triggers come first (a breakpoint has priority over address-misaligned,
+// Privileged spec table 3.7), then alignment. A misaligned access the core performs is split like
+// CV32E40P's LSU does it: one transaction for the bytes in the first word, a second one (costing
+// misaligned_penalty) for the rest when it crosses into the next word; lowest address first.
+bool Hart::load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo) {
+    if (addr - watch_lo_ < watch_len_ &&
+        (check_watch(addr, len, false) || (data_armed_ != 0 && data_trigger_check(addr, false))))
+        return false;
+    const uint32_t fault = for_amo ? cause::kStoreAccessFault : cause::kLoadAccessFault;
+    if ((addr & (len - 1)) == 0) {
+        if (mem_read(addr, len, value)) return true;
+        raise_exception(fault, addr);
+        return false;
+    }
+    if (isa_.misaligned_trap || for_amo) {
+        raise_exception(for_amo ? cause::kStoreMisaligned : cause::kLoadMisaligned, addr);
+        return false;
+    }
+    const uint32_t second = (addr | 3u) + 1u, n1 = std::min(len, second - addr);
+    uint32_t lo = 0, hi = 0;
+    if (!mem_read(addr, n1, lo)) {
+        raise_exception(fault, addr);
+        return false;
+    }
+    if (n1 < len) {
+        if (!mem_read(second, len - n1, hi)) {
+            raise_exception(fault, second);
+            return false;
+        }
+        cycles_ += cm_.misaligned_penalty;
+    }
+    value = n1 < 4 ? lo | (hi << (8 * n1)) : lo;
+    return true;
 }
 
 bool Hart::store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo) {
-    if (addr - watch_lo_ < watch_len_ && check_watch(addr, len, true)) return false;
-    if (addr & (len - 1)) {
-        if (isa_.misaligned_trap || for_amo) {
-            raise_exception(cause::kStoreMisaligned, addr);
+    if (addr - watch_lo_ < watch_len_ &&
+        (check_watch(addr, len, true) || (data_armed_ != 0 && data_trigger_check(addr, true))))
+        return false;
+    if ((addr & (len - 1)) == 0) {
+        if (mem_write(addr, len, value)) return true;
+        raise_exception(cause::kStoreAccessFault, addr);
+        return false;
+    }
+    if (isa_.misaligned_trap || for_amo) {
+        raise_exception(cause::kStoreMisaligned, addr);
+        return false;
+    }
+    const uint32_t second = (addr | 3u) + 1u, n1 = std::min(len, second - addr);
+    const uint32_t lo = n1 < 4 ? value & ((1u << (8 * n1)) - 1) : value;
+    if (!mem_write(addr, n1, lo)) {
+        raise_exception(cause::kStoreAccessFault, addr);
+        return false;
+    }
+    if (n1 < len) {
+        if (!mem_write(second, len - n1, value >> (8 * n1))) {
+            raise_exception(cause::kStoreAccessFault, second);
             return false;
         }
-        for (uint32_t i = 0; i < len; ++i)
-            if (!store_slow(addr + i, 1, (value >> (8 * i)) & 0xff, false)) return false;
         cycles_ += cm_.misaligned_penalty;
-        return true;
     }
-    if (devices_.clint_base != 0 && addr - devices_.clint_base < kClintSize) {
-        if (clint_access(addr - devices_.clint_base, len, value, true)) return true;
-    } else {
-        DmiRegion r;
-        if (find_dmi(addr, r)) {
-            if (r.writable) {
-                if (st_.base != r.base || st_.size != r.size || st_code_ == nullptr)
-                    st_code_ = code_pages_for(r.base, r.size).page.data();
-                st_ = r;
-                std::memcpy(r.host + (addr - r.base), &value, len);
-                cycles_ += r.write_wait_cycles;
-                if (st_code_[(addr - r.base) >> 12] || st_code_[(addr + len - 1 - r.base) >> 12])
-                    check_code_write(addr, len);
-                if (tohost_ != 0 && addr == tohost_ && value != 0) handle_tohost(value);
-                return true;
-            }
-        } else {
-            uint8_t buf[4];
-            std::memcpy(buf, &value, 4);
-            uint64_t wait = 0;
-            fp_leave();
-            const bool ok = mem_.write(addr, len, buf, cycles_, wait);
-            request_attention();  // see load_slow
-            if (ok) {
-                cycles_ += wait;
-                return true;
-            }
-        }
-    }
-    raise_exception(cause::kStoreAccessFault, addr);
-    return false;
+    return true;
 }
 
 void Hart::set_tohost(uint32_t tohost_addr, uint32_t fromhost_addr) {
@@ -202,6 +241,15 @@ void Hart::recompute_watch_window() {
     if (tohost_ != 0) {
         lo = std::min<uint64_t>(lo, tohost_);
         hi = std::max<uint64_t>(hi, static_cast<uint64_t>(tohost_) + 8);
+    }
+    for (uint32_t i = 0; i < isa_.triggers.count; ++i) {  // load/store triggers
+        if (!((data_armed_ >> i) & 1)) continue;
+        const Trigger& t = triggers_[i];
+        const uint32_t match = (t.tdata1 & csr::kMcontrolMatchMask) >> csr::kMcontrolMatchShift;
+        const uint64_t tlo = match == 3 ? 0 : t.tdata2, thi = match == 2 ? (1ull << 32) : match == 3 ? t.tdata2 : t.tdata2 + 1ull;
+        if (thi <= tlo) continue;
+        lo = std::min(lo, tlo);
+        hi = std::max(hi, thi);
     }
     if (hi == 0) {
         watch_lo_ = watch_len_ = 0;

@@ -99,6 +99,10 @@ public:
     // ---- debugger interface -------------------------------------------------------------------
     void add_breakpoint(uint32_t pc);
     void remove_breakpoint(uint32_t pc);
+    /// Hardware breakpoint through a free Sdtrig trigger (dmode = 1, action = enter debug mode, which
+    /// stops run() with kBreakpoint); false when every trigger is in use or the core has none.
+    bool add_hw_breakpoint(uint32_t pc);
+    bool remove_hw_breakpoint(uint32_t pc);
     enum class WatchKind : uint8_t { kWrite = 1, kRead = 2, kAccess = 3 };
     void add_watchpoint(uint32_t addr, uint32_t len, WatchKind kind);
     void remove_watchpoint(uint32_t addr, uint32_t len, WatchKind kind);
@@ -141,6 +145,8 @@ public:
     void request_attention() { attention_at_ = 0; }
     /// Executed in place of an instruction that carries a debugger breakpoint.
     void debug_break(const DecodedInsn& d);
+    /// Executed in place of an instruction an execute trigger may match.
+    void exec_trigger(const DecodedInsn& d);
     uint32_t last_pc_ = 0;  ///< pc of the last control transfer (wild-jump messages)
 
     /// F extension host environment (src/exec_f.cpp): the guest's rounding mode is set in the host FPU
@@ -161,6 +167,9 @@ public:
     /// Load/store of any width through the slow path (MMIO, CLINT, misaligned, watchpoints, tohost).
     bool load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo = false);
     bool store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo = false);
+    /// One bus access within a word (CLINT, DMI memory, memory port): no watchpoint, alignment or trap logic.
+    bool mem_read(uint32_t addr, uint32_t len, uint32_t& value);
+    bool mem_write(uint32_t addr, uint32_t len, uint32_t value);
 
     uint64_t mtime() const { return cycles_ / cm_.mtime_divider + mtime_offset_; }
 
@@ -178,7 +187,22 @@ private:
     uint64_t exec_blocks(Block* b, uint64_t left);
     Block* find_block(uint32_t pc, bool may_flush);
     Block* translate_block(uint32_t pc);
-    bool block_may_start(uint32_t pc) const { return breakpoints_.empty() || breakpoints_.count(pc) == 0; }
+    bool block_may_start(uint32_t pc) const {
+        return (breakpoints_.empty() || breakpoints_.count(pc) == 0) && (exec_armed_ == 0 || !exec_trigger_may_match(pc));
+    }
+    // Sdtrig (src/triggers.cpp)
+    static constexpr unsigned kMaxTriggers = 8;
+    struct Trigger {
+        uint32_t tdata1 = 0, tdata2 = 0;
+    };
+    bool trigger_csr_read(uint32_t num, uint32_t& value) const;
+    bool trigger_csr_write(uint32_t num, uint32_t value, bool debugger);
+    uint32_t legal_tdata1(uint32_t v, bool debugger) const;
+    void triggers_changed();
+    bool trigger_matches(const Trigger& t, uint32_t addr) const;
+    bool exec_trigger_may_match(uint32_t pc) const;
+    int data_trigger_fires(uint32_t addr, bool write) const;  // trigger index or -1
+    void reset_triggers();
     void flush_blocks();
     void flush_code_now();
     void drop_code_regions();
@@ -205,6 +229,7 @@ private:
     void update_timer();
     bool clint_access(uint32_t off, uint32_t len, uint32_t& value, bool write);
     bool check_watch(uint32_t addr, uint32_t len, bool write);
+    bool data_trigger_check(uint32_t addr, bool write);
     void handle_tohost(uint32_t value);
     void recompute_watch_window();
     bool is_fetchable(uint32_t addr);
@@ -243,6 +268,9 @@ private:
     uint32_t step_over_pc_ = 0;
     uint64_t step_over_instret_ = 0;
     uint32_t watch_hit_addr_ = 0;
+    Trigger triggers_[kMaxTriggers];
+    uint32_t tselect_ = 0;
+    uint32_t exec_armed_ = 0, data_armed_ = 0;  // bit per trigger with execute / load or store enabled
     uint32_t tohost_ = 0, fromhost_ = 0;
     uint64_t attention_at_ = 0;
     uint8_t prev_load_rd_ = 0;  // hazard state carried between run() calls
