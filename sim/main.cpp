@@ -363,6 +363,7 @@ int sc_main(int argc, char* argv[]) {
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
 
     iss::RunOptions io;
+    io.tool = "npusim";
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 

@@ -80,6 +80,7 @@ void load_segments(const ElfFile& f, Bus& bus) {
 
 void read_symbols(const ElfFile& f, ElfImage& img) {
     Elf_Scn* scn = nullptr;
+    bool sig_begin = false, sig_end = false;
     while ((scn = elf_nextscn(f.get(), scn)) != nullptr) {
         GElf_Shdr sh;
         if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
@@ -94,10 +95,13 @@ void read_symbols(const ElfFile& f, ElfImage& img) {
             const auto addr = static_cast<uint32_t>(sym.st_value);
             if (std::strcmp(name, "tohost") == 0) img.tohost = addr;
             if (std::strcmp(name, "fromhost") == 0) img.fromhost = addr;
+            if (std::strcmp(name, "begin_signature") == 0) img.begin_signature = addr, sig_begin = true;
+            if (std::strcmp(name, "end_signature") == 0) img.end_signature = addr, sig_end = true;
             if (GELF_ST_TYPE(sym.st_info) == STT_FUNC)
                 img.functions.push_back({name, addr, static_cast<uint32_t>(sym.st_size)});
         }
     }
+    img.has_signature = sig_begin && sig_end;
     std::sort(img.functions.begin(), img.functions.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
         return a.addr != b.addr ? a.addr < b.addr : a.name < b.name;
     });

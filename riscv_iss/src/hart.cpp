@@ -63,6 +63,7 @@ void Hart::reset(uint32_t pc) {
     stop_ = StopReason::kNone;
     fatal_kind_ = FatalKind::kNone;
     exit_code_ = 0;
+    exit_via_tohost_ = false;
     stop_message_.clear();
     prev_load_rd_ = prev_rd_ = 0;
     attention_at_ = 0;
@@ -214,6 +215,10 @@ void Hart::set_irq_line(unsigned irq, bool level) {
 
 void Hart::take_trap(uint32_t cause_value, uint32_t tval, uint32_t epc) {
     const bool interrupt = (cause_value & cause::kInterrupt) != 0;
+    if (on_trap) {
+        fp_leave();
+        on_trap(cause_value, epc, tval);
+    }
     mepc_ = epc;
     mcause_ = cause_value;
     mtval_ = tval;

@@ -77,7 +77,7 @@ bool Hart::data_trigger_check(uint32_t addr, bool write) {
     if (i < 0) return false;
     if ((triggers_[i].tdata1 & csr::kMcontrolActionMask) == 0) {
         raise_exception(cause::kBreakpoint, addr);  // before the access (timing = 0)
-    } else {  // a debugger's trigger: stop before the access, like a watchpoint
+    } else {                                        // a debugger's trigger: stop before the access, like a watchpoint
         watch_hit_addr_ = addr;
         npc_ = pc_;
         --instret_;
@@ -210,6 +210,7 @@ void Hart::set_tohost(uint32_t tohost_addr, uint32_t fromhost_addr) {
 void Hart::handle_tohost(uint32_t value) {
     // HTIF (riscv-tests env/p/riscv_test.h): bit 0 set = exit with code value >> 1.
     if (value & 1) {
+        if (stop_ == StopReason::kNone) exit_via_tohost_ = true;
         request_stop(StopReason::kExit, static_cast<int>(value >> 1));
         return;
     }
@@ -246,7 +247,9 @@ void Hart::recompute_watch_window() {
         if (!((data_armed_ >> i) & 1)) continue;
         const Trigger& t = triggers_[i];
         const uint32_t match = (t.tdata1 & csr::kMcontrolMatchMask) >> csr::kMcontrolMatchShift;
-        const uint64_t tlo = match == 3 ? 0 : t.tdata2, thi = match == 2 ? (1ull << 32) : match == 3 ? t.tdata2 : t.tdata2 + 1ull;
+        const uint64_t tlo = match == 3 ? 0 : t.tdata2, thi = match == 2   ? (1ull << 32)
+                                                              : match == 3 ? t.tdata2
+                                                                           : t.tdata2 + 1ull;
         if (thi <= tlo) continue;
         lo = std::min(lo, tlo);
         hi = std::max(hi, thi);

@@ -40,12 +40,23 @@ uint32_t Hart::legal_tdata1(uint32_t v, bool debugger) const {
 bool Hart::trigger_csr_read(uint32_t num, uint32_t& value) const {
     const bool any = isa_.triggers.count != 0;
     switch (num) {
-        case csr::kTselect: value = tselect_; return true;
-        case csr::kTdata1: value = any ? triggers_[tselect_].tdata1 : 0; return true;  // type 0: no trigger
-        case csr::kTdata2: value = any ? triggers_[tselect_].tdata2 : 0; return true;
-        case csr::kTdata3: value = 0; return true;
-        case csr::kTinfo: value = any ? 1u << 2 : 1u; return true;  // supported types: mcontrol / none
-        default: return false;
+        case csr::kTselect:
+            value = tselect_;
+            return true;
+        case csr::kTdata1:
+            value = any ? triggers_[tselect_].tdata1 : 0;
+            return true;  // type 0: no trigger
+        case csr::kTdata2:
+            value = any ? triggers_[tselect_].tdata2 : 0;
+            return true;
+        case csr::kTdata3:
+            value = 0;
+            return true;
+        case csr::kTinfo:
+            value = any ? 1u << 2 : 1u;
+            return true;  // supported types: mcontrol / none
+        default:
+            return false;
     }
 }
 
@@ -81,9 +92,12 @@ void Hart::triggers_changed() {
 
 bool Hart::trigger_matches(const Trigger& t, uint32_t addr) const {
     switch ((t.tdata1 & csr::kMcontrolMatchMask) >> csr::kMcontrolMatchShift) {
-        case 2: return addr >= t.tdata2;
-        case 3: return addr < t.tdata2;
-        default: return addr == t.tdata2;
+        case 2:
+            return addr >= t.tdata2;
+        case 3:
+            return addr < t.tdata2;
+        default:
+            return addr == t.tdata2;
     }
 }
 

@@ -82,9 +82,9 @@ struct DecodedInsn {
     uint32_t raw;  ///< the instruction word (16-bit ones zero-extended)
     uint16_t op;   ///< Op of the encoding actually fetched (c.* for compressed)
     uint8_t rd, rs1, rs2, rs3;
-    uint8_t rm;       ///< funct3 (rounding mode for F)
-    uint8_t len;      ///< 2 or 4 bytes
-    uint8_t hz_rs1;   ///< x-register read (0 = none): used by the load-use hazard rule
+    uint8_t rm;      ///< funct3 (rounding mode for F)
+    uint8_t len;     ///< 2 or 4 bytes
+    uint8_t hz_rs1;  ///< x-register read (0 = none): used by the load-use hazard rule
     uint8_t hz_rs2;
     uint8_t load_rd;  ///< x-register written by an integer load (0 = none)
     uint8_t jalr_rs;  ///< rs1 of jalr / c.jr / c.jalr (0 = not a jalr): the jalr-use hazard rule

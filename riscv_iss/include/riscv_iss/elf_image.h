@@ -18,7 +18,10 @@ struct ElfSymbol {
 struct ElfImage {
     uint32_t entry = 0;
     uint32_t tohost = 0, fromhost = 0;  ///< HTIF symbols, 0 when absent
-    std::vector<ElfSymbol> functions;   ///< STT_FUNC symbols sorted by address (profiler)
+    /// riscv-arch-test signature bounds (model_test.h RVMODEL_DATA_BEGIN/END labels), 0 when absent.
+    uint32_t begin_signature = 0, end_signature = 0;
+    bool has_signature = false;
+    std::vector<ElfSymbol> functions;  ///< STT_FUNC symbols sorted by address (profiler)
 };
 
 /// Copies every PT_LOAD segment into `bus` (zero-filling .bss) and collects symbols. Throws

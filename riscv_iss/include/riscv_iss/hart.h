@@ -40,7 +40,7 @@ enum class FatalKind : uint8_t { kNone, kIllegalInsn, kWildJump, kAccessFault, k
 
 /// Called by the hart for the semihosting ebreak sequence (RISC-V semihosting spec 1.0, section 2).
 class SemihostHandler {
-public:
+   public:
     virtual ~SemihostHandler() = default;
     /// a0 holds the operation, a1 the parameter; the result goes to a0. Returns false if unsupported.
     virtual bool semihost_call(Hart& h) = 0;
@@ -52,7 +52,7 @@ public:
 enum class Engine : uint8_t { kBlocks, kStep };
 
 class Hart {
-public:
+   public:
     Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, const DeviceMap& devices = {});
     ~Hart();
     Hart(const Hart&) = delete;
@@ -89,10 +89,14 @@ public:
     uint64_t timer_deadline_cycles() const { return timer_deadline_cycles_; }
     /// Optional per-instruction callback for the commit log (slows the run loop down).
     std::function<void(const Hart& h, uint32_t pc, const DecodedInsn& d)> on_commit;
+    /// Optional callback for every trap taken (exception or interrupt), before the handler runs.
+    std::function<void(uint32_t cause, uint32_t epc, uint32_t tval)> on_trap;
 
     void request_stop(StopReason reason, int exit_code = 0, std::string message = {});
     StopReason stop_reason() const { return stop_; }
     int exit_code() const { return exit_code_; }
+    /// The exit came through HTIF tohost (riscv-tests: exit code = failing test number).
+    bool exit_via_tohost() const { return exit_via_tohost_; }
     const std::string& stop_message() const { return stop_message_; }
     FatalKind fatal_kind() const { return fatal_kind_; }
 
@@ -173,7 +177,7 @@ public:
 
     uint64_t mtime() const { return cycles_ / cm_.mtime_divider + mtime_offset_; }
 
-private:
+   private:
     friend struct BlockCache;
     struct CodeRegion {
         DmiRegion dmi;
@@ -188,7 +192,8 @@ private:
     Block* find_block(uint32_t pc, bool may_flush);
     Block* translate_block(uint32_t pc);
     bool block_may_start(uint32_t pc) const {
-        return (breakpoints_.empty() || breakpoints_.count(pc) == 0) && (exec_armed_ == 0 || !exec_trigger_may_match(pc));
+        return (breakpoints_.empty() || breakpoints_.count(pc) == 0) &&
+               (exec_armed_ == 0 || !exec_trigger_may_match(pc));
     }
     // Sdtrig (src/triggers.cpp)
     static constexpr unsigned kMaxTriggers = 8;
@@ -213,8 +218,8 @@ private:
     // that overwrites one schedules a flush of all pre-decoded code (both engines) before the next insn.
     struct CodePages {
         uint32_t base = 0, size = 0;
-        std::vector<uint8_t> page;                 // per 4 KiB page: some halfword holds decoded code
-        std::vector<std::vector<uint64_t>> bits;   // per page: one bit per halfword (empty = none)
+        std::vector<uint8_t> page;                // per 4 KiB page: some halfword holds decoded code
+        std::vector<std::vector<uint64_t>> bits;  // per page: one bit per halfword (empty = none)
     };
     CodePages& code_pages_for(uint32_t base, uint32_t size);
     void mark_code(const DmiRegion& r, uint32_t addr, uint32_t len);
@@ -280,6 +285,7 @@ private:
     StopReason stop_ = StopReason::kNone;
     FatalKind fatal_kind_ = FatalKind::kNone;
     int exit_code_ = 0;
+    bool exit_via_tohost_ = false;
     std::string stop_message_;
     // CLINT
     uint32_t msip_ = 0;
