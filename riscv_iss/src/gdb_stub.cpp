@@ -296,8 +296,8 @@ int GdbStub::serve(const std::string& where) {
         }
         port = port * 10 + (ch - '0');
     }
-    if (port_text.empty() || port <= 0 || port > 65535) {
-        error_ = "--gdb '" + where + "': port '" + port_text + "' is not 1..65535";
+    if (port_text.empty() || port < 0 || port > 65535) {
+        error_ = "--gdb '" + where + "': port '" + port_text + "' is not 0..65535 (0 = any free port)";
         return -1;
     }
     sockaddr_in addr{};
@@ -315,6 +315,9 @@ int GdbStub::serve(const std::string& where) {
         error_ = fmt::format("--gdb '{}': cannot listen on {}:{} ({})", where, host, port, std::strerror(errno));
         return -1;
     }
+    socklen_t alen = sizeof addr;
+    if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &alen) == 0) port = ntohs(addr.sin_port);
+    port_ = port;
     for (;;) {
         std::fprintf(stderr, "%s: waiting for GDB on %s:%d\n", tool_.c_str(), host.c_str(), port);
         int fd = -1;

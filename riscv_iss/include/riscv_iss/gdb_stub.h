@@ -10,6 +10,7 @@
 // stopped where it was; over stdio, where nobody can reconnect, the run ends (exit 0). `D` (detach)
 // lets the program run to its end without debugger; `k` ends the run.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -51,6 +52,8 @@ class GdbStub {
     /// Serves one session on `c` until it ends (tests, fuzzing): what serve() returns, or kClientGone.
     int serve_connection(GdbConnection& c);
     const std::string& error() const { return error_; }
+    /// The TCP port serve() listens on (once listening; ":0" picks a free one), 0 before.
+    int listen_port() const { return port_; }
     void set_tool_name(const std::string& name) { tool_ = name; }
     /// Instruction budget (attempted instructions) for everything the debugger lets the program run;
     /// 0 = none. A continue that uses it up stops as if interrupted.
@@ -81,6 +84,7 @@ class GdbStub {
     Hart& hart_;
     GdbConnection* conn_ = nullptr;
     int listen_fd_ = -1;
+    std::atomic<int> port_{0};
     bool no_ack_ = false;
     bool enter_no_ack_ = false;
     bool finished_ = false;
