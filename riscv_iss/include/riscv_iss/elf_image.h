@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Loads an RV32 ELF executable into the standalone Bus through libelf (Debian libelf-dev).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,5 +28,7 @@ struct ElfImage {
 /// Copies every PT_LOAD segment into `bus` (zero-filling .bss) and collects symbols. Throws
 /// std::runtime_error with a one-line reason ("not an ELF file", "segment 0x... outside memory", ...).
 ElfImage load_elf(const std::string& path, Bus& bus);
+/// The same from an in-memory image (`data` must stay valid during the call; `name` is for messages).
+ElfImage load_elf_image(char* data, std::size_t size, const std::string& name, Bus& bus);
 
 }  // namespace iss
