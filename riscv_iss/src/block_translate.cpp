@@ -18,7 +18,7 @@ void* BlockCache::alloc(std::size_t bytes) {
     bytes = (bytes + 15) & ~std::size_t{15};
     if (chunks.empty() || chunk_used + bytes > kChunk) {
         const std::size_t size = std::max(kChunk, bytes);
-        chunks.push_back(std::make_unique<char[]>(size));
+        chunks.push_back(std::unique_ptr<char[]>(new char[size]));  // not zeroed: every byte is written
         chunk_used = 0;
         used_total += size;
     }

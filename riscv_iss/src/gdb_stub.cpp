@@ -183,8 +183,9 @@ uint64_t GdbStub::budget_left() const {
 std::string GdbStub::resume_and_report(bool step) {
     StopReason r = StopReason::kNone;
     if (budget_left() == 0) {
-        std::fprintf(stderr, "%s: gdb: instruction limit of %llu reached, the program does not run further\n",
-                     tool_.c_str(), static_cast<unsigned long long>(budget_));
+        if (!quiet_)
+            std::fprintf(stderr, "%s: gdb: instruction limit of %llu reached, the program does not run further\n",
+                         tool_.c_str(), static_cast<unsigned long long>(budget_));
         return "S05";
     }
     if (step) {
@@ -211,7 +212,7 @@ std::string GdbStub::resume_and_report(bool step) {
         case StopReason::kWatchpoint:
             return fmt::format("T05watch:{:08x};", hart_.watch_hit_addr());
         case StopReason::kFatal:
-            std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), hart_.stop_message().c_str());
+            if (!quiet_) std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), hart_.stop_message().c_str());
             finished_ = true;
             exit_code_ = 1;
             return hart_.fatal_kind() == FatalKind::kIllegalInsn ? "X04" : "X0b";

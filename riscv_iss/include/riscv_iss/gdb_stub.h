@@ -55,6 +55,8 @@ class GdbStub {
     /// The TCP port serve() listens on (once listening; ":0" picks a free one), 0 before.
     int listen_port() const { return port_; }
     void set_tool_name(const std::string& name) { tool_ = name; }
+    /// No notes on stderr (fuzzing).
+    void set_quiet(bool q) { quiet_ = q; }
     /// Instruction budget (attempted instructions) for everything the debugger lets the program run;
     /// 0 = none. A continue that uses it up stops as if interrupted.
     void set_max_insns(uint64_t n) { budget_ = n; }
@@ -93,6 +95,7 @@ class GdbStub {
     uint64_t budget_ = 0, start_executed_ = 0;
     std::string error_;
     std::string tool_ = "rviss";
+    bool quiet_ = false;
     std::string pending_;  // bytes read ahead while polling for Ctrl-C
     // What the debugger set (removed again when it goes away).
     std::vector<uint32_t> sw_breaks_, hw_breaks_;
