@@ -234,7 +234,9 @@ print_words:
     bnez s1, 2b
     ret
 # Resumable trap handler: logs mcause and mepc, skips the trapping instruction (2 or 4 bytes by its low
-# bits), restores t0/t1 and returns. More than 48 traps: the fatal handler below ends the program.
+# bits), restores t0/t1 and returns. More than 48 traps: the fatal handler below ends the program. mtvec
+# keeps the mode in its low bits: the handler is 4-byte aligned.
+    .align 2
 trap:
     sw x5, 0(x28)
     sw x6, 4(x28)
