@@ -81,35 +81,32 @@ uint64_t Hart::exec_blocks(Block* b, uint64_t left) {
         X[op->rd] = sem::fn(a, c);                      \
         NEXT();                                         \
     }
-    // Loads and stores: the DMI fast path of Hart::load/store inline; anything else (another region,
+    // Loads and stores: the TLB fast path of Hart::load/store inline; anything else (a page not in the TLB,
     // misaligned, watched, a page holding decoded code, MMIO) goes to the exec function (L_sync).
-#define LOAD(name, T, assign, extra)                                                                                  \
-    L_##name : {                                                                                                      \
-        addr = X[op->rs1] + static_cast<uint32_t>(op->imm);                                                           \
-        const uint32_t off = addr - ld_.base;                                                                         \
-        if (__builtin_expect(off < ld_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_ extra, \
-                             1)) {                                                                                    \
-            T v;                                                                                                      \
-            std::memcpy(&v, ld_.host + off, sizeof v);                                                                \
-            assign;                                                                                                   \
-            cyc += ld_.read_wait_cycles;                                                                              \
-            NEXT();                                                                                                   \
-        }                                                                                                             \
-        goto L_sync;                                                                                                  \
+#define LOAD(name, T, assign, extra)                                                             \
+    L_##name : {                                                                                 \
+        addr = X[op->rs1] + static_cast<uint32_t>(op->imm);                                      \
+        const TlbEntry& e = ld_tlb_[(addr >> 12) & (kTlbSize - 1)];                              \
+        if (__builtin_expect(e.tag == (addr >> 12) && (addr & (sizeof(T) - 1)) == 0 extra, 1)) { \
+            T v;                                                                                 \
+            std::memcpy(&v, reinterpret_cast<const uint8_t*>(e.addend + addr), sizeof v);        \
+            assign;                                                                              \
+            cyc += e.wait;                                                                       \
+            NEXT();                                                                              \
+        }                                                                                        \
+        goto L_sync;                                                                             \
     }
-#define STORE(name, T, src, extra)                                                                                \
-    L_##name : {                                                                                                  \
-        addr = X[op->rs1] + static_cast<uint32_t>(op->imm);                                                       \
-        const uint32_t off = addr - st_.base;                                                                     \
-        if (__builtin_expect(off < st_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_ && \
-                                 !st_code_[off >> 12] extra,                                                      \
-                             1)) {                                                                                \
-            const T v = static_cast<T>(src);                                                                      \
-            std::memcpy(st_.host + off, &v, sizeof v);                                                            \
-            cyc += st_.write_wait_cycles;                                                                         \
-            NEXT();                                                                                               \
-        }                                                                                                         \
-        goto L_sync;                                                                                              \
+#define STORE(name, T, src, extra)                                                               \
+    L_##name : {                                                                                 \
+        addr = X[op->rs1] + static_cast<uint32_t>(op->imm);                                      \
+        const TlbEntry& e = st_tlb_[(addr >> 12) & (kTlbSize - 1)];                              \
+        if (__builtin_expect(e.tag == (addr >> 12) && (addr & (sizeof(T) - 1)) == 0 extra, 1)) { \
+            const T v = static_cast<T>(src);                                                     \
+            std::memcpy(reinterpret_cast<uint8_t*>(e.addend + addr), &v, sizeof v);              \
+            cyc += e.wait;                                                                       \
+            NEXT();                                                                              \
+        }                                                                                        \
+        goto L_sync;                                                                             \
     }
 #define BRANCH(name, cond)                             \
     L_##name : {                                       \

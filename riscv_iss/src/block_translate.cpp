@@ -319,6 +319,8 @@ void Hart::mark_code(const DmiRegion& r, uint32_t addr, uint32_t len) {
     for (uint32_t a = addr; a != addr + len; a += 2) {
         const uint32_t off = a - r.base, pg = off >> 12;
         if (off >= r.size) break;
+        TlbEntry& e = st_tlb_[(a >> 12) & (kTlbSize - 1)];  // stores to this page must see the code
+        if (e.tag == (a >> 12)) e = TlbEntry{};
         if (c.bits[pg].empty()) c.bits[pg].assign(4096 / 2 / 64, 0);
         c.bits[pg][(off & 4095) >> 7] |= 1ull << (((off & 4095) >> 1) & 63);
         c.page[pg] = 1;

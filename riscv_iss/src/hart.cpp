@@ -413,8 +413,7 @@ void Hart::invalidate_dmi() {
     // Data accesses stop using the old host pointers at once; pre-decoded code goes at the next
     // instruction boundary when this is called from inside an instruction (a platform callback).
     dmi_cache_.clear();
-    ld_ = st_ = DmiRegion{};
-    st_code_ = nullptr;
+    tlb_flush();
     code_pages_.clear();
     if (in_run_) {
         dmi_pending_ = flush_pending_ = true;

@@ -93,7 +93,13 @@ bool Hart::mem_read(uint32_t addr, uint32_t len, uint32_t& value) {
         return clint_access(addr - devices_.clint_base, len, value, false);
     DmiRegion r;
     if (find_dmi(addr, r)) {
-        ld_ = r;
+        const uint32_t page = addr & ~0xfffu;
+        if (!load_watch_active_ && page - r.base <= r.size - 4096 && r.size >= 4096) {
+            TlbEntry& e = ld_tlb_[(addr >> 12) & (kTlbSize - 1)];
+            e.tag = addr >> 12;
+            e.wait = r.read_wait_cycles;
+            e.addend = reinterpret_cast<uintptr_t>(r.host) - r.base;
+        }
         value = 0;
         std::memcpy(&value, r.host + (addr - r.base), len);
         cycles_ += r.read_wait_cycles;
@@ -118,12 +124,17 @@ bool Hart::mem_write(uint32_t addr, uint32_t len, uint32_t value) {
     DmiRegion r;
     if (find_dmi(addr, r)) {
         if (!r.writable) return false;
-        if (st_.base != r.base || st_.size != r.size || st_code_ == nullptr)
-            st_code_ = code_pages_for(r.base, r.size).page.data();
-        st_ = r;
+        const uint8_t code_page = code_pages_for(r.base, r.size).page[(addr - r.base) >> 12];
+        const uint32_t page = addr & ~0xfffu;
+        if (!code_page && page - r.base <= r.size - 4096 && r.size >= 4096 && !store_page_watched(page)) {
+            TlbEntry& e = st_tlb_[(addr >> 12) & (kTlbSize - 1)];
+            e.tag = addr >> 12;
+            e.wait = r.write_wait_cycles;
+            e.addend = reinterpret_cast<uintptr_t>(r.host) - r.base;
+        }
         std::memcpy(r.host + (addr - r.base), &value, len);
         cycles_ += r.write_wait_cycles;
-        if (st_code_[(addr - r.base) >> 12]) check_code_write(addr, len);
+        if (code_page) check_code_write(addr, len);
         if (tohost_ != 0 && addr == tohost_ && value != 0) handle_tohost(value);
         return true;
     }
@@ -233,7 +244,34 @@ void Hart::handle_tohost(uint32_t value) {
     if (fromhost_ != 0) debug_write(fromhost_, 4, reinterpret_cast<const uint8_t*>(&one));
 }
 
+void Hart::tlb_flush() {
+    for (TlbEntry& e : ld_tlb_) e = TlbEntry{};
+    for (TlbEntry& e : st_tlb_) e = TlbEntry{};
+}
+
+bool Hart::store_page_watched(uint32_t page) const {
+    const uint64_t lo = page, hi = uint64_t{page} + 4096;
+    const auto overlaps = [&](uint64_t a, uint64_t b) { return a < hi && lo < b; };
+    if (tohost_ != 0 && overlaps(tohost_, uint64_t{tohost_} + 8)) return true;
+    for (const Watch& w : watches_)
+        if ((static_cast<int>(w.kind) & 1) && overlaps(w.addr, uint64_t{w.addr} + w.len)) return true;
+    for (uint32_t i = 0; i < isa_.triggers.count; ++i) {
+        const Trigger& t = triggers_[i];
+        if (!((data_armed_ >> i) & 1) || !(t.tdata1 & csr::kMcontrolStore)) continue;
+        const uint32_t match = (t.tdata1 & csr::kMcontrolMatchMask) >> csr::kMcontrolMatchShift;
+        if (match == 2 ? hi > t.tdata2 : match == 3 ? lo < t.tdata2 : overlaps(t.tdata2, uint64_t{t.tdata2} + 1))
+            return true;
+    }
+    return false;
+}
+
 void Hart::recompute_watch_window() {
+    // The TLBs skip the watch check: refill them under the new watches.
+    tlb_flush();
+    load_watch_active_ = false;
+    for (const Watch& w : watches_) load_watch_active_ |= (static_cast<int>(w.kind) & 2) != 0;
+    for (uint32_t i = 0; i < isa_.triggers.count; ++i)
+        load_watch_active_ |= ((data_armed_ >> i) & 1) && (triggers_[i].tdata1 & csr::kMcontrolLoad);
     uint64_t lo = ~0ull, hi = 0;
     for (const Watch& w : watches_) {
         lo = std::min<uint64_t>(lo, w.addr);

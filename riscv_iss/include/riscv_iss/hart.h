@@ -250,9 +250,20 @@ class Hart {
     // Current code region, copied out of code_regions_ for the hot loop.
     uint32_t code_base_ = 0, code_size_ = 0;
     DecodedInsn* code_ = nullptr;
-    // Data fast path: last region used by a load / store; st_code_ flags the code pages of st_.
-    DmiRegion ld_, st_;
-    const uint8_t* st_code_ = nullptr;
+    // Data fast path: direct-mapped software TLBs of 4 KiB pages of plain memory (as QEMU's softmmu TLB),
+    // filled by the slow path. Pages with watched addresses (watchpoints, data triggers, tohost) or decoded
+    // code are never in the store TLB, and no page is in the load TLB while a load watch exists, so a hit
+    // needs no other check.
+    struct TlbEntry {
+        uint32_t tag = ~0u;    ///< page number (address >> 12); ~0 = empty
+        uint32_t wait = 0;     ///< wait cycles per access
+        uintptr_t addend = 0;  ///< host address = addend + guest address
+    };
+    static constexpr unsigned kTlbSize = 4096;  // 16 MiB of distinct pages before two collide
+    TlbEntry ld_tlb_[kTlbSize], st_tlb_[kTlbSize];
+    bool load_watch_active_ = false;
+    void tlb_flush();
+    bool store_page_watched(uint32_t page) const;
     std::vector<CodePages> code_pages_;
     uint32_t max_wait_ = 0;  // largest read/write wait of any DMI region seen (block cost bounds)
     std::unique_ptr<BlockCache> blocks_;
@@ -298,10 +309,10 @@ class Hart {
 // ---- hot inline paths -----------------------------------------------------------------------
 template <typename T>
 inline bool Hart::load(uint32_t addr, T& out) {
-    const uint32_t off = addr - ld_.base;
-    if (off < ld_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_) {
-        std::memcpy(&out, ld_.host + off, sizeof(T));
-        cycles_ += ld_.read_wait_cycles;
+    const TlbEntry& e = ld_tlb_[(addr >> 12) & (kTlbSize - 1)];
+    if (e.tag == (addr >> 12) && (addr & (sizeof(T) - 1)) == 0) {
+        std::memcpy(&out, reinterpret_cast<const uint8_t*>(e.addend + addr), sizeof(T));
+        cycles_ += e.wait;
         return true;
     }
     uint32_t v = 0;
@@ -312,10 +323,10 @@ inline bool Hart::load(uint32_t addr, T& out) {
 
 template <typename T>
 inline bool Hart::store(uint32_t addr, T value) {
-    const uint32_t off = addr - st_.base;
-    if (off < st_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_ && !st_code_[off >> 12]) {
-        std::memcpy(st_.host + off, &value, sizeof(T));
-        cycles_ += st_.write_wait_cycles;
+    const TlbEntry& e = st_tlb_[(addr >> 12) & (kTlbSize - 1)];
+    if (e.tag == (addr >> 12) && (addr & (sizeof(T) - 1)) == 0) {
+        std::memcpy(reinterpret_cast<uint8_t*>(e.addend + addr), &value, sizeof(T));
+        cycles_ += e.wait;
         return true;
     }
     return store_slow(addr, sizeof(T), static_cast<uint32_t>(value));
