@@ -24,6 +24,7 @@
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "sweep/cli.h"
 
 namespace {
 
@@ -303,7 +304,7 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
-    run->add_option("--profile", ra.profile_file, "SoC profile file (JSON like npu_models/hwdesc/profiles/*.json) instead of the platform's");
+    run->add_option("--profile", ra.profile_file, "SoC profile file (JSON like hwdesc/profiles/*.json) instead of the platform's");
     run->add_option("--param", ra.params, "Override a profile parameter: section.key=value, repeatable (see `npusim platforms -v`)");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
@@ -362,6 +363,11 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
 
+    sweep::SweepCliOptions swo;
+    swo.version = NPUSIM_VERSION;
+    CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
+    sweep::add_sweep_options(*swp, swo);
+
     iss::RunOptions io;
     io.tool = "npusim";
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
@@ -382,6 +388,7 @@ int sc_main(int argc, char* argv[]) {
     if (*issc) return iss::run_cli(io);
     if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
+    if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     return kExitBadInput;
 }
 
