@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "block.h"
 #include "cycle_cost.h"
@@ -33,6 +34,9 @@ Hart::Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, cons
       devices_(devices),
       blocks_(std::make_unique<BlockCache>()) {
     if (cm_.mtime_divider == 0) throw std::invalid_argument("cycle model: mtime_divider must be > 0");
+    if (isa_.triggers.count > kMaxTriggers)
+        throw std::invalid_argument("isa.triggers.count " + std::to_string(isa_.triggers.count) + " exceeds " +
+                                    std::to_string(kMaxTriggers));
     if (const char* e = std::getenv("NPUSIM_ISS_ENGINE")) engine_ = std::string(e) == "step" ? Engine::kStep : engine_;
     exec_blocks(nullptr, 0);  // publishes the threaded handlers to the translator
     reset(isa.reset_pc);
