@@ -507,7 +507,6 @@ int sc_main(int argc, char* argv[]) {
     CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
     sweep::add_sweep_options(*swp, swo);
 
-    iss::RunOptions io;
     mcu::TrainOptions to;
     CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
     trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
@@ -516,6 +515,9 @@ int sc_main(int argc, char* argv[]) {
     trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
     trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
     trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
+
+    iss::RunOptions io;
+    io.tool = "npusim";
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 
