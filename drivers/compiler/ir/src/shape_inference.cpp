@@ -63,8 +63,14 @@ const Value& Ctx::in(size_t i) const {
 
 void Ctx::set(size_t i, num::DType dt, std::vector<int64_t> shape) const {
     if (i >= node.outputs.size() || node.outputs[i].empty()) return;
-    for (int64_t d : shape)
+    int64_t n = 1;
+    for (int64_t d : shape) {
         if (d < 0) throw GraphError(node.label() + ": output '" + node.outputs[i] + "' gets a negative dimension " + shape_to_string(shape));
+        if (d && n > kMaxTensorElements / d)
+            throw GraphError(node.label() + ": output '" + node.outputs[i] + "' shape " + shape_to_string(shape) +
+                             " has more than 2^31 elements (limit of the importer)");
+        n *= d;
+    }
     Value& v = g.get_or_add_value(node.outputs[i]);
     v.dtype = dt;
     v.shape = std::move(shape);
@@ -197,6 +203,10 @@ void infer_shapes(Graph& g) {
     g.sort_topologically();
     const auto& table = shape::rules();
     for (size_t i = 0; i < g.nodes().size();) {
+        if (g.nodes()[i].op_type == "If" && g.nodes()[i].domain.empty()) {
+            shape::inline_if(g, i);  // the chosen branch's nodes now start at i
+            continue;
+        }
         const Node& n = g.nodes()[i];
         auto it = table.find(n.domain + ":" + n.op_type);
         if (it == table.end())
