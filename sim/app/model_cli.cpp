@@ -73,6 +73,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     try {
         drv::importer::ImportOptions io;
         io.qdq = drv::importer::QdqMode::Rewrite;  // the graph the reference executor runs
+        io.ort_cpu = drv::importer::OrtCpu::X86_64;  // as the onnxruntime-node oracle on this host
         // Timing mode reads no weights (timing-only compile, no CPU node runs): not even copied.
         if (!full) io.skip_data_from_bytes = 64 * 1024;
         for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);

@@ -263,7 +263,7 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
     if (g.outputs().empty()) throw ImportError(src + ": graph has no outputs");
     g.validate();
     ir::infer_shapes(g);
-    if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite);
+    if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite, opts.ort_cpu == OrtCpu::X86_64);
     g.remove_dead_nodes();
     g.validate();
     return g;
