@@ -203,7 +203,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     models = ensure_models(a.work, a.zoo)
     sim = Simulator(a.npusim, models, a.work, [])
-    prof_path = os.path.join(ROOT, "npu_models", "hwdesc", "profiles", "rk3588.json")
+    prof_path = os.path.join(ROOT, "hwdesc", "profiles", "rk3588.json")
     with open(prof_path) as fh:
         prof_text = fh.read()
     profile = json.loads(prof_text)

@@ -123,7 +123,7 @@ class FitTest(unittest.TestCase):
 
     def test_profile_update_keeps_format_and_sets_grade(self):
         here = os.path.dirname(os.path.abspath(__file__))
-        path = os.path.join(here, "..", "..", "npu_models", "hwdesc", "profiles", "rk3588.json")
+        path = os.path.join(here, "..", "..", "hwdesc", "profiles", "rk3588.json")
         with open(path) as fh:
             text = fh.read()
         self.assertEqual(fitlib.update_profile_text(text, {}), text)  # no update: byte-identical

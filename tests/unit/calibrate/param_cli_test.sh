@@ -40,7 +40,7 @@ check "unknown parameter: exit 2 naming it" "[ $rc -eq 2 ] && grep -q 'npu.no_su
 rc=$?
 check "out-of-range value: exit 2 with the range" "[ $rc -eq 2 ] && grep -q 'memory.ddr_efficiency: 1.5 outside' '$T/e'"
 
-sed 's/"display_name": "Rockchip RK3588 \/ RK3588S"/"display_name": "my board"/' "$SRC/npu_models/hwdesc/profiles/rk3588.json" >"$T/my.json"
+sed 's/"display_name": "Rockchip RK3588 \/ RK3588S"/"display_name": "my board"/' "$SRC/hwdesc/profiles/rk3588.json" >"$T/my.json"
 "$NPUSIM" run --mode timing --profile "$T/my.json" >"$T/o" 2>&1
 check "--profile FILE is used" "grep -q 'my board' '$T/o'"
 "$NPUSIM" run --mode timing --profile "$T/missing.json" >"$T/o" 2>"$T/e"

@@ -11,7 +11,7 @@
 namespace {
 
 std::string profile_path(const std::string& name) {
-    return std::string(NPUSIM_TEST_SOURCE_DIR) + "/npu_models/hwdesc/profiles/" + name + ".json";
+    return std::string(NPUSIM_TEST_SOURCE_DIR) + "/hwdesc/profiles/" + name + ".json";
 }
 
 std::string slurp(const std::string& path) {

@@ -113,7 +113,7 @@ class ProfileError : public std::runtime_error {
 
 /// Load and validate one profile file.
 SocProfile load_profile(const std::string& path);
-/// Directory holding the bundled profiles: $NPUSIM_DATA_DIR/npu_models/hwdesc/profiles, else the
+/// Directory holding the bundled profiles: $NPUSIM_DATA_DIR/hwdesc/profiles, else the
 /// compiled-in source location.
 std::string profile_dir();
 /// Names of the bundled profiles, sorted.

@@ -276,8 +276,8 @@ std::vector<SocProfile::ParamView> SocProfile::params() const {
 
 std::string profile_dir() {
     if (const char* d = std::getenv("NPUSIM_DATA_DIR"); d && *d)
-        return (fs::path(d) / "npu_models" / "hwdesc" / "profiles").string();
-    return (fs::path(NPUSIM_SOURCE_DIR) / "npu_models" / "hwdesc" / "profiles").string();
+        return (fs::path(d) / "hwdesc" / "profiles").string();
+    return (fs::path(NPUSIM_SOURCE_DIR) / "hwdesc" / "profiles").string();
 }
 
 std::vector<std::string> list_profiles() {
