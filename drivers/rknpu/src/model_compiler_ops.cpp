@@ -11,6 +11,7 @@ void Compiler::push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool 
     p.layer = std::move(L);
     p.lower = std::move(f);
     p.multicore = multicore;
+    p.unit_node = cur_unit_;
     pending_.push_back(std::move(p));
 }
 
@@ -56,6 +57,7 @@ bool Compiler::conv(size_t i) {
     const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
     const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
     op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
     Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
     const auto& ys_shape = g_.value(n.outputs[0]).shape;
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
@@ -121,6 +123,7 @@ bool Compiler::gemm(size_t i, bool matmul) {
     const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
     const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
     op.in_scale = as, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    fused_clip(n, ys, scalar_zp(g_, n, ys_at + 1), out.graph_uint8, op);
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
     L.note = what + " as a 1x1 convolution on a 1x1xK input";
@@ -233,7 +236,7 @@ bool Compiler::view(size_t i) {
     out.alias_of = in.name;
     Layer L = base_layer(i, n.op_type, Unit::View);
     L.note = fmt::format("same bytes as '{}'", in.name);
-    pending_.push_back({std::move(L), nullptr, false});
+    pending_.push_back({std::move(L), nullptr, false, cur_unit_});
     return true;
 }
 
@@ -282,7 +285,7 @@ bool Compiler::concat(size_t i) {
     L.note = copies ? fmt::format("{} of {} inputs written in place, {} requantizing copies", k - copies, k, copies)
                     : fmt::format("concat by addressing: all {} inputs written in place", k);
     if (!copies) {
-        pending_.push_back({std::move(L), nullptr, false});
+        pending_.push_back({std::move(L), nullptr, false, cur_unit_});
         return true;
     }
     push_npu(
@@ -385,7 +388,7 @@ bool Compiler::bn(size_t i) {
     Layer L = base_layer(i, "BatchNorm", Unit::Npu);
     L.outputs = {y};
     L.out_shape = shape_of(y);
-    L.ir_nodes = {i, c1[0], c2[0]};
+    L.ir_nodes = ref_nodes({i, c1[0], c2[0]});
     L.note = "DequantizeLinear -> BatchNormalization -> QuantizeLinear as a DPU per-channel affine task";
     consumed_.insert(c1[0]);
     consumed_.insert(c2[0]);

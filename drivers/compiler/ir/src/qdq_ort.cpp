@@ -323,14 +323,8 @@ void quantize_weight_bias(Graph& g) {
         if (bias_size >= 0) {
             // bias_scale = x_scale * w_scale; int32(Round(bias / bias_scale)), all in float32 as the
             // inserted Mul/Div/Round/Cast compute it; then constant-folded.
-            num::Tensor bs = run1("Mul", {&*xs->data, &*g.value(w_scale).data});
-            const num::Tensor quotient = run1("Div", {&*bv->data, &bs});
-            num::Tensor q = run1("Round", {&quotient});
-            num::Tensor bq(num::DType::I32, q.shape());
-            for (size_t k = 0; k < q.numel(); ++k) {
-                const double v = q.data<float>()[k];
-                bq.data<int32_t>()[k] = std::isfinite(v) ? static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0)) : 0;
-            }
+            num::Tensor bs;
+            num::Tensor bq = quantize_bias(*xs->data, *g.value(w_scale).data, *bv->data, &bs);
             const std::string bs_name = add_const(g, n.name + "_bias_scale", std::move(bs));
             const std::string bq_name = add_const(g, n.name + "_bias_int32", std::move(bq));
             Node d;
@@ -375,3 +369,22 @@ void s8_to_u8(Graph& g) {
 }
 
 }  // namespace drv::ir::qdq
+
+namespace drv::ir {
+
+num::Tensor quantize_bias(const num::Tensor& x_scale, const num::Tensor& w_scale, const num::Tensor& bias,
+                          num::Tensor* bias_scale) {
+    // The Mul / Div / Round nodes onnxruntime inserts, evaluated by the same operators.
+    num::Tensor bs = std::move(num::run_op("Mul", {}, {&x_scale, &w_scale}).at(0));
+    const num::Tensor quotient = std::move(num::run_op("Div", {}, {&bias, &bs}).at(0));
+    const num::Tensor q = std::move(num::run_op("Round", {}, {&quotient}).at(0));
+    num::Tensor bq(num::DType::I32, q.shape());
+    for (size_t k = 0; k < q.numel(); ++k) {
+        const double v = q.data<float>()[k];
+        bq.data<int32_t>()[k] = std::isfinite(v) ? static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0)) : 0;
+    }
+    if (bias_scale) *bias_scale = std::move(bs);
+    return bq;
+}
+
+}  // namespace drv::ir

@@ -24,4 +24,10 @@ bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantPar
 /// quantization parameters.
 void fold_qdq(Graph& g, bool rewrite, bool x86_64 = false);
 
+/// A float bias as onnxruntime quantizes it (WeightBiasQuantization): bias_scale = x_scale *
+/// w_scale in float32 (per tensor or per output channel), int32(Round(bias / bias_scale)) with
+/// round half to even, saturated to int32. Returns the int32 tensor; `bias_scale` receives the scale.
+num::Tensor quantize_bias(const num::Tensor& x_scale, const num::Tensor& w_scale, const num::Tensor& bias,
+                          num::Tensor* bias_scale = nullptr);
+
 }  // namespace drv::ir
