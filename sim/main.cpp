@@ -18,6 +18,7 @@
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
 #include "app/report.h"
+#include "drv/rknpu/check_placement.h"
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
@@ -379,7 +380,14 @@ int sc_main(int argc, char* argv[]) {
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
-    if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
+    if (*chk) {
+        // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).
+        co.placement = [&co](const std::string& model, const std::string& platform, const drv::check::PlatformSpec& spec) {
+            return drv::rknpu::check_placement(model, platform, spec, co.input_shapes);
+        };
+        if (!co.specs_dir.empty()) co.placement = nullptr;  // the compiler reads the bundled DB
+        return drv::check::run_check_cli(co, std::cout, std::cerr);
+    }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     return kExitBadInput;
 }

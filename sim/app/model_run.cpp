@@ -561,6 +561,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     r.platform = soc.name;
     r.platform_name = soc.display_name;
     r.model = o.model_name;
+    r.rewrites = m.graph.rewrites();
     r.mode = o.mode == SimMode::Full ? "full" : "timing";
     r.clock_hz = soc.npu.core_clock_hz.value;
     r.cores = m.cores;
@@ -599,6 +600,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         row.input_shape = L.in_shape;
         row.output_shape = L.out_shape;
         row.note = L.note;
+        row.cpu_reason = rk::cpu_reason_name(L.cpu_reason);
+        row.rewrites = L.rewrites;
         row.macs = L.macs;
         for (size_t ni : L.ir_nodes)
             if (ni < m.graph.nodes().size()) row.nodes.push_back(m.graph.nodes()[ni].name);

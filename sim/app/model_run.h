@@ -28,6 +28,8 @@ struct ModelLayerRow {
     std::string input_shape, output_shape;
     std::string cores;           ///< "0", "0,1,2", "host", "-"
     std::string note;            ///< CPU: why it fell back; view: how
+    std::string cpu_reason;      ///< CPU: "vendor rule", "no NPU lowering yet", "forced"
+    std::vector<std::string> rewrites;  ///< graph rewrites that formed the layer
     std::vector<std::string> nodes;  ///< the IR nodes the layer covers
     int tasks = 0;
     uint64_t macs = 0, macs_padded = 0, regcmd_entries = 0;
@@ -69,6 +71,7 @@ struct ModelRunResult {
     size_t layers_checked = 0, layers_exact = 0, layers_off_by_one = 0, layers_worse = 0;
     bool expect_exact = false;   ///< --expect-exact: any difference is a failure
     std::vector<std::string> notes;
+    std::vector<std::string> rewrites;  ///< whole-model import rewrites (constant folding, If inlined)
     std::vector<std::string> errors;  ///< faults, timeouts, host errors (one line each)
     /// No error, no layer worse than 1 LSB in the isolated check; with expect_exact, no difference.
     bool ok() const {

@@ -52,6 +52,7 @@ class Builder {
     std::vector<std::vector<std::string>> rewrites_;  // per source node
     std::vector<int> folded_;                         // per source node: source node it was folded into
     std::map<std::string, std::string> ren_;          // removed value -> the value standing for it
+    std::map<size_t, std::string> folded_reason_;     // source node -> why it was folded (Q/DQ)
 
     // ---- graph access ----------------------------------------------------------------------
     std::map<std::string, size_t> producers() const {
@@ -93,9 +94,13 @@ class Builder {
         for (size_t s : n.sources) rewrites_[s].push_back(what);
     }
     /// Node `gone` is absorbed by `into`: its sources report through into's primary source.
-    void absorb(size_t gone, size_t into, const std::string& what) {
-        note(w_[gone], what);
-        note(w_[into], what);
+    void absorb(size_t gone, size_t into, const std::string& what, bool record = true) {
+        if (record) {
+            note(w_[gone], what);
+            note(w_[into], what);
+        } else {
+            for (size_t s : w_[gone].sources) folded_reason_[s] = what;
+        }
         for (size_t s : w_[gone].sources) {
             folded_[s] = static_cast<int>(w_[into].sources[0]);
             w_[into].sources.push_back(s);
@@ -218,9 +223,9 @@ void Builder::fold_qdq() {
         const std::string what = dq ? "DequantizeLinear folded into a quantized tensor"
                                     : "QuantizeLinear folded into a quantized tensor";
         if (into >= 0) {
-            absorb(i, static_cast<size_t>(into), what);
+            absorb(i, static_cast<size_t>(into), what, false);  // a representation, not a vendor rewrite
         } else {
-            note(w_[i], what);
+            for (size_t src : w_[i].sources) folded_reason_[src] = what;
             w_[i].dead = true;
         }
     }
@@ -543,6 +548,8 @@ VendorGraph Builder::build() {
     rename_inputs();
     VendorGraph v;
     v.rewrites = rewrites_;
+    v.folded_reason.assign(src_.nodes().size(), "");
+    for (const auto& [k, why] : folded_reason_) v.folded_reason[k] = why;
     v.folded_into = folded_;
     v.vendor_node.assign(src_.nodes().size(), -1);
     for (const auto& [name, val] : g_.values()) v.graph.add_value(val);
@@ -586,11 +593,13 @@ CheckResult check_model(const ir::Graph& g, const PlatformSpec& spec, const Chec
             r.heading = hr->heading;
             r.fused_into = g.nodes()[head].name;
             r.verdict = hr->verdict == Verdict::Target ? Verdict::Fused : hr->verdict;
-            r.reason = (v.rewrites[s].empty() ? std::string("folded") : v.rewrites[s].back()) + " (into " +
-                       r.fused_into + ")";
+            const std::string why = !v.folded_reason[s].empty() ? v.folded_reason[s]
+                                    : v.rewrites[s].empty()     ? std::string("folded")
+                                                                : v.rewrites[s].back();
+            r.reason = why + " (into " + r.fused_into + ")";
         } else {  // a Q/DQ pair between graph input and output, nothing left to report through
             r.verdict = Verdict::Fused;
-            r.reason = v.rewrites[s].empty() ? std::string("folded") : v.rewrites[s].back();
+            r.reason = !v.folded_reason[s].empty() ? v.folded_reason[s] : std::string("folded");
         }
         r.node = n.name;
         r.op_type = n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;

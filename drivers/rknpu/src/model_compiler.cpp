@@ -107,7 +107,12 @@ void Compiler::record_decisions() {
                 d.vendor.reason = g_.rewrites(u).empty() ? std::string("part of ") + g_.nodes()[u].name
                                                          : g_.rewrites(u)[0];
                 d.vendor.violations.clear();
+                d.vendor.rewrites = g_.rewrites(u);
                 if (d.vendor.verdict == check::Verdict::Target) d.vendor.verdict = check::Verdict::Fused;
+            } else {
+                for (const auto& rw : g_.rewrites(u))
+                    if (std::find(d.vendor.rewrites.begin(), d.vendor.rewrites.end(), rw) == d.vendor.rewrites.end())
+                        d.vendor.rewrites.push_back(rw);
             }
             d.vendor.node = rn[r].name;
             d.vendor.op_type = rn[r].domain.empty() ? rn[r].op_type : rn[r].domain + "." + rn[r].op_type;
@@ -204,9 +209,12 @@ void Compiler::consult_checker() {
         for (const auto& v : nr.violations)
             why += (why.empty() ? "" : "; ") + v.text + " [" + v.rule->source.text() + "]";
         if (why.empty()) why = nr.reason;
-        if (nr.verdict == check::Verdict::Unsupported)
+        if (nr.verdict == check::Verdict::Unsupported && opts_.reject_unsupported)
             throw std::invalid_argument(fmt::format("{} cannot run node '{}' ({}): {}", spec->id, nr.node,
                                                     nr.op_type, why.empty() ? "unsupported operator" : why));
+        if (nr.verdict == check::Verdict::Unsupported)
+            checker_cpu_[nr.node] = fmt::format("vendor rule: unsupported on {} ({}): {}", spec->id,
+                                                nr.spec_op.empty() ? nr.op_type : nr.spec_op, why);
         if (nr.verdict == check::Verdict::CpuFallback)
             checker_cpu_[nr.node] =
                 fmt::format("vendor rule sends it to the CPU ({} {}): {}", spec->id,

@@ -89,6 +89,7 @@ struct VendorGraph {
     std::vector<int> vendor_node;                     ///< source node -> vendor node, -1 when folded away
     std::vector<int> folded_into;                     ///< source node -> source node it was folded into, -1
     std::vector<std::vector<std::string>> rewrites;   ///< per source node
+    std::vector<std::string> folded_reason;           ///< per source node: Q/DQ folded into a tensor, or ""
 };
 VendorGraph vendor_graph(const ir::Graph& g);
 

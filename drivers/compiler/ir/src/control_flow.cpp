@@ -124,6 +124,8 @@ void inline_if(Graph& g, size_t index) {
         id.inputs[0] = map(id.inputs[0]);
         inlined.push_back(std::move(id));
     }
+    g.rewrites().push_back(n.label() + " inlined (condition constant for the given input shapes: " +
+                           (then ? "then" : "else") + " branch)");
     auto& nodes = g.nodes();
     nodes.erase(nodes.begin() + static_cast<long>(index));
     nodes.insert(nodes.begin() + static_cast<long>(index), inlined.begin(), inlined.end());

@@ -202,6 +202,7 @@ std::vector<std::string> shape_rule_ops() {
 void infer_shapes(Graph& g) {
     g.sort_topologically();
     const auto& table = shape::rules();
+    std::map<std::string, int> folded;  // op type -> nodes folded into constants
     for (size_t i = 0; i < g.nodes().size();) {
         if (g.nodes()[i].op_type == "If" && g.nodes()[i].domain.empty()) {
             shape::inline_if(g, i);  // the chosen branch's nodes now start at i
@@ -220,7 +221,15 @@ void infer_shapes(Graph& g) {
             if (!v || !v->shape_known)
                 throw GraphError("node " + n.label() + ": output '" + o + "' shape could not be inferred");
         }
-        if (!shape::try_fold(g, i)) ++i;  // a folded node is erased; i then names the next one
+        const std::string op = n.op_type;
+        if (shape::try_fold(g, i)) ++folded[op];  // a folded node is erased; i then names the next one
+        else ++i;
+    }
+    if (!folded.empty()) {
+        std::string s = "constant subgraph folded:";
+        for (const auto& [op, k] : folded) s += " " + std::to_string(k) + " " + op + ",";
+        s.pop_back();
+        g.rewrites().push_back(s);
     }
 }
 

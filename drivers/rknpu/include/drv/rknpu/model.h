@@ -115,6 +115,9 @@ struct CompileOptions {
     /// node = model rejected). Off: every node with an NPU lowering goes to the NPU (tests of
     /// lowerings the seed tables do not list, e.g. Gemm on RK3588).
     bool consult_checker = true;
+    /// A node the checker calls unsupported rejects the model (std::invalid_argument), as the vendor
+    /// toolchain would refuse it. Off (`npusim check`): it becomes a CPU layer with the rule as note.
+    bool reject_unsupported = true;
     /// Timing-mode compile: the same layers, tasks, regcmd, arena layout and relocations as the
     /// full compile, but the weights and DPU operands are only laid out, never packed (timing mode
     /// moves no data): arena_init then holds only the regcmd (from arena_init_base). Registers that

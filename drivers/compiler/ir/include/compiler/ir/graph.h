@@ -119,12 +119,18 @@ class Graph {
     /// Human-readable dump (one line per node) for debugging and golden tests; deterministic.
     std::string dump() const;
 
+    /// Import-time rewrites of the whole model, in order ("constant subgraph folded: 3 Shape, 2
+    /// Gather", "If 'cond_if' inlined (condition constant: then branch)"); reports list them.
+    std::vector<std::string>& rewrites() { return rewrites_; }
+    const std::vector<std::string>& rewrites() const { return rewrites_; }
+
    private:
     std::map<std::string, Value> values_;
     std::vector<Node> nodes_;
     std::vector<std::string> inputs_;
     std::vector<std::string> outputs_;
     std::map<std::string, int64_t> opsets_;
+    std::vector<std::string> rewrites_;
 };
 
 /// Attribute helpers that do not depend on the operator library's implementation.
