@@ -150,6 +150,7 @@ int cmd_run(const RunArgs& a) {
             mo.mode = a.mode;
             mo.core_mask = a.core_mask;
             mo.inputs = a.ref.inputs;
+            mo.outputs = a.ref.outputs;
             mo.input_shapes = a.ref.input_shapes;
             mo.cpu_nodes = a.cpu_nodes;
             mo.seed = a.ref.seed;
@@ -310,7 +311,7 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
     run->add_option("--input", ra.ref.inputs, "Model runs: .npy per graph input, in order (default: seeded random)");
-    run->add_option("--output", ra.ref.outputs, "--reference: .npy per graph output");
+    run->add_option("--output", ra.ref.outputs, "Model runs (full mode, and --reference): .npy per graph output");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")

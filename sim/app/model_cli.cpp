@@ -67,6 +67,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     }
     if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
+    if (!full && !o.outputs.empty()) return fail(kExitBadInput, "--output needs --mode full (timing mode moves no data)");
 
     PhaseTimes phases(err);
     drv::ir::Graph g;
@@ -148,6 +149,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     ro.progress = !o.quiet;
     ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
     ro.expect_exact = o.expect_exact;
+    ro.output_paths = o.outputs;
     trace::TraceWriter tw;
     ModelRunResult r;
     try {

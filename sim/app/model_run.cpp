@@ -586,6 +586,20 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     });
     sc_core::sc_start();
     r.total_ps = run.t1_ - run.t0_;
+    if (full && r.errors.empty())
+        for (size_t k = 0; k < m.graph.outputs().size() && !o.output_paths.empty(); ++k) {
+            std::string path = k < o.output_paths.size() ? o.output_paths[k] : std::string();
+            if (path.empty()) {
+                std::string base = o.output_paths[0];
+                if (base.size() > 4 && base.compare(base.size() - 4, 4, ".npy") == 0) base.resize(base.size() - 4);
+                path = base + "_" + std::to_string(k) + ".npy";
+            }
+            try {
+                num::write_npy(path, run.final_outputs_.at(m.graph.outputs()[k]));
+            } catch (const std::exception& e) {
+                r.errors.push_back(fmt::format("--output '{}': {}", path, e.what()));
+            }
+        }
 
     // Per-layer rows from the task records.
     const uint64_t hz = r.clock_hz;

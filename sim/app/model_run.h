@@ -92,6 +92,9 @@ struct ModelRunOptions {
     bool progress_tty = false;    ///< rewrite one line in place (stderr is a terminal), else every ~10%
     bool expect_exact = false;
     uint64_t job_timeout_ns = 5'000'000'000ull;  ///< per kick, simulated time
+    /// Full mode: write graph output k to output_paths[k] (.npy); paths beyond the list derive from
+    /// the first (<base>_k.npy), as `npusim run --reference --output` names them.
+    std::vector<std::string> output_paths;
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -115,7 +118,7 @@ uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const 
 struct ModelCliOptions {
     std::string model, platform = "rk3588", mode = "full";
     std::string core_mask = "auto";
-    std::vector<std::string> inputs, input_shapes, cpu_nodes;
+    std::vector<std::string> inputs, input_shapes, cpu_nodes, outputs;
     uint64_t seed = 0;
     std::string report_path, trace_path;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
