@@ -69,6 +69,7 @@ bool try_fold(Graph& g, size_t index) {
         folded = fold_from_shape(g, n, g.value(n.outputs[0]));
     } else {
         std::vector<const num::Tensor*> in;
+        bool unspecified = false;
         for (const auto& name : n.inputs) {
             if (name.empty()) {
                 in.push_back(nullptr);
@@ -76,9 +77,19 @@ bool try_fold(Graph& g, size_t index) {
             }
             const Value& v = g.value(name);
             if (!v.is_constant()) return false;
+            unspecified |= v.contents_unspecified;
             in.push_back(&*v.data);
         }
         if (!num::op_supported(n.op_type, n.domain)) return false;
+        if (unspecified) {  // timing-only import: the result has a shape, contents nobody reads
+            for (const auto& o : n.outputs) {
+                Value& v = g.value(o);
+                v.data = num::Tensor::uninitialized(v.dtype, v.shape);
+                v.contents_unspecified = true;
+            }
+            g.nodes().erase(g.nodes().begin() + static_cast<long>(index));
+            return true;
+        }
         num::Attributes attrs = n.attrs;
         if (n.op_type == "Split" && !attrs.has("split") && !n.has_input(1))
             attrs.set("num_outputs", static_cast<int64_t>(n.outputs.size()));

@@ -299,16 +299,20 @@ void quantize_weight_bias(Graph& g) {
         }
         std::string w_scale;
         if (!dq1) {  // float weight: per-tensor int8, quantized as onnxruntime quantizes it
+            // A timing-only import has no weight contents: same structure, placeholder values.
             float s = 1.0f;
             int8_t z = 0;
-            int8_params(*wv.data, s, z);
+            if (!wv.contents_unspecified) int8_params(*wv.data, s, z);
             num::Tensor st(num::DType::F32, {}), zt(num::DType::I8, {});
             st.data<float>()[0] = s;
             zt.data<int8_t>()[0] = z;
             w_scale = add_const(g, n.name + "_weight_scale", st);
             const std::string w_zp = add_const(g, n.name + "_weight_zp", zt);
-            num::Tensor wq = run1("QuantizeLinear", {&*wv.data, &*g.value(w_scale).data, &*g.value(w_zp).data});
+            num::Tensor wq = wv.contents_unspecified
+                                 ? num::Tensor::uninitialized(num::DType::I8, wv.shape)
+                                 : run1("QuantizeLinear", {&*wv.data, &*g.value(w_scale).data, &*g.value(w_zp).data});
             const std::string wq_name = add_const(g, n.name + "_weight_q", std::move(wq));
+            g.value(wq_name).contents_unspecified = wv.contents_unspecified;
             Node d;
             d.name = n.name + "_weight_dq";
             d.op_type = "DequantizeLinear";

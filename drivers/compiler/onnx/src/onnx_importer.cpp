@@ -252,6 +252,7 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
         RawSpan r = static_cast<size_t>(i) < raw.size() ? raw[static_cast<size_t>(i)] : RawSpan{};
         if (opts.skip_data_from_bytes && r.size >= opts.skip_data_from_bytes) r.contents = false;
         add_constant(g, t.name(), tensor_from_proto(t, src + ": initializer", &r), src + ": initializer");
+        if (!r.contents) g.value(t.name()).contents_unspecified = true;
     }
     if (gp.sparse_initializer_size()) throw ImportError(src + ": sparse initializers are not supported");
     import_inputs(gp, g, opts, src);

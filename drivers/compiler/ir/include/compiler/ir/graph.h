@@ -41,6 +41,9 @@ struct Value {
     bool shape_known = false;         ///< false until import or shape inference sets it
     num::QuantParams quant;           ///< empty for float tensors; per-tensor or per-axis
     std::optional<num::Tensor> data;  ///< set for constants (initializers, folded nodes)
+    /// Timing-only import (ImportOptions::skip_data_from_bytes): `data` has the right dtype and
+    /// shape but unspecified contents; nothing may read them (folding gives unspecified results).
+    bool contents_unspecified = false;
 
     bool is_constant() const { return data.has_value(); }
     bool is_quantized() const { return !quant.empty(); }
