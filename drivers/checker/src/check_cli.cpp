@@ -211,7 +211,7 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     // RKNPU platforms: the compiler's own per-node decision (vendor rules + rewrites + what it can
     // lower), the same one `npusim run` executes. Other platforms: the rule engine on the graph.
     std::vector<std::optional<std::vector<NodePlacement>>> placed(opts.models.size());
-    if (!opts.all_platforms && opts.placement) {
+    if (!opts.all_platforms && opts.placement && !opts.prepare) {
         for (size_t k = 0; k < opts.models.size(); ++k) {
             try {
                 placed[k] = opts.placement(opts.models[k], opts.platform, *plat);
@@ -223,8 +223,15 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     }
     std::vector<std::pair<std::string, ir::Graph>> models;
     try {
-        for (size_t k = 0; k < opts.models.size(); ++k)
-            models.emplace_back(opts.models[k], placed[k] ? ir::Graph() : quantized_view(importer::load_model(opts.models[k], io)));
+        for (size_t k = 0; k < opts.models.size(); ++k) {
+            if (placed[k]) {
+                models.emplace_back(opts.models[k], ir::Graph());
+                continue;
+            }
+            ir::Graph g = importer::load_model(opts.models[k], io);
+            models.emplace_back(opts.models[k],
+                                quantized_view(opts.prepare ? opts.prepare(opts.models[k], std::move(g)) : g));
+        }
     } catch (const std::exception& e) {
         err << "npusim check: cannot load model: " << e.what() << "\n";
         return kExitModelError;
@@ -243,6 +250,22 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
                 for (const auto& q : *placed[k]) r.nodes.push_back(q.vendor);
             } else {
                 r = check_graph(g, *plat, co);
+            }
+            if (opts.engine_refusals && plat->engine == "MCU") {
+                for (const auto& [node, why] : opts.engine_refusals(name, g)) {
+                    auto it = std::find_if(r.nodes.begin(), r.nodes.end(), [&](const NodeResult& x) { return x.node == node; });
+                    if (node.empty() || it == r.nodes.end()) {
+                        NodeResult m;
+                        m.node = node.empty() ? name : node;
+                        m.op_type = node.empty() ? "model" : "?";
+                        m.verdict = Verdict::Unsupported;
+                        m.reason = why;
+                        r.nodes.insert(r.nodes.begin(), m);
+                    } else if (it->verdict == Verdict::Target || it->verdict == Verdict::Fused) {
+                        it->verdict = Verdict::Unsupported;
+                        it->reason = why;
+                    }
+                }
             }
             const std::vector<NodePlacement>* pl = placed[k] ? &*placed[k] : nullptr;
             if (opts.json) all.push_back(to_json(r, *plat, name, pl));
