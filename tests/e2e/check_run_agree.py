@@ -6,6 +6,8 @@ must sit in a run layer of the same name and unit (NPU / CPU / view) and, on the
 kind of reason; a node the vendor rules send to the CPU must be a CPU layer for that reason; every
 node of every run layer must appear in check.
 
+A float model, which run refuses without --quantize, is compared with run --quantize none.
+
 usage: check_run_agree.py NPUSIM MODE PLATFORMS MODEL...   (MODE full|timing, PLATFORMS a,b)"""
 import json
 import os
@@ -27,8 +29,12 @@ def main():
                     continue
                 chk = json.loads(c.stdout)
                 rep = os.path.join(tmp, "r.json")
-                r = subprocess.run([npusim, "run", "--platform", plat, model, "--mode", mode, "--quiet", "--report", rep],
-                                   capture_output=True, text=True)
+                cmd = [npusim, "run", "--platform", plat, model, "--mode", mode, "--quiet", "--report", rep]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode == 4 and "float model" in r.stderr:
+                    # run refuses a float model unless told how to build it; check places its nodes
+                    # as --quantize none runs them (on the host CPU, no float NPU lowering).
+                    r = subprocess.run(cmd + ["--quantize", "none"], capture_output=True, text=True)
                 if r.returncode not in (0, 1) or not os.path.exists(rep):
                     failures.append("%s: run exit %d: %s" % (name, r.returncode, r.stderr.strip()))
                     continue
