@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <systemc>
 
+#include "app/cli_vocab.h"
 #include "app/conv_example.h"
 #include "app/lint.h"
 #include "app/model_run.h"
@@ -48,7 +49,7 @@ struct RunArgs {
     drv::ref::RefRunOptions ref;
     std::string requant = "float";
     bool skip_check = false;
-    std::vector<std::string> expected;
+    sim::results::ResultOptions res;  ///< --output, --output-dir, --expect, --atol, --rtol
     // RKNPU whole-model runs (.onnx/.tflite on an NPU platform)
     std::string core_mask = "auto";
     std::vector<std::string> cpu_nodes;
@@ -143,7 +144,11 @@ int cmd_platforms(bool verbose) {
 /// `npusim run --reference`: the reference executor (golden numerics), .npy in and out.
 int cmd_run_reference(RunArgs a) {
     if (a.model.empty()) return fail("--reference needs a model file (.onnx or .tflite)");
+    if (!std::filesystem::exists(a.model)) return fail(fmt::format("model file '{}' not found", a.model));
+    if (const std::string e = sim::results::validate(a.res, a.ref.inputs); !e.empty()) return fail(e);
     a.ref.model = a.model;
+    std::vector<sim::results::NamedTensor> outputs;
+    a.ref.results = &outputs;
     std::ostringstream log;
     const int rc = drv::ref::run_reference(a.ref, log);
     const std::string text = log.str();
@@ -154,34 +159,14 @@ int cmd_run_reference(RunArgs a) {
         else
             std::cout << line << "\n";
     }
-    if (rc == drv::ref::kRefOk) return 0;
-    return rc == drv::ref::kRefOpError ? kExitProblem : kExitBadInput;
+    if (rc == drv::ref::kRefOk) return sim::results::write_and_check(outputs, a.res, std::cout, std::cerr);
+    // cli.md: 3 the model cannot be loaded, 1 the run found a problem (an operator failed), 2 bad input.
+    return rc == drv::ref::kRefModelError ? 3 : rc == drv::ref::kRefOpError ? kExitProblem : kExitBadInput;
 }
 
 /// `npusim run --platform ws63|3066h MODEL`: seed-000 check, model blob, firmware on the ISS,
 /// comparison with the reference executor, per-layer cycles (drivers/mcu).
-/// Options of `run` that have no meaning on an MCU (NPU cores, NPU profiles, regcmd, timing mode):
-/// an error naming the first one given (cli.md: an option that does not apply is an error).
-std::string mcu_inapplicable(const RunArgs& a) {
-    if (a.mode != "full") return "--mode";
-    if (a.cores != "0") return "--cores";
-    if (a.core_mask != "auto") return "--core-mask";
-    if (a.sram) return "--sram";
-    if (!a.cpu_nodes.empty()) return "--cpu-node";
-    if (a.verify_tiling) return "--verify-tiling";
-    if (a.expect_exact) return "--expect-exact";
-    if (a.no_compare) return "--no-compare";
-    if (!a.profile_file.empty()) return "--profile";
-    if (!a.params.empty()) return "--param";
-    if (!a.regcmd_path.empty()) return "--dump-regcmd";
-    if (!a.ref.outputs.empty()) return "--output";
-    return "";
-}
-
 int cmd_run_mcu(const RunArgs& a) {
-    const std::string bad = mcu_inapplicable(a);
-    if (!bad.empty())
-        return fail(fmt::format("{} does not apply to the MCU platform {} (NPU/regcmd options; see npusim run --help)", bad, a.platform));
     if (a.model.empty()) return fail(fmt::format("--platform {} needs a model file (.onnx)", a.platform));
     mcu::McuRunOptions o;
     o.model = a.model;
@@ -191,19 +176,35 @@ int cmd_run_mcu(const RunArgs& a) {
     o.seed = a.ref.seed;
     o.requant = a.requant;
     o.skip_check = a.skip_check;
-    o.expected = a.expected;
     o.quantize = a.quant.mode;
     o.calibration = a.quant.calibration;
     o.calibration_method = a.quant.method;
     if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
         return fail("--calibration/--calibration-method need --quantize int8");
-    return sim::run_mcu_cli(o, a.report_path, a.trace_path);
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path, a.res);
 }
 
-int cmd_run(const RunArgs& a) {
+/// The kind of `npusim run` the arguments ask for (cli_vocab.h), before any file is opened.
+unsigned run_kind(const RunArgs& a) {
+    if (a.reference) return sim::cli::kReferenceRun;
+    if (mcu::find_target(a.platform)) return sim::cli::kMcuRun;
+    const std::string ext = std::filesystem::path(a.model).extension().string();
+    return ext == ".onnx" || ext == ".tflite" ? sim::cli::kNpuModelRun : sim::cli::kLayerRun;
+}
+
+int cmd_run(RunArgs a, const CLI::App& run_app) {
+    if (run_app.count("--platform")) {
+        try {
+            a.platform = sim::cli::canonical_platform(a.platform);
+        } catch (const std::invalid_argument& e) {
+            return fail(e.what());
+        }
+    }
+    const std::string where = (run_app.count("--platform") ? "--platform " + a.platform + " " : std::string()) +
+                              (a.reference ? "--reference " : "") + (a.model.empty() ? "(bundled example)" : a.model);
+    if (const std::string e = sim::cli::inapplicable_option(run_app, run_kind(a), where); !e.empty()) return fail(e);
     const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
     if (!rtl.error.empty()) return fail(rtl.error);
-    if (rtl.opts && a.reference) return fail("--rtl does not apply to --reference (the reference executor has no NPU)");
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
     if (quantize_given && (a.reference || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
@@ -212,8 +213,6 @@ int cmd_run(const RunArgs& a) {
                         ? "--quantize applies to .onnx models"
                         : std::string("--quantize"));
     if (a.reference) return cmd_run_reference(a);
-    if (rtl.opts && mcu::find_target(a.platform))
-        return fail(fmt::format("--rtl does not apply to --platform {} (an MCU: the RTL blocks are RKNPU ones)", a.platform));
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
     try {
@@ -235,16 +234,13 @@ int cmd_run(const RunArgs& a) {
                 return fail(e.what());
             }
         } else if (ext == ".onnx" || ext == ".tflite") {
-            if (a.cores != "0") return fail("--cores is for layer descriptions; models take --core-mask (auto, 0, 0_1, 0_1_2, ...)");
-            if (a.sram || !a.regcmd_path.empty())
-                return fail("--sram and --dump-regcmd are for layer descriptions, not models");
             sim::ModelCliOptions mo;
             mo.model = a.model;
             mo.platform = a.platform;
             mo.mode = a.mode;
             mo.core_mask = a.core_mask;
             mo.inputs = a.ref.inputs;
-            mo.outputs = a.ref.outputs;
+            mo.results = a.res;
             mo.input_shapes = a.ref.input_shapes;
             mo.cpu_nodes = a.cpu_nodes;
             mo.seed = a.ref.seed;
@@ -427,7 +423,13 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
     run->add_option("--input", ra.ref.inputs, "Model runs: .npy per graph input, in order (default: seeded random)");
-    run->add_option("--output", ra.ref.outputs, "Model runs (full mode, and --reference): .npy per graph output");
+    run->add_option("--output", ra.res.outputs, "Model, MCU and reference runs: write .npy per graph output (full mode)");
+    run->add_option("--output-dir", ra.res.output_dir, "Model, MCU and reference runs: write every graph output as DIR/<name>.npy");
+    run->add_option("--expect", ra.res.expect, "Model, MCU and reference runs: golden .npy per graph output; a value outside "
+                    "--atol/--rtol fails (exit 1); prints max/mean |diff|, cosine, exact count");
+    run->add_option("--atol", ra.res.atol, "--expect: absolute tolerance (numpy.allclose: |got - want| <= atol + rtol |want|)")
+        ->capture_default_str();
+    run->add_option("--rtol", ra.res.rtol, "--expect: relative tolerance")->capture_default_str();
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
@@ -446,7 +448,6 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"float", "fixed"}))
         ->capture_default_str();
     run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
-    run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
     add_quantize_options(*run, ra.quant);
 
     drv::check::CheckCliOptions co;
@@ -483,17 +484,17 @@ int sc_main(int argc, char* argv[]) {
     RegcmdArgs da, la;
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
     dec->add_option("file", da.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    dec->add_option("--soc", da.soc, "SoC profile")->capture_default_str();
+    dec->add_option("-p,--platform,--soc", da.soc, "Platform whose register map decodes the buffer")->capture_default_str();
     CLI::App* lint = app.add_subcommand("lint", "Check a regcmd buffer: fields, reserved bits, banks, entries, chaining, enables");
     lint->add_option("file", la.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
+    lint->add_option("-p,--platform,--soc", la.soc, "Platform whose rules the buffer is checked against")->capture_default_str();
     lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
     ReplayArgs pa;
     CLI::App* rep = app.add_subcommand("replay", "Kick a captured regcmd buffer on a simulated core; report status, faults, timing");
     rep->add_option("file", pa.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    rep->add_option("--soc", pa.soc, "SoC profile")->capture_default_str();
-    rep->add_option("--core", pa.core, "NPU core")->capture_default_str();
+    rep->add_option("-p,--platform,--soc", pa.soc, "Platform to replay on")->capture_default_str();
+    rep->add_option("--core-mask,--core", pa.core, "NPU core to kick (0, 1, 2)")->capture_default_str();
     rep->add_option("--base", pa.base, "Device address to place the buffer at (the address its chain pointers assume)");
     rep->add_option("--tasks", pa.tasks, "TASK_CON.TASK_NUMBER (default: tasks in the buffer)");
     rep->add_option("--amount", pa.amount, "First task's PC_REGISTER_AMOUNTS (default: derived)");
@@ -526,12 +527,25 @@ int sc_main(int argc, char* argv[]) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : kExitBadInput;
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        std::cerr << "npusim: error: " << sim::cli::parse_error_text(app, e) << "\n";
+        return kExitBadInput;
+    }
+    for (RegcmdArgs* r : {&da, &la}) {
+        try {
+            r->soc = sim::cli::canonical_platform(r->soc);
+        } catch (const std::invalid_argument& e) {
+            if (*dec || *lint) return fail(e.what());
+        }
+    }
+    try {
+        pa.soc = sim::cli::canonical_platform(pa.soc);
+    } catch (const std::invalid_argument& e) {
+        if (*rep) return fail(e.what());
     }
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
     if (*plat) return cmd_platforms(verbose);
-    if (*run) return cmd_run(ra);
+    if (*run) return cmd_run(ra, *run);
     if (*dec) return cmd_decode(da);
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);

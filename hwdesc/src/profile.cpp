@@ -13,11 +13,9 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <npusim/datadir.h>
 #include <nlohmann/json.hpp>
 
-#ifndef NPUSIM_SOURCE_DIR
-#define NPUSIM_SOURCE_DIR "."
-#endif
 
 namespace hw {
 namespace {
@@ -371,9 +369,10 @@ std::vector<SocProfile::ParamView> SocProfile::params() const {
 }
 
 std::string profile_dir() {
-    if (const char* d = std::getenv("NPUSIM_DATA_DIR"); d && *d)
-        return (fs::path(d) / "hwdesc" / "profiles").string();
-    return (fs::path(NPUSIM_SOURCE_DIR) / "hwdesc" / "profiles").string();
+    // $NPUSIM_DATA_DIR pointing at a source checkout (its old meaning) still works.
+    if (const char* d = std::getenv("NPUSIM_DATA_DIR"); d && *d && !std::getenv("NPUSIM_PROFILE_DIR"))
+        if (fs::is_directory(fs::path(d) / "hwdesc" / "profiles")) return (fs::path(d) / "hwdesc" / "profiles").string();
+    return npusim::data_path("profiles", "NPUSIM_PROFILE_DIR");
 }
 
 std::vector<std::string> list_profiles() {

@@ -10,6 +10,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#ifndef RISCV_ISS_PRESET_DIR
+#include "npusim/datadir.h"
+#endif
 
 namespace iss {
 namespace {
@@ -247,7 +250,11 @@ void read_memory(const Ctx& c, const json& j, std::vector<RegionConfig>& out) {
 
 std::string default_preset_dir() {
     if (const char* env = std::getenv("RVISS_PRESET_DIR")) return env;
-    return RISCV_ISS_PRESET_DIR;
+#ifdef RISCV_ISS_PRESET_DIR
+    return RISCV_ISS_PRESET_DIR;  // builds outside the project (fuzz/) name the directory
+#else
+    return npusim::data_path("presets", nullptr);
+#endif
 }
 
 CorePreset load_preset(const std::string& name_or_path, const std::string& preset_dir) {

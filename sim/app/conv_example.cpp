@@ -275,14 +275,8 @@ RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spe
         r.total_ps = std::max(r.total_ps, total_ps);
         if (ref.empty() || !j.sub.ok) continue;
         r.checked = true;
-        r.check.values += ref.size();
-        for (size_t i = 0; i < ref.size(); ++i) {
-            const int diff = std::abs(int{ref[i]} - int{j.result.at(i)});
-            r.check.max_abs_diff = std::max(r.check.max_abs_diff, diff);
-            if (diff == 0) ++r.check.equal;
-            else if (diff == 1) ++r.check.off_by_one;
-            else ++r.check.worse;
-        }
+        for (size_t i = 0; i < ref.size(); ++i)
+            r.check.add_value(ref[i], j.result.at(i), int{j.result.at(i)} - int{ref[i]}, {});
     }
     for (int i = 0; i < plat.core_count(); ++i)
         for (const std::string& m : plat.core(i).diagnostics()) r.errors.push_back(m);

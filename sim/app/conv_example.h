@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/profile.h"
+#include "numerics/compare.h"
 #include "npu/tlm/rknpu_core.h"
 #include "rtl/cosim.h"
 #include "trace/trace_writer.h"
@@ -24,10 +25,8 @@ struct ConvExampleSpec {
     static ConvExampleSpec from_file(const std::string& path);
 };
 
-struct OutputCheck {
-    uint64_t values = 0, equal = 0, off_by_one = 0, worse = 0;
-    int max_abs_diff = 0;
-};
+/// Device output against the reference: the shared comparator (numerics/compare.h).
+using OutputCheck = num::Comparison;
 
 struct LayerReport {
     std::string name, op, input_shape, output_shape;

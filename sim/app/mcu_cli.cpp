@@ -2,9 +2,11 @@
 // MCU runs in the CLI (see mcu_cli.h).
 #include "app/mcu_cli.h"
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -102,12 +104,30 @@ std::string mcu_report_json(const mcu::McuRunReport& r) {
     return j.dump(1) + "\n";
 }
 
-int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path) {
+int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path,
+                const results::ResultOptions& res) {
     mcu::McuRunReport rep;
     o.report = &rep;
     o.executor = run_on_mcu_platform;
     o.executor_name = "SystemC platform (riscv_iss_tlm: RiscvCore, memory map with wait states, UART, CLINT, interrupt lines)";
-    const int rc = mcu::run_cli(o, std::cout, std::cerr);
+    o.expected = res.expect;
+    if (const std::string e = results::validate(res, o.inputs); !e.empty()) {
+        std::cerr << "npusim: error: " << e << "\n";
+        return 2;
+    }
+    std::ostringstream err;
+    int rc = mcu::run_cli(o, std::cout, err);
+    // One error prefix for every subcommand (cli.md): the MCU library writes "error: ...".
+    std::istringstream lines(err.str());
+    for (std::string line; std::getline(lines, line);)
+        std::cerr << (line.rfind("error: ", 0) == 0 ? "npusim: " + line : line) << "\n";
+    if (rep.ran && (rc == 0 || rc == 1)) {
+        std::vector<results::NamedTensor> outs;
+        for (const auto& row : rep.outputs) outs.emplace_back(row.name, row.tensor);
+        rc = std::max(rc, results::write_and_check(outs, res, std::cout, std::cerr));
+    } else if (!rep.ran && res.any()) {
+        std::cerr << "npusim: error: no outputs to write or compare (the firmware did not run)\n";
+    }
     auto write = [](const std::string& path, const std::string& text) {
         std::ofstream f(path, std::ios::binary);
         f << text;

@@ -7,12 +7,15 @@
 #include <string>
 
 #include "mcu/mcu_run.h"
+#include "results/results.h"
 
 namespace sim {
 
 /// Runs `o` (executor and report are set here); writes the report/trace when the paths are
 /// non-empty. Returns run_cli's exit code, or 2 when a file cannot be written.
-int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path);
+/// `res`: --output / --output-dir / --expect on the firmware's outputs (results/results.h).
+int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path,
+                const results::ResultOptions& res = {});
 
 /// The firmware on the SystemC MCU platform (iss::run_mcu_platform) as an mcu::FirmwareExecutor.
 mcu::FirmwareRun run_on_mcu_platform(const mcu::McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob,

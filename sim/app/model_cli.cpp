@@ -26,6 +26,7 @@ namespace {
 constexpr int kExitProblem = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitModel = 3;
+constexpr int kExitRefused = 4;
 
 /// NPUSIM_PHASE_TIMES=1: one stderr line per phase with the process CPU seconds it took
 /// (profiling the whole-command cost; the report itself is unchanged).
@@ -68,7 +69,10 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     }
     if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
-    if (!full && !o.outputs.empty()) return fail(kExitBadInput, "--output needs --mode full (timing mode moves no data)");
+    if (!full && o.results.any())
+        return fail(kExitBadInput, fmt::format("{} does not apply to --mode timing (timing mode moves no data)",
+                                               o.results.writes() ? "--output" : "--expect"));
+    if (const std::string e = results::validate(o.results, o.inputs); !e.empty()) return fail(kExitBadInput, e);
 
     PhaseTimes phases(err);
     drv::ir::Graph g;
@@ -134,7 +138,8 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         co.timing_only = !full;  // timing mode moves no data: weights laid out, not packed
         m = drv::rknpu::compile_model(std::move(g), soc, co);  // g is not used after this
     } catch (const std::invalid_argument& e) {
-        return fail(kExitBadInput, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
+        // cli.md: 4, the model is refused by the platform (unsupported operator, does not fit).
+        return fail(kExitRefused, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
     } catch (const std::exception& e) {
         return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, e.what()));
     }
@@ -158,7 +163,6 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
     ro.expect_exact = o.expect_exact;
     if (o.rtl.any()) ro.rtl = &o.rtl;
-    ro.output_paths = o.outputs;
     trace::TraceWriter tw;
     ModelRunResult r;
     try {
@@ -177,6 +181,10 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     if (!o.report_path.empty() && !write_text(o.report_path, json))
         return fail(kExitBadInput, fmt::format("cannot write report '{}'", o.report_path));
     for (const std::string& e : r.errors) err << "npusim: error: " << e << "\n";
+    if (!r.errors.empty() && o.results.any())
+        return fail(kExitProblem, "no outputs to write or compare (the run failed)");
+    const int rc = full ? results::write_and_check(r.final_outputs, o.results, out, err) : 0;
+    if (rc) return rc;
     return r.ok() ? 0 : kExitProblem;
 }
 

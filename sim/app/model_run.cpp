@@ -57,64 +57,13 @@ int64_t numel_of(const drv::ir::Value& v) {
     return n < 0 ? 0 : n;
 }
 
-/// Integer value of element i (int tensors), for comparisons.
-int64_t int_at(const num::Tensor& t, size_t i) {
-    switch (t.dtype()) {
-        case num::DType::I8: return t.data<int8_t>()[i];
-        case num::DType::U8: return t.data<uint8_t>()[i];
-        case num::DType::Bool: return t.data<uint8_t>()[i];
-        case num::DType::I16: return t.data<int16_t>()[i];
-        case num::DType::U16: return t.data<uint16_t>()[i];
-        case num::DType::I32: return t.data<int32_t>()[i];
-        case num::DType::I64: return t.data<int64_t>()[i];
-        default: return 0;
-    }
-}
-
-void add_diff(OutputCheck& c, int64_t diff) {
-    ++c.values;
-    c.max_abs_diff = static_cast<int>(std::max<int64_t>(c.max_abs_diff, std::min<int64_t>(diff, 1 << 30)));
-    if (diff == 0) ++c.equal;
-    else if (diff == 1) ++c.off_by_one;
-    else ++c.worse;
-}
-
-/// Compares `got` with `want`; float tensors in units of `lsb` (0: any difference is "worse").
-/// Returns an error text for mismatched dtype/shape.
+/// Compares `got` with `want` (numerics/compare.h); float tensors in units of `lsb` (0: any
+/// difference is "worse"). Returns an error text for mismatched dtype/shape.
 std::string compare(const num::Tensor& got, const num::Tensor& want, double lsb, OutputCheck& c) {
-    if (got.dtype() != want.dtype() || got.shape() != want.shape())
-        return fmt::format("device tensor is {} {}, the reference {} {}", num::dtype_name(got.dtype()), got.shape_str(),
-                           num::dtype_name(want.dtype()), want.shape_str());
-    const size_t n = want.numel();
-    if (want.dtype() == num::DType::F32) {
-        for (size_t i = 0; i < n; ++i) {
-            const double d = std::fabs(static_cast<double>(got.data<float>()[i]) - want.data<float>()[i]);
-            if (lsb > 0) add_diff(c, std::llround(d / lsb));
-            else add_diff(c, d == 0 ? 0 : 2);
-        }
-    } else if (want.dtype() == num::DType::F16) {
-        for (size_t i = 0; i < n; ++i) add_diff(c, got.data<uint16_t>()[i] == want.data<uint16_t>()[i] ? 0 : 2);
-    } else if (want.dtype() == num::DType::U8 || want.dtype() == num::DType::I8) {
-        // The common case, without a per-element type switch: a histogram of byte differences.
-        const bool s8 = want.dtype() == num::DType::I8;
-        const uint8_t* a = got.data<uint8_t>();
-        const uint8_t* b = want.data<uint8_t>();
-        uint64_t hist[256] = {};
-        for (size_t i = 0; i < n; ++i) {
-            const int x = s8 ? int{static_cast<int8_t>(a[i])} : int{a[i]};
-            const int y = s8 ? int{static_cast<int8_t>(b[i])} : int{b[i]};
-            ++hist[x > y ? x - y : y - x];
-        }
-        for (int d = 0; d < 256; ++d) {
-            if (!hist[d]) continue;
-            c.values += hist[d];
-            c.max_abs_diff = std::max(c.max_abs_diff, d);
-            (d == 0 ? c.equal : d == 1 ? c.off_by_one : c.worse) += hist[d];
-        }
-    } else {
-        for (size_t i = 0; i < n; ++i) add_diff(c, std::llabs(int_at(got, i) - int_at(want, i)));
-    }
-    return {};
+    num::Tolerance tol;
+    tol.lsb = lsb;
+    const std::string e = num::compare(got, want, tol, c);
+    return e.empty() ? e : "device " + e;
 }
 
 /// The quantization step of a float graph output: the scale of the DequantizeLinear producing it.
@@ -668,19 +617,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         if (pv.grade == hw::Grade::Unknown && timing && !nbuf_unused) r.unknown_params.push_back(pv.path);
     }
     if (full && r.errors.empty())
-        for (size_t k = 0; k < m.graph.outputs().size() && !o.output_paths.empty(); ++k) {
-            std::string path = k < o.output_paths.size() ? o.output_paths[k] : std::string();
-            if (path.empty()) {
-                std::string base = o.output_paths[0];
-                if (base.size() > 4 && base.compare(base.size() - 4, 4, ".npy") == 0) base.resize(base.size() - 4);
-                path = base + "_" + std::to_string(k) + ".npy";
-            }
-            try {
-                num::write_npy(path, run.final_outputs_.at(m.graph.outputs()[k]));
-            } catch (const std::exception& e) {
-                r.errors.push_back(fmt::format("--output '{}': {}", path, e.what()));
-            }
-        }
+        for (const std::string& name : m.graph.outputs()) r.final_outputs.emplace_back(name, run.final_outputs_.at(name));
 
     // Per-layer rows from the task records.
     const uint64_t hz = r.clock_hz;
@@ -848,11 +785,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
             if (!e.empty()) r.errors.push_back(fmt::format("layer '{}' output '{}': {}", L.name, out, e));
         }
         ++r.layers_checked;
-        r.isolated.values += row.check.values;
-        r.isolated.equal += row.check.equal;
-        r.isolated.off_by_one += row.check.off_by_one;
-        r.isolated.worse += row.check.worse;
-        r.isolated.max_abs_diff = std::max(r.isolated.max_abs_diff, row.check.max_abs_diff);
+        r.isolated.merge(row.check);
         if (row.check.worse) ++r.layers_worse;
         else if (row.check.off_by_one) ++r.layers_off_by_one;
         else ++r.layers_exact;

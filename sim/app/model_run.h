@@ -18,6 +18,7 @@
 #include "hw/profile.h"
 #include "npu/tlm/rknpu_core.h"
 #include "numerics/tensor.h"
+#include "results/results.h"
 #include "rtl/cosim.h"
 #include "trace/trace_writer.h"
 
@@ -92,6 +93,9 @@ struct ModelRunResult {
     size_t npu_layers = 0, cpu_layers = 0, view_layers = 0, steps = 0;
     bool outputs_checked = false;
     std::vector<OutputRow> outputs;
+    /// Full mode without errors: the graph outputs as the device produced them, in graph order
+    /// (what --output writes and --expect compares, results/results.h).
+    std::vector<std::pair<std::string, num::Tensor>> final_outputs;
     bool isolated_checked = false;
     OutputCheck isolated;        ///< summed over every checked layer
     size_t layers_checked = 0, layers_exact = 0, layers_off_by_one = 0, layers_worse = 0;
@@ -123,9 +127,6 @@ struct ModelRunOptions {
     bool expect_exact = false;
     uint64_t job_timeout_ns = 5'000'000'000ull;  ///< per kick, simulated time
     const npu::rtl::RtlOptions* rtl = nullptr;    ///< co-simulate on the RTL datapath (rtl/cosim.h)
-    /// Full mode: write graph output k to output_paths[k] (.npy); paths beyond the list derive from
-    /// the first (<base>_k.npy), as `npusim run --reference --output` names them.
-    std::vector<std::string> output_paths;
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -149,7 +150,8 @@ uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const 
 struct ModelCliOptions {
     std::string model, platform = "rk3588", mode = "full";
     std::string core_mask = "auto";
-    std::vector<std::string> inputs, input_shapes, cpu_nodes, outputs;
+    std::vector<std::string> inputs, input_shapes, cpu_nodes;
+    results::ResultOptions results;   ///< --output, --output-dir, --expect, --atol, --rtol
     uint64_t seed = 0;
     std::string report_path, trace_path;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
@@ -161,9 +163,10 @@ struct ModelCliOptions {
     npu::rtl::RtlOptions rtl;         ///< --rtl / --rtl-vcd (rtl.any() false: off)
 };
 
-/// Exit codes: 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling),
-/// 2 bad input/usage or a model the compiler rejects (unsupported node, too large: its message),
-/// 3 the model cannot be loaded (as `npusim check`: dynamic shapes, malformed file).
+/// Exit codes (cli.md): 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling,
+/// an --expect value outside the tolerance), 2 bad input/usage, 3 the model cannot be loaded (as
+/// `npusim check`: dynamic shapes, malformed file), 4 a model the compiler rejects (unsupported
+/// node, too large: its message).
 int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err);
 
 }  // namespace sim

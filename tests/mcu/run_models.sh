@@ -11,7 +11,7 @@ fail=0
 expect() {  # expect CODE PATTERN args...
   local code="$1" pat="$2"; shift 2
   local out; out="$("$mcu" "$@" 2>&1)"; local rc=$?
-  echo "== npusim-mcu $* -> $rc"; echo "$out" | grep -E "^(check|flash|SRAM|does not fit|total|ISS|host|output|error)" | head -12
+  echo "== npusim-mcu $* -> $rc"; echo "$out" | grep -E "^(check|flash|SRAM|does not fit|total|ISS|host|output|expect|error)" | head -12
   if [ "$rc" != "$code" ]; then echo "FAIL: exit $rc, expected $code"; fail=1; fi
   if [ -n "$pat" ] && ! echo "$out" | grep -qE "$pat"; then echo "FAIL: no '$pat'"; fail=1; fi
 }
@@ -22,8 +22,8 @@ for p in ws63 3066h; do
   expect 4 "onnxruntime quantization scenario" "$work/lenet5_int8.onnx" --platform $p
   expect 0 "equal to the reference" "$work/lenet5_int8.onnx" --platform $p --skip-check
   expect 0 "equal to the reference" "$work/cnn_kws_int8.onnx" --platform $p --skip-check
-  expect 0 "expected.npy: equal within 1e-5" "$work/gru_kws_f32.onnx" --platform $p -i "$work/gru_kws_f32_input.npy" --expect "$work/gru_kws_f32_expected.npy"
-  expect 0 "expected.npy: equal within 1e-5" "$work/lstm_kws_f32.onnx" --platform $p -i "$work/lstm_kws_f32_input.npy" --expect "$work/lstm_kws_f32_expected.npy"
+  expect 0 "gru_kws_f32_expected.npy: .* -> pass" "$work/gru_kws_f32.onnx" --platform $p -i "$work/gru_kws_f32_input.npy" --expect "$work/gru_kws_f32_expected.npy" --atol 1e-5 --rtol 1e-5
+  expect 0 "lstm_kws_f32_expected.npy: .* -> pass" "$work/lstm_kws_f32.onnx" --platform $p -i "$work/lstm_kws_f32_input.npy" --expect "$work/lstm_kws_f32_expected.npy" --atol 1e-5 --rtol 1e-5
   expect 4 "does not fit: flash.*|does not fit: SRAM" "$work/resnet50_stem_int8.onnx" --platform $p --skip-check
 done
 # The reference executor has no GRU: without --expect the outputs are unverified, exit 1 (issue 23).

@@ -12,9 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#ifndef NPUSIM_SPECS_DIR
-#define NPUSIM_SPECS_DIR "drivers/compiler/specs"
-#endif
+#include "npusim/datadir.h"
 
 namespace drv::check {
 
@@ -427,8 +425,7 @@ std::vector<std::string> SpecDb::ids() const {
 }
 
 std::string default_specs_dir() {
-    if (const char* env = std::getenv("NPUSIM_SPECS_DIR"); env && *env) return env;
-    return NPUSIM_SPECS_DIR;
+    return npusim::data_path("specs", "NPUSIM_SPECS_DIR");
 }
 
 }  // namespace drv::check

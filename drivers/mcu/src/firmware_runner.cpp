@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "npusim/datadir.h"
 #include "riscv_iss/bus.h"
 #include "riscv_iss/core_preset.h"
 #include "riscv_iss/elf_image.h"
@@ -17,8 +18,7 @@
 namespace mcu {
 
 std::string firmware_dir() {
-    if (const char* e = std::getenv("NPUSIM_MCU_FIRMWARE_DIR")) return e;
-    return NPUSIM_MCU_FIRMWARE_DIR;
+    return npusim::data_path("firmware", "NPUSIM_MCU_FIRMWARE_DIR");
 }
 
 std::string firmware_elf(const McuTarget& t, const std::string& program) {

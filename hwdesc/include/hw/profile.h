@@ -148,8 +148,8 @@ class ProfileError : public std::runtime_error {
 
 /// Load and validate one profile file.
 SocProfile load_profile(const std::string& path);
-/// Directory holding the bundled profiles: $NPUSIM_DATA_DIR/hwdesc/profiles, else the
-/// compiled-in source location.
+/// Directory holding the bundled profiles: $NPUSIM_PROFILE_DIR, else share/npusim/profiles found
+/// beside the binary (npusim/datadir.h; $NPUSIM_DATA_DIR/hwdesc/profiles of a checkout still works).
 std::string profile_dir();
 /// Names of the bundled profiles, sorted.
 std::vector<std::string> list_profiles();

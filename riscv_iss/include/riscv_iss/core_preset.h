@@ -72,7 +72,8 @@ struct CorePreset {
 /// Throws std::runtime_error naming the file and JSON path on any error.
 CorePreset load_preset(const std::string& name_or_path, const std::string& preset_dir);
 
-/// Directory holding the preset JSON files (compiled-in source path, overridable by RVISS_PRESET_DIR).
+/// Directory holding the preset JSON files: $RVISS_PRESET_DIR, else share/npusim/presets beside the
+/// binary (npusim/datadir.h).
 std::string default_preset_dir();
 
 }  // namespace iss

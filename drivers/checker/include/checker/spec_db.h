@@ -147,7 +147,7 @@ class SpecDb {
     std::vector<PlatformSpec> platforms_;
 };
 
-/// Default DB directory: $NPUSIM_SPECS_DIR, else the source tree's drivers/compiler/specs.
+/// Default DB directory: $NPUSIM_SPECS_DIR, else share/npusim/specs beside the binary (npusim/datadir.h).
 std::string default_specs_dir();
 
 }  // namespace drv::check

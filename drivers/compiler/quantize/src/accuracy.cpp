@@ -10,25 +10,6 @@
 
 namespace drv::quant {
 
-void Similarity::add(const float* ref, const float* got, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-        const double a = ref[i], b = got[i], d = std::fabs(a - b);
-        dot += a * b;
-        ref_sq += a * a;
-        got_sq += b * b;
-        err_sq += d * d;
-        sum_abs += d;
-        max_abs = std::max(max_abs, d);
-    }
-    values += n;
-}
-
-double Similarity::cosine() const {
-    if (ref_sq == 0 && got_sq == 0) return 1.0;
-    if (ref_sq == 0 || got_sq == 0) return 0.0;
-    return dot / std::sqrt(ref_sq * got_sq);
-}
-
 namespace {
 
 /// (q - zp) * scale of an int8/uint8 tensor, per tensor.

@@ -79,6 +79,10 @@ int run_reference(const RefRunOptions& o, std::ostream& log) {
         log << "error: " << e.what() << "\n";
         return kRefOpError;
     }
+    if (o.results) {
+        for (const std::string& name : g.outputs()) o.results->emplace_back(name, out.at(name));
+        return kRefOk;
+    }
     try {
         for (size_t k = 0; k < g.outputs().size(); ++k) {
             const auto& t = out.at(g.outputs()[k]);

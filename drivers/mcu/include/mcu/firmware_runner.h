@@ -29,7 +29,7 @@ struct FirmwareRun {
     double host_cpu_seconds = 0.0;
 };
 
-/// Directory of the cross-built ELFs (build tree, compiled in; $NPUSIM_MCU_FIRMWARE_DIR overrides).
+/// Directory of the cross-built ELFs: $NPUSIM_MCU_FIRMWARE_DIR, else share/npusim/firmware beside the binary.
 std::string firmware_dir();
 /// Path of mcu_<program>_<target>.elf ("runtime", "selftest", "bench").
 std::string firmware_elf(const McuTarget& t, const std::string& program);

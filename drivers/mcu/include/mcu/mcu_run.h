@@ -23,6 +23,7 @@ struct McuOutputRow {
     std::string name, dtype, shape, verdict;  ///< verdict: "equal", "N of M differ", "unverified"
     double max_diff = 0.0;                    ///< in LSB (int8/dequantized) or x 1e-5 relative (fp32)
     double float_cosine = -1.0;               ///< --quantize int8: against the float model, else -1
+    num::Tensor tensor;                       ///< the output as the firmware produced it (--output, --expect)
 };
 struct McuRunReport {
     std::string platform, model, arithmetic, executor;
@@ -38,7 +39,7 @@ struct McuRunOptions {
     std::string model;                   ///< .onnx (QDQ int8 or fp32)
     std::string platform = "ws63";       ///< "ws63" or "3066h" (alias "3066m")
     std::vector<std::string> inputs;     ///< .npy per graph input; empty = seeded random input
-    std::vector<std::string> expected;   ///< .npy per graph output: compared too (fp32 1e-5 / int8 exact)
+    std::vector<std::string> expected;   ///< --expect files (compared by the caller): the run counts as verified
     std::vector<std::string> input_shapes; ///< "name=1x1x28x28" overrides for dynamic dims
     uint64_t seed = 0;
     std::string requant = "float";       ///< "float" (bit-exact with the reference) or "fixed" (Q31 multiplier/shift)

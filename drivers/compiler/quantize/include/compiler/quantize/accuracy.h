@@ -12,22 +12,15 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "numerics/compare.h"
 #include "compiler/quantize/calibration.h"
 #include "compiler/quantize/quantizer.h"
 
 namespace drv::quant {
 
 /// Float-vs-float similarity accumulated over any number of tensors (the samples of one layer):
-/// the comparator of the accuracy report.
-struct Similarity {
-    uint64_t values = 0;
-    double dot = 0, ref_sq = 0, got_sq = 0, err_sq = 0, sum_abs = 0, max_abs = 0;
-    void add(const float* ref, const float* got, size_t n);
-    /// dot / (|ref| |got|); 1 when both are all zero, 0 when exactly one is.
-    double cosine() const;
-    double euclidean() const { return std::sqrt(err_sq); }  ///< |ref - got| (RKNN's "euc")
-    double mean_abs() const { return values ? sum_abs / static_cast<double>(values) : 0.0; }
-};
+/// npusim's one comparator (numerics/compare.h; add() accumulates the float metrics).
+using Similarity = num::Comparison;
 
 struct LayerAccuracy {
     std::string layer;   ///< the node writing the tensor ("" for a graph input)

@@ -45,6 +45,9 @@ struct RefRunOptions {
     uint64_t seed = 0;                     ///< seed for random inputs
     bool keep_qdq = false;                 ///< run Q/DQ nodes as written (float semantics)
     std::string dump_inputs_dir;           ///< when set, random inputs are also written here as .npy
+    /// When set, the outputs (graph order) are handed back here and not written (the caller
+    /// writes and compares them: npusim's --output/--expect).
+    std::vector<std::pair<std::string, num::Tensor>>* results = nullptr;
 };
 
 /// Exit codes of run_reference().
