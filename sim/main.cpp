@@ -50,6 +50,7 @@ struct RunArgs {
     std::string requant = "float";
     bool skip_check = false;
     sim::results::ResultOptions res;  ///< --output, --output-dir, --expect, --atol, --rtol
+    std::string dump_layers;          ///< --dump-layers DIR (NPU model runs)
     // RKNPU whole-model runs (.onnx/.tflite on an NPU platform)
     std::string core_mask = "auto";
     std::vector<std::string> cpu_nodes;
@@ -145,7 +146,8 @@ int cmd_platforms(bool verbose) {
 int cmd_run_reference(RunArgs a) {
     if (a.model.empty()) return fail("--reference needs a model file (.onnx or .tflite)");
     if (!std::filesystem::exists(a.model)) return fail(fmt::format("model file '{}' not found", a.model));
-    if (const std::string e = sim::results::validate(a.res, a.ref.inputs); !e.empty()) return fail(e);
+    if (const std::string e = sim::results::validate(a.res, sim::results::with_model(a.ref.inputs, a.model)); !e.empty())
+        return fail(e);
     a.ref.model = a.model;
     std::vector<sim::results::NamedTensor> outputs;
     a.ref.results = &outputs;
@@ -241,6 +243,7 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
             mo.core_mask = a.core_mask;
             mo.inputs = a.ref.inputs;
             mo.results = a.res;
+            mo.dump_layers_dir = a.dump_layers;
             mo.input_shapes = a.ref.input_shapes;
             mo.cpu_nodes = a.cpu_nodes;
             mo.seed = a.ref.seed;
@@ -430,6 +433,8 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--atol", ra.res.atol, "--expect: absolute tolerance (numpy.allclose: |got - want| <= atol + rtol |want|)")
         ->capture_default_str();
     run->add_option("--rtol", ra.res.rtol, "--expect: relative tolerance")->capture_default_str();
+    run->add_option("--dump-layers", ra.dump_layers, "NPU model runs (full mode): every NPU layer's output as the device "
+                    "produced it beside the reference's, DIR/NNN_<tensor>.{device,reference}.npy + DIR/index.csv");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
@@ -447,11 +452,11 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--requant", ra.requant, "MCU platforms: float (bit-exact with the reference) or fixed (Q31)")
         ->check(CLI::IsMember({"float", "fixed"}))
         ->capture_default_str();
-    run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
+    run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the operator tables (MindSpore Lite Micro v106) reject a node");
     add_quantize_options(*run, ra.quant);
 
     drv::check::CheckCliOptions co;
-    CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
+    CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (the vendors' operator tables)");
     chk->add_option("models", co.models, "Model files (.onnx)")->required();
     chk->add_option("-p,--platform", co.platform, "Platform (see `npusim specs`)");
     chk->add_flag("--all-platforms", co.all_platforms, "Print a model x platform matrix");
@@ -478,7 +483,7 @@ int sc_main(int argc, char* argv[]) {
     drv::check::SpecsCliOptions so;
     CLI::App* spc = app.add_subcommand("specs", "What the operator-spec DB holds per platform; --coverage lists what is not encoded");
     spc->add_option("-p,--platform", so.platform, "One platform (default: summary of all)");
-    spc->add_flag("--coverage", so.coverage, "List every seed operator heading not encoded, with the reason");
+    spc->add_flag("--coverage", so.coverage, "List every operator heading of the vendor documents not encoded, with the reason");
     spc->add_flag("--json", so.json, "Machine-readable output");
 
     RegcmdArgs da, la;
@@ -511,7 +516,7 @@ int sc_main(int argc, char* argv[]) {
     sweep::add_sweep_options(*swp, swo);
 
     mcu::TrainOptions to;
-    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
+    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (MindSpore Lite Micro v106 training tables, FP32): loss per epoch, cycles, memory");
     trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
     trn->add_option("-p,--platform", to.platform, "MCU platform (ws63; 3066H has no on-device training)")->capture_default_str();
     trn->add_option("--data", to.data, "Training samples, float32 .npy [N, C, H, W]")->required();

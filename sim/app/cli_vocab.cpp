@@ -104,6 +104,7 @@ const std::vector<OptionScope>& run_option_scopes() {
         {"--seed", N | M | R},
         {"--core-mask", N, "layer runs take --cores 0,1,2 (one copy of the layer per core)"},
         {"--cpu-node", N},
+        {"--dump-layers", N},
         {"--verify-tiling", N},
         {"--expect-exact", N},
         {"--no-compare", N},

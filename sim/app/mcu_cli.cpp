@@ -111,7 +111,7 @@ int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std:
     o.executor = run_on_mcu_platform;
     o.executor_name = "SystemC platform (riscv_iss_tlm: RiscvCore, memory map with wait states, UART, CLINT, interrupt lines)";
     o.expected = res.expect;
-    if (const std::string e = results::validate(res, o.inputs); !e.empty()) {
+    if (const std::string e = results::validate(res, results::with_model(o.inputs, o.model)); !e.empty()) {
         std::cerr << "npusim: error: " << e << "\n";
         return 2;
     }

@@ -72,7 +72,10 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     if (!full && o.results.any())
         return fail(kExitBadInput, fmt::format("{} does not apply to --mode timing (timing mode moves no data)",
                                                o.results.writes() ? "--output" : "--expect"));
-    if (const std::string e = results::validate(o.results, o.inputs); !e.empty()) return fail(kExitBadInput, e);
+    if (const std::string e = results::validate(o.results, results::with_model(o.inputs, o.model)); !e.empty())
+        return fail(kExitBadInput, e);
+    if (!o.dump_layers_dir.empty() && (!full || o.no_check))
+        return fail(kExitBadInput, "--dump-layers needs --mode full and the check (the layers are dumped by the isolated check)");
 
     PhaseTimes phases(err);
     drv::ir::Graph g;
@@ -162,6 +165,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     ro.progress = !o.quiet;
     ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
     ro.expect_exact = o.expect_exact;
+    ro.dump_layers_dir = o.dump_layers_dir;
     if (o.rtl.any()) ro.rtl = &o.rtl;
     trace::TraceWriter tw;
     ModelRunResult r;

@@ -5,10 +5,12 @@
 #include "app/model_run.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
@@ -55,6 +57,14 @@ const char* unit_name(rk::Unit u) {
 int64_t numel_of(const drv::ir::Value& v) {
     const int64_t n = v.numel();
     return n < 0 ? 0 : n;
+}
+
+/// A tensor name as a file name (--dump-layers): anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_stem(const std::string& name) {
+    std::string f = name;
+    for (char& ch : f)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) ch = '_';
+    return f;
 }
 
 /// Compares `got` with `want` (numerics/compare.h); float tensors in units of `lsb` (0: any
@@ -740,6 +750,11 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     // Isolated per-layer check: each NPU layer's device output against its reference nodes fed with
     // the device's own inputs, so that one 1-LSB requantization tie does not count downstream.
     r.isolated_checked = true;
+    std::string dump_rows;  // --dump-layers: index.csv, one row per layer output
+    if (!o.dump_layers_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.dump_layers_dir, ec);
+    }
     for (size_t li = 0; li < m.layers.size(); ++li) {
         const rk::Layer& L = m.layers[li];
         if (L.unit != rk::Unit::Npu) continue;
@@ -781,14 +796,33 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         row.checked = true;
         for (const std::string& out : L.outputs) {
             if (!computed.count(out)) continue;
-            const std::string e = compare(run.snapshot_.at(out), computed.at(out), 0, row.check);
+            OutputCheck one;
+            const std::string e = compare(run.snapshot_.at(out), computed.at(out), 0, one);
             if (!e.empty()) r.errors.push_back(fmt::format("layer '{}' output '{}': {}", L.name, out, e));
+            row.check.merge(one);
+            if (!o.dump_layers_dir.empty() && e.empty()) {
+                // What RKNN's accuracy analysis gives: the device's tensor beside the reference's.
+                const std::string stem = fmt::format("{:03d}_{}", li, file_stem(out));
+                try {
+                    num::write_npy(o.dump_layers_dir + "/" + stem + ".device.npy", run.snapshot_.at(out));
+                    num::write_npy(o.dump_layers_dir + "/" + stem + ".reference.npy", computed.at(out));
+                } catch (const std::exception& ex) {
+                    r.errors.push_back(fmt::format("--dump-layers '{}': {}", o.dump_layers_dir, ex.what()));
+                }
+                dump_rows += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{:.6g},{:.6g}\n", li, L.name, out, stem, one.values,
+                                         one.equal, one.off_by_one, one.worse, one.cosine(), one.max_abs, one.mean_abs());
+            }
         }
         ++r.layers_checked;
         r.isolated.merge(row.check);
         if (row.check.worse) ++r.layers_worse;
         else if (row.check.off_by_one) ++r.layers_off_by_one;
         else ++r.layers_exact;
+    }
+    if (!o.dump_layers_dir.empty()) {
+        std::ofstream f(o.dump_layers_dir + "/index.csv", std::ios::binary);
+        f << "layer_index,layer,tensor,file_stem,values,exact,off_by_one,worse,cosine,max_abs,mean_abs\n" << dump_rows;
+        if (!f) r.errors.push_back(fmt::format("--dump-layers '{}': cannot write index.csv", o.dump_layers_dir));
     }
     return r;
 }

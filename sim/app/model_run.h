@@ -127,6 +127,10 @@ struct ModelRunOptions {
     bool expect_exact = false;
     uint64_t job_timeout_ns = 5'000'000'000ull;  ///< per kick, simulated time
     const npu::rtl::RtlOptions* rtl = nullptr;    ///< co-simulate on the RTL datapath (rtl/cosim.h)
+    /// Full mode with the check: every NPU layer's output as the device produced it and as the
+    /// reference node computed it from the same inputs, DIR/NNN_<tensor>.{device,reference}.npy,
+    /// with DIR/index.csv (the comparator's metrics per tensor).
+    std::string dump_layers_dir;
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -152,6 +156,7 @@ struct ModelCliOptions {
     std::string core_mask = "auto";
     std::vector<std::string> inputs, input_shapes, cpu_nodes;
     results::ResultOptions results;   ///< --output, --output-dir, --expect, --atol, --rtol
+    std::string dump_layers_dir;      ///< --dump-layers DIR (ModelRunOptions::dump_layers_dir)
     uint64_t seed = 0;
     std::string report_path, trace_path;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;

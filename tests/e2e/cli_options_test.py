@@ -38,6 +38,7 @@ TABLE = [
     ("--seed", ["--seed", "3"], {N, M, R}),
     ("--core-mask", ["--core-mask", "0"], {N}),
     ("--cpu-node", ["--cpu-node", "Conv"], {N}),
+    ("--dump-layers", ["--dump-layers", f"{T}/layers"], {N}),
     ("--verify-tiling", ["--verify-tiling"], {N}),
     ("--expect-exact", ["--expect-exact"], {N}),
     ("--no-compare", ["--no-compare"], {N}),

@@ -72,7 +72,7 @@ void print_text(const CheckResult& r, const PlatformSpec& p, const std::string& 
     out << "summary: " << r.nodes.size() << " nodes: " << r.count(Verdict::Target) << " " << verdict_name(Verdict::Target, p)
         << ", " << r.count(Verdict::Fused) << " fused, " << r.count(Verdict::CpuFallback) << " CPU fallback, "
         << r.count(Verdict::Unsupported) << " unsupported";
-    if (r.count(Verdict::NotInSeed)) out << ", " << r.count(Verdict::NotInSeed) << " not in the seed";
+    if (r.count(Verdict::NotInSeed)) out << ", " << r.count(Verdict::NotInSeed) << " outside the operator tables of " << p.toolchain;
     out << "\n";
     if (placed) {
         size_t npu = 0, view = 0, rule = 0, lowering = 0, forced = 0;
@@ -124,14 +124,14 @@ nlohmann::json to_json(const CheckResult& r, const PlatformSpec& p, const std::s
 }
 
 std::string cell(const CheckResult& r, const PlatformSpec& p) {
-    if (!p.tables_in_seed) return "no-seed";
+    if (!p.tables_in_seed) return "no-tables";
     std::string c;
     auto add = [&](const char* tag, Verdict v) {
         if (size_t k = r.count(v)) c += (c.empty() ? "" : "+") + std::string(tag) + std::to_string(k);
     };
     add("UNSUP:", Verdict::Unsupported);
     add("CPU:", Verdict::CpuFallback);
-    add("NS:", Verdict::NotInSeed);
+    add("NOTAB:", Verdict::NotInSeed);
     return c.empty() ? "OK" : c;
 }
 
@@ -176,8 +176,8 @@ int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Gr
     }
     if (opts.json) out << j.dump(2) << "\n";
     else out << "legend: OK = every node on the NPU/MCU; CPU:n = n nodes fall back to the CPU; UNSUP:n = n nodes "
-                "unsupported; NS:n = n nodes whose operator is outside the part of the table the seed contains; no-seed = the "
-                "platform has no operator tables in the seed; error = model not checkable\n";
+                "unsupported; NOTAB:n = n nodes whose operator is outside the part of the vendor's operator table npusim has; "
+                "no-tables = the vendor documents have no operator tables for the platform; error = model not checkable\n";
     return worst;
 }
 

@@ -77,7 +77,7 @@ const char* verdict_name(Verdict v, const PlatformSpec& p) {
         case Verdict::Fused: return "fused";
         case Verdict::CpuFallback: return "CPU fallback";
         case Verdict::Unsupported: return "unsupported";
-        case Verdict::NotInSeed: return "not in the seed";
+        case Verdict::NotInSeed: return "outside the documented operator tables";
     }
     return "?";
 }
@@ -181,7 +181,7 @@ CheckResult check_graph(const ir::Graph& g, const PlatformSpec& spec, const Chec
             if (spec.unlisted == "not_in_seed") {
                 nr.verdict = Verdict::NotInSeed;
                 nr.reason = n.op_type + " is not in the part of the " + spec.id +
-                            " operator table that the seed contains (" + spec.note + ")";
+                            " operator table that the vendor document contains (" + spec.note + ")";
             } else {
                 nr.verdict = spec.unlisted == "cpu_fallback" ? Verdict::CpuFallback : Verdict::Unsupported;
                 nr.reason = n.op_type + " is not in the " + spec.id + " operator table (" + spec.toolchain + ")";

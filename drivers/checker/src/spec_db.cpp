@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -324,10 +325,18 @@ const char* rule_kind_name(RuleKind k) {
     return "?";
 }
 
+std::string document_title(const std::string& seed) {
+    // The vendor documents the spec DB encodes, by the number of their file ("001_....txt").
+    static const std::map<std::string, std::string> titles = {
+        {"000", "MindSpore Lite Micro v106 operator spec"}, {"001", "RKNN Compiler V2.3.2 operator spec"},
+        {"002", "onnxruntime quantization operator schemas"}, {"003", "uranus-tnpuv2 operator list"},
+        {"004", "RKNN2 V2.5.0 RV1103B/RV1106B reference"}};
+    const auto it = titles.find(seed.substr(0, 3));
+    return it == titles.end() ? seed : it->second;
+}
+
 std::string Source::text() const {
-    std::string s = seed;
-    // "001_71dfb7df9d32e489.txt" -> "seed 001"
-    if (s.size() >= 3 && std::isdigit(static_cast<unsigned char>(s[0]))) s = "seed " + s.substr(0, 3);
+    const std::string s = document_title(seed);
     return section.empty() ? s : s + " §" + section;
 }
 

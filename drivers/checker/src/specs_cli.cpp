@@ -32,13 +32,13 @@ Counts count(const PlatformSpec& p) {
 void print_summary(const SpecDb& db, std::ostream& out) {
     out << std::left << std::setw(18) << "platform" << std::setw(34) << "toolchain" << std::right << std::setw(5) << "ops"
         << std::setw(7) << "rules" << std::setw(9) << "checked" << std::setw(7) << "notes" << std::setw(10)
-        << "training" << std::setw(11) << "uncovered" << "  seed\n";
+        << "training" << std::setw(11) << "uncovered" << "  source\n";
     for (const auto& p : db.platforms()) {
         Counts c = count(p);
         out << std::left << std::setw(18) << p.id << std::setw(34) << p.toolchain << std::right << std::setw(5) << c.ops
             << std::setw(7) << c.rules << std::setw(9) << c.checked << std::setw(7) << c.notes << std::setw(10)
             << c.training << std::setw(11) << c.uncovered << "  " << Source{p.seed, p.section}.text()
-            << (p.tables_in_seed ? "" : "  (no operator tables in the seed)") << "\n";
+            << (p.tables_in_seed ? "" : "  (the document has no operator tables for it)") << "\n";
     }
 }
 

@@ -81,7 +81,7 @@ void Converter::binary_f32(const Node& n, int op) {
 void Converter::softmax(const Node& n, bool log) {
     const Value& v = g_.value(n.input(0), n.label());
     const int64_t axis = drv::ir::attr_int(n.attrs, "axis", -1);
-    if (axis != -1 && axis != int64_t(v.shape.size()) - 1) throw ConvertError(n.label() + ": softmax over the last axis only (seed 000 Softmax)");
+    if (axis != -1 && axis != int64_t(v.shape.size()) - 1) throw ConvertError(n.label() + ": softmax over the last axis only (MindSpore Lite Micro v106 spec Softmax)");
     if (v.shape.size() == 4 && v.shape[2] * v.shape[3] > 1) throw ConvertError(n.label() + ": softmax over W of an NCHW tensor is not supported");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
     if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 softmax outside QDQ is not supported");
@@ -225,16 +225,16 @@ void Converter::resize(const Node& n) {
     const Value& in = g_.value(n.input(0), n.label());
     const Value& outv = g_.value(n.outputs.at(0), n.label());
     if (in.shape.size() != 4 || in.shape[0] != outv.shape[0] || in.shape[1] != outv.shape[1])
-        throw ConvertError(n.label() + ": Resize of H/W of a 4-D tensor only (seed 000: N/C scale 1)");
+        throw ConvertError(n.label() + ": Resize of H/W of a 4-D tensor only (MindSpore Lite Micro v106 spec: N/C scale 1)");
     const std::string mode = drv::ir::attr_string(n.attrs, "mode", "nearest");
     const std::string ct = drv::ir::attr_string(n.attrs, "coordinate_transformation_mode", "half_pixel");
     const std::string nm = drv::ir::attr_string(n.attrs, "nearest_mode", "round_prefer_floor");
-    if (mode != "nearest" && mode != "linear") throw ConvertError(n.label() + ": mode " + mode + " not supported (seed 000: nearest, linear)");
+    if (mode != "nearest" && mode != "linear") throw ConvertError(n.label() + ": mode " + mode + " not supported (MindSpore Lite Micro v106 spec: nearest, linear)");
     if (mode == "nearest" && nm != "round_prefer_floor") throw ConvertError(n.label() + ": nearest_mode " + nm + " not supported");
     const int coord = ct == "half_pixel" ? 0 : ct == "align_corners" ? 1 : ct == "asymmetric" ? 2 : -1;
     if (coord < 0) throw ConvertError(n.label() + ": coordinate_transformation_mode " + ct + " not supported");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
-    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 Resize is not supported (seed 000: int8 without scales)");
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 Resize is not supported (MindSpore Lite Micro v106 spec: int8 without scales)");
     mk_blob_layer& l = layer(n, MK_OP_RESIZE_F32, {x}, y, "resize_f32", t_[y].rec.bytes / 4);
     l.p[0] = mode == "nearest" ? 0 : 1;
     l.p[1] = coord;
@@ -244,7 +244,7 @@ void Converter::reduce(const Node& n, int op) {
     const Value& in = g_.value(n.input(0), n.label());
     const size_t r = in.shape.size();
     std::vector<int64_t> axes = n.has_input(1) ? const_ints(n, 1) : drv::ir::attr_ints(n.attrs, "axes", {});
-    if (axes.empty()) throw ConvertError(n.label() + ": empty axes (reduce all) is not supported (seed 000)");
+    if (axes.empty()) throw ConvertError(n.label() + ": empty axes (reduce all) is not supported (MindSpore Lite Micro v106 spec)");
     std::vector<int> st;
     for (int64_t a : axes) st.push_back(stored_axis(a < 0 ? a + int64_t(r) : a, r));
     std::sort(st.begin(), st.end());
@@ -291,12 +291,12 @@ void Converter::gru(const Node& n) {
     if (drv::ir::attr_string(n.attrs, "direction", "forward") != "forward") throw ConvertError(n.label() + ": only direction=forward");
     if (drv::ir::attr_int(n.attrs, "linear_before_reset", 0) != 1) throw ConvertError(n.label() + ": only linear_before_reset=1 is implemented");
     if (n.attrs.has("activations") || n.attrs.has("clip") || drv::ir::attr_int(n.attrs, "layout", 0) != 0)
-        throw ConvertError(n.label() + ": activations/clip/layout are not configurable (seed 000 GRU)");
+        throw ConvertError(n.label() + ": activations/clip/layout are not configurable (MindSpore Lite Micro v106 spec GRU)");
     if (n.has_input(4) || n.has_input(5)) throw ConvertError(n.label() + ": sequence_lens / initial_h are not supported");
     if (xv.shape.size() != 3 || xv.shape[1] != 1) throw ConvertError(n.label() + ": X must be [T, 1, I] (batch 1)");
     const int64_t H = drv::ir::attr_int(n.attrs, "hidden_size", 0), T = xv.shape[0];
     const uint32_t x = act(n.input(0));
-    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": GRU is float only (seed 000)");
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": GRU is float only (MindSpore Lite Micro v106 spec)");
     auto cbytes = [&](size_t i) {
         const num::Tensor& c = cval(n, i);
         return std::vector<uint8_t>(c.raw(), c.raw() + c.nbytes());
@@ -334,13 +334,13 @@ void Converter::lstm(const Node& n) {
     if (drv::ir::attr_string(n.attrs, "direction", "forward") != "forward") throw ConvertError(n.label() + ": no MCU kernel yet for LSTM direction other than forward");
     if (n.attrs.has("activations") || n.attrs.has("clip") || drv::ir::attr_int(n.attrs, "input_forget", 0) != 0 ||
         drv::ir::attr_int(n.attrs, "layout", 0) != 0)
-        throw ConvertError(n.label() + ": activations/clip/input_forget/layout are not configurable (seed 000 LSTM)");
+        throw ConvertError(n.label() + ": activations/clip/input_forget/layout are not configurable (MindSpore Lite Micro v106 spec LSTM)");
     if (n.has_input(4) || n.has_input(5) || n.has_input(6) || n.has_input(7))
         throw ConvertError(n.label() + ": no MCU kernel yet for LSTM sequence_lens / initial_h / initial_c / P");
     if (xv.shape.size() != 3 || xv.shape[1] != 1) throw ConvertError(n.label() + ": no MCU kernel yet for LSTM X other than [T, 1, I] (batch 1)");
     const int64_t H = drv::ir::attr_int(n.attrs, "hidden_size", 0), T = xv.shape[0], I = xv.shape[2];
     const uint32_t x = act(n.input(0));
-    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": LSTM is float only (seed 000)");
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": LSTM is float only (MindSpore Lite Micro v106 spec)");
     const num::Tensor& W = cval(n, 1);
     const num::Tensor& R = cval(n, 2);
     if (H <= 0 || W.dtype() != num::DType::F32 || R.dtype() != num::DType::F32 || int64_t(W.numel()) != 4 * H * I || int64_t(R.numel()) != 4 * H * H)

@@ -16,7 +16,7 @@ void Converter::conv_s8(const Node& n) {
     if (n.has_input(5)) {
         const num::Tensor& wz = cval(n, 5);
         for (size_t i = 0; i < wz.numel(); ++i)
-            if (wz.data<int8_t>()[i] != 0) throw ConvertError(n.label() + ": weight zero points must be 0 (symmetric int8 weights, seed 000 s1.4 rule 8)");
+            if (wz.data<int8_t>()[i] != 0) throw ConvertError(n.label() + ": weight zero points must be 0 (symmetric int8 weights, MindSpore Lite Micro v106 spec s1.4 rule 8)");
     }
     const int64_t M = w.dim(0), Cg = w.dim(1), kh = w.dim(2), kw = w.dim(3);
     const int64_t group = drv::ir::attr_int(n.attrs, "group", 1);
@@ -123,7 +123,7 @@ void Converter::gemm_s8(const Node& n, bool qgemm) {
 
 void Converter::pool(const Node& n, bool max, bool s8) {
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
-    if (drv::ir::attr_int(n.attrs, "ceil_mode", 0) != 0) throw ConvertError(n.label() + ": ceil_mode=1 is not supported (seed 000: floor only)");
+    if (drv::ir::attr_int(n.attrs, "ceil_mode", 0) != 0) throw ConvertError(n.label() + ": ceil_mode=1 is not supported (MindSpore Lite Micro v106 spec: floor only)");
     if (!max && drv::ir::attr_int(n.attrs, "count_include_pad", 0) != 0) throw ConvertError(n.label() + ": count_include_pad=1 is not supported");
     const auto ks = drv::ir::attr_ints(n.attrs, "kernel_shape", {});
     if (ks.size() != 2) throw ConvertError(n.label() + ": 2-D pooling only");

@@ -32,7 +32,7 @@ int32_t Converter::czp(const Node& n, size_t i) const {
     const num::Tensor& t = cval(n, i);
     if (t.numel() != 1) throw ConvertError(n.label() + ": per-axis zero points are not supported here");
     if (t.dtype() == num::DType::I8) return t.data<int8_t>()[0];
-    throw ConvertError(n.label() + ": zero point must be int8 (uint8 quantization is not an MCU path; seed 000 s1.4 rule 8)");
+    throw ConvertError(n.label() + ": zero point must be int8 (uint8 quantization is not an MCU path; MindSpore Lite Micro v106 spec s1.4 rule 8)");
 }
 std::vector<float> Converter::cfs(const Node& n, size_t i) const {
     const num::Tensor& t = cval(n, i);
@@ -72,7 +72,7 @@ uint32_t Converter::act(const std::string& name) {
     t.rec.bytes = uint32_t(bytes);
     std::copy(d.begin(), d.end(), t.rec.dims);
     if (!v.quant.empty()) {
-        if (v.quant.per_axis()) throw ConvertError("value '" + name + "': per-axis activation quantization is not supported (seed 000: activations per tensor)");
+        if (v.quant.per_axis()) throw ConvertError("value '" + name + "': per-axis activation quantization is not supported (MindSpore Lite Micro v106 spec: activations per tensor)");
         t.rec.scale = v.quant.scale[0];
         t.rec.zero_point = v.quant.zero_point.empty() ? 0 : v.quant.zero_point[0];
     }

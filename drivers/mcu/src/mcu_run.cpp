@@ -107,7 +107,7 @@ bool seed_check(const McuTarget& t, const McuRunOptions& o, const drv::ir::Graph
     }
     const PlatformSpec* spec = db.find(t.spec_platform);
     if (!spec) {
-        err << "warning: no spec-DB platform '" << t.spec_platform << "'; seed-000 check skipped\n";
+        err << "warning: no spec-DB platform '" << t.spec_platform << "'; operator-table check skipped\n";
         return true;
     }
     drv::importer::ImportOptions io;
@@ -298,7 +298,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             return kMcuUsage;
         }
         if (!seed_check(*t, o, qm ? &qm->result.qdq : nullptr, out, err)) {
-            err << "error: the model uses operators/configurations that seed 000 does not support on " << t->name
+            err << "error: the model uses operators/configurations that MindSpore Lite Micro v106 spec does not support on " << t->name
                 << " (--skip-check runs it anyway)\n";
             return kMcuUnsupported;
         }

@@ -41,7 +41,7 @@ const std::vector<McuTarget>& all_targets() {
         h.sram_base = 0x02000000;
         h.sram_bytes = 0x00010000;  // 64 KB
         h.stack_bytes = 0x1000;
-        h.unknowns = {"part name: seed 000's '3066H' is taken to be the 3066M (no 3066H in open_mcu)",
+        h.unknowns = {"part name: the MindSpore Lite Micro v106 spec's '3066H' is taken to be the 3066M (no 3066H in open_mcu)",
                       "flash base 0x3000000 (datasheet gives the size only)", "flash wait states (ISS preset: 1)",
                       "cycle table: CV32E40P figures until calibrated"};
         v.push_back(h);

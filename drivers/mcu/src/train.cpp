@@ -73,7 +73,7 @@ Built map_model(const drv::ir::Graph& g) {
         if (it == tensors.end()) throw Refusal(n.label() + ": input '" + n.input(i) + "' is not a training tensor (constants are parameters of Conv/Gemm only)");
         return it->second;
     };
-    const std::string sfx = " (seed 000 training tables, FP32 rows)";
+    const std::string sfx = " (MindSpore Lite Micro v106 spec training tables, FP32 rows)";
     for (const auto& n : g.nodes()) {
         const std::string& op = n.op_type;
         if (op == "Softmax" && &n == &g.nodes().back()) break;
@@ -92,7 +92,7 @@ Built map_model(const drv::ir::Graph& g) {
             if (a.flat_c || w.rank() != 4 || group != a.c || w.dim(0) != a.c || w.dim(1) != 1 || n.has_input(2) ||
                 st != std::vector<int64_t>{1, 1} || dl != std::vector<int64_t>{1, 1} || pd.size() != 4)
                 throw Refusal(n.label() + ": FP32 Conv training on ws63 supports the depthwise-equivalent conv only (group = in = out "
-                              "channels, no bias, stride 1, dilation 1, batch 1; seed 000 TFLite Conv2D / ONNX Conv training table)");
+                              "channels, no bias, stride 1, dilation 1, batch 1; MindSpore Lite Micro v106 spec TFLite Conv2D / ONNX Conv training table)");
             l.op = MK_TR_DWCONV;
             l.p[0] = int32_t(w.dim(2)), l.p[1] = int32_t(w.dim(3)), l.p[2] = int32_t(pd[0]), l.p[3] = int32_t(pd[1]);
             o.h = a.h + int32_t(pd[0] + pd[2]) - l.p[0] + 1, o.w = a.w + int32_t(pd[1] + pd[3]) - l.p[1] + 1, o.c = a.c;
@@ -171,7 +171,7 @@ Built map_model(const drv::ir::Graph& g) {
             const bool tb = op == "Gemm" && drv::ir::attr_int(n.attrs, "transB", 0) != 0;
             if (a.h != 1 || a.w != 1 || w.rank() != 2 ||
                 (op == "Gemm" && (drv::ir::attr_int(n.attrs, "transA", 0) != 0 || drv::ir::attr_float(n.attrs, "alpha", 1.0f) != 1.0f)))
-                throw Refusal(n.label() + ": FP32 FC training supports rank 2, A not transposed, alpha 1 (seed 000 FullyConnected / Gemm training table)");
+                throw Refusal(n.label() + ": FP32 FC training supports rank 2, A not transposed, alpha 1 (MindSpore Lite Micro v106 spec FullyConnected / Gemm training table)");
             const int32_t K = int32_t(tb ? w.dim(1) : w.dim(0)), N = int32_t(tb ? w.dim(0) : w.dim(1));
             if (K != a.c) throw Refusal(n.label() + ": weight rows do not match the input");
             l.op = MK_TR_FC;
@@ -188,7 +188,7 @@ Built map_model(const drv::ir::Graph& g) {
                 }
             if (op == "Gemm" && n.has_input(2) && drv::ir::attr_float(n.attrs, "beta", 1.0f) != 0.0f) {
                 const num::Tensor& bias = constant(g, n, 2);
-                if (int32_t(bias.numel()) != N) throw Refusal(n.label() + ": the bias count must equal the output channels (seed 000 FP32 FC training)");
+                if (int32_t(bias.numel()) != N) throw Refusal(n.label() + ": the bias count must equal the output channels (MindSpore Lite Micro v106 spec FP32 FC training)");
                 l.b_param = uint32_t(b.params.size());
                 b.params.insert(b.params.end(), bias.data<float>(), bias.data<float>() + N);
             }

@@ -26,7 +26,7 @@ std::string error_of(const std::string& text) {
 TEST(SpecDb, MinimalFileLoads) {
     PlatformSpec p = SpecDb::parse(minimal(), "f.json");
     ASSERT_EQ(p.ops.size(), 1u);
-    EXPECT_EQ(p.ops[0].rules[0].source.text(), "seed 001 §3.2.1 Add");
+    EXPECT_EQ(p.ops[0].rules[0].source.text(), "RKNN Compiler V2.3.2 operator spec §3.2.1 Add");
 }
 
 TEST(SpecDb, UnknownKeyNamesFileAndPath) {

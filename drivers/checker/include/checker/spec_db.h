@@ -147,6 +147,9 @@ class SpecDb {
     std::vector<PlatformSpec> platforms_;
 };
 
+/// The title of the vendor document a spec cites ("001_....txt" -> "RKNN Compiler V2.3.2 operator spec").
+std::string document_title(const std::string& seed);
+
 /// Default DB directory: $NPUSIM_SPECS_DIR, else share/npusim/specs beside the binary (npusim/datadir.h).
 std::string default_specs_dir();
 

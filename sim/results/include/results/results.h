@@ -40,6 +40,12 @@ struct ExpectRow {
 /// no output path equal to an input or expect file, every --expect file readable. "" when fine.
 std::string validate(const ResultOptions& o, const std::vector<std::string>& inputs);
 
+/// `inputs` and the model file: the files an output must not overwrite.
+inline std::vector<std::string> with_model(std::vector<std::string> inputs, const std::string& model) {
+    inputs.push_back(model);
+    return inputs;
+}
+
 /// The path graph output k (named `name`) is written to, "" when nothing is asked for it.
 std::string output_path(const ResultOptions& o, size_t k, const std::string& name);
 

@@ -15,12 +15,12 @@ out=$("$TOOL" check --platform RK3588 "$W/legal.onnx"); rc=$?
 
 out=$("$TOOL" check --platform RK3588 "$W/conv33.onnx"); rc=$?
 [ $rc -eq 10 ] || fail "conv33 on RK3588 should fall back (10), rc=$rc"
-echo "$out" | grep -q "conv_12 (Conv): kernel_w = 33 outside \[1, 31\] — RK3588 Convolution, seed 001 §3.2.5 Convolution" \
+echo "$out" | grep -q "conv_12 (Conv): kernel_w = 33 outside \[1, 31\] — RK3588 Convolution, RKNN Compiler V2.3.2 operator spec §3.2.5 Convolution" \
     || fail "conv33 message: $out"
 
 out=$("$TOOL" check --platform tnpuv2 "$W/concat_batch.onnx"); rc=$?
 [ $rc -eq 11 ] || fail "batch concat on tnpuv2 should be unsupported (11), rc=$rc"
-echo "$out" | grep -q "concat_batch (Concat): 4D feature tensors: concat only along H, W or C.*tnpuv2 Concat, seed 003 §Concat" \
+echo "$out" | grep -q "concat_batch (Concat): 4D feature tensors: concat only along H, W or C.*tnpuv2 Concat, uranus-tnpuv2 operator list §Concat" \
     || fail "concat message: $out"
 
 "$TOOL" check --platform RK2118 "$W/legal.onnx" > /dev/null; rc=$?
