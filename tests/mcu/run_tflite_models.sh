@@ -30,7 +30,7 @@ cmp -s "$work/r1.json" "$work/r2.json" && cmp -s "$work/t1.json" "$work/t2.json"
 grep -q '"symbol": "mk_conv2d_s8"' "$work/r1.json" || { echo "FAIL: no kernel symbol in the report"; fail=1; }
 grep -q '"name":"mk_depthwise_conv2d_s8"' "$work/t1.json" || { echo "FAIL: no kernel span in the trace"; fail=1; }
 # NPU options do not apply to an MCU: an error naming the option.
-expect 2 "--core-mask does not apply to the MCU platform ws63" "$work/tfl_kws_int8.tflite" --platform ws63 --core-mask 1
+expect 2 "--core-mask does not apply to MCU runs" "$work/tfl_kws_int8.tflite" --platform ws63 --core-mask 1
 expect 2 "--mode does not apply" "$work/tfl_kws_int8.tflite" --platform 3066h --mode timing
 # check and run give one verdict: a TFLite op the checker accepts without an MCU kernel (float LOG).
 exit $fail
