@@ -33,8 +33,7 @@ TEST(Compare, Int8StepClassesAndMetrics) {
     EXPECT_EQ(c.max_abs_diff, 3);
     EXPECT_DOUBLE_EQ(c.max_abs, 3.0);
     EXPECT_DOUBLE_EQ(c.mean_abs(), (0 + 1 + 1 + 3) / 4.0);
-    // cosine of got (10,11,-6,4) and want (10,10,-5,1): 170+30+4+110 = 314 /
-    // sqrt(273 * 226)
+    // cosine of got (10,11,-6,4) and want (10,10,-5,1): (100+110+30+4) / sqrt(273 * 226)
     EXPECT_NEAR(c.cosine(), 244.0 / std::sqrt(273.0 * 226.0), 1e-12);
     EXPECT_EQ(c.within, 1u);  // default tolerance 0: only the equal value
 }
