@@ -121,10 +121,11 @@ int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std:
     std::istringstream lines(err.str());
     for (std::string line; std::getline(lines, line);)
         std::cerr << (line.rfind("error: ", 0) == 0 ? "npusim: " + line : line) << "\n";
+    std::vector<results::ExpectRow> expect_rows;
     if (rep.ran && (rc == 0 || rc == 1)) {
         std::vector<results::NamedTensor> outs;
         for (const auto& row : rep.outputs) outs.emplace_back(row.name, row.tensor);
-        rc = std::max(rc, results::write_and_check(outs, res, std::cout, std::cerr));
+        rc = std::max(rc, results::write_and_check(outs, res, std::cout, std::cerr, &expect_rows));
     } else if (!rep.ran && res.any()) {
         std::cerr << "npusim: error: no outputs to write or compare (the firmware did not run)\n";
     }
@@ -133,7 +134,8 @@ int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std:
         f << text;
         return bool(f);
     };
-    if (!report_path.empty() && rep.ran && !write(report_path, mcu_report_json(rep))) {
+    if (!report_path.empty() && rep.ran &&
+        !write(report_path, results::add_expect_json(mcu_report_json(rep), expect_rows, res, 1))) {
         std::cerr << "npusim: error: cannot write the report, " << report_path << "\n";
         return 2;
     }

@@ -180,6 +180,10 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     std::string text = report_text(r), json = o.report_path.empty() ? std::string() : report_json(r);
     if (qm) add_quantization_report(*qm, text, json);
     out << text;
+    std::vector<results::ExpectRow> expect_rows;
+    const int rc =
+        full && r.errors.empty() ? results::write_and_check(r.final_outputs, o.results, out, err, &expect_rows) : 0;
+    json = results::add_expect_json(json, expect_rows, o.results, 2);
     if (!o.trace_path.empty() && !tw.write_file(o.trace_path))
         return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
     if (!o.report_path.empty() && !write_text(o.report_path, json))
@@ -187,7 +191,6 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     for (const std::string& e : r.errors) err << "npusim: error: " << e << "\n";
     if (!r.errors.empty() && o.results.any())
         return fail(kExitProblem, "no outputs to write or compare (the run failed)");
-    const int rc = full ? results::write_and_check(r.final_outputs, o.results, out, err) : 0;
     if (rc) return rc;
     return r.ok() ? 0 : kExitProblem;
 }

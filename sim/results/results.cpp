@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "numerics/npy.h"
 
@@ -97,8 +98,32 @@ std::string expect_text(const std::vector<ExpectRow>& rows, const ResultOptions&
     return s;
 }
 
+std::string add_expect_json(const std::string& json, const std::vector<ExpectRow>& rows, const ResultOptions& o,
+                            int indent) {
+    if (json.empty() || rows.empty()) return json;
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const ExpectRow& r : rows) {
+        nlohmann::ordered_json x{{"output", r.output}, {"file", r.file}, {"atol", o.atol}, {"rtol", o.rtol}};
+        if (!r.error.empty()) {
+            x["error"] = r.error;
+        } else {
+            x["values"] = r.c.values;
+            x["exact"] = r.c.equal;
+            x["within"] = r.c.within;
+            x["max_abs_diff"] = r.c.max_abs;
+            x["mean_abs_diff"] = r.c.mean_abs();
+            x["cosine"] = r.c.cosine();
+        }
+        x["pass"] = r.pass();
+        a.push_back(x);
+    }
+    j["expect"] = a;
+    return j.dump(indent) + "\n";
+}
+
 int write_and_check(const std::vector<NamedTensor>& outputs, const ResultOptions& o, std::ostream& out,
-                    std::ostream& err) {
+                    std::ostream& err, std::vector<ExpectRow>* rows_out) {
     if (o.expect.size() > outputs.size()) {
         err << fmt::format("npusim: error: {} --expect file(s) given, the model has {} output(s)\n", o.expect.size(),
                            outputs.size());
@@ -118,6 +143,7 @@ int write_and_check(const std::vector<NamedTensor>& outputs, const ResultOptions
                            outputs[k].second.shape_str(), path);
     }
     const std::vector<ExpectRow> rows = compare_expected(outputs, o);
+    if (rows_out) *rows_out = rows;
     out << expect_text(rows, o);
     int rc = 0;
     for (const ExpectRow& r : rows) {

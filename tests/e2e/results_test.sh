@@ -48,6 +48,15 @@ check "reference --expect its own golden: exit 0, every value exact" \
 # NPU model run: the device's output against the golden, two tolerances.
 "$NPUSIM" run -p rk3588 "$MNV2" -q --output "$T/y.npy" --expect "$T/golden.npy" --atol 0.25 >"$T/npu.txt" 2>"$T/npu.err"; rc=$?
 check "NPU run --output --expect --atol 0.25: exit 0, pass" "[ $rc -eq 0 ] && grep -q '^expect .* -> pass' '$T/npu.txt' && [ -s '$T/y.npy' ]"
+"$NPUSIM" run -p rk3588 "$MNV2" -q --expect "$T/golden.npy" --atol 0.25 --report "$T/npu.json" >/dev/null 2>&1
+check "--report carries the expect rows (pass, counts, metrics as printed)" "$PY - '$T/npu.json' '$T/npu.txt' <<'PY'
+import json, re, sys
+e = json.load(open(sys.argv[1]))['expect']
+m = re.search(r'(\\d+) values, max \\|diff\\| (\\S+), mean \\|diff\\| (\\S+), cosine (\\S+), (\\d+) exact, (\\d+) within', open(sys.argv[2]).read())
+assert len(e) == 1 and e[0]['pass'] is True and e[0]['atol'] == 0.25, e
+assert e[0]['values'] == int(m[1]) and e[0]['exact'] == int(m[5]) and e[0]['within'] == int(m[6]), (e, m.groups())
+assert abs(e[0]['max_abs_diff'] - float(m[2])) < 1e-5 and abs(e[0]['cosine'] - float(m[4])) < 1e-6, (e, m.groups())
+PY"
 check "NPU run metric line = numpy on y.npy vs golden.npy (atol 0.25)" "metrics '$T/npu.txt' '$T/y.npy' '$T/golden.npy' 0.25 1e-5"
 "$NPUSIM" run -p rk3588 "$MNV2" -q --expect "$T/golden.npy" --atol 0.05 >"$T/npu2.txt" 2>"$T/npu2.err"; rc=$?
 check "NPU run --atol 0.05 (below the 4-LSB propagated difference): exit 1, one error line naming output and file" \

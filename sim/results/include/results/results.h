@@ -58,7 +58,13 @@ std::string expect_text(const std::vector<ExpectRow>& rows, const ResultOptions&
 /// Writes the outputs (--output/--output-dir), compares them (--expect) and prints the report lines
 /// to `out`, errors (`npusim: error: ...`) to `err`. Returns 0, 1 (a value outside the tolerance,
 /// cli.md) or 2 (a file cannot be read or written, more --expect files than outputs).
+/// `rows`, when given, receives the comparisons (for the JSON report).
 int write_and_check(const std::vector<NamedTensor>& outputs, const ResultOptions& o, std::ostream& out,
-                    std::ostream& err);
+                    std::ostream& err, std::vector<ExpectRow>* rows = nullptr);
+
+/// `json` (a report, dump(indent)) with an "expect" array added: per --expect file the output,
+/// file, tolerance, counts and metrics and "pass". Unchanged when `json` or `rows` is empty.
+std::string add_expect_json(const std::string& json, const std::vector<ExpectRow>& rows, const ResultOptions& o,
+                            int indent);
 
 }  // namespace sim::results
