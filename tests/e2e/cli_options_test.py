@@ -107,4 +107,10 @@ check("decode: --platform, --soc alias: same error for a missing file", rc == rc
 rc, out, err = run(["replay", "--platform", "Rk3588", "--core", "7", f"{T}/nothing.bin"])
 check("replay: case-insensitive --platform, --core alias reaches the file check", rc == 2 and
       err.startswith("npusim: error: "), err)
+rc, out, err = run(["check", "--platform", "rk3588", f"{T}/missing.onnx"])
+rc2, out2, err2 = run(["run", "--platform", "rk3588", f"{T}/missing.onnx"])
+check("a missing model is exit 2 on check as on run, one npusim: error: line each", rc == rc2 == 2 and
+      err.startswith("npusim: error: ") and err2.startswith("npusim: error: ") and err.count("\n") == 1, err + err2)
+rc, out, err = run(["specs", "--platform", "RK9999"])
+check("specs: unknown platform, one npusim: error: line", rc == 2 and err.startswith("npusim: error: unknown platform 'RK9999'"), err)
 sys.exit(1 if fails else 0)

@@ -3,6 +3,7 @@
 // violated rules (text or JSON) or the model x platform matrix, map the result to an exit code.
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -185,18 +186,18 @@ int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Gr
 
 int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& err) {
     if (opts.models.empty()) {
-        err << "npusim check: no model given\n";
+        err << "npusim: error: no model given\n";
         return kExitUsage;
     }
     if (!opts.all_platforms && opts.platform.empty()) {
-        err << "npusim check: --platform P or --all-platforms is required\n";
+        err << "npusim: error: --platform P or --all-platforms is required\n";
         return kExitUsage;
     }
     SpecDb db;
     try {
         db = SpecDb::load_dir(opts.specs_dir.empty() ? default_specs_dir() : opts.specs_dir);
     } catch (const SpecError& e) {
-        err << "npusim check: spec DB error: " << e.what() << "\n";
+        err << "npusim: error: spec DB error: " << e.what() << "\n";
         return kExitSpecError;
     }
     const PlatformSpec* plat = nullptr;
@@ -205,16 +206,22 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
         if (!plat) {
             std::string known;
             for (const auto& id : db.ids()) known += (known.empty() ? "" : ", ") + id;
-            err << "npusim check: unknown platform '" << opts.platform << "'; known platforms: " << known << "\n";
+            err << "npusim: error: unknown platform '" << opts.platform << "', npusim check --platform (known platforms: " << known
+                << ")\n";
             return kExitUsage;
         }
     }
+    for (const std::string& m : opts.models)  // cli.md: a missing file is bad input (2), as on `npusim run`
+        if (!std::filesystem::exists(m)) {
+            err << "npusim: error: model file '" << m << "' not found, npusim check\n";
+            return kExitUsage;
+        }
     importer::ImportOptions io;
     io.qdq = importer::QdqMode::Fold;
     try {
         for (const auto& s : opts.input_shapes) importer::parse_input_shape(s, io);
     } catch (const std::exception& e) {
-        err << "npusim check: cannot load model: " << e.what() << "\n";
+        err << "npusim: error: cannot load model: " << e.what() << "\n";
         return kExitModelError;
     }
     // RKNPU platforms: the compiler's own per-node decision (vendor rules + rewrites + what it can
@@ -225,7 +232,7 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
             try {
                 placed[k] = opts.placement(opts.models[k], opts.platform, *plat);
             } catch (const std::exception& e) {
-                err << "npusim check: cannot load model: " << e.what() << "\n";
+                err << "npusim: error: cannot load model: " << e.what() << "\n";
                 return kExitModelError;
             }
         }
@@ -242,7 +249,7 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
                                 quantized_view(opts.prepare ? opts.prepare(opts.models[k], std::move(g)) : g));
         }
     } catch (const std::exception& e) {
-        err << "npusim check: cannot load model: " << e.what() << "\n";
+        err << "npusim: error: cannot load model: " << e.what() << "\n";
         return kExitModelError;
     }
     if (opts.all_platforms) return run_matrix(db, models, opts, out);
@@ -281,7 +288,7 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
             else print_text(r, *plat, name, out, pl);
             worst = worse(worst, exit_for(r.overall()));
         } catch (const CheckError& e) {
-            err << "npusim check: " << name << ": " << e.what() << "\n";
+            err << "npusim: error: " << name << ": " << e.what() << "\n";
             worst = worse(worst, kExitModelError);
         }
     }

@@ -89,7 +89,7 @@ int run_specs_cli(const SpecsCliOptions& opts, std::ostream& out, std::ostream& 
     try {
         db = SpecDb::load_dir(opts.specs_dir.empty() ? default_specs_dir() : opts.specs_dir);
     } catch (const SpecError& e) {
-        err << "npusim specs: spec DB error: " << e.what() << "\n";
+        err << "npusim: error: spec DB error: " << e.what() << "\n";
         return kExitSpecError;
     }
     std::vector<const PlatformSpec*> sel;
@@ -98,7 +98,8 @@ int run_specs_cli(const SpecsCliOptions& opts, std::ostream& out, std::ostream& 
         if (!p) {
             std::string known;
             for (const auto& id : db.ids()) known += (known.empty() ? "" : ", ") + id;
-            err << "npusim specs: unknown platform '" << opts.platform << "'; known platforms: " << known << "\n";
+            err << "npusim: error: unknown platform '" << opts.platform << "', npusim specs --platform (known platforms: " << known
+                << ")\n";
             return kExitUsage;
         }
         sel.push_back(p);
