@@ -14,6 +14,7 @@
 #include "app/conv_example.h"
 #include "app/lint.h"
 #include "app/model_run.h"
+#include "app/quantize_cli.h"
 #include "app/regcmd_file.h"
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
@@ -49,8 +50,16 @@ struct RunArgs {
     bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
     std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
     std::vector<std::string> params;  ///< --param section.key=value overrides
+    sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
 };
 
+
+/// --quantize int8|fp16|none, --calibration FILE.npy|DIR (repeatable), --calibration-method (cli.md).
+void add_quantize_options(CLI::App& c, sim::QuantizeArgs& q) {
+    c.add_option("--quantize", q.mode, "int8 (quantize, calibrated), fp16 (RKNN's float path) or none (float on the host CPU)");
+    c.add_option("--calibration", q.calibration, "--quantize int8: calibration input, FILE.npy or DIR of .npy (NAME=... per input)");
+    c.add_option("--calibration-method", q.method, "--quantize int8: minmax (default), kl or mmse");
+}
 
 int fail(const std::string& msg) {
     std::cerr << "npusim: error: " << msg << "\n";
@@ -120,6 +129,13 @@ int cmd_run_mcu(const RunArgs& a) {
 }
 
 int cmd_run(const RunArgs& a) {
+    const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
+    if (quantize_given && (a.reference || mcu::find_target(a.platform) || a.model.empty() ||
+                           std::filesystem::path(a.model).extension() != ".onnx"))
+        return fail(a.reference ? "--quantize does not apply to --reference (quantize first: npusim quantize MODEL -o OUT)"
+                    : a.model.empty() || std::filesystem::path(a.model).extension() != ".onnx"
+                        ? "--quantize applies to .onnx models"
+                        : fmt::format("--quantize is not available on the MCU platform {} yet", a.platform));
     if (a.reference) return cmd_run_reference(a);
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
@@ -161,6 +177,9 @@ int cmd_run(const RunArgs& a) {
             mo.no_check = a.no_compare;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
+            mo.quantize = a.quant.mode;
+            mo.calibration = a.quant.calibration;
+            mo.calibration_method = a.quant.method;
             return sim::run_model_cli(mo, std::cout, std::cerr);
         } else {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
@@ -326,6 +345,7 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
     run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
+    add_quantize_options(*run, ra.quant);
 
     drv::check::CheckCliOptions co;
     CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
@@ -335,6 +355,23 @@ int sc_main(int argc, char* argv[]) {
     chk->add_flag("--json", co.json, "Machine-readable output");
     chk->add_option("--input-shape", co.input_shapes, "Fix a dynamic input, name=1x3x224x224");
     chk->add_option("--bits", co.quant_bits, "Quantization width for tnpuv2 rules (4..20)");
+    sim::QuantizeArgs chk_quant;
+    uint64_t chk_seed = 0;
+    add_quantize_options(*chk, chk_quant);
+    chk->add_option("--seed", chk_seed, "--quantize int8 without --calibration: seed of the random calibration input");
+
+    sim::QuantizeCliOptions qo;
+    CLI::App* qnt = app.add_subcommand("quantize", "Quantize a float ONNX model to an int8 QDQ model (calibrated), with an accuracy report");
+    qnt->add_option("model", qo.model, "Float model (.onnx)")->required();
+    qnt->add_option("-o,--output", qo.output, "QDQ model to write (.onnx)")->required();
+    add_quantize_options(*qnt, qo.q);
+    qnt->add_option("--scheme", qo.scheme, "asymmetric_quantized-8 (int8 activations) or asymmetric_quantized-u8 (uint8)")
+        ->capture_default_str();
+    qnt->add_option("--seed", qo.seed, "Seed of the random calibration input (no --calibration)")->capture_default_str();
+    qnt->add_option("--input-shape", qo.input_shapes, "Fix a dynamic input, name=1x3x224x224");
+    qnt->add_option("--accuracy-report", qo.accuracy_report, "Write the per-layer accuracy report as JSON");
+    qnt->add_option("--csv", qo.csv, "Write the per-layer accuracy report as CSV");
+    qnt->add_flag("--json", qo.json, "Print the result as JSON instead of text");
     drv::check::SpecsCliOptions so;
     CLI::App* spc = app.add_subcommand("specs", "What the operator-spec DB holds per platform; --coverage lists what is not encoded");
     spc->add_option("-p,--platform", so.platform, "One platform (default: summary of all)");
@@ -385,7 +422,12 @@ int sc_main(int argc, char* argv[]) {
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
-    if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
+    if (*chk) {
+        if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())
+            return drv::check::run_check_cli(co, std::cout, std::cerr);
+        return sim::run_check_quantized(co, chk_quant, chk_seed, std::cout, std::cerr);
+    }
+    if (*qnt) return sim::run_quantize_cli(qo, std::cout, std::cerr);
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     return kExitBadInput;

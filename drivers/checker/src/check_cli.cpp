@@ -175,7 +175,10 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     std::vector<std::pair<std::string, ir::Graph>> models;
     try {
         for (const auto& s : opts.input_shapes) importer::parse_input_shape(s, io);
-        for (const auto& m : opts.models) models.emplace_back(m, quantized_view(importer::load_model(m, io)));
+        for (const auto& m : opts.models) {
+            ir::Graph g = importer::load_model(m, io);
+            models.emplace_back(m, quantized_view(opts.prepare ? opts.prepare(m, std::move(g)) : g));
+        }
     } catch (const std::exception& e) {
         err << "npusim check: cannot load model: " << e.what() << "\n";
         return kExitModelError;

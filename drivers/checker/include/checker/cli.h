@@ -4,9 +4,12 @@
 // streams and return the process exit code; they never call exit() and never throw.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "compiler/ir/graph.h"
 
 namespace drv::check {
 
@@ -30,6 +33,9 @@ struct CheckCliOptions {
     std::vector<std::string> input_shapes;  ///< "name=1x3x224x224" (fixes dynamic dims)
     int64_t quant_bits = 0;                 ///< --bits: quantization width (tnpuv2 4..20); 0 = dtype
     std::string specs_dir;                  ///< empty = default_specs_dir()
+    /// Applied to every model after loading, before it is checked (`--quantize int8`: the QDQ model
+    /// it quantizes to, imported the same way). Empty = the model as loaded.
+    std::function<ir::Graph(const std::string& model, ir::Graph g)> prepare;
 };
 
 /// `npusim specs [--platform P] [--coverage] [--json]`.
