@@ -26,6 +26,7 @@
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
 #include "sweep/cli.h"
+#include "tnpuv2/run.h"
 
 namespace {
 
@@ -51,6 +52,8 @@ struct RunArgs {
     std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
     std::vector<std::string> params;  ///< --param section.key=value overrides
     sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
+    int bits = 0;                     ///< tnpuv2: --bits data width (0 = not given)
+    int weight_bits = 0;              ///< tnpuv2: --weight-bits
 };
 
 
@@ -91,7 +94,43 @@ int cmd_platforms(bool verbose) {
             fmt::print("{:<10} INVALID: {}\n", n, e.what());
         }
     }
+    std::cout << std::flush;
+    sim::tnpuv2::print_platform(verbose, std::cout);
     return 0;
+}
+
+/// `npusim run --platform tnpuv2 MODEL [--bits N] [--weight-bits N]` (sim/tnpuv2/run.h).
+int cmd_run_tnpuv2(const RunArgs& a) {
+    if (a.model.empty()) return fail("--platform tnpuv2 needs a model file (.onnx)");
+    const std::string ext = std::filesystem::path(a.model).extension().string();
+    if (ext != ".onnx") return fail(fmt::format("'{}': tnpuv2 runs ONNX models (.onnx)", a.model));
+    if (a.cores != "0") return fail("--cores does not apply to tnpuv2 (one core)");
+    if (a.core_mask != "auto" && a.core_mask != "0") return fail(fmt::format("--core-mask {}: tnpuv2 has one core (0)", a.core_mask));
+    if (a.sram) return fail("--sram does not apply to tnpuv2 (its SRAM is the core's own buffer)");
+    if (!a.cpu_nodes.empty()) return fail("--cpu-node does not apply to tnpuv2 (seed 003 has no CPU path: unsupported nodes refuse the model)");
+    if (a.verify_tiling) return fail("--verify-tiling is an RKNPU check; tnpuv2 tiles are validated by the core's SRAM check");
+    if (!a.quant.mode.empty()) return fail("--quantize does not apply to tnpuv2: float models are quantized at --bits (4, 8, 12, 14, 16)");
+    if (a.skip_check || !a.expected.empty()) return fail("--skip-check and --expect are MCU options");
+    sim::tnpuv2::RunOptions o;
+    o.model = a.model;
+    o.mode = a.mode;
+    o.inputs = a.ref.inputs;
+    o.outputs = a.ref.outputs;
+    o.input_shapes = a.ref.input_shapes;
+    o.seed = a.ref.seed;
+    o.report_path = a.report_path;
+    o.trace_path = a.trace_path;
+    o.expect_exact = a.expect_exact;
+    o.quiet = a.quiet;
+    o.no_check = a.no_compare;
+    o.profile_file = a.profile_file;
+    o.params = a.params;
+    o.bits = a.bits ? a.bits : 8;
+    o.weight_bits = a.weight_bits;
+    o.calibration = a.quant.calibration;
+    o.calibration_method = a.quant.method;
+    o.dump_path = a.regcmd_path;
+    return sim::tnpuv2::run_cli(o, std::cout, std::cerr);
 }
 
 /// `npusim run --reference`: the reference executor (golden numerics), .npy in and out.
@@ -130,12 +169,14 @@ int cmd_run_mcu(const RunArgs& a) {
 
 int cmd_run(const RunArgs& a) {
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
-    if (quantize_given && (a.reference || mcu::find_target(a.platform) || a.model.empty() ||
+    if (quantize_given && !hw::tnpuv2::is_platform_name(a.platform) && (a.reference || mcu::find_target(a.platform) || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
         return fail(a.reference ? "--quantize does not apply to --reference (quantize first: npusim quantize MODEL -o OUT)"
                     : a.model.empty() || std::filesystem::path(a.model).extension() != ".onnx"
                         ? "--quantize applies to .onnx models"
                         : fmt::format("--quantize is not available on the MCU platform {} yet", a.platform));
+    if (hw::tnpuv2::is_platform_name(a.platform)) return cmd_run_tnpuv2(a);
+    if (a.bits || a.weight_bits) return fail("--bits and --weight-bits apply to --platform tnpuv2");
     if (a.reference) return cmd_run_reference(a);
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
@@ -216,9 +257,14 @@ struct RegcmdArgs {
     std::string file;
     std::string soc = "rk3588";
     std::string base;
+    std::string platform;             ///< -p/--platform (an alias of --soc; tnpuv2 selects its own format)
+    std::vector<std::string> params;  ///< lint: --param overrides
+    const std::string& target() const { return platform.empty() ? soc : platform; }
 };
 
-int cmd_decode(const RegcmdArgs& a) {
+int cmd_decode(RegcmdArgs a) {
+    if (hw::tnpuv2::is_platform_name(a.target())) return sim::tnpuv2::decode_cli(a.file, std::cout, std::cerr);
+    if (!a.platform.empty()) a.soc = a.platform;
     try {
         hw::load_named_profile(a.soc);
         const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
@@ -231,7 +277,10 @@ int cmd_decode(const RegcmdArgs& a) {
     return 0;
 }
 
-int cmd_lint(const RegcmdArgs& a) {
+int cmd_lint(RegcmdArgs a) {
+    if (hw::tnpuv2::is_platform_name(a.target())) return sim::tnpuv2::lint_cli(a.file, a.params, std::cout, std::cerr);
+    if (!a.params.empty()) return fail("--param applies to tnpuv2 lint only");
+    if (!a.platform.empty()) a.soc = a.platform;
     std::vector<sim::LintFinding> found;
     try {
         const hw::SocProfile soc = hw::load_named_profile(a.soc);
@@ -264,6 +313,9 @@ struct ReplayArgs {
 };
 
 int cmd_replay(const ReplayArgs& a) {
+    if (hw::tnpuv2::is_platform_name(a.soc))
+        return fail("replay runs RKNPU regcmd buffers; for tnpuv2 streams use `npusim decode|lint --platform tnpuv2` and "
+                    "`npusim run --platform tnpuv2 MODEL`");
     sim::RawJob job;
     hw::SocProfile soc;
     try {
@@ -346,6 +398,8 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
     run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
     add_quantize_options(*run, ra.quant);
+    run->add_option("--bits", ra.bits, "tnpuv2: data width of the quantized model (4, 8, 12, 14, 16; default 8)");
+    run->add_option("--weight-bits", ra.weight_bits, "tnpuv2: conv/MatMul weight width (4, 8, 16, 20; default: the model's)");
 
     drv::check::CheckCliOptions co;
     CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
@@ -382,9 +436,12 @@ int sc_main(int argc, char* argv[]) {
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
     dec->add_option("file", da.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
     dec->add_option("--soc", da.soc, "SoC profile")->capture_default_str();
+    dec->add_option("-p,--platform", da.platform, "Platform (an RKNPU SoC, or tnpuv2 for tnpuv2 command streams)");
     CLI::App* lint = app.add_subcommand("lint", "Check a regcmd buffer: fields, reserved bits, banks, entries, chaining, enables");
     lint->add_option("file", la.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
     lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
+    lint->add_option("-p,--platform", la.platform, "Platform (an RKNPU SoC, or tnpuv2 for tnpuv2 command streams)");
+    lint->add_option("--param", la.params, "tnpuv2: override a profile parameter, section.key=value (the SRAM size, ...)");
     lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
     ReplayArgs pa;
@@ -423,6 +480,7 @@ int sc_main(int argc, char* argv[]) {
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
+        if (hw::tnpuv2::is_platform_name(co.platform)) sim::tnpuv2::set_check_prepare(co);
         if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())
             return drv::check::run_check_cli(co, std::cout, std::cerr);
         return sim::run_check_quantized(co, chk_quant, chk_seed, std::cout, std::cerr);

@@ -274,14 +274,18 @@ bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantPar
     return true;
 }
 
-void fold_qdq(Graph& g, bool rewrite) {
-    annotate(g);
-    if (!rewrite) return;
+void remove_clamps_before_q(Graph& g) {
     Units u(g);
     for (size_t i = 0; i < g.nodes().size(); ++i)
         if (is_q(g.nodes()[i]) && remove_clamp_before_q(u, i)) u.refresh();
     g.remove_dead_nodes();
-    u.refresh();
+}
+
+void fold_qdq(Graph& g, bool rewrite) {
+    annotate(g);
+    if (!rewrite) return;
+    remove_clamps_before_q(g);
+    Units u(g);
     std::vector<bool> erase(g.nodes().size(), false);
     for (size_t qi = 0; qi < g.nodes().size(); ++qi) {
         const Node& q = g.nodes()[qi];

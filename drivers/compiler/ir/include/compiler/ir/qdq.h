@@ -21,4 +21,9 @@ bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantPar
 /// quantization parameters.
 void fold_qdq(Graph& g, bool rewrite);
 
+/// Step (1) of the rewrite alone: Relu/Clip feeding a QuantizeLinear whose grid already clamps
+/// the same way are bypassed (then dead nodes dropped). Toolchain views that check a QDQ graph
+/// the way its converter sees it (tnpuv2) apply it without fusing.
+void remove_clamps_before_q(Graph& g);
+
 }  // namespace drv::ir
