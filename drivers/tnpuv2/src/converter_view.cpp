@@ -9,7 +9,11 @@
 //    shift), the seed's channel-broadcast Mul and channel-constant Add;
 //  - Flatten -> Reshape;
 //  - x * Sigmoid(x) -> Swish (seed 003 Swish: fixed table);
-//  - a YOLOv5 Detect decode -> GenerateBox (seed 003 GenerateBox).
+//  - a YOLOv5 Detect decode -> GenerateBox (seed 003 GenerateBox);
+//  - Gather of a constant table by runtime INT32 indices -> Embedding (seed 003 Embedding);
+//  - a nearest Resize of 16-bit data by an integer factor f in H and W -> Concat of f^2 copies
+//    along C + DepthToSpace(f) (the same values; seed 003 allows nearest Resize at 4/8 bits only,
+//    Concat and DepthToSpace at 8/16).
 #include <algorithm>
 
 #include "compiler/ir/qdq.h"
@@ -75,6 +79,11 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
         for (size_t i = 0; i < g.nodes().size(); ++i)
             if (!drop[i]) kept.push_back(std::move(g.nodes()[i]));
         kept.push_back(gb);
+        // The heads reach the unit as FP32: the DequantizeLinear in front of it stays a node (the
+        // converter's Dequantize, domain tnpuv2, so the Q/DQ fold of the check keeps it).
+        for (ir::Node& k : kept)
+            if (k.op_type == "DequantizeLinear" && std::find(d.head_inputs.begin(), d.head_inputs.end(), k.outputs[0]) != d.head_inputs.end())
+                k.domain = "tnpuv2";
         g.nodes() = std::move(kept);
         g.sort_topologically();
         note(fmt::format("YOLOv5 decode ({} heads) -> GenerateBox '{}'", d.head_inputs.size(), gb.name));
@@ -149,6 +158,53 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
                 out.push_back(mul);
                 out.push_back(add);
                 note(fmt::format("BatchNormalization '{}' -> per-channel Mul + Add", n.name));
+                continue;
+            }
+        }
+        if (n.op_type == "Gather" && n.inputs.size() == 2) {
+            const ir::Value& idx = g.value(n.input(1));
+            const std::string table = canonical(g, n.input(0));
+            const int dq = g.producer(n.input(0));
+            const bool const_table = g.value(table).is_constant() ||
+                                     (dq >= 0 && g.nodes()[static_cast<size_t>(dq)].op_type == "DequantizeLinear" &&
+                                      g.value(g.nodes()[static_cast<size_t>(dq)].input(0)).is_constant());
+            if (!idx.is_constant() && const_table) {
+                ir::Node e = n;
+                e.op_type = "Embedding";
+                e.domain = "tnpuv2";
+                out.push_back(e);
+                note(fmt::format("Gather '{}' of a constant table by runtime indices -> Embedding", n.name));
+                continue;
+            }
+        }
+        if ((n.op_type == "Resize" || n.op_type == "Upsample") && ir::attr_string(n.attrs, "mode", "nearest") == "nearest") {
+            const int dq = g.producer(n.input(0));
+            const ir::Value& x = g.value(n.input(0));
+            const ir::Value& y = g.value(n.outputs[0]);
+            const num::DType qt = dq >= 0 && g.nodes()[static_cast<size_t>(dq)].op_type == "DequantizeLinear"
+                                      ? g.value(g.nodes()[static_cast<size_t>(dq)].input(0)).dtype
+                                      : x.dtype;
+            if ((qt == num::DType::I16 || qt == num::DType::U16) && x.shape.size() == 4 && y.shape.size() == 4 &&
+                y.shape[2] % x.shape[2] == 0 && y.shape[2] / x.shape[2] == y.shape[3] / x.shape[3] && y.shape[3] % x.shape[3] == 0 &&
+                y.shape[2] > x.shape[2]) {
+                const int64_t f = y.shape[2] / x.shape[2];
+                const std::string rep = n.name + ".copies";
+                if (!g.find_value(rep)) g.add_value(float_like(x, rep, {x.shape[0], x.shape[1] * f * f, x.shape[2], x.shape[3]}));
+                ir::Node cc, d2s;
+                cc.name = n.name + "_copies";
+                cc.op_type = "Concat";
+                cc.inputs.assign(static_cast<size_t>(f * f), n.input(0));
+                cc.outputs = {rep};
+                cc.attrs.set("axis", int64_t{1});
+                d2s.name = n.name;
+                d2s.op_type = "DepthToSpace";
+                d2s.inputs = {rep};
+                d2s.outputs = n.outputs;
+                d2s.attrs.set("blocksize", f);
+                d2s.attrs.set("mode", std::string("DCR"));
+                out.push_back(cc);
+                out.push_back(d2s);
+                note(fmt::format("16-bit nearest Resize '{}' x{} -> Concat of {} copies + DepthToSpace", n.name, f, f * f));
                 continue;
             }
         }
