@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `npusim run --platform tnpuv2 MODEL`, the platforms line and the check hook (run.h).
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "app/report.h"
 #include "checker/checker.h"
@@ -43,13 +43,16 @@ void set_check_prepare(drv::check::CheckCliOptions& co) {
 void print_platform(bool verbose, std::ostream& out) {
     try {
         const hw::tnpuv2::Profile p = hw::tnpuv2::load_default_profile();
-        out << fmt::format("{:<10} {:<34} 1 core x {} int8 MAC/cycle (a16w8 {}, a4w4 {}) @ {} MHz, SRAM {} KiB, DDR {:.1f} GB/s peak\n",
-                           p.name, "uranus tnpuv2 (modelled)", p.mac.a8w8.value, p.mac.a16w8.value, p.mac.a4w4.value,
-                           p.npu.core_clock_hz.value / 1000000, p.npu.conv_sram_bytes.value / 1024,
-                           p.mem.ddr_peak_bytes_per_s.value / 1e9);
+        out << fmt::format(
+            "{:<10} {:<34} 1 core x {} int8 MAC/cycle (a16w8 {}, a4w4 {}) @ {} MHz, SRAM {} KiB, DDR {:.1f} GB/s "
+            "peak\n",
+            p.name, "uranus tnpuv2 (modelled)", p.mac.a8w8.value, p.mac.a16w8.value, p.mac.a4w4.value,
+            p.npu.core_clock_hz.value / 1000000, p.npu.conv_sram_bytes.value / 1024,
+            p.mem.ddr_peak_bytes_per_s.value / 1e9);
         if (verbose)
             for (const auto& pv : p.params())
-                out << fmt::format("    {:<36} {:<9} {:<14} {}\n", pv.path, hw::grade_name(pv.grade), pv.value, pv.source);
+                out << fmt::format("    {:<36} {:<9} {:<14} {}\n", pv.path, hw::grade_name(pv.grade), pv.value,
+                                   pv.source);
     } catch (const hw::ProfileError& e) {
         out << fmt::format("{:<10} INVALID: {}\n", "tnpuv2", e.what());
     }
@@ -61,9 +64,13 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
         return code;
     };
     static const std::set<int> kBits = {4, 8, 12, 14, 16}, kWeightBits = {0, 4, 8, 16, 20};
-    if (!kBits.count(o.bits)) return fail(kExitBadInput, fmt::format("--bits {}: tnpuv2 data widths are 4, 8, 12, 14 or 16 (seed 003)", o.bits));
+    if (!kBits.count(o.bits))
+        return fail(kExitBadInput,
+                    fmt::format("--bits {}: tnpuv2 data widths are 4, 8, 12, 14 or 16 (seed 003)", o.bits));
     if (!kWeightBits.count(o.weight_bits))
-        return fail(kExitBadInput, fmt::format("--weight-bits {}: tnpuv2 conv weights are 4, 8, 16 or 20 bits (seed 003)", o.weight_bits));
+        return fail(
+            kExitBadInput,
+            fmt::format("--weight-bits {}: tnpuv2 conv weights are 4, 8, 16 or 20 bits (seed 003)", o.weight_bits));
     hw::tnpuv2::Profile p;
     try {
         p = o.profile_file.empty() ? hw::tnpuv2::load_default_profile() : hw::tnpuv2::load_profile(o.profile_file);
@@ -71,7 +78,8 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     } catch (const hw::ProfileError& e) {
         return fail(kExitBadInput, e.what());
     }
-    if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
+    if (!std::filesystem::exists(o.model))
+        return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
     drv::importer::ImportOptions io;
     io.qdq = drv::importer::QdqMode::Fold;
@@ -97,13 +105,16 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
         po.input_shapes = o.input_shapes;
         po.accuracy = false;
         if (!o.calibration_method.empty() && !drv::quant::parse_method(o.calibration_method, po.quantize.method))
-            return fail(kExitBadInput, fmt::format("--calibration-method '{}': expected minmax, kl or mmse", o.calibration_method));
+            return fail(kExitBadInput,
+                        fmt::format("--calibration-method '{}': expected minmax, kl or mmse", o.calibration_method));
         try {
-            drv::quant::QuantizedModel qm = drv::quant::quantize_graph(g, std::filesystem::path(o.model).stem().string(), po);
+            drv::quant::QuantizedModel qm =
+                drv::quant::quantize_graph(g, std::filesystem::path(o.model).stem().string(), po);
             g = drv::importer::import_onnx_bytes(qm.onnx.data(), qm.onnx.size(), io, o.model + " (quantized)");
             notes.push_back(fmt::format("float model quantized at {}-bit data: {}", o.bits, qm.summary()));
             if (!po.quantize.exclude_nodes.empty())
-                notes.push_back(fmt::format("{} decode node(s) left in float for the GenerateBox unit", po.quantize.exclude_nodes.size()));
+                notes.push_back(fmt::format("{} decode node(s) left in float for the GenerateBox unit",
+                                            po.quantize.exclude_nodes.size()));
             if (qm.result.seeded_calibration) notes.push_back(drv::quant::seeded_calibration_warning());
         } catch (const std::exception& e) {
             return fail(kExitBadInput, fmt::format("cannot quantize '{}' at {} bits: {}", o.model, o.bits, e.what()));
@@ -114,7 +125,8 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     std::map<std::string, num::Tensor> inputs;
     if (full) {
         if (!o.inputs.empty() && o.inputs.size() != g.inputs().size())
-            return fail(kExitBadInput, fmt::format("{} --input file(s) given, the model has {} input(s)", o.inputs.size(), g.inputs().size()));
+            return fail(kExitBadInput, fmt::format("{} --input file(s) given, the model has {} input(s)",
+                                                   o.inputs.size(), g.inputs().size()));
         for (size_t k = 0; k < g.inputs().size(); ++k) {
             const drv::ir::Value& v = g.value(g.inputs()[k]);
             if (o.inputs.empty()) {
@@ -128,8 +140,8 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
                 return fail(kExitBadInput, fmt::format("--input '{}': {}", o.inputs[k], e.what()));
             }
             if (x.dtype() != v.dtype || x.shape() != v.shape)
-                return fail(kExitBadInput, fmt::format("--input '{}' is {} {}, input '{}' of the model is {} {}", o.inputs[k],
-                                                       num::dtype_name(x.dtype()), x.shape_str(), v.name,
+                return fail(kExitBadInput, fmt::format("--input '{}' is {} {}, input '{}' of the model is {} {}",
+                                                       o.inputs[k], num::dtype_name(x.dtype()), x.shape_str(), v.name,
                                                        num::dtype_name(v.dtype), v.shape_str()));
             x.quant = v.quant;
             inputs[v.name] = std::move(x);
@@ -154,8 +166,9 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     ModelRunResult r = run_model(p, m, inputs, full, !o.no_check, o.trace_path.empty() ? nullptr : &tw, &outs);
     r.model = std::filesystem::path(o.model).stem().string();
     r.expect_exact = o.expect_exact;
-    r.notes.insert(r.notes.begin(), fmt::format("data {} bits, weights {}", o.bits,
-                                                o.weight_bits ? fmt::format("{} bits", o.weight_bits) : std::string("as quantized")));
+    r.notes.insert(r.notes.begin(),
+                   fmt::format("data {} bits, weights {}", o.bits,
+                               o.weight_bits ? fmt::format("{} bits", o.weight_bits) : std::string("as quantized")));
     if (!o.dump_path.empty()) {  // the stream as the core fetched it (relocated to the run's arena)
         std::ofstream f(o.dump_path, std::ios::binary);
         f.write(reinterpret_cast<const char*>(m.arena_init.data() + (m.stream_offset - m.arena_init_offset)),
@@ -163,16 +176,19 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
         if (!f) return fail(kExitBadInput, fmt::format("cannot write '{}'", o.dump_path));
     }
     out << report_text(r);
-    if (!o.trace_path.empty() && !tw.write_file(o.trace_path)) return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
+    if (!o.trace_path.empty() && !tw.write_file(o.trace_path))
+        return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
     if (!o.report_path.empty() && !write_text(o.report_path, report_json(r)))
         return fail(kExitBadInput, fmt::format("cannot write report '{}'", o.report_path));
     if (!o.outputs.empty()) {
         if (!full) return fail(kExitBadInput, "--output needs full mode (timing mode computes no data)");
         if (o.outputs.size() != m.graph.outputs().size())
-            return fail(kExitBadInput, fmt::format("{} --output file(s), the model has {} output(s)", o.outputs.size(), m.graph.outputs().size()));
+            return fail(kExitBadInput, fmt::format("{} --output file(s), the model has {} output(s)", o.outputs.size(),
+                                                   m.graph.outputs().size()));
         for (size_t k = 0; k < o.outputs.size(); ++k) {
             auto it = outs.find(m.graph.outputs()[k]);
-            if (it == outs.end()) return fail(kExitProblem, fmt::format("output '{}' was not produced", m.graph.outputs()[k]));
+            if (it == outs.end())
+                return fail(kExitProblem, fmt::format("output '{}' was not produced", m.graph.outputs()[k]));
             try {
                 num::write_npy(o.outputs[k], it->second);
             } catch (const std::exception& e) {

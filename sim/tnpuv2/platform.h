@@ -3,12 +3,12 @@
 // tnpuv2 core with its MMIO window and interrupt line, built from the tnpuv2 profile. Implements
 // the simulator HAL's view (sim/hal_sim) so the kernel-mode driver runs unchanged.
 #pragma once
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <functional>
 #include <memory>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hal_sim/sim_hal.h"
 #include "hw/tnpuv2/profile.h"
@@ -23,7 +23,8 @@ class TnpuPlatform : public sc_core::sc_module, public HalTarget {
    public:
     tlm_utils::simple_initiator_socket<TnpuPlatform> host;
 
-    TnpuPlatform(sc_core::sc_module_name name, const hw::tnpuv2::Profile& p, npu::tnpuv2::Mode mode, trace::TraceWriter* tw);
+    TnpuPlatform(sc_core::sc_module_name name, const hw::tnpuv2::Profile& p, npu::tnpuv2::Mode mode,
+                 trace::TraceWriter* tw);
     SC_HAS_PROCESS(TnpuPlatform);
 
     void set_host_program(std::function<void()> fn) { program_ = std::move(fn); }

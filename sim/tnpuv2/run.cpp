@@ -5,11 +5,11 @@
 // rows and the reference checks are the RKNPU path's (sim/app/model_run.h).
 #include "tnpuv2/run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "drv/tnpuv2/driver.h"
 #include "hal_sim/sim_hal.h"
@@ -26,7 +26,8 @@ uint64_t cycles_of(uint64_t ps, uint64_t hz) {
 std::string bound_of(uint64_t compute, uint64_t dma_read, uint64_t write, uint64_t fetch, uint64_t ovh) {
     const uint64_t memory = (dma_read > compute ? dma_read - compute : 0) + write;
     const uint64_t overhead = fetch + ovh;
-    return compute >= memory ? (compute >= overhead ? "compute" : "overhead") : (memory >= overhead ? "memory" : "overhead");
+    return compute >= memory ? (compute >= overhead ? "compute" : "overhead")
+                             : (memory >= overhead ? "memory" : "overhead");
 }
 
 const char* kOneLsbCause =
@@ -40,8 +41,8 @@ const char* kOneLsbCause =
 }  // namespace
 
 ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledModel& m,
-                         const std::map<std::string, num::Tensor>& inputs, bool full, bool check, trace::TraceWriter* tw,
-                         std::map<std::string, num::Tensor>* outputs) {
+                         const std::map<std::string, num::Tensor>& inputs, bool full, bool check,
+                         trace::TraceWriter* tw, std::map<std::string, num::Tensor>* outputs) {
     ModelRunResult r;
     r.platform = "tnpuv2";
     r.platform_name = p.display_name;
@@ -69,7 +70,8 @@ ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledMode
             if (const std::string e = drvr.probe(); !e.empty()) throw std::runtime_error(e);
             drv::DmaBuffer arena = hal.bo_create(m.arena_bytes, 4096);
             drv::tnpuv2::relocate(m, arena.dma_addr);
-            if (!m.arena_init.empty()) hal.bo_write(arena, m.arena_init_offset, m.arena_init.data(), m.arena_init.size());
+            if (!m.arena_init.empty())
+                hal.bo_write(arena, m.arena_init_offset, m.arena_init.data(), m.arena_init.size());
             t0 = hal.now_ns() * 1000;
             const uint64_t ps0 = sc_core::sc_time_stamp().value();
             if (full)
@@ -104,8 +106,9 @@ ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledMode
         std::string where;
         for (const drv::tnpuv2::Layer& L : m.layers)
             if (std::find(L.ops.begin(), L.ops.end(), sr.ops_done) != L.ops.end())
-                where = fmt::format(" in layer '{}' ({}), its command {} of {}", L.name, L.op,
-                                    std::find(L.ops.begin(), L.ops.end(), sr.ops_done) - L.ops.begin() + 1, L.ops.size());
+                where =
+                    fmt::format(" in layer '{}' ({}), its command {} of {}", L.name, L.op,
+                                std::find(L.ops.begin(), L.ops.end(), sr.ops_done) - L.ops.begin() + 1, L.ops.size());
         r.errors.push_back(fmt::format("step 0 (NPU), core 0: {}{}", sr.error, where));
         for (const std::string& d : plat.core().diagnostics()) r.errors.push_back(d);
     }
@@ -152,11 +155,14 @@ ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledMode
             row.end_ps = end;
             row.total_cycles = cycles_of(end - start, hz);
             row.time_us = static_cast<double>(end - start) / 1e6;
-            if (row.total_cycles) row.mac_utilisation = static_cast<double>(row.macs) / (static_cast<double>(row.total_cycles) * rate);
-            row.bound = bound_of(row.compute_cycles, row.dma_read_cycles, row.write_cycles, row.fetch_cycles, row.overhead_cycles);
+            if (row.total_cycles)
+                row.mac_utilisation = static_cast<double>(row.macs) / (static_cast<double>(row.total_cycles) * rate);
+            row.bound = bound_of(row.compute_cycles, row.dma_read_cycles, row.write_cycles, row.fetch_cycles,
+                                 row.overhead_cycles);
             if (tw)
                 tw->complete(tw->track("soc.npu", "layers"), L.name, start, end - start,
-                             {trace::arg("op", L.op), trace::arg("commands", static_cast<uint64_t>(row.tasks))}, "layer");
+                             {trace::arg("op", L.op), trace::arg("commands", static_cast<uint64_t>(row.tasks))},
+                             "layer");
         }
         row.cores = "0";
         r.ddr_read_bytes += row.ddr_read_bytes;

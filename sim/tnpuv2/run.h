@@ -27,8 +27,8 @@ struct RunOptions {
     bool expect_exact = false, quiet = false, no_check = false;
     std::string profile_file;
     std::vector<std::string> params;
-    int bits = 8;         ///< --bits: data width
-    int weight_bits = 0;  ///< --weight-bits: conv/MatMul weight width (0: the model's)
+    int bits = 8;                          ///< --bits: data width
+    int weight_bits = 0;                   ///< --weight-bits: conv/MatMul weight width (0: the model's)
     std::vector<std::string> calibration;  ///< float models: --calibration
     std::string calibration_method;
     std::string dump_path;  ///< --dump-regcmd: the relocated command stream (32-bit LE words)
@@ -40,8 +40,8 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err);
 
 /// Runs a compiled model on a freshly elaborated tnpuv2 system (one SystemC elaboration per process).
 sim::ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledModel& m,
-                              const std::map<std::string, num::Tensor>& inputs, bool full, bool check, trace::TraceWriter* tw,
-                              std::map<std::string, num::Tensor>* outputs = nullptr);
+                              const std::map<std::string, num::Tensor>& inputs, bool full, bool check,
+                              trace::TraceWriter* tw, std::map<std::string, num::Tensor>* outputs = nullptr);
 
 /// `npusim decode FILE --platform tnpuv2`: header, then one line per command with its fields.
 int decode_cli(const std::string& file, std::ostream& out, std::ostream& err);

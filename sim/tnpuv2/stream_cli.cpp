@@ -3,10 +3,10 @@
 // the core's own checks run statically (lint): header, command framing, field ranges and enums,
 // reserved bits, descriptors, each engine command's plan (geometry, tables, SRAM fit) against the
 // slots the preceding TENSOR commands set, weight reuse, reads overlapping writes.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 #include "hw/tnpuv2/codec.h"
 #include "npu/tnpuv2/engine.h"
@@ -20,7 +20,9 @@ std::vector<uint32_t> read_words(const std::string& file) {
     std::ifstream f(file, std::ios::binary);
     if (!f) throw std::runtime_error(fmt::format("cannot read '{}'", file));
     std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (bytes.size() % 4) throw std::runtime_error(fmt::format("'{}': {} bytes is not a whole number of 32-bit words", file, bytes.size()));
+    if (bytes.size() % 4)
+        throw std::runtime_error(
+            fmt::format("'{}': {} bytes is not a whole number of 32-bit words", file, bytes.size()));
     std::vector<uint32_t> w(bytes.size() / 4);
     std::memcpy(w.data(), bytes.data(), bytes.size());
     return w;
@@ -43,8 +45,7 @@ int decode_cli(const std::string& file, std::ostream& out, std::ostream& err) {
     }
     const hw::tnpuv2::DecodedStream d = hw::tnpuv2::decode_stream(words);
     size_t engine = 0;
-    for (const auto& c : d.commands)
-        engine += c.def && std::string(c.def->engine) != "fetch";
+    for (const auto& c : d.commands) engine += c.def && std::string(c.def->engine) != "fetch";
     out << fmt::format("{}: {} words, tnpuv2 command stream {}.{}, {} command(s) ({} engine)\n", file, words.size(),
                        d.version >> 16, d.version & 0xffff, d.commands.size(), engine);
     for (const auto& c : d.commands) {
@@ -54,7 +55,8 @@ int decode_cli(const std::string& file, std::ostream& out, std::ostream& err) {
         out << "\n";
     }
     if (d.error) {
-        out << fmt::format("decode stopped at word {}: {} ({})\n", d.error_pc, d.error.message, hw::tnpuv2::fault::name(d.error.code));
+        out << fmt::format("decode stopped at word {}: {} ({})\n", d.error_pc, d.error.message,
+                           hw::tnpuv2::fault::name(d.error.code));
         return 1;
     }
     return 0;
@@ -72,8 +74,10 @@ int lint_cli(const std::string& file, const std::vector<std::string>& params, st
         return 2;
     }
     int errors = 0, warnings = 0;
-    auto finding = [&](bool error, const std::string& rule, uint32_t pc, const std::string& what, const std::string& hint) {
-        out << fmt::format("{}: {} word {}: {}{}\n", error ? "error" : "warning", rule, pc, what, hint.empty() ? "" : " (hint: " + hint + ")");
+    auto finding = [&](bool error, const std::string& rule, uint32_t pc, const std::string& what,
+                       const std::string& hint) {
+        out << fmt::format("{}: {} word {}: {}{}\n", error ? "error" : "warning", rule, pc, what,
+                           hint.empty() ? "" : " (hint: " + hint + ")");
         (error ? errors : warnings)++;
     };
     const hw::tnpuv2::DecodedStream d = hw::tnpuv2::decode_stream(words);
@@ -84,8 +88,9 @@ int lint_cli(const std::string& file, const std::vector<std::string>& params, st
         const std::vector<uint32_t> rsv = hw::tnpuv2::reserved_bits(c);
         for (size_t w = 0; w < rsv.size(); ++w)
             if (rsv[w])
-                finding(false, "W-reserved", c.pc, fmt::format("{} payload word {} = {:#010x} sets reserved bits {:#x}", c.def->name, w,
-                                                               c.payload[w], rsv[w]),
+                finding(false, "W-reserved", c.pc,
+                        fmt::format("{} payload word {} = {:#010x} sets reserved bits {:#x}", c.def->name, w,
+                                    c.payload[w], rsv[w]),
                         "clear the bits no field defines");
         bool field_ok = true;
         for (uint16_t i = 0; i < c.def->n_fields; ++i)
@@ -104,16 +109,18 @@ int lint_cli(const std::string& file, const std::vector<std::string>& params, st
         npu::tnpuv2::OpPlan pl = npu::tnpuv2::plan_command(c, s, p);
         if (pl.fault) {
             finding(true, fmt::format("E-{}", hw::tnpuv2::fault::name(pl.fault.code)), c.pc, pl.fault.message,
-                    pl.fault.code == hw::tnpuv2::fault::SRAM_OVERFLOW ? "split the command into output bands or channel chunks"
-                                                                      : "the core faults on this command");
+                    pl.fault.code == hw::tnpuv2::fault::SRAM_OVERFLOW
+                        ? "split the command into output bands or channel chunks"
+                        : "the core faults on this command");
             continue;
         }
         if (pl.weight_bytes) {
             if (pl.weight_reuse && !(weights_valid && weight_addr == pl.weight_addr && weight_bytes == pl.weight_bytes))
-                finding(true, "E-weight-reuse", c.pc,
-                        fmt::format("CONV.WEIGHT_REUSE set but the previous CONV loaded other weights ({} bytes at {:#x})",
-                                    weight_bytes, weight_addr),
-                        "clear WEIGHT_REUSE on the first command of a weight chunk");
+                finding(
+                    true, "E-weight-reuse", c.pc,
+                    fmt::format("CONV.WEIGHT_REUSE set but the previous CONV loaded other weights ({} bytes at {:#x})",
+                                weight_bytes, weight_addr),
+                    "clear WEIGHT_REUSE on the first command of a weight chunk");
             weights_valid = true;
             weight_addr = pl.weight_addr;
             weight_bytes = pl.weight_bytes;

@@ -26,9 +26,19 @@ bool is_q(const ir::Node& n) { return n.op_type == "QuantizeLinear"; }
 /// Float ops the vector engine runs between a DequantizeLinear and a QuantizeLinear as one
 /// quantized layer (the model's DQ -> op -> Q unit).
 bool dq_op_q_op(const ir::Node& n) {
-    static const std::set<std::string> ops = {"Softmax", "ReduceMean", "ReduceSum", "ReduceMax",
-                                              "LpNormalization", "LayerNormalization", "Resize", "Upsample",
-                                              "BatchNormalization", "Pow", "Relu", "Pad", "DepthToSpace",
+    static const std::set<std::string> ops = {"Softmax",
+                                              "ReduceMean",
+                                              "ReduceSum",
+                                              "ReduceMax",
+                                              "LpNormalization",
+                                              "LayerNormalization",
+                                              "Resize",
+                                              "Upsample",
+                                              "BatchNormalization",
+                                              "Pow",
+                                              "Relu",
+                                              "Pad",
+                                              "DepthToSpace",
                                               "SpaceToDepth"};
     return ops.count(n.op_type) != 0;
 }
@@ -38,7 +48,8 @@ int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
 void exact_scale(double s, int32_t& mult, int32_t& shift) {
-    if (!(s > 0.0) || !std::isfinite(s)) throw std::invalid_argument(fmt::format("requantization scale {} is not positive", s));
+    if (!(s > 0.0) || !std::isfinite(s))
+        throw std::invalid_argument(fmt::format("requantization scale {} is not positive", s));
     int e = 0;
     const double m = std::frexp(static_cast<double>(static_cast<float>(s)), &e);  // s = m 2^e, m in [0.5, 1)
     int64_t mu = static_cast<int64_t>(std::ldexp(m, 24));                         // exact: a float has 24 bits
@@ -92,7 +103,8 @@ const num::Tensor* Compiler::constant(const ir::Node& n, size_t i) const {
 
 float Compiler::scalar_f(const ir::Node& n, size_t i) const {
     const num::Tensor* t = constant(n, i);
-    if (!t || t->dtype() != num::DType::F32 || t->numel() != 1) refuse(fmt::format("input {} must be a constant float scalar", i));
+    if (!t || t->dtype() != num::DType::F32 || t->numel() != 1)
+        refuse(fmt::format("input {} must be a constant float scalar", i));
     return t->data<float>()[0];
 }
 
@@ -101,12 +113,18 @@ int32_t Compiler::scalar_zp(const ir::Node& n, size_t i) const {
     if (!t) return 0;
     if (t->numel() != 1) refuse(fmt::format("input {} must be a scalar zero point", i));
     switch (t->dtype()) {
-        case num::DType::I8: return t->data<int8_t>()[0];
-        case num::DType::U8: return t->data<uint8_t>()[0];
-        case num::DType::I16: return t->data<int16_t>()[0];
-        case num::DType::U16: return t->data<uint16_t>()[0];
-        case num::DType::I32: return t->data<int32_t>()[0];
-        default: refuse(fmt::format("input {}: zero point of type {}", i, num::dtype_name(t->dtype())));
+        case num::DType::I8:
+            return t->data<int8_t>()[0];
+        case num::DType::U8:
+            return t->data<uint8_t>()[0];
+        case num::DType::I16:
+            return t->data<int16_t>()[0];
+        case num::DType::U16:
+            return t->data<uint16_t>()[0];
+        case num::DType::I32:
+            return t->data<int32_t>()[0];
+        default:
+            refuse(fmt::format("input {}: zero point of type {}", i, num::dtype_name(t->dtype())));
     }
 }
 
@@ -121,18 +139,39 @@ DeviceTensor& Compiler::dt(const std::string& name) {
     t.nhwc = t.shape.size() == 4;
     const int data = o_.widths.data;
     switch (v.dtype) {
-        case num::DType::F32: t.format = F::F32; t.bits = 32; break;
-        case num::DType::I8: t.format = data <= 4 ? F::S4 : F::S8; t.bits = std::min(8, data); break;
-        case num::DType::U8: t.format = data <= 4 ? F::U4 : F::U8; t.bits = std::min(8, data); break;
-        case num::DType::I16: t.format = F::S16; t.bits = data > 8 ? data : 16; break;
-        case num::DType::U16: t.format = F::U16; t.bits = data > 8 ? data : 16; break;
+        case num::DType::F32:
+            t.format = F::F32;
+            t.bits = 32;
+            break;
+        case num::DType::I8:
+            t.format = data <= 4 ? F::S4 : F::S8;
+            t.bits = std::min(8, data);
+            break;
+        case num::DType::U8:
+            t.format = data <= 4 ? F::U4 : F::U8;
+            t.bits = std::min(8, data);
+            break;
+        case num::DType::I16:
+            t.format = F::S16;
+            t.bits = data > 8 ? data : 16;
+            break;
+        case num::DType::U16:
+            t.format = F::U16;
+            t.bits = data > 8 ? data : 16;
+            break;
         case num::DType::I32:
-        case num::DType::I64: t.format = F::S32; t.bits = 20; break;
-        default: throw RefusedError(fmt::format("tensor '{}' of type {} has no tnpuv2 format", name, num::dtype_name(v.dtype)));
+        case num::DType::I64:
+            t.format = F::S32;
+            t.bits = 20;
+            break;
+        default:
+            throw RefusedError(
+                fmt::format("tensor '{}' of type {} has no tnpuv2 format", name, num::dtype_name(v.dtype)));
     }
     if (v.is_quantized()) {
         if (v.quant.per_axis() && !v.is_constant())
-            throw RefusedError(fmt::format("tensor '{}': per-channel activation quantization (seed 003 quantizes activations per tensor)", name));
+            throw RefusedError(fmt::format(
+                "tensor '{}': per-channel activation quantization (seed 003 quantizes activations per tensor)", name));
         t.scale = v.quant.scale[0];
         t.zp = v.quant.zero_point[0];
     }
@@ -142,7 +181,9 @@ DeviceTensor& Compiler::dt(const std::string& name) {
     for (size_t i = 0; i < r; ++i) order[i] = i;
     if (t.nhwc) order = {0, 2, 3, 1};
     t.strides.assign(r, 0);
-    const int eb = hw::tnpuv2::enums::FORMAT::S4 == t.format || F::U4 == t.format ? 0 : (t.format == F::F32 || t.format == F::S32 ? 4 : (t.format >= F::S16 ? 2 : 1));
+    const int eb = hw::tnpuv2::enums::FORMAT::S4 == t.format || F::U4 == t.format
+                       ? 0
+                       : (t.format == F::F32 || t.format == F::S32 ? 4 : (t.format >= F::S16 ? 2 : 1));
     const int64_t inner = t.shape[order.back()];
     int64_t run = eb ? inner * eb : (inner + 1) / 2;
     t.strides[order.back()] = eb;
@@ -169,7 +210,8 @@ View Compiler::view(const DeviceTensor& t) const {
 }
 
 Desc Compiler::desc_of(const View& v, const std::vector<size_t>& order) const {
-    if (order.size() > 6) throw RefusedError(fmt::format("a {}-D tensor view exceeds the descriptor's six dims", order.size()));
+    if (order.size() > 6)
+        throw RefusedError(fmt::format("a {}-D tensor view exceeds the descriptor's six dims", order.size()));
     Desc d;
     d.format = v.format;
     d.bits = v.bits;
@@ -190,13 +232,15 @@ Desc Compiler::fm_desc(const DeviceTensor& t) const {
 }
 
 uint64_t Compiler::blob(const std::vector<uint8_t>& bytes, uint64_t align) {
-    const uint64_t off = static_cast<uint64_t>(align_up(static_cast<int64_t>(blobs_.size()), static_cast<int64_t>(align)));
+    const uint64_t off =
+        static_cast<uint64_t>(align_up(static_cast<int64_t>(blobs_.size()), static_cast<int64_t>(align)));
     blobs_.resize(off, 0);
     blobs_.insert(blobs_.end(), bytes.begin(), bytes.end());
     return blob_base_ + off;
 }
 
-uint32_t Compiler::emit(const Command& c, std::initializer_list<std::pair<hw::tnpuv2::Field, hw::tnpuv2::Field>> addrs) {
+uint32_t Compiler::emit(const Command& c,
+                        std::initializer_list<std::pair<hw::tnpuv2::Field, hw::tnpuv2::Field>> addrs) {
     const uint32_t k = sb_.engine(c, addrs);
     layer().ops.push_back(k);
     return k;
@@ -210,8 +254,8 @@ void Compiler::partition() {
         Group gr{d.nodes, "genbox"};
         for (size_t i : d.nodes) taken[i] = true;
         at[*std::max_element(d.nodes.begin(), d.nodes.end())] = gr;
-        m_.notes.push_back(fmt::format("GenerateBox: YOLOv{} decode of {} head(s) ({} nodes) runs on the GENBOX unit", d.version,
-                                       d.head_inputs.size(), d.nodes.size()));
+        m_.notes.push_back(fmt::format("GenerateBox: YOLOv{} decode of {} head(s) ({} nodes) runs on the GENBOX unit",
+                                       d.version, d.head_inputs.size(), d.nodes.size()));
     }
     auto single_consumer = [&](const std::string& v) -> int {
         const std::vector<size_t> cs = g().consumers(v);
@@ -280,10 +324,14 @@ void Compiler::partition() {
                 if (outside) L.outputs.push_back(o);
             }
         L.name = first.name.empty() ? first.op_type : first.name;
-        if (gr.kind == "genbox") L.op = "GenerateBox";
-        else if (gr.kind == "swish") L.op = "Swish";
-        else if (gr.kind == "dq_op_q") L.op = nodes[gr.nodes[1]].op_type;
-        else L.op = first.op_type;
+        if (gr.kind == "genbox")
+            L.op = "GenerateBox";
+        else if (gr.kind == "swish")
+            L.op = "Swish";
+        else if (gr.kind == "dq_op_q")
+            L.op = nodes[gr.nodes[1]].op_type;
+        else
+            L.op = first.op_type;
         L.ir_nodes = gr.nodes;
         if (!L.inputs.empty()) L.in_shape = g().value(L.inputs[0]).shape_str();
         if (!L.outputs.empty()) L.out_shape = g().value(L.outputs[0]).shape_str();
@@ -307,8 +355,9 @@ void Compiler::plan_tensors() {
     for (Layer& L : m_.layers) {
         for (const std::string& in : L.inputs) dt(in);
         for (const std::string& out : L.outputs) dt(out);
-        if (L.ir_nodes.size() != 1 || !reshape_ops.count(L.op) || L.inputs.size() != 1 || L.outputs.size() != 1) continue;
-        const DeviceTensor &a = dt(L.inputs[0]);
+        if (L.ir_nodes.size() != 1 || !reshape_ops.count(L.op) || L.inputs.size() != 1 || L.outputs.size() != 1)
+            continue;
+        const DeviceTensor& a = dt(L.inputs[0]);
         DeviceTensor& b = dt(L.outputs[0]);
         if (rowmajor_bytes(a) && rowmajor_bytes(b) && a.format == b.format && a.zp == b.zp && a.bits == b.bits &&
             std::find(g().inputs().begin(), g().inputs().end(), L.outputs[0]) == g().inputs().end()) {
@@ -365,9 +414,9 @@ void Compiler::lower_layer(size_t li) {
     if (op == "QuantizeLinear" || op == "DequantizeLinear") return lower_quant(*this, n);
     if (op == "Erf" || op == "Sqrt" || op == "Pow") return lower_fp32(*this, n);
     if (op == "Relu" || op == "Clip") return lower_relu(*this, n);
-    static const std::set<std::string> moves = {"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
-                                                "Concat", "QLinearConcat", "Slice", "Pad", "Resize", "Upsample",
-                                                "DepthToSpace", "SpaceToDepth", "Gather"};
+    static const std::set<std::string> moves = {"Transpose", "Reshape",  "Flatten",       "Squeeze",      "Unsqueeze",
+                                                "Identity",  "Concat",   "QLinearConcat", "Slice",        "Pad",
+                                                "Resize",    "Upsample", "DepthToSpace",  "SpaceToDepth", "Gather"};
     if (moves.count(op)) return lower_move(*this, n);
     refuse("no tnpuv2 lowering for this operator");
 }
@@ -405,17 +454,20 @@ void Compiler::run() {
 }  // namespace detail
 
 void apply_data_bits(ir::Graph& g, int data_bits) {
-    if (data_bits < 2 || data_bits > 16) throw RefusedError(fmt::format("--bits {}: tnpuv2 data widths are 4, 8, 12, 14 or 16", data_bits));
+    if (data_bits < 2 || data_bits > 16)
+        throw RefusedError(fmt::format("--bits {}: tnpuv2 data widths are 4, 8, 12, 14 or 16", data_bits));
     for (ir::Node& n : g.nodes()) {
         if (n.op_type != "QuantizeLinear") continue;
         const ir::Value& y = g.value(n.outputs[0]);
         const int container = num::dtype_size(y.dtype) * 8;
-        if (y.dtype != num::DType::I8 && y.dtype != num::DType::U8 && y.dtype != num::DType::I16 && y.dtype != num::DType::U16)
+        if (y.dtype != num::DType::I8 && y.dtype != num::DType::U8 && y.dtype != num::DType::I16 &&
+            y.dtype != num::DType::U16)
             continue;
         if (data_bits > container || (container == 16 && data_bits <= 8) || (container == 8 && data_bits > 8))
-            throw RefusedError(fmt::format("--bits {}: '{}' is quantized to {} ({}-bit container): {}-bit data need a{} model",
-                                           data_bits, y.name, num::dtype_name(y.dtype), container, data_bits,
-                                           data_bits > 8 ? " 16-bit (int16/uint16 QDQ)" : "n 8-bit (int8/uint8 QDQ)"));
+            throw RefusedError(
+                fmt::format("--bits {}: '{}' is quantized to {} ({}-bit container): {}-bit data need a{} model",
+                            data_bits, y.name, num::dtype_name(y.dtype), container, data_bits,
+                            data_bits > 8 ? " 16-bit (int16/uint16 QDQ)" : "n 8-bit (int8/uint8 QDQ)"));
         if (data_bits < container) n.attrs.set("_qbits", static_cast<int64_t>(data_bits));
     }
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The tnpuv2 compiler's shared state and the per-operator lowerings (one file per family).
 #pragma once
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "drv/tnpuv2/model.h"
 #include "hw/tnpuv2_cmds.h"
@@ -89,27 +89,28 @@ class Compiler {
 };
 
 /// Lowerings: each emits the commands of one layer (the group's nodes) through `c`.
-void lower_conv(Compiler& c, const ir::Node& n);       // QLinearConv
-void lower_matmul(Compiler& c, const ir::Node& n);     // QLinearMatMul, QGemm
-void lower_eltwise(Compiler& c, const ir::Node& n);    // QLinearAdd, QLinearMul
+void lower_conv(Compiler& c, const ir::Node& n);                           // QLinearConv
+void lower_matmul(Compiler& c, const ir::Node& n);                         // QLinearMatMul, QGemm
+void lower_eltwise(Compiler& c, const ir::Node& n);                        // QLinearAdd, QLinearMul
 void lower_affine(Compiler& c, const std::vector<const ir::Node*>& unit);  // DQ -> BatchNormalization -> Q
-void lower_relu(Compiler& c, const ir::Node& n);       // Relu / Clip on codes
-void lower_pool(Compiler& c, const ir::Node& n);       // MaxPool, QLinearAveragePool, QLinearGlobalAveragePool
+void lower_relu(Compiler& c, const ir::Node& n);                           // Relu / Clip on codes
+void lower_pool(Compiler& c, const ir::Node& n);  // MaxPool, QLinearAveragePool, QLinearGlobalAveragePool
 void lower_lut(Compiler& c, const std::vector<const ir::Node*>& nodes);  // QLinearSigmoid/LeakyRelu, Swish, DQ->Pow->Q
-void lower_quant(Compiler& c, const ir::Node& n);      // QuantizeLinear / DequantizeLinear
-void lower_fp32(Compiler& c, const ir::Node& n);       // Erf, Sqrt, Pow on FP32 tensors
+void lower_quant(Compiler& c, const ir::Node& n);                        // QuantizeLinear / DequantizeLinear
+void lower_fp32(Compiler& c, const ir::Node& n);                         // Erf, Sqrt, Pow on FP32 tensors
 void lower_dq_op_q(Compiler& c, const std::vector<const ir::Node*>& unit);  // Softmax, Reduce*, norms, linear Resize
-void lower_move(Compiler& c, const ir::Node& n);       // Transpose, Reshape, Concat, Slice, Pad, Resize nearest, D2S/S2D, Gather
+void lower_move(Compiler& c,
+                const ir::Node& n);  // Transpose, Reshape, Concat, Slice, Pad, Resize nearest, D2S/S2D, Gather
 void lower_genbox(Compiler& c, const std::vector<const ir::Node*>& nodes);
 
 /// The GenerateBox decode recognised in a graph: its nodes and parameters (genbox.cpp).
 struct DecodeMatch {
-    std::vector<size_t> nodes;               ///< node indices of the decode subgraph
-    std::vector<std::string> head_inputs;    ///< per head, the tensor entering the decode (float)
-    std::string output;                      ///< the decoded [1, boxes, 5 + classes] tensor
+    std::vector<size_t> nodes;             ///< node indices of the decode subgraph
+    std::vector<std::string> head_inputs;  ///< per head, the tensor entering the decode (float)
+    std::string output;                    ///< the decoded [1, boxes, 5 + classes] tensor
     int version = 5, classes = 0, anchors = 0;
     float grid_offset = 0;
-    std::vector<float> strides;              ///< per head
+    std::vector<float> strides;                 ///< per head
     std::vector<std::vector<float>> anchor_wh;  ///< per head, 2 x anchors (pixels)
     std::vector<int64_t> grid_h, grid_w;
 };

@@ -82,7 +82,8 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
         // The heads reach the unit as FP32: the DequantizeLinear in front of it stays a node (the
         // converter's Dequantize, domain tnpuv2, so the Q/DQ fold of the check keeps it).
         for (ir::Node& k : kept)
-            if (k.op_type == "DequantizeLinear" && std::find(d.head_inputs.begin(), d.head_inputs.end(), k.outputs[0]) != d.head_inputs.end())
+            if (k.op_type == "DequantizeLinear" &&
+                std::find(d.head_inputs.begin(), d.head_inputs.end(), k.outputs[0]) != d.head_inputs.end())
                 k.domain = "tnpuv2";
         g.nodes() = std::move(kept);
         g.sort_topologically();
@@ -111,18 +112,21 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
             note(fmt::format("Flatten '{}' -> Reshape", n.name));
             continue;
         }
-        if (n.op_type == "Gemm" && ir::attr_float(n.attrs, "alpha", 1.0f) == 1.0f && ir::attr_float(n.attrs, "beta", 1.0f) == 1.0f &&
-            ir::attr_int(n.attrs, "transA", 0) == 0) {
+        if (n.op_type == "Gemm" && ir::attr_float(n.attrs, "alpha", 1.0f) == 1.0f &&
+            ir::attr_float(n.attrs, "beta", 1.0f) == 1.0f && ir::attr_int(n.attrs, "transA", 0) == 0) {
             const std::string b = canonical(g, n.input(1));
             const ir::Value* bv = g.find_value(b);
-            const bool bconst = bv && (bv->is_constant() || (g.producer(n.input(1)) >= 0 &&
-                                                             g.nodes()[static_cast<size_t>(g.producer(n.input(1)))].op_type == "DequantizeLinear" &&
-                                                             g.value(g.nodes()[static_cast<size_t>(g.producer(n.input(1)))].input(0)).is_constant()));
+            const bool bconst =
+                bv && (bv->is_constant() ||
+                       (g.producer(n.input(1)) >= 0 &&
+                        g.nodes()[static_cast<size_t>(g.producer(n.input(1)))].op_type == "DequantizeLinear" &&
+                        g.value(g.nodes()[static_cast<size_t>(g.producer(n.input(1)))].input(0)).is_constant()));
             const ir::Value& bn = g.value(n.input(1));
             if (bconst && bn.shape.size() == 2) {
                 const bool tb = ir::attr_int(n.attrs, "transB", 0) != 0;
                 const std::string kn = n.name + ".B_kn";
-                ir::Value w = const_stand_in(kn, bn.dtype, {tb ? bn.shape[1] : bn.shape[0], tb ? bn.shape[0] : bn.shape[1]});
+                ir::Value w =
+                    const_stand_in(kn, bn.dtype, {tb ? bn.shape[1] : bn.shape[0], tb ? bn.shape[0] : bn.shape[1]});
                 w.quant = bn.quant;
                 if (!g.find_value(kn)) g.add_value(w);
                 ir::Node mm;
@@ -137,7 +141,8 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
         }
         if (n.op_type == "BatchNormalization" && n.outputs.size() == 1) {
             bool params = true;
-            for (size_t k = 1; k <= 4; ++k) params = params && g.find_value(n.input(k)) && g.value(n.input(k)).is_constant();
+            for (size_t k = 1; k <= 4; ++k)
+                params = params && g.find_value(n.input(k)) && g.value(n.input(k)).is_constant();
             const ir::Value& x = g.value(n.input(0));
             if (params && x.shape.size() >= 2) {
                 std::vector<int64_t> cs(x.shape.size(), 1);
@@ -177,7 +182,8 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
                 continue;
             }
         }
-        if ((n.op_type == "Resize" || n.op_type == "Upsample") && ir::attr_string(n.attrs, "mode", "nearest") == "nearest") {
+        if ((n.op_type == "Resize" || n.op_type == "Upsample") &&
+            ir::attr_string(n.attrs, "mode", "nearest") == "nearest") {
             const int dq = g.producer(n.input(0));
             const ir::Value& x = g.value(n.input(0));
             const ir::Value& y = g.value(n.outputs[0]);
@@ -185,11 +191,12 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
                                       ? g.value(g.nodes()[static_cast<size_t>(dq)].input(0)).dtype
                                       : x.dtype;
             if ((qt == num::DType::I16 || qt == num::DType::U16) && x.shape.size() == 4 && y.shape.size() == 4 &&
-                y.shape[2] % x.shape[2] == 0 && y.shape[2] / x.shape[2] == y.shape[3] / x.shape[3] && y.shape[3] % x.shape[3] == 0 &&
-                y.shape[2] > x.shape[2]) {
+                y.shape[2] % x.shape[2] == 0 && y.shape[2] / x.shape[2] == y.shape[3] / x.shape[3] &&
+                y.shape[3] % x.shape[3] == 0 && y.shape[2] > x.shape[2]) {
                 const int64_t f = y.shape[2] / x.shape[2];
                 const std::string rep = n.name + ".copies";
-                if (!g.find_value(rep)) g.add_value(float_like(x, rep, {x.shape[0], x.shape[1] * f * f, x.shape[2], x.shape[3]}));
+                if (!g.find_value(rep))
+                    g.add_value(float_like(x, rep, {x.shape[0], x.shape[1] * f * f, x.shape[2], x.shape[3]}));
                 ir::Node cc, d2s;
                 cc.name = n.name + "_copies";
                 cc.op_type = "Concat";
@@ -204,7 +211,8 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
                 d2s.attrs.set("mode", std::string("DCR"));
                 out.push_back(cc);
                 out.push_back(d2s);
-                note(fmt::format("16-bit nearest Resize '{}' x{} -> Concat of {} copies + DepthToSpace", n.name, f, f * f));
+                note(fmt::format("16-bit nearest Resize '{}' x{} -> Concat of {} copies + DepthToSpace", n.name, f,
+                                 f * f));
                 continue;
             }
         }

@@ -12,16 +12,18 @@ namespace IRQ = hw::tnpuv2::reg::IRQ_RAW_bits;
 
 std::string Driver::probe() {
     const uint32_t id = hal_.reg_read32(0, R::ID), ver = hal_.reg_read32(0, R::VERSION);
-    if (id != R::kIdValue) return fmt::format("ID register reads {:#010x}, not a tnpuv2 core ({:#010x})", id, R::kIdValue);
+    if (id != R::kIdValue)
+        return fmt::format("ID register reads {:#010x}, not a tnpuv2 core ({:#010x})", id, R::kIdValue);
     if ((ver >> 16) != hw::tnpuv2::kVersionMajor)
-        return fmt::format("the core executes command-stream format {}.{}, this driver writes {}.{}", ver >> 16, ver & 0xffff,
-                           hw::tnpuv2::kVersionMajor, hw::tnpuv2::kVersionMinor);
+        return fmt::format("the core executes command-stream format {}.{}, this driver writes {}.{}", ver >> 16,
+                           ver & 0xffff, hw::tnpuv2::kVersionMajor, hw::tnpuv2::kVersionMinor);
     return {};
 }
 
 SubmitResult Driver::submit(uint64_t stream_addr, uint32_t words, uint64_t timeout_ns) {
     SubmitResult r;
-    const uint32_t all = IRQ::DONE | IRQ::CMD | IRQ::DECODE_FAULT | IRQ::PROGRAM_FAULT | IRQ::DMA_READ_FAULT | IRQ::DMA_WRITE_FAULT;
+    const uint32_t all =
+        IRQ::DONE | IRQ::CMD | IRQ::DECODE_FAULT | IRQ::PROGRAM_FAULT | IRQ::DMA_READ_FAULT | IRQ::DMA_WRITE_FAULT;
     const uint32_t faults = all & ~(IRQ::DONE | IRQ::CMD);
     hal_.reg_write32(0, R::IRQ_CLEAR, all);
     hal_.reg_write32(0, R::IRQ_MASK, IRQ::DONE | faults);  // IRQ commands are progress marks: not waited on
@@ -44,11 +46,13 @@ SubmitResult Driver::submit(uint64_t stream_addr, uint32_t words, uint64_t timeo
     if (r.irq_status & faults) {
         r.fault_code = hal_.reg_read32(0, R::FAULT_CODE);
         r.fault_info = hal_.reg_read32(0, R::FAULT_INFO);
-        r.fault_addr = hal_.reg_read32(0, R::FAULT_ADDR_LO) | (static_cast<uint64_t>(hal_.reg_read32(0, R::FAULT_ADDR_HI)) << 32);
-        r.error = fmt::format("fault {} ({}) at command word {} after {} engine commands: IRQ_STATUS {:#x}, FAULT_INFO {}, "
-                              "FAULT_ADDR {:#x}",
-                              r.fault_code, hw::tnpuv2::fault::name(r.fault_code), r.cmd_pc, r.ops_done, r.irq_status,
-                              r.fault_info, r.fault_addr);
+        r.fault_addr =
+            hal_.reg_read32(0, R::FAULT_ADDR_LO) | (static_cast<uint64_t>(hal_.reg_read32(0, R::FAULT_ADDR_HI)) << 32);
+        r.error = fmt::format(
+            "fault {} ({}) at command word {} after {} engine commands: IRQ_STATUS {:#x}, FAULT_INFO {}, "
+            "FAULT_ADDR {:#x}",
+            r.fault_code, hw::tnpuv2::fault::name(r.fault_code), r.cmd_pc, r.ops_done, r.irq_status, r.fault_info,
+            r.fault_addr);
         hal_.reg_write32(0, R::IRQ_CLEAR, all);
         hal_.reset(0);
         return r;

@@ -45,7 +45,8 @@ bool head(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes,
     const int64_t na = o5.shape[1], no = o5.shape[2], ny = o5.shape[3], nx = o5.shape[4];
     if (na * no != in.shape[1] || ny != in.shape[2] || nx != in.shape[3] || no < 6 || na > 4) return false;
     const ir::Node* t = w.node(w.only(r1.outputs[0]));
-    if (!t || t->op_type != "Transpose" || ir::attr_ints(t->attrs, "perm", {}) != std::vector<int64_t>{0, 1, 3, 4, 2}) return false;
+    if (!t || t->op_type != "Transpose" || ir::attr_ints(t->attrs, "perm", {}) != std::vector<int64_t>{0, 1, 3, 4, 2})
+        return false;
     const ir::Node* s = w.node(w.only(t->outputs[0]));
     if (!s || s->op_type != "Sigmoid") return false;
     const ir::Node* sp = w.node(w.only(s->outputs[0]));
@@ -65,7 +66,8 @@ bool head(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes,
     if (!m1 || m1->op_type != "Mul" || !Walk::scalar(w.other_const(*m1, sp->outputs[0]), 2.0f)) return false;
     const ir::Node* a1 = w.node(w.only(m1->outputs[0]));
     const num::Tensor* grid = a1 && a1->op_type == "Add" ? w.other_const(*a1, m1->outputs[0]) : nullptr;
-    if (!grid || (grid->numel() != static_cast<size_t>(na * ny * nx * 2) && grid->numel() != static_cast<size_t>(ny * nx * 2)))
+    if (!grid ||
+        (grid->numel() != static_cast<size_t>(na * ny * nx * 2) && grid->numel() != static_cast<size_t>(ny * nx * 2)))
         return false;
     const ir::Node* m2 = w.node(w.only(a1->outputs[0]));
     const num::Tensor* stride = m2 && m2->op_type == "Mul" ? w.other_const(*m2, a1->outputs[0]) : nullptr;
@@ -74,18 +76,22 @@ bool head(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes,
     const ir::Node* m3 = w.node(w.only(sp->outputs[1]));
     if (!m3 || m3->op_type != "Mul" || !Walk::scalar(w.other_const(*m3, sp->outputs[1]), 2.0f)) return false;
     const ir::Node* pw = w.node(w.only(m3->outputs[0]));
-    if (!pw || pw->op_type != "Pow" || pw->input(0) != m3->outputs[0] || !Walk::scalar(w.cst(pw->input(1)), 2.0f)) return false;
+    if (!pw || pw->op_type != "Pow" || pw->input(0) != m3->outputs[0] || !Walk::scalar(w.cst(pw->input(1)), 2.0f))
+        return false;
     const ir::Node* m4 = w.node(w.only(pw->outputs[0]));
     const num::Tensor* ag = m4 && m4->op_type == "Mul" ? w.other_const(*m4, pw->outputs[0]) : nullptr;
     if (!ag) return false;
     // concat + reshape
     const ir::Node* cc = w.node(w.only(m2->outputs[0]));
-    if (!cc || cc->op_type != "Concat" || cc->inputs != std::vector<std::string>{m2->outputs[0], m4->outputs[0], sp->outputs[2]}) return false;
+    if (!cc || cc->op_type != "Concat" ||
+        cc->inputs != std::vector<std::string>{m2->outputs[0], m4->outputs[0], sp->outputs[2]})
+        return false;
     if (w.only(m4->outputs[0]) < 0 || w.only(sp->outputs[2]) < 0) return false;
     const int64_t cax = ir::attr_int(cc->attrs, "axis", 0);
     if (cax != 4 && cax != -1) return false;
     const ir::Node* r2 = w.node(w.only(cc->outputs[0]));
-    if (!r2 || r2->op_type != "Reshape" || w.g.value(r2->outputs[0]).shape != std::vector<int64_t>{1, na * ny * nx, no}) return false;
+    if (!r2 || r2->op_type != "Reshape" || w.g.value(r2->outputs[0]).shape != std::vector<int64_t>{1, na * ny * nx, no})
+        return false;
     // Constants in the unit's form: grid = cell + offset, anchors constant over the cells.
     const float off = grid->data<float>()[0];
     const bool per_anchor_grid = grid->numel() == static_cast<size_t>(na * ny * nx * 2);
@@ -184,7 +190,8 @@ void lower_genbox(Compiler& c, const std::vector<const ir::Node*>& nodes) {
     std::vector<std::pair<size_t, size_t>> addr_words;
     for (size_t h = 0; h < m->head_inputs.size(); ++h) {
         const DeviceTensor& x = c.dt(m->head_inputs[h]);
-        if (x.format != F::F32 || !x.nhwc) c.refuse("GenerateBox reads FP32 head tensors (seed 003: FP32 or 16-bit input)");
+        if (x.format != F::F32 || !x.nhwc)
+            c.refuse("GenerateBox reads FP32 head tensors (seed 003: FP32 or 16-bit input)");
         uint32_t* w = words.data() + h * hw::tnpuv2::kGenboxHeadWords;
         const int64_t pix = x.strides[3], row = x.strides[2];
         w[0] = static_cast<uint32_t>(x.offset);
@@ -221,7 +228,8 @@ void lower_genbox(Compiler& c, const std::vector<const ir::Node*>& nodes) {
     c.emit(cmd, {{G::PARAM_ADDR_LO, G::PARAM_ADDR_HI}});
     Layer& L = c.layer();
     L.op = "GenerateBox";
-    L.note = fmt::format("YOLOv5 decode, {} heads, {} classes, {} anchors", m->head_inputs.size(), m->classes, m->anchors);
+    L.note =
+        fmt::format("YOLOv5 decode, {} heads, {} classes, {} anchors", m->head_inputs.size(), m->classes, m->anchors);
 }
 
 }  // namespace drv::tnpuv2::detail

@@ -2,10 +2,10 @@
 // Host boundary of tnpuv2 tensors: IR (NCHW / row-major, int8/int16/float containers) to the
 // device image (NHWC for 4-D feature maps, 4-bit data packed two per byte along the innermost
 // memory dim, low nibble first) and back.
+#include <fmt/format.h>
+
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "compiler_internal.h"
 
@@ -19,26 +19,47 @@ bool is4(uint32_t f) { return f == F::S4 || f == F::U4; }
 
 int64_t get(const num::Tensor& x, size_t i) {
     switch (x.dtype()) {
-        case num::DType::I8: return x.data<int8_t>()[i];
-        case num::DType::U8: return x.data<uint8_t>()[i];
-        case num::DType::I16: return x.data<int16_t>()[i];
-        case num::DType::U16: return x.data<uint16_t>()[i];
-        case num::DType::I32: return x.data<int32_t>()[i];
-        case num::DType::I64: return x.data<int64_t>()[i];
-        case num::DType::Bool: return x.data<uint8_t>()[i];
-        default: return 0;
+        case num::DType::I8:
+            return x.data<int8_t>()[i];
+        case num::DType::U8:
+            return x.data<uint8_t>()[i];
+        case num::DType::I16:
+            return x.data<int16_t>()[i];
+        case num::DType::U16:
+            return x.data<uint16_t>()[i];
+        case num::DType::I32:
+            return x.data<int32_t>()[i];
+        case num::DType::I64:
+            return x.data<int64_t>()[i];
+        case num::DType::Bool:
+            return x.data<uint8_t>()[i];
+        default:
+            return 0;
     }
 }
 
 void put(num::Tensor& x, size_t i, int64_t v) {
     switch (x.dtype()) {
-        case num::DType::I8: x.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-        case num::DType::U8: x.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-        case num::DType::I16: x.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-        case num::DType::U16: x.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
-        case num::DType::I32: x.data<int32_t>()[i] = static_cast<int32_t>(v); break;
-        case num::DType::I64: x.data<int64_t>()[i] = v; break;
-        default: break;
+        case num::DType::I8:
+            x.data<int8_t>()[i] = static_cast<int8_t>(v);
+            break;
+        case num::DType::U8:
+            x.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+            break;
+        case num::DType::I16:
+            x.data<int16_t>()[i] = static_cast<int16_t>(v);
+            break;
+        case num::DType::U16:
+            x.data<uint16_t>()[i] = static_cast<uint16_t>(v);
+            break;
+        case num::DType::I32:
+            x.data<int32_t>()[i] = static_cast<int32_t>(v);
+            break;
+        case num::DType::I64:
+            x.data<int64_t>()[i] = v;
+            break;
+        default:
+            break;
     }
 }
 
@@ -81,7 +102,8 @@ std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
             for (int64_t d : t.shape) n *= d;
             return n;
         }()))
-        throw std::invalid_argument(fmt::format("tensor '{}': {} values for shape {}", t.name, x.numel(), ir::shape_to_string(t.shape)));
+        throw std::invalid_argument(
+            fmt::format("tensor '{}': {} values for shape {}", t.name, x.numel(), ir::shape_to_string(t.shape)));
     std::vector<uint8_t> img(t.bytes, 0);
     const bool sgn = t.format == F::S4 || t.format == F::S8 || t.format == F::S16 || t.format == F::S32;
     const int64_t lo = t.format == F::F32 ? 0 : (sgn ? -(int64_t{1} << (t.bits - 1)) : 0);
@@ -113,15 +135,23 @@ num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& img) 
     walk(t, [&](size_t i, int64_t off, int nib) {
         const uint8_t* p = img.data() + off;
         switch (t.format) {
-            case F::F32: std::memcpy(x.data<float>() + i, p, 4); break;
+            case F::F32:
+                std::memcpy(x.data<float>() + i, p, 4);
+                break;
             case F::S4: {
                 const int v = (p[0] >> (nib * 4)) & 0xf;
                 put(x, i, v >= 8 ? v - 16 : v);
                 break;
             }
-            case F::U4: put(x, i, (p[0] >> (nib * 4)) & 0xf); break;
-            case F::S8: put(x, i, static_cast<int8_t>(p[0])); break;
-            case F::U8: put(x, i, p[0]); break;
+            case F::U4:
+                put(x, i, (p[0] >> (nib * 4)) & 0xf);
+                break;
+            case F::S8:
+                put(x, i, static_cast<int8_t>(p[0]));
+                break;
+            case F::U8:
+                put(x, i, p[0]);
+                break;
             case F::S16: {
                 int16_t v;
                 std::memcpy(&v, p, 2);

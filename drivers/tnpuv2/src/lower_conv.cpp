@@ -17,12 +17,18 @@ namespace MODE = hw::tnpuv2::enums::CONV_MODE;
 
 int64_t int_at(const num::Tensor& t, size_t i) {
     switch (t.dtype()) {
-        case num::DType::I8: return t.data<int8_t>()[i];
-        case num::DType::U8: return t.data<uint8_t>()[i];
-        case num::DType::I16: return t.data<int16_t>()[i];
-        case num::DType::U16: return t.data<uint16_t>()[i];
-        case num::DType::I32: return t.data<int32_t>()[i];
-        default: return 0;
+        case num::DType::I8:
+            return t.data<int8_t>()[i];
+        case num::DType::U8:
+            return t.data<uint8_t>()[i];
+        case num::DType::I16:
+            return t.data<int16_t>()[i];
+        case num::DType::U16:
+            return t.data<uint16_t>()[i];
+        case num::DType::I32:
+            return t.data<int32_t>()[i];
+        default:
+            return 0;
     }
 }
 
@@ -41,7 +47,8 @@ std::vector<float> floats(const num::Tensor& t, size_t n) {
 
 /// Weight width and format for `vals` (already minus zero point): the requested width (seed 003:
 /// 4/8/16/20) or the narrowest of 8/16/20 holding the container's values; depthwise stays 8-bit.
-void weight_format(Compiler& c, const std::vector<int32_t>& vals, num::DType container, bool depthwise, uint32_t& fmt, int& bits) {
+void weight_format(Compiler& c, const std::vector<int32_t>& vals, num::DType container, bool depthwise, uint32_t& fmt,
+                   int& bits) {
     int32_t lo = 0, hi = 0;
     for (int32_t v : vals) {
         lo = std::min(lo, v);
@@ -50,7 +57,9 @@ void weight_format(Compiler& c, const std::vector<int32_t>& vals, num::DType con
     auto fits = [&](int b) { return lo >= -(int64_t{1} << (b - 1)) && hi <= (int64_t{1} << (b - 1)) - 1; };
     int want = c.widths().weight;
     if (depthwise) want = 8;  // seed 003 Conv2D: depthwise weights 8-bit only
-    if (!want) want = container == num::DType::I32 ? 20 : (container == num::DType::I16 || container == num::DType::U16 ? 16 : 8);
+    if (!want)
+        want =
+            container == num::DType::I32 ? 20 : (container == num::DType::I16 || container == num::DType::U16 ? 16 : 8);
     if (!fits(want)) {
         if (c.widths().weight || depthwise)
             c.refuse(fmt::format("weights span [{}, {}] after the zero point, outside the {}-bit grid{}", lo, hi, want,
@@ -69,7 +78,8 @@ void pack_rows(const std::vector<int32_t>& v, int64_t inner, uint32_t fmt, std::
         const int32_t* s = v.data() + r * inner;
         if (fmt == F::S4) {
             for (int64_t k = 0; k < inner; k += 2) {
-                const uint8_t lo = static_cast<uint8_t>(s[k] & 0xf), hi = k + 1 < inner ? static_cast<uint8_t>(s[k + 1] & 0xf) : 0;
+                const uint8_t lo = static_cast<uint8_t>(s[k] & 0xf),
+                              hi = k + 1 < inner ? static_cast<uint8_t>(s[k + 1] & 0xf) : 0;
                 out.push_back(static_cast<uint8_t>(lo | (hi << 4)));
             }
         } else {
@@ -86,8 +96,10 @@ std::vector<uint8_t> qtable(const std::vector<int64_t>& bias, const std::vector<
     std::vector<uint8_t> t(bias.size() * 16);
     for (size_t i = 0; i < bias.size(); ++i) {
         int32_t mult = 0, shift = 0;
-        if (fp32_out) std::memcpy(&mult, &scale[i], 4);
-        else exact_scale(scale[i], mult, shift);
+        if (fp32_out)
+            std::memcpy(&mult, &scale[i], 4);
+        else
+            exact_scale(scale[i], mult, shift);
         std::memcpy(t.data() + i * 16, &bias[i], 8);
         std::memcpy(t.data() + i * 16 + 8, &mult, 4);
         std::memcpy(t.data() + i * 16 + 12, &shift, 4);
@@ -95,7 +107,9 @@ std::vector<uint8_t> qtable(const std::vector<int64_t>& bias, const std::vector<
     return t;
 }
 
-int elem_bytes(uint32_t fmt) { return fmt == F::S4 || fmt == F::U4 ? 1 : fmt == F::F32 || fmt == F::S32 ? 4 : fmt >= F::S16 ? 2 : 1; }
+int elem_bytes(uint32_t fmt) {
+    return fmt == F::S4 || fmt == F::U4 ? 1 : fmt == F::F32 || fmt == F::S32 ? 4 : fmt >= F::S16 ? 2 : 1;
+}
 
 }  // namespace
 
@@ -108,7 +122,8 @@ void lower_conv(Compiler& c, const ir::Node& n) {
     const int64_t M = w->dim(0), CG = w->dim(1), KH = w->dim(2), KW = w->dim(3);
     const int64_t Cin = x.shape[1], H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
     const int64_t G = ir::attr_int(n.attrs, "group", 1);
-    const std::vector<int64_t> st = ir::attr_ints(n.attrs, "strides", {1, 1}), dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
+    const std::vector<int64_t> st = ir::attr_ints(n.attrs, "strides", {1, 1}),
+                               dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
     std::vector<int64_t> pads = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
     const std::string ap = ir::attr_string(n.attrs, "auto_pad", "NOTSET");
     if (ap != "NOTSET" && ap != "VALID") {  // SAME_UPPER / SAME_LOWER: the pads the output size implies
@@ -137,9 +152,11 @@ void lower_conv(Compiler& c, const ir::Node& n) {
         for (int64_t ci = 0; ci < CG; ++ci)
             for (int64_t ky = 0; ky < KH; ++ky)
                 for (int64_t kx = 0; kx < KW; ++kx) {
-                    const int32_t v = static_cast<int32_t>(int_at(*w, static_cast<size_t>(((m * CG + ci) * KH + ky) * KW + kx))) -
-                                      wz[static_cast<size_t>(m)];
-                    const size_t o = dw ? static_cast<size_t>((ky * KW + kx) * M + m) : static_cast<size_t>(((m * KH + ky) * KW + kx) * CG + ci);
+                    const int32_t v =
+                        static_cast<int32_t>(int_at(*w, static_cast<size_t>(((m * CG + ci) * KH + ky) * KW + kx))) -
+                        wz[static_cast<size_t>(m)];
+                    const size_t o = dw ? static_cast<size_t>((ky * KW + kx) * M + m)
+                                        : static_cast<size_t>(((m * KH + ky) * KW + kx) * CG + ci);
                     wv[o] = v;
                 }
     uint32_t wfmt = 0;
@@ -162,14 +179,16 @@ void lower_conv(Compiler& c, const ir::Node& n) {
     auto footprint = [&](int64_t rows, int64_t ch) {
         const int64_t in_rows = std::min<int64_t>(H, (rows - 1) * st[0] + (KH - 1) * dl[0] + 1);
         const int64_t in_ch = dw ? ch : (G == 1 ? Cin : ch / mg * CG);
-        return static_cast<uint64_t>(in_rows * W * in_ch * ebx) + wbytes(ch) + static_cast<uint64_t>(rows * OW * ch * eby) +
-               static_cast<uint64_t>(ch) * 16;
+        return static_cast<uint64_t>(in_rows * W * in_ch * ebx) + wbytes(ch) +
+               static_cast<uint64_t>(rows * OW * ch * eby) + static_cast<uint64_t>(ch) * 16;
     };
     (void)wb;
     int64_t chunk = M;
-    while (chunk > unit && (wbytes(chunk) > sram / 2 || footprint(1, chunk) > sram)) chunk = std::max(unit, (chunk / 2 + unit - 1) / unit * unit);
+    while (chunk > unit && (wbytes(chunk) > sram / 2 || footprint(1, chunk) > sram))
+        chunk = std::max(unit, (chunk / 2 + unit - 1) / unit * unit);
     if (footprint(1, chunk) > sram)
-        c.refuse(fmt::format("one output row of {} channels needs {} bytes of SRAM, the core has {}", chunk, footprint(1, chunk), sram));
+        c.refuse(fmt::format("one output row of {} channels needs {} bytes of SRAM, the core has {}", chunk,
+                             footprint(1, chunk), sram));
     int64_t band = OH;
     while (band > 1 && footprint(band, chunk) > sram) band = (band + 1) / 2;
     while (band < OH && footprint(band + 1, chunk) <= sram) ++band;
@@ -199,11 +218,13 @@ void lower_conv(Compiler& c, const ir::Node& n) {
             Desc xi = xd;
             xi.dims[3] = b2 - a2 + 1;
             xi.dims[5] = cin;
-            xi.offset += static_cast<uint64_t>(a2 * xd.strides[3] + (x.format == F::S4 || x.format == F::U4 ? c0 / 2 : c0 * xd.strides[5]));
+            xi.offset += static_cast<uint64_t>(a2 * xd.strides[3] +
+                                               (x.format == F::S4 || x.format == F::U4 ? c0 / 2 : c0 * xd.strides[5]));
             Desc yo = yd;
             yo.dims[3] = oy1 - oy0;
             yo.dims[5] = mc;
-            yo.offset += static_cast<uint64_t>(oy0 * yd.strides[3] + (y.format == F::S4 || y.format == F::U4 ? m0 / 2 : m0 * yd.strides[5]));
+            yo.offset += static_cast<uint64_t>(oy0 * yd.strides[3] +
+                                               (y.format == F::S4 || y.format == F::U4 ? m0 / 2 : m0 * yd.strides[5]));
             c.sb().tensor(S::IFM, xi);
             c.sb().tensor(S::OFM, yo);
             Command cmd = hw::tnpuv2::make_command(hw::tnpuv2::op::CONV);
@@ -232,15 +253,18 @@ void lower_conv(Compiler& c, const ir::Node& n) {
             ++ncmd;
         }
     }
-    L.note = fmt::format("{}-bit weights, {} band(s) x {} chunk(s)", wbits, (OH + band - 1) / band, (M + chunk - 1) / chunk);
+    L.note =
+        fmt::format("{}-bit weights, {} band(s) x {} chunk(s)", wbits, (OH + band - 1) / band, (M + chunk - 1) / chunk);
 }
 
 void lower_matmul(Compiler& c, const ir::Node& n) {
     const bool gemm = n.op_type == "QGemm";
     const DeviceTensor& a = c.dt(n.input(0));
     const DeviceTensor& y = c.dt(n.outputs[0]);
-    if (a.nhwc && !(a.shape[2] * a.shape[3] == 1 || a.shape[1] == 1)) c.refuse("a 4-D A operand is stored NHWC: transpose it first");
-    if (gemm && ir::attr_int(n.attrs, "transA", 0) != 0) c.refuse("transA is not supported (seed 003 MatMul: no input transpose)");
+    if (a.nhwc && !(a.shape[2] * a.shape[3] == 1 || a.shape[1] == 1))
+        c.refuse("a 4-D A operand is stored NHWC: transpose it first");
+    if (gemm && ir::attr_int(n.attrs, "transA", 0) != 0)
+        c.refuse("transA is not supported (seed 003 MatMul: no input transpose)");
     const bool tb = gemm && ir::attr_int(n.attrs, "transB", 0) != 0;
     const float alpha = gemm ? ir::attr_float(n.attrs, "alpha", 1.0f) : 1.0f;
     const std::vector<int64_t>& as = a.shape;
@@ -302,7 +326,8 @@ void lower_matmul(Compiler& c, const ir::Node& n) {
         for (int64_t j = 0; j < N; ++j)
             for (int64_t k = 0; k < K; ++k)
                 wv[static_cast<size_t>(j * K + k)] =
-                    static_cast<int32_t>(int_at(*bconst, static_cast<size_t>(tb ? j * K + k : k * N + j))) - bz[static_cast<size_t>(j)];
+                    static_cast<int32_t>(int_at(*bconst, static_cast<size_t>(tb ? j * K + k : k * N + j))) -
+                    bz[static_cast<size_t>(j)];
         uint32_t wfmt = 0;
         int wbits = 8;
         weight_format(c, wv, bconst->dtype(), false, wfmt, wbits);
@@ -311,12 +336,13 @@ void lower_matmul(Compiler& c, const ir::Node& n) {
         const uint64_t row_w = static_cast<uint64_t>(wfmt == F::S4 ? (K + 1) / 2 : K * elem_bytes(wfmt));
         const uint64_t a_bytes = static_cast<uint64_t>(rows_total * K * elem_bytes(a.format));
         auto need = [&](int64_t ch) {
-            return a_bytes + static_cast<uint64_t>(ch) * row_w + static_cast<uint64_t>(rows_total * ch * elem_bytes(y.format)) +
-                   static_cast<uint64_t>(ch) * 16;
+            return a_bytes + static_cast<uint64_t>(ch) * row_w +
+                   static_cast<uint64_t>(rows_total * ch * elem_bytes(y.format)) + static_cast<uint64_t>(ch) * 16;
         };
         int64_t chunk = N;
         while (chunk > 16 && need(chunk) > sram) chunk = std::max<int64_t>(16, (chunk / 2 + 15) / 16 * 16);
-        if (need(chunk) > sram) c.refuse(fmt::format("{} A rows of K = {} do not fit the {}-byte SRAM", rows_total, K, sram));
+        if (need(chunk) > sram)
+            c.refuse(fmt::format("{} A rows of K = {} do not fit the {}-byte SRAM", rows_total, K, sram));
         for (int64_t j0 = 0; j0 < N; j0 += chunk) {
             const int64_t nc = std::min(chunk, N - j0);
             std::vector<int32_t> wc(wv.begin() + j0 * K, wv.begin() + (j0 + nc) * K);
@@ -345,7 +371,8 @@ void lower_matmul(Compiler& c, const ir::Node& n) {
     const DeviceTensor& b = c.dt(n.input(3));
     if (b.nhwc && !(b.shape[2] * b.shape[3] == 1 || b.shape[1] == 1)) c.refuse("a 4-D B operand is stored NHWC");
     View bv = c.view(b);
-    if (bv.ext.size() != as.size()) c.refuse("A and B must have the same rank (no leading-dim broadcast, seed 003 MatMul)");
+    if (bv.ext.size() != as.size())
+        c.refuse("A and B must have the same rank (no leading-dim broadcast, seed 003 MatMul)");
     Command cmd = base_cmd(MODE::MATMUL_FM);
     set_field(cmd, C::WFORMAT, F::S8);
     set_field(cmd, C::WBITS, 8);

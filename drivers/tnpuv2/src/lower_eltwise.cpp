@@ -34,8 +34,10 @@ View broadcast_view(Compiler& c, const DeviceTensor& t, const std::vector<int64_
     b.stride.assign(os.size(), 0);
     const size_t lead = os.size() - v.ext.size();
     for (size_t i = 0; i < v.ext.size(); ++i)
-        if (v.ext[i] == os[lead + i]) b.stride[lead + i] = v.stride[i];
-        else if (v.ext[i] != 1) c.refuse(fmt::format("{} does not broadcast to {}", ir::shape_to_string(v.ext), ir::shape_to_string(os)));
+        if (v.ext[i] == os[lead + i])
+            b.stride[lead + i] = v.stride[i];
+        else if (v.ext[i] != 1)
+            c.refuse(fmt::format("{} does not broadcast to {}", ir::shape_to_string(v.ext), ir::shape_to_string(os)));
     return b;
 }
 
@@ -48,7 +50,8 @@ void shared_shift(double ra, double rb, int32_t& ma, int32_t& mb, int32_t& sh) {
     s = std::min(62, std::max(0, s));
     auto q = [&](double r) {
         const double v = std::nearbyint(std::ldexp(r, s));
-        if (std::fabs(v) >= 2147483648.0) throw std::invalid_argument(fmt::format("requantization ratio {} too large", r));
+        if (std::fabs(v) >= 2147483648.0)
+            throw std::invalid_argument(fmt::format("requantization ratio {} too large", r));
         return static_cast<int32_t>(v);
     };
     ma = q(ra);
@@ -155,8 +158,16 @@ void lower_relu(Compiler& c, const ir::Node& n) {
     int64_t lo = 0, hi = (int64_t{1} << 31) - 1;
     if (n.op_type == "Clip") {
         lo = -(int64_t{1} << 31);
-        if (const num::Tensor* t = c.constant(n, 1)) lo = static_cast<int64_t>(num::dtype_size(t->dtype()) == 1 ? (t->dtype() == num::DType::I8 ? t->data<int8_t>()[0] : t->data<uint8_t>()[0]) : t->data<int16_t>()[0]);
-        if (const num::Tensor* t = c.constant(n, 2)) hi = static_cast<int64_t>(num::dtype_size(t->dtype()) == 1 ? (t->dtype() == num::DType::I8 ? t->data<int8_t>()[0] : t->data<uint8_t>()[0]) : t->data<int16_t>()[0]);
+        if (const num::Tensor* t = c.constant(n, 1))
+            lo =
+                static_cast<int64_t>(num::dtype_size(t->dtype()) == 1
+                                         ? (t->dtype() == num::DType::I8 ? t->data<int8_t>()[0] : t->data<uint8_t>()[0])
+                                         : t->data<int16_t>()[0]);
+        if (const num::Tensor* t = c.constant(n, 2))
+            hi =
+                static_cast<int64_t>(num::dtype_size(t->dtype()) == 1
+                                         ? (t->dtype() == num::DType::I8 ? t->data<int8_t>()[0] : t->data<uint8_t>()[0])
+                                         : t->data<int16_t>()[0]);
     }
     if (y.zp != x.zp) c.refuse("Relu/Clip on codes keeps the quantization");
     set_field(cmd, EW::ACT_MIN, lo);

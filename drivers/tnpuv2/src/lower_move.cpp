@@ -22,7 +22,8 @@ bool is4(uint32_t f) { return f == F::S4 || f == F::U4; }
 
 std::vector<int64_t> ints_of(const num::Tensor& t) {
     std::vector<int64_t> v(t.numel());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = t.dtype() == num::DType::I64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = t.dtype() == num::DType::I64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
     return v;
 }
 
@@ -118,7 +119,9 @@ void reshape_views(Compiler& c, const View& a, const View& b, View& ia, View& ob
         }
         if (i < 0 || j < 0) break;
         const int64_t atom = ra % rb == 0 ? rb : (rb % ra == 0 ? ra : 0);
-        if (!atom) c.refuse(fmt::format("reshape {} -> {} is not a strided rearrangement", ir::shape_to_string(a.ext), ir::shape_to_string(b.ext)));
+        if (!atom)
+            c.refuse(fmt::format("reshape {} -> {} is not a strided rearrangement", ir::shape_to_string(a.ext),
+                                 ir::shape_to_string(b.ext)));
         ext.push_back(atom);
         sa.push_back(a.stride[static_cast<size_t>(i)] * ta);
         sb.push_back(b.stride[static_cast<size_t>(j)] * tb);
@@ -240,14 +243,23 @@ void lower_move(Compiler& c, const ir::Node& n) {
         int64_t code = y.zp;  // constant_value 0 (the default) is the zero point's code
         if (const num::Tensor* cv = c.constant(n, 2); cv && cv->numel() == 1) {
             switch (cv->dtype()) {
-                case num::DType::I8: code = cv->data<int8_t>()[0]; break;
-                case num::DType::U8: code = cv->data<uint8_t>()[0]; break;
-                case num::DType::I16: code = cv->data<int16_t>()[0]; break;
-                case num::DType::U16: code = cv->data<uint16_t>()[0]; break;
+                case num::DType::I8:
+                    code = cv->data<int8_t>()[0];
+                    break;
+                case num::DType::U8:
+                    code = cv->data<uint8_t>()[0];
+                    break;
+                case num::DType::I16:
+                    code = cv->data<int16_t>()[0];
+                    break;
+                case num::DType::U16:
+                    code = cv->data<uint16_t>()[0];
+                    break;
                 case num::DType::F32:  // DQ -> Pad -> Q: the float pad value quantized as Q does
                     code = std::llround(std::nearbyint(cv->data<float>()[0] / y.scale)) + y.zp;
                     break;
-                default: c.refuse("Pad value type");
+                default:
+                    c.refuse("Pad value type");
             }
         }
         fill(c, y, code);
@@ -265,8 +277,10 @@ void lower_move(Compiler& c, const ir::Node& n) {
         return copy(c, o, xv, rq, mult, shift);
     }
     if (op == "Resize" || op == "Upsample") {
-        if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest") c.refuse("linear Resize runs through the vector unit");
-        if (r != 4 || y.shape[0] != x.shape[0] || y.shape[1] != x.shape[1] || y.shape[2] % x.shape[2] || y.shape[3] % x.shape[3])
+        if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest")
+            c.refuse("linear Resize runs through the vector unit");
+        if (r != 4 || y.shape[0] != x.shape[0] || y.shape[1] != x.shape[1] || y.shape[2] % x.shape[2] ||
+            y.shape[3] % x.shape[3])
             c.refuse("nearest Resize by positive integer factors of H and W (seed 003)");
         const int64_t fh = y.shape[2] / x.shape[2], fw = y.shape[3] / x.shape[3];
         // Output [N, C, H, fh, W, fw]; the input repeats along fh and fw (zero strides).
@@ -296,7 +310,8 @@ void lower_move(Compiler& c, const ir::Node& n) {
             o.ext = i.ext = {x.shape[0], C, H, b, W, b};
             o.stride = {yv.stride[0], yv.stride[1], b * yv.stride[2], yv.stride[2], b * yv.stride[3], yv.stride[3]};
             const int64_t sc = xv.stride[1];
-            i.stride = {xv.stride[0], crd ? b * b * sc : sc, xv.stride[2], crd ? b * sc : b * C * sc, xv.stride[3], crd ? sc : C * sc};
+            i.stride = {xv.stride[0], crd ? b * b * sc : sc, xv.stride[2], crd ? b * sc : b * C * sc,
+                        xv.stride[3], crd ? sc : C * sc};
         } else {
             const int64_t C = x.shape[1], H = y.shape[2], W = y.shape[3];
             // out[n][(i*b+j)*C+c][h][w] = in[n][c][h*b+i][w*b+j]
@@ -318,7 +333,8 @@ void lower_move(Compiler& c, const ir::Node& n) {
             std::vector<int64_t> v = ints_of(*iv.data);
             num::Tensor t(num::DType::I32, {count});
             for (int64_t k = 0; k < count; ++k) {
-                const int64_t e = v[static_cast<size_t>(k)] < 0 ? v[static_cast<size_t>(k)] + x.shape[ax] : v[static_cast<size_t>(k)];
+                const int64_t e =
+                    v[static_cast<size_t>(k)] < 0 ? v[static_cast<size_t>(k)] + x.shape[ax] : v[static_cast<size_t>(k)];
                 t.data<int32_t>()[k] = static_cast<int32_t>(e);
             }
             std::vector<uint8_t> bytes(t.nbytes());
@@ -339,7 +355,8 @@ void lower_move(Compiler& c, const ir::Node& n) {
                 std::iota(t.begin(), t.end(), 0);
                 return t;
             }();
-            int64_t s = y.format == F::F32 || y.format == F::S32 ? 4 : (y.format == F::S16 || y.format == F::U16 ? 2 : 1);
+            int64_t s =
+                y.format == F::F32 || y.format == F::S32 ? 4 : (y.format == F::S16 || y.format == F::U16 ? 2 : 1);
             for (size_t k = xo.size(); k-- > 0;) {
                 o.stride[xo[k]] = s;
                 s *= o.ext[xo[k]];

@@ -52,10 +52,18 @@ num::Tensor all_codes(num::DType d, int bits) {
     for (int64_t i = 0; i < n; ++i) {
         const int64_t v = lo + i;
         switch (d) {
-            case num::DType::I8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-            case num::DType::U8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-            case num::DType::I16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-            default: t.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+            case num::DType::I8:
+                t.data<int8_t>()[i] = static_cast<int8_t>(v);
+                break;
+            case num::DType::U8:
+                t.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+                break;
+            case num::DType::I16:
+                t.data<int16_t>()[i] = static_cast<int16_t>(v);
+                break;
+            default:
+                t.data<uint16_t>()[i] = static_cast<uint16_t>(v);
+                break;
         }
     }
     return t;
@@ -67,7 +75,8 @@ void lower_quant(Compiler& c, const ir::Node& n) {
     const bool quant = n.op_type == "QuantizeLinear";
     const DeviceTensor& x = c.dt(n.input(0));
     const DeviceTensor& y = c.dt(n.outputs[0]);
-    if (c.constant(n, 1) && c.constant(n, 1)->numel() != 1) c.refuse("per-axis Quantize/Dequantize of a feature tensor");
+    if (c.constant(n, 1) && c.constant(n, 1)->numel() != 1)
+        c.refuse("per-axis Quantize/Dequantize of a feature tensor");
     if (quant ? x.format != F::F32 : y.format != F::F32) c.refuse("Quantize reads FP32 and Dequantize writes FP32");
     const std::vector<size_t> o = order_of(y);
     c.sb().tensor(S::IFM, c.desc_of(c.view(x), o));
@@ -86,7 +95,8 @@ void lower_fp32(Compiler& c, const ir::Node& n) {
     Command cmd = vector_cmd(op);
     if (op == VOP::POW) {
         const num::Tensor* e = c.constant(n, 1);
-        if (!e || e->dtype() != num::DType::F32) c.refuse("the exponent must be a constant float (seed 003 Pow: no runtime exponent)");
+        if (!e || e->dtype() != num::DType::F32)
+            c.refuse("the exponent must be a constant float (seed 003 Pow: no runtime exponent)");
         if (e->numel() == 1) {
             set_field_f32(cmd, V::PARAM0, e->data<float>()[0]);
         } else {
@@ -129,7 +139,8 @@ void lower_dq_op_q(Compiler& c, const std::vector<const ir::Node*>& unit) {
         std::vector<int64_t> axes = ir::attr_ints(op.attrs, "axes", {});
         if (const num::Tensor* at = c.constant(op, 1)) {
             axes.clear();
-            for (size_t i = 0; i < at->numel(); ++i) axes.push_back(at->dtype() == num::DType::I64 ? at->data<int64_t>()[i] : at->data<int32_t>()[i]);
+            for (size_t i = 0; i < at->numel(); ++i)
+                axes.push_back(at->dtype() == num::DType::I64 ? at->data<int64_t>()[i] : at->data<int32_t>()[i]);
         }
         if (axes.empty())
             for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
@@ -141,11 +152,13 @@ void lower_dq_op_q(Compiler& c, const std::vector<const ir::Node*>& unit) {
             mask |= 1u << p;
             count *= x.shape[static_cast<size_t>(norm_axis(a, rank))];
         }
-        set_field(cmd, V::OP, t == "ReduceMean" ? VOP::REDUCE_MEAN : (t == "ReduceSum" ? VOP::REDUCE_SUM : VOP::REDUCE_MAX));
+        set_field(cmd, V::OP,
+                  t == "ReduceMean" ? VOP::REDUCE_MEAN : (t == "ReduceSum" ? VOP::REDUCE_SUM : VOP::REDUCE_MAX));
         set_field(cmd, V::AXES, mask);
         int32_t mult = 0, shift = 0;
         // ReduceMean: sum x x_scale / (count x y_scale); ReduceSum and ReduceMax: x_scale / y_scale.
-        const double r = static_cast<double>(sx) / static_cast<double>(sy) / (t == "ReduceMean" ? static_cast<double>(count) : 1.0);
+        const double r =
+            static_cast<double>(sx) / static_cast<double>(sy) / (t == "ReduceMean" ? static_cast<double>(count) : 1.0);
         fixed_scale(r, 31, mult, shift);
         set_field(cmd, V::MULT, mult);
         set_field(cmd, V::SHIFT, shift);
@@ -196,13 +209,18 @@ void lower_dq_op_q(Compiler& c, const std::vector<const ir::Node*>& unit) {
     } else if (t == "Resize" || t == "Upsample") {
         if (rank != 4) c.refuse("linear Resize of 4-D feature maps");
         const std::string mode = ir::attr_string(op.attrs, "mode", "nearest");
-        if (mode != "linear" && mode != "bilinear") c.refuse("nearest Resize with requantization (input and output scales differ)");
+        if (mode != "linear" && mode != "bilinear")
+            c.refuse("nearest Resize with requantization (input and output scales differ)");
         const std::string ct = ir::attr_string(op.attrs, "coordinate_transformation_mode", "half_pixel");
         uint32_t coord = hw::tnpuv2::enums::RESIZE_COORD::HALF_PIXEL;
-        if (ct == "align_corners") coord = hw::tnpuv2::enums::RESIZE_COORD::ALIGN_CORNERS;
-        else if (ct == "asymmetric") coord = hw::tnpuv2::enums::RESIZE_COORD::ASYMMETRIC;
-        else if (ct == "pytorch_half_pixel") coord = hw::tnpuv2::enums::RESIZE_COORD::PYTORCH_HALF_PIXEL;
-        else if (ct != "half_pixel") c.refuse("coordinate_transformation_mode " + ct);
+        if (ct == "align_corners")
+            coord = hw::tnpuv2::enums::RESIZE_COORD::ALIGN_CORNERS;
+        else if (ct == "asymmetric")
+            coord = hw::tnpuv2::enums::RESIZE_COORD::ASYMMETRIC;
+        else if (ct == "pytorch_half_pixel")
+            coord = hw::tnpuv2::enums::RESIZE_COORD::PYTORCH_HALF_PIXEL;
+        else if (ct != "half_pixel")
+            c.refuse("coordinate_transformation_mode " + ct);
         float sh = static_cast<float>(y.shape[2]) / static_cast<float>(x.shape[2]);
         float sw = static_cast<float>(y.shape[3]) / static_cast<float>(x.shape[3]);
         if (const num::Tensor* sc = c.constant(op, t == "Upsample" ? 1 : 2); sc && sc->numel() == 4) {
@@ -268,9 +286,12 @@ void lower_lut(Compiler& c, const std::vector<const ir::Node*>& nodes) {
     set_field(cmd, LU::TABLE_ENTRIES, codes.dim(0));
     c.emit(cmd, {{LU::TABLE_ADDR_LO, LU::TABLE_ADDR_HI}});
     Layer& L = c.layer();
-    if (dq_unit) L.op = nodes[1]->op_type;
-    else if (nodes.size() == 2) L.op = "Swish";
-    else L.op = first.op_type == "QLinearSigmoid" ? "Sigmoid" : "LeakyRelu";
+    if (dq_unit)
+        L.op = nodes[1]->op_type;
+    else if (nodes.size() == 2)
+        L.op = "Swish";
+    else
+        L.op = first.op_type == "QLinearSigmoid" ? "Sigmoid" : "LeakyRelu";
     L.note = fmt::format("{}-entry table", codes.dim(0));
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "stream_builder.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 namespace drv::tnpuv2 {
 
@@ -29,7 +29,8 @@ void StreamBuilder::tensor(uint32_t slot, const Desc& d) {
     const hw::tnpuv2::Field strides[6] = {T::STRIDE0, T::STRIDE1, T::STRIDE2, T::STRIDE3, T::STRIDE4, T::STRIDE5};
     for (size_t i = 0; i < 6; ++i) {
         if (d.dims[i] < 1 || d.dims[i] >= (int64_t{1} << 24))
-            throw std::invalid_argument(fmt::format("tensor dim {} = {} outside the descriptor's 24-bit range", i, d.dims[i]));
+            throw std::invalid_argument(
+                fmt::format("tensor dim {} = {} outside the descriptor's 24-bit range", i, d.dims[i]));
         set_field(c, dims[i], d.dims[i]);
         set_field(c, strides[i], d.strides[i]);
     }
@@ -48,7 +49,8 @@ std::vector<uint32_t> StreamBuilder::finish(std::vector<std::pair<uint32_t, uint
     w.insert(w.end(), body_.begin(), body_.end());
     w.push_back(hw::tnpuv2::header_word(hw::tnpuv2::op::END, 0));
     relocs.clear();
-    for (const auto& [lo, hi] : relocs_) relocs.emplace_back(lo + hw::tnpuv2::kHeaderWords, hi + hw::tnpuv2::kHeaderWords);
+    for (const auto& [lo, hi] : relocs_)
+        relocs.emplace_back(lo + hw::tnpuv2::kHeaderWords, hi + hw::tnpuv2::kHeaderWords);
     return w;
 }
 

@@ -37,7 +37,8 @@ class StreamBuilder {
     uint32_t engine_ops() const { return ops_; }
 
    private:
-    void put(const hw::tnpuv2::Command& c, std::initializer_list<std::pair<hw::tnpuv2::Field, hw::tnpuv2::Field>> addrs);
+    void put(const hw::tnpuv2::Command& c,
+             std::initializer_list<std::pair<hw::tnpuv2::Field, hw::tnpuv2::Field>> addrs);
     std::vector<uint32_t> body_;
     std::vector<std::pair<uint32_t, uint32_t>> relocs_;  ///< body word indices
     uint32_t ops_ = 0;

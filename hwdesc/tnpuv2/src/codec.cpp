@@ -2,11 +2,11 @@
 // tnpuv2 command encoding/decoding through the generated field tables.
 #include "hw/tnpuv2/codec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace hw::tnpuv2 {
 
@@ -35,9 +35,7 @@ float field_f32(const Command& c, const Field& f) {
     return v;
 }
 
-int64_t field_value(const Command& c, const FieldDef& d) {
-    return field(c, Field{d.word, d.lo, d.hi, d.is_signed, 0});
-}
+int64_t field_value(const Command& c, const FieldDef& d) { return field(c, Field{d.word, d.lo, d.hi, d.is_signed, 0}); }
 
 uint64_t field_addr(const Command& c, const Field& lo, const Field& hi) {
     return static_cast<uint64_t>(field_bits(c, lo)) | (static_cast<uint64_t>(field_bits(c, hi)) << 32);
@@ -89,7 +87,8 @@ void set_field(Command& c, const Field& f, int64_t value) {
     if (value < lo || value > hi)
         throw std::invalid_argument(fmt::format("tnpuv2 {}.{} = {} does not fit its {} bits [{}, {}]", c.def->name,
                                                 d.name, value, width, lo, hi));
-    const uint32_t bits = static_cast<uint32_t>(static_cast<uint64_t>(value) & (width == 32 ? 0xffffffffu : ((1u << width) - 1u)));
+    const uint32_t bits =
+        static_cast<uint32_t>(static_cast<uint64_t>(value) & (width == 32 ? 0xffffffffu : ((1u << width) - 1u)));
     c.payload.at(f.word) = (c.payload[f.word] & ~f.mask()) | (bits << f.lo);
 }
 
@@ -100,7 +99,8 @@ void set_field_f32(Command& c, const Field& f, float value) {
 }
 
 void set_addr(Command& c, const Field& lo, const Field& hi, uint64_t addr) {
-    if (addr >> 40) throw std::invalid_argument(fmt::format("tnpuv2 {}: address {:#x} beyond 40 bits", c.def->name, addr));
+    if (addr >> 40)
+        throw std::invalid_argument(fmt::format("tnpuv2 {}: address {:#x} beyond 40 bits", c.def->name, addr));
     set_field(c, lo, static_cast<int64_t>(addr & 0xffffffffu));
     set_field(c, hi, static_cast<int64_t>(addr >> 32));
 }
@@ -114,16 +114,19 @@ std::vector<uint32_t> stream_header(uint32_t total_words) { return {kMagic, kVer
 
 uint32_t check_header(const std::vector<uint32_t>& words, DecodeError& err) {
     if (words.size() < kHeaderWords) {
-        err = {fault::TRUNCATED, fmt::format("{} words: shorter than the {}-word stream header", words.size(), kHeaderWords)};
+        err = {fault::TRUNCATED,
+               fmt::format("{} words: shorter than the {}-word stream header", words.size(), kHeaderWords)};
         return 0;
     }
     if (words[0] != kMagic) {
-        err = {fault::BAD_MAGIC, fmt::format("header word 0 = {:#010x}, expected the magic {:#010x} ('TNP2')", words[0], kMagic)};
+        err = {fault::BAD_MAGIC,
+               fmt::format("header word 0 = {:#010x}, expected the magic {:#010x} ('TNP2')", words[0], kMagic)};
         return 0;
     }
     if ((words[1] >> 16) != kVersionMajor) {
-        err = {fault::BAD_VERSION, fmt::format("stream format {}.{}, this core executes {}.{} (major versions must match)",
-                                               words[1] >> 16, words[1] & 0xffff, kVersionMajor, kVersionMinor)};
+        err = {fault::BAD_VERSION,
+               fmt::format("stream format {}.{}, this core executes {}.{} (major versions must match)", words[1] >> 16,
+                           words[1] & 0xffff, kVersionMajor, kVersionMinor)};
         return 0;
     }
     return words[2];
@@ -141,17 +144,18 @@ Command decode_command(const std::vector<uint32_t>& words, uint32_t pc, DecodeEr
     c.def = find_cmd(c.opcode);
     const uint32_t len = c.header >> 16;
     if (!c.def) {
-        err = {fault::UNKNOWN_OPCODE, fmt::format("word {}: unknown opcode {:#04x} (header {:#010x})", pc, c.opcode, c.header)};
+        err = {fault::UNKNOWN_OPCODE,
+               fmt::format("word {}: unknown opcode {:#04x} (header {:#010x})", pc, c.opcode, c.header)};
         return c;
     }
     if (len != c.def->words) {
-        err = {fault::BAD_LENGTH, fmt::format("word {}: {} with {} payload words, the format defines {}", pc, c.def->name,
-                                              len, c.def->words)};
+        err = {fault::BAD_LENGTH, fmt::format("word {}: {} with {} payload words, the format defines {}", pc,
+                                              c.def->name, len, c.def->words)};
         return c;
     }
     if (static_cast<uint64_t>(pc) + 1 + len > words.size()) {
-        err = {fault::TRUNCATED, fmt::format("word {}: {} needs {} payload words, the stream has {} left", pc, c.def->name,
-                                             len, words.size() - pc - 1)};
+        err = {fault::TRUNCATED, fmt::format("word {}: {} needs {} payload words, the stream has {} left", pc,
+                                             c.def->name, len, words.size() - pc - 1)};
         return c;
     }
     c.payload.assign(words.begin() + pc + 1, words.begin() + pc + 1 + len);
@@ -163,9 +167,12 @@ DecodedStream decode_stream(const std::vector<uint32_t>& words) {
     d.declared_words = check_header(words, d.error);
     if (d.error) return d;
     d.version = words[1];
-    const std::vector<uint32_t> body(words.begin(), words.begin() + std::min<size_t>(words.size(), std::max<uint32_t>(d.declared_words, kHeaderWords)));
+    const std::vector<uint32_t> body(
+        words.begin(),
+        words.begin() + std::min<size_t>(words.size(), std::max<uint32_t>(d.declared_words, kHeaderWords)));
     if (d.declared_words > words.size()) {
-        d.error = {fault::TRUNCATED, fmt::format("header declares {} words, the buffer has {}", d.declared_words, words.size())};
+        d.error = {fault::TRUNCATED,
+                   fmt::format("header declares {} words, the buffer has {}", d.declared_words, words.size())};
         return d;
     }
     uint32_t pc = kHeaderWords;

@@ -2,7 +2,7 @@
 // tnpuv2 profile loader: strict (unknown keys and out-of-range values name the JSON path).
 #include "hw/tnpuv2/profile.h"
 
-#include "hw/tnpuv2_cmds.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,10 +13,10 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include "hw/tnpuv2_cmds.h"
 
 #ifndef NPUSIM_SOURCE_DIR
 #define NPUSIM_SOURCE_DIR "."
@@ -179,8 +179,8 @@ Profile load_profile(const std::string& path) {
         throw ProfileError(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }
     if (!root.is_object()) c.fail("$", "top level must be an object");
-    static const std::set<std::string> top = {"schema_version", "name", "display_name", "family", "notes",
-                                              "npu", "mac", "memory"};
+    static const std::set<std::string> top = {"schema_version", "name", "display_name", "family",
+                                              "notes",          "npu",  "mac",          "memory"};
     for (auto it = root.begin(); it != root.end(); ++it)
         if (!top.count(it.key())) c.fail(it.key(), "unknown key");
     if (!root.contains("schema_version") || root["schema_version"] != 1) c.fail("schema_version", "must be 1");
@@ -205,14 +205,19 @@ Profile load_profile(const std::string& path) {
         if (!o.is_object() || !o.contains("value") || !o.contains("grade"))
             c.fail(ppath, "must be an object {\"value\", \"grade\", \"source\"}");
         for (auto it = o.begin(); it != o.end(); ++it)
-            if (it.key() != "value" && it.key() != "grade" && it.key() != "source") c.fail(ppath + "." + it.key(), "unknown key");
+            if (it.key() != "value" && it.key() != "grade" && it.key() != "source")
+                c.fail(ppath + "." + it.key(), "unknown key");
         using T = std::decay_t<decltype(param.value)>;
         param.value = convert<T>(c, ppath + ".value", o["value"]);
         const std::string g = o["grade"].is_string() ? o["grade"].get<std::string>() : "";
-        if (g == "known") param.grade = Grade::Known;
-        else if (g == "inferred") param.grade = Grade::Inferred;
-        else if (g == "unknown") param.grade = Grade::Unknown;
-        else c.fail(ppath + ".grade", "must be one of known, inferred, unknown");
+        if (g == "known")
+            param.grade = Grade::Known;
+        else if (g == "inferred")
+            param.grade = Grade::Inferred;
+        else if (g == "unknown")
+            param.grade = Grade::Unknown;
+        else
+            c.fail(ppath + ".grade", "must be one of known, inferred, unknown");
         param.source = o.value("source", "");
         param.path = ppath;
         check_range(c, param.value, ppath, lo, hi);
@@ -226,7 +231,8 @@ Profile load_profile(const std::string& path) {
 
 std::string default_profile_path() {
     namespace fs = std::filesystem;
-    if (const char* d = std::getenv("NPUSIM_DATA_DIR"); d && *d) return (fs::path(d) / "hwdesc" / "tnpuv2" / "profile.json").string();
+    if (const char* d = std::getenv("NPUSIM_DATA_DIR"); d && *d)
+        return (fs::path(d) / "hwdesc" / "tnpuv2" / "profile.json").string();
     return (fs::path(NPUSIM_SOURCE_DIR) / "hwdesc" / "tnpuv2" / "profile.json").string();
 }
 

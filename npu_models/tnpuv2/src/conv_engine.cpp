@@ -15,8 +15,8 @@ namespace M = E::CONV_MODE;
 
 struct Geom {
     uint32_t mode = 0;
-    int64_t n = 1, h = 1, w = 1, c = 1;     // input (CONV/DW) or A rows: n = batch, h = M, c = K
-    int64_t oh = 1, ow = 1, m = 1;         // output
+    int64_t n = 1, h = 1, w = 1, c = 1;  // input (CONV/DW) or A rows: n = batch, h = M, c = K
+    int64_t oh = 1, ow = 1, m = 1;       // output
     int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
     int64_t pt = 0, pb = 0, pl = 0, pr = 0, groups = 1;
     uint32_t wformat = 0;
@@ -65,7 +65,8 @@ Fault geometry(const Command& c, const State& s, Geom& g) {
     if (g.fp32_out != y.is_float())
         return desc_fault(c, 2, g.fp32_out ? "must be F32 for OUT_MODE FP32" : "is F32 but OUT_MODE is QUANT");
     if (g.mode != M::MATMUL_FM) {
-        if (g.wformat != E::FORMAT::S4 && g.wformat != E::FORMAT::S8 && g.wformat != E::FORMAT::S16 && g.wformat != E::FORMAT::S32)
+        if (g.wformat != E::FORMAT::S4 && g.wformat != E::FORMAT::S8 && g.wformat != E::FORMAT::S16 &&
+            g.wformat != E::FORMAT::S32)
             return field_fault(c, C::WFORMAT, "weights are S4, S8, S16 or S32 (20-bit)");
         const int cap = g.wformat == E::FORMAT::S32 ? 20 : format_bits(g.wformat);
         if (g.wbits > cap) return field_fault(c, C::WBITS, fmt::format("wider than the {}-bit weight format", cap));
@@ -89,7 +90,8 @@ Fault geometry(const Command& c, const State& s, Geom& g) {
             const TensorDesc& b = ifm2(s);
             if (b.is_float()) return desc_fault(c, 1, "is F32");
             if (b.dims[2] * b.dims[3] != g.n || b.dims[4] != g.c || b.dims[5] != g.m)
-                return desc_fault(c, 1, fmt::format("{} is not [batch, K={}, N={}] for IFM {}", b.text(), g.c, g.m, x.text()));
+                return desc_fault(
+                    c, 1, fmt::format("{} is not [batch, K={}, N={}] for IFM {}", b.text(), g.c, g.m, x.text()));
         }
         return {};
     }
@@ -102,7 +104,8 @@ Fault geometry(const Command& c, const State& s, Geom& g) {
     g.m = y.dims[5];
     if (y.dims[2] != g.n) return desc_fault(c, 2, "batch differs from the IFM's");
     if (g.mode == M::DEPTHWISE) {
-        if (g.m != g.c) return desc_fault(c, 2, fmt::format("has {} channels, a depthwise conv keeps the IFM's {}", g.m, g.c));
+        if (g.m != g.c)
+            return desc_fault(c, 2, fmt::format("has {} channels, a depthwise conv keeps the IFM's {}", g.m, g.c));
         g.groups = g.c;
     } else if (g.c % g.groups || g.m % g.groups) {
         return field_fault(c, C::GROUPS, fmt::format("must divide the {} input and {} output channels", g.c, g.m));
@@ -110,11 +113,12 @@ Fault geometry(const Command& c, const State& s, Geom& g) {
     const int64_t ekh = (g.kh - 1) * g.dh + 1, ekw = (g.kw - 1) * g.dw + 1;
     const int64_t want_oh = (g.h + g.pt + g.pb - ekh) / g.sh + 1, want_ow = (g.w + g.pl + g.pr - ekw) / g.sw + 1;
     if (g.h + g.pt + g.pb < ekh || g.w + g.pl + g.pr < ekw || want_oh != g.oh || want_ow != g.ow)
-        return desc_fault(c, 2,
-                          fmt::format("is {}x{}: a {}x{} kernel (dilation {}x{}) at stride {}x{} with pads t{} b{} l{} r{} "
-                                      "over {}x{} gives {}x{}",
-                                      g.oh, g.ow, g.kh, g.kw, g.dh, g.dw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.h, g.w,
-                                      want_oh, want_ow));
+        return desc_fault(
+            c, 2,
+            fmt::format("is {}x{}: a {}x{} kernel (dilation {}x{}) at stride {}x{} with pads t{} b{} l{} r{} "
+                        "over {}x{} gives {}x{}",
+                        g.oh, g.ow, g.kh, g.kw, g.dh, g.dw, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.h, g.w, want_oh,
+                        want_ow));
     return {};
 }
 
@@ -140,7 +144,8 @@ OpPlan plan_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p)
     } else {
         const uint64_t want = weight_bytes(g);
         if (static_cast<uint64_t>(field(c, C::WEIGHT_BYTES)) != want) {
-            pl.fault = field_fault(c, C::WEIGHT_BYTES, fmt::format("the geometry needs {} bytes of packed weights", want));
+            pl.fault =
+                field_fault(c, C::WEIGHT_BYTES, fmt::format("the geometry needs {} bytes of packed weights", want));
             return pl;
         }
         pl.weight_addr = field_addr(c, C::WEIGHT_ADDR_LO, C::WEIGHT_ADDR_HI);
@@ -156,7 +161,8 @@ OpPlan plan_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p)
     if (g.mode == M::DEPTHWISE) {
         pl.macs = static_cast<uint64_t>(g.n * g.oh * g.ow * g.c * taps);
         pl.macs_padded = static_cast<uint64_t>(g.n * g.oh * g.ow * static_cast<int64_t>(ceil_div(g.c, 16) * 16) * taps);
-        const uint64_t rate = static_cast<uint64_t>(std::max(1, p.npu.depthwise_macs_per_cycle.value / (x.bits > 8 ? 2 : 1)));
+        const uint64_t rate =
+            static_cast<uint64_t>(std::max(1, p.npu.depthwise_macs_per_cycle.value / (x.bits > 8 ? 2 : 1)));
         pl.compute_cycles = ceil_div(pl.macs_padded, rate);
     } else {
         const int64_t rows = g.n * g.oh * g.ow;
@@ -167,21 +173,26 @@ OpPlan plan_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p)
     }
     // On-chip footprint: the input rows one output band needs, the weights, the output band.
     const uint64_t in_eb = static_cast<uint64_t>(std::max(1, x.elem_bits() / 8));
-    const int64_t in_rows = g.mode >= M::MATMUL ? g.h : std::min<int64_t>(g.h, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
-    pl.sram_bytes = static_cast<uint64_t>(g.n * in_rows * g.w * g.c) * in_eb +
-                    (g.mode == M::MATMUL_FM ? static_cast<uint64_t>(g.n * g.c * g.m) * static_cast<uint64_t>(std::max(1, ifm2(s).elem_bits() / 8))
-                                            : pl.weight_bytes) +
-                    static_cast<uint64_t>(g.n * g.oh * g.ow * g.m) * static_cast<uint64_t>(std::max(1, y.elem_bits() / 8)) +
-                    qentries * kQRecordBytes;
+    const int64_t in_rows =
+        g.mode >= M::MATMUL ? g.h : std::min<int64_t>(g.h, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+    pl.sram_bytes =
+        static_cast<uint64_t>(g.n * in_rows * g.w * g.c) * in_eb +
+        (g.mode == M::MATMUL_FM
+             ? static_cast<uint64_t>(g.n * g.c * g.m) * static_cast<uint64_t>(std::max(1, ifm2(s).elem_bits() / 8))
+             : pl.weight_bytes) +
+        static_cast<uint64_t>(g.n * g.oh * g.ow * g.m) * static_cast<uint64_t>(std::max(1, y.elem_bits() / 8)) +
+        qentries * kQRecordBytes;
     if (pl.sram_bytes > p.npu.conv_sram_bytes.value) {
-        pl.fault = make_fault(fault::SRAM_OVERFLOW, static_cast<uint32_t>(std::min<uint64_t>(pl.sram_bytes, 0xffffffffu)),
-                              fmt::format("CONV needs {} bytes of on-chip SRAM (input rows, weights, output band, "
-                                          "QTABLE), the core has {} (npu.conv_sram_bytes): tile the output into bands",
-                                          pl.sram_bytes, p.npu.conv_sram_bytes.value));
+        pl.fault =
+            make_fault(fault::SRAM_OVERFLOW, static_cast<uint32_t>(std::min<uint64_t>(pl.sram_bytes, 0xffffffffu)),
+                       fmt::format("CONV needs {} bytes of on-chip SRAM (input rows, weights, output band, "
+                                   "QTABLE), the core has {} (npu.conv_sram_bytes): tile the output into bands",
+                                   pl.sram_bytes, p.npu.conv_sram_bytes.value));
         return pl;
     }
     add_reads(pl, x);
-    if (g.mode == M::MATMUL_FM) add_reads(pl, ifm2(s));
+    if (g.mode == M::MATMUL_FM)
+        add_reads(pl, ifm2(s));
     else if (!pl.weight_reuse)
         for (const Run& r : blob_runs(pl.weight_addr, pl.weight_bytes)) pl.reads.push_back(r);
     for (const Run& r : blob_runs(qaddr, qentries * kQRecordBytes)) pl.reads.push_back(r);
@@ -230,7 +241,8 @@ Fault exec_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p, 
     std::vector<int64_t> xv;
     if (!load_codes(x, m, xv, &bad)) return dma_read_fault(c, bad);
     std::vector<uint8_t> qt;
-    if (!read_blob(m, field_addr(c, C::QTABLE_ADDR_LO, C::QTABLE_ADDR_HI), static_cast<uint64_t>(g.m) * kQRecordBytes, qt, &bad))
+    if (!read_blob(m, field_addr(c, C::QTABLE_ADDR_LO, C::QTABLE_ADDR_HI), static_cast<uint64_t>(g.m) * kQRecordBytes,
+                   qt, &bad))
         return dma_read_fault(c, bad);
     std::vector<int32_t> w;
     int32_t wzp = 0;
@@ -260,8 +272,10 @@ Fault exec_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p, 
         acc = std::min(acc_hi, std::max(acc_lo, acc));
         const QRecord& r = rec[static_cast<size_t>(oc)];
         const int64_t v = std::min(acc_hi, std::max(acc_lo, acc + r.bias));
-        if (y.is_float()) of[o] = static_cast<float>(static_cast<double>(v) * static_cast<double>(f32_of_bits(r.mult)));
-        else oq[o] = requant(v, r.mult, r.shift, y.zp, act_lo, act_hi);
+        if (y.is_float())
+            of[o] = static_cast<float>(static_cast<double>(v) * static_cast<double>(f32_of_bits(r.mult)));
+        else
+            oq[o] = requant(v, r.mult, r.shift, y.zp, act_lo, act_hi);
     };
     if (g.mode == M::MATMUL || g.mode == M::MATMUL_FM) {
         // rows r of A (n batches x h rows) times B: MATMUL weights [N][K], MATMUL_FM B [batch][K][N].
@@ -296,7 +310,8 @@ Fault exec_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p, 
                             const int32_t* px = xs.data() + ((b * g.h + iy) * g.w + ix) * g.c;
                             if (g.mode == M::DEPTHWISE) {
                                 const int32_t* pw = w.data() + (ky * g.kw + kx) * g.c;
-                                for (int64_t ch = 0; ch < g.c; ++ch) acc[static_cast<size_t>(ch)] += int64_t{px[ch]} * pw[ch];
+                                for (int64_t ch = 0; ch < g.c; ++ch)
+                                    acc[static_cast<size_t>(ch)] += int64_t{px[ch]} * pw[ch];
                                 continue;
                             }
                             for (int64_t oc = 0; oc < g.m; ++oc) {
@@ -309,7 +324,8 @@ Fault exec_conv(const Command& c, const State& s, const hw::tnpuv2::Profile& p, 
                         }
                     }
                     const size_t base = static_cast<size_t>(((b * g.oh + oy) * g.ow + ox) * g.m);
-                    for (int64_t oc = 0; oc < g.m; ++oc) emit(base + static_cast<size_t>(oc), oc, acc[static_cast<size_t>(oc)]);
+                    for (int64_t oc = 0; oc < g.m; ++oc)
+                        emit(base + static_cast<size_t>(oc), oc, acc[static_cast<size_t>(oc)]);
                 }
     }
     const bool ok = y.is_float() ? store_floats(y, m, of, &bad) : store_codes(y, m, oq, &bad);

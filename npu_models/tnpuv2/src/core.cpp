@@ -26,16 +26,21 @@ uint64_t dma_cycles_estimate(uint64_t bytes, bool write, const hw::tnpuv2::Profi
 
 uint32_t fault_irq_bit(uint32_t code) {
     switch (code) {
-        case fault::NONE: return 0;
-        case fault::DMA_READ: return IRQ::DMA_READ_FAULT;
-        case fault::DMA_WRITE: return IRQ::DMA_WRITE_FAULT;
+        case fault::NONE:
+            return 0;
+        case fault::DMA_READ:
+            return IRQ::DMA_READ_FAULT;
+        case fault::DMA_WRITE:
+            return IRQ::DMA_WRITE_FAULT;
         case fault::BAD_MAGIC:
         case fault::BAD_VERSION:
         case fault::UNKNOWN_OPCODE:
         case fault::BAD_LENGTH:
         case fault::TRUNCATED:
-        case fault::NO_END: return IRQ::DECODE_FAULT;
-        default: return IRQ::PROGRAM_FAULT;
+        case fault::NO_END:
+            return IRQ::DECODE_FAULT;
+        default:
+            return IRQ::PROGRAM_FAULT;
     }
 }
 
@@ -56,7 +61,8 @@ StreamResult run_stream(const std::vector<uint32_t>& words, const hw::tnpuv2::Pr
     for (;;) {
         Command c = hw::tnpuv2::decode_command(body, pc, err);
         if (err) {
-            Fault f = make_fault(err.code == fault::TRUNCATED && pc >= body.size() ? fault::NO_END : err.code, 0, err.message);
+            Fault f = make_fault(err.code == fault::TRUNCATED && pc >= body.size() ? fault::NO_END : err.code, 0,
+                                 err.message);
             f.pc = pc;
             return stop(f);
         }
@@ -95,7 +101,8 @@ StreamResult run_stream(const std::vector<uint32_t>& words, const hw::tnpuv2::Pr
         rec.overhead_cycles = static_cast<uint64_t>(p.npu.op_overhead_cycles.value);
         if (functional)
             if (Fault f = execute_command(c, s, p, m)) return stop(f);
-        const uint64_t rd = dma_cycles_estimate(rec.bytes_read, false, p), wr = dma_cycles_estimate(rec.bytes_written, true, p);
+        const uint64_t rd = dma_cycles_estimate(rec.bytes_read, false, p),
+                       wr = dma_cycles_estimate(rec.bytes_written, true, p);
         const double hidden = p.npu.load_compute_overlap.value;
         const uint64_t exposed = static_cast<uint64_t>(std::llround((1.0 - hidden) * static_cast<double>(rd)));
         r.cycles += rec.decode_cycles + std::max(rd, exposed + rec.compute_cycles) + wr + rec.overhead_cycles;

@@ -16,8 +16,9 @@ void add_writes(OpPlan& p, const TensorDesc& t, const Command& c) {
     bool overlap = false;
     for (const Run& r : tensor_runs(t, &overlap)) p.writes.push_back(r);
     if (overlap && !p.fault)
-        p.fault = make_fault(fault::BAD_DESCRIPTOR, 2,
-                             fmt::format("{}: OFM {} strides make elements share bytes (writes would overlap)", c.def->name, t.text()));
+        p.fault = make_fault(
+            fault::BAD_DESCRIPTOR, 2,
+            fmt::format("{}: OFM {} strides make elements share bytes (writes would overlap)", c.def->name, t.text()));
 }
 
 }  // namespace detail
@@ -51,15 +52,30 @@ OpPlan plan_command(const Command& c, const State& s, const hw::tnpuv2::Profile&
     }
     namespace op = hw::tnpuv2::op;
     switch (c.opcode) {
-        case op::CONV: pl = plan_conv(c, s, p); break;
-        case op::ELTWISE: pl = plan_eltwise(c, s, p); break;
-        case op::LUT: pl = plan_lut(c, s, p); break;
-        case op::VECTOR: pl = plan_vector(c, s, p); break;
-        case op::POOL: pl = plan_pool(c, s, p); break;
-        case op::MOVE: pl = plan_move(c, s, p); break;
-        case op::GENBOX: pl = plan_genbox(c, s, p, indirect); break;
+        case op::CONV:
+            pl = plan_conv(c, s, p);
+            break;
+        case op::ELTWISE:
+            pl = plan_eltwise(c, s, p);
+            break;
+        case op::LUT:
+            pl = plan_lut(c, s, p);
+            break;
+        case op::VECTOR:
+            pl = plan_vector(c, s, p);
+            break;
+        case op::POOL:
+            pl = plan_pool(c, s, p);
+            break;
+        case op::MOVE:
+            pl = plan_move(c, s, p);
+            break;
+        case op::GENBOX:
+            pl = plan_genbox(c, s, p, indirect);
+            break;
         default:
-            pl.fault = make_fault(fault::UNKNOWN_OPCODE, c.opcode, fmt::format("{} is not an engine command", c.def->name));
+            pl.fault =
+                make_fault(fault::UNKNOWN_OPCODE, c.opcode, fmt::format("{} is not an engine command", c.def->name));
     }
     // DMA sees each byte once per direction.
     auto merge = [](std::vector<Run>& runs) {
@@ -83,14 +99,29 @@ Fault execute_command(const Command& c, const State& s, const hw::tnpuv2::Profil
     namespace op = hw::tnpuv2::op;
     Fault f;
     switch (c.opcode) {
-        case op::CONV: f = exec_conv(c, s, p, m); break;
-        case op::ELTWISE: f = exec_eltwise(c, s, m); break;
-        case op::LUT: f = exec_lut(c, s, m); break;
-        case op::VECTOR: f = exec_vector(c, s, m); break;
-        case op::POOL: f = exec_pool(c, s, m); break;
-        case op::MOVE: f = exec_move(c, s, m); break;
-        case op::GENBOX: f = exec_genbox(c, s, m); break;
-        default: f = make_fault(fault::UNKNOWN_OPCODE, c.opcode, "not an engine command");
+        case op::CONV:
+            f = exec_conv(c, s, p, m);
+            break;
+        case op::ELTWISE:
+            f = exec_eltwise(c, s, m);
+            break;
+        case op::LUT:
+            f = exec_lut(c, s, m);
+            break;
+        case op::VECTOR:
+            f = exec_vector(c, s, m);
+            break;
+        case op::POOL:
+            f = exec_pool(c, s, m);
+            break;
+        case op::MOVE:
+            f = exec_move(c, s, m);
+            break;
+        case op::GENBOX:
+            f = exec_genbox(c, s, m);
+            break;
+        default:
+            f = make_fault(fault::UNKNOWN_OPCODE, c.opcode, "not an engine command");
     }
     f.pc = c.pc;
     return f;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Helpers shared by the tnpuv2 engine files (not part of the public API).
 #pragma once
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "hw/tnpuv2_cmds.h"
 #include "npu/tnpuv2/engine.h"
@@ -37,14 +37,16 @@ inline Fault field_fault(const Command& c, const hw::tnpuv2::Field& f, const std
 inline Fault need_slot(const Command& c, const State& s, int slot) {
     static const char* names[4] = {"IFM", "IFM2", "OFM", "AUX"};
     if (!s.slot[static_cast<size_t>(slot)].valid)
-        return make_fault(fault::BAD_DESCRIPTOR, static_cast<uint32_t>(slot),
-                          fmt::format("{} reads the {} slot, which no TENSOR command has set", c.def->name, names[slot]));
+        return make_fault(
+            fault::BAD_DESCRIPTOR, static_cast<uint32_t>(slot),
+            fmt::format("{} reads the {} slot, which no TENSOR command has set", c.def->name, names[slot]));
     return {};
 }
 
 inline Fault desc_fault(const Command& c, int slot, const std::string& why) {
     static const char* names[4] = {"IFM", "IFM2", "OFM", "AUX"};
-    return make_fault(fault::BAD_DESCRIPTOR, static_cast<uint32_t>(slot), fmt::format("{}: {} {}", c.def->name, names[slot], why));
+    return make_fault(fault::BAD_DESCRIPTOR, static_cast<uint32_t>(slot),
+                      fmt::format("{}: {} {}", c.def->name, names[slot], why));
 }
 
 inline const TensorDesc& ifm(const State& s) { return s.slot[0]; }

@@ -17,7 +17,8 @@ namespace OP = E::VEC_OP;
 
 bool is_reduce(uint32_t op) { return op == OP::REDUCE_SUM || op == OP::REDUCE_MEAN || op == OP::REDUCE_MAX; }
 bool is_transcendental(uint32_t op) {
-    return op == OP::ERF || op == OP::SQRT || op == OP::POW || op == OP::SOFTMAX || op == OP::LPNORM || op == OP::LAYERNORM;
+    return op == OP::ERF || op == OP::SQRT || op == OP::POW || op == OP::SOFTMAX || op == OP::LPNORM ||
+           op == OP::LAYERNORM;
 }
 
 /// The dims a reduction keeps: AXES bit k clears DIM(5 - k).
@@ -33,13 +34,15 @@ Fault vector_check(const Command& c, const State& s, uint32_t op) {
         if (Fault f = need_slot(c, s, slot)) return f;
     const TensorDesc &x = ifm(s), &y = ofm(s);
     const uint32_t axes = static_cast<uint32_t>(field(c, V::AXES));
-    if (op == OP::DEQUANT && (x.is_float() || !y.is_float())) return desc_fault(c, 0, "DEQUANT reads codes and writes F32");
+    if (op == OP::DEQUANT && (x.is_float() || !y.is_float()))
+        return desc_fault(c, 0, "DEQUANT reads codes and writes F32");
     if (op == OP::QUANT && (!x.is_float() || y.is_float())) return desc_fault(c, 0, "QUANT reads F32 and writes codes");
     if (is_reduce(op)) {
         if (x.is_float() || y.is_float()) return desc_fault(c, 0, "reductions run on integer codes");
         if (!axes) return field_fault(c, V::AXES, "no axis to reduce");
         if (y.dims != reduced_dims(x.dims, axes))
-            return desc_fault(c, 2, fmt::format("{} is not IFM {} with the AXES dims reduced to 1", y.text(), x.text()));
+            return desc_fault(c, 2,
+                              fmt::format("{} is not IFM {} with the AXES dims reduced to 1", y.text(), x.text()));
         return {};
     }
     if (op == OP::RESIZE_LINEAR) {
@@ -48,11 +51,14 @@ Fault vector_check(const Command& c, const State& s, uint32_t op) {
         return {};
     }
     if (x.dims != y.dims) return desc_fault(c, 2, fmt::format("{} must have the IFM's dims {}", y.text(), x.text()));
-    if ((op == OP::LPNORM || op == OP::LAYERNORM) && !axes) return field_fault(c, V::AXES, "normalisation needs an axis");
+    if ((op == OP::LPNORM || op == OP::LAYERNORM) && !axes)
+        return field_fault(c, V::AXES, "normalisation needs an axis");
     if (op == OP::LAYERNORM || (op == OP::POW && field(c, V::TABLE_ENTRIES) != 0)) {
         const int64_t want = op == OP::LAYERNORM ? 2 * x.dims[5] : x.dims[5];
         if (field(c, V::TABLE_ENTRIES) != want)
-            return field_fault(c, V::TABLE_ENTRIES, fmt::format("{} needs {} F32 entries (per channel)", op == OP::POW ? "POW" : "LAYERNORM", want));
+            return field_fault(
+                c, V::TABLE_ENTRIES,
+                fmt::format("{} needs {} F32 entries (per channel)", op == OP::POW ? "POW" : "LAYERNORM", want));
     }
     return {};
 }
@@ -73,23 +79,25 @@ OpPlan plan_vector(const Command& c, const State& s, const hw::tnpuv2::Profile& 
     pl.engine = "vector";
     const uint32_t op = static_cast<uint32_t>(field(c, V::OP));
     if ((pl.fault = vector_check(c, s, op))) return pl;
-    static const char* names[12] = {"dequant", "quant", "erf", "sqrt", "pow", "softmax", "lpnorm", "layernorm",
-                                    "reduce_sum", "reduce_mean", "reduce_max", "resize_linear"};
+    static const char* names[12] = {"dequant", "quant",     "erf",        "sqrt",        "pow",        "softmax",
+                                    "lpnorm",  "layernorm", "reduce_sum", "reduce_mean", "reduce_max", "resize_linear"};
     pl.kind = fmt::format("vector {}", names[op]);
     const uint64_t n = static_cast<uint64_t>(std::max(ifm(s).numel(), ofm(s).numel()));
     if (is_reduce(op)) {
         const int f = ifm(s).bits > 8 ? 2 : 1;
-        pl.compute_cycles = ceil_div(n * static_cast<uint64_t>(f), static_cast<uint64_t>(p.npu.vector_int_elems_per_cycle.value));
+        pl.compute_cycles =
+            ceil_div(n * static_cast<uint64_t>(f), static_cast<uint64_t>(p.npu.vector_int_elems_per_cycle.value));
     } else {
-        const uint64_t per = is_transcendental(op) ? static_cast<uint64_t>(p.npu.vector_transcendental_cycles.value) : 1;
+        const uint64_t per =
+            is_transcendental(op) ? static_cast<uint64_t>(p.npu.vector_transcendental_cycles.value) : 1;
         pl.compute_cycles = ceil_div(n * per, static_cast<uint64_t>(p.npu.vector_fp32_elems_per_cycle.value));
     }
     add_reads(pl, ifm(s));
     const uint64_t tbytes = static_cast<uint64_t>(field(c, V::TABLE_ENTRIES)) * 4;
     if (tbytes > p.npu.lut_sram_bytes.value) {
         pl.fault = make_fault(fault::SRAM_OVERFLOW, static_cast<uint32_t>(tbytes),
-                              fmt::format("VECTOR table of {} bytes exceeds the table SRAM (npu.lut_sram_bytes {})", tbytes,
-                                          p.npu.lut_sram_bytes.value));
+                              fmt::format("VECTOR table of {} bytes exceeds the table SRAM (npu.lut_sram_bytes {})",
+                                          tbytes, p.npu.lut_sram_bytes.value));
         return pl;
     }
     pl.sram_bytes = tbytes;
@@ -106,13 +114,16 @@ Fault exec_reduce(const Command& c, const State& s, MemView& m, uint32_t op) {
     std::vector<int64_t> xv;
     if (!load_codes(x, m, xv, &bad)) return dma_read_fault(c, bad);
     const std::array<int64_t, 6> od = y.dims;
-    std::vector<int64_t> acc(static_cast<size_t>(y.numel()), op == OP::REDUCE_MAX ? std::numeric_limits<int64_t>::min() : 0);
+    std::vector<int64_t> acc(static_cast<size_t>(y.numel()),
+                             op == OP::REDUCE_MAX ? std::numeric_limits<int64_t>::min() : 0);
     for_each_index(x.dims, [&](int64_t i, const std::array<int64_t, 6>& idx) {
         int64_t o = 0;
         for (size_t d = 0; d < 6; ++d) o = o * od[d] + (od[d] == 1 ? 0 : idx[d]);
         const int64_t v = xv[static_cast<size_t>(i)] - x.zp;
-        if (op == OP::REDUCE_MAX) acc[static_cast<size_t>(o)] = std::max(acc[static_cast<size_t>(o)], v);
-        else acc[static_cast<size_t>(o)] += v;
+        if (op == OP::REDUCE_MAX)
+            acc[static_cast<size_t>(o)] = std::max(acc[static_cast<size_t>(o)], v);
+        else
+            acc[static_cast<size_t>(o)] += v;
     });
     const int64_t mult = field(c, V::MULT);
     const int sh = static_cast<int>(field(c, V::SHIFT));
@@ -128,11 +139,15 @@ void linear_coord(int64_t o, int64_t in, int64_t out, float scale, uint32_t mode
         case E::RESIZE_COORD::ALIGN_CORNERS:
             x = out > 1 ? static_cast<float>(o) * static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
             break;
-        case E::RESIZE_COORD::ASYMMETRIC: x = static_cast<float>(o) / scale; break;
+        case E::RESIZE_COORD::ASYMMETRIC:
+            x = static_cast<float>(o) / scale;
+            break;
         case E::RESIZE_COORD::PYTORCH_HALF_PIXEL:
             x = out > 1 ? (static_cast<float>(o) + 0.5f) / scale - 0.5f : 0.0f;
             break;
-        default: x = (static_cast<float>(o) + 0.5f) / scale - 0.5f; break;
+        default:
+            x = (static_cast<float>(o) + 0.5f) / scale - 0.5f;
+            break;
     }
     x = std::max(0.0f, std::min(x, static_cast<float>(in - 1)));
     i0 = static_cast<int64_t>(std::floor(x));
@@ -171,7 +186,9 @@ Fault exec_vector(const Command& c, const State& s, MemView& m) {
     std::vector<float> yf(static_cast<size_t>(y.numel()));
     switch (op) {
         case OP::DEQUANT:
-        case OP::QUANT: yf = xf; break;
+        case OP::QUANT:
+            yf = xf;
+            break;
         case OP::ERF:
             for (size_t i = 0; i < xf.size(); ++i) yf[i] = std::erf(xf[i]);
             break;
@@ -189,7 +206,8 @@ Fault exec_vector(const Command& c, const State& s, MemView& m) {
                 for (int64_t k = 0; k < C; ++k) mx = std::max(mx, xf[r + static_cast<size_t>(k)]);
                 float sum = 0.0f;
                 for (int64_t k = 0; k < C; ++k) sum += std::exp(xf[r + static_cast<size_t>(k)] - mx);
-                for (int64_t k = 0; k < C; ++k) yf[r + static_cast<size_t>(k)] = std::exp(xf[r + static_cast<size_t>(k)] - mx) / sum;
+                for (int64_t k = 0; k < C; ++k)
+                    yf[r + static_cast<size_t>(k)] = std::exp(xf[r + static_cast<size_t>(k)] - mx) / sum;
             }
             break;
         case OP::LPNORM:
@@ -235,7 +253,9 @@ Fault exec_vector(const Command& c, const State& s, MemView& m) {
                         float wx;
                         linear_coord(ox, W, OW, p1, mode, x0, x1, wx);
                         for (int64_t ch = 0; ch < C; ++ch) {
-                            auto at = [&](int64_t yy, int64_t xx) { return xf[static_cast<size_t>(((b * H + yy) * W + xx) * C + ch)]; };
+                            auto at = [&](int64_t yy, int64_t xx) {
+                                return xf[static_cast<size_t>(((b * H + yy) * W + xx) * C + ch)];
+                            };
                             const float top = at(y0, x0) * (1.0f - wx) + at(y0, x1) * wx;
                             const float bot = at(y1, x0) * (1.0f - wx) + at(y1, x1) * wx;
                             yf[static_cast<size_t>(((b * OH + oy) * OW + ox) * C + ch)] = top * (1.0f - wy) + bot * wy;
@@ -244,7 +264,8 @@ Fault exec_vector(const Command& c, const State& s, MemView& m) {
                 }
             break;
         }
-        default: break;
+        default:
+            break;
     }
     (void)p1;
     bool ok;

@@ -67,14 +67,18 @@ Fault genbox_check(const Command& c, const State& s, Cfg& g) {
     g.na = static_cast<uint32_t>(field(c, G::NUM_ANCHORS));
     g.reg_max = static_cast<uint32_t>(field(c, G::REG_MAX));
     g.grid_offset = field_f32(c, G::GRID_OFFSET);
-    if (g.version != VER::YOLOV8 && g.na > 4) return field_fault(c, G::NUM_ANCHORS, "the parameter block holds up to 4 anchors per head");
-    if (g.version == VER::YOLOV8 && g.reg_max < 1) return field_fault(c, G::REG_MAX, "YOLOv8 needs at least one DFL bin");
+    if (g.version != VER::YOLOV8 && g.na > 4)
+        return field_fault(c, G::NUM_ANCHORS, "the parameter block holds up to 4 anchors per head");
+    if (g.version == VER::YOLOV8 && g.reg_max < 1)
+        return field_fault(c, G::REG_MAX, "YOLOv8 needs at least one DFL bin");
     if (static_cast<uint32_t>(field(c, G::PARAM_WORDS)) != g.heads * kGenboxHeadWords)
-        return field_fault(c, G::PARAM_WORDS, fmt::format("{} heads need {} parameter words", g.heads, g.heads * kGenboxHeadWords));
+        return field_fault(c, G::PARAM_WORDS,
+                           fmt::format("{} heads need {} parameter words", g.heads, g.heads * kGenboxHeadWords));
     if (!ofm(s).is_float()) return desc_fault(c, 2, "GENBOX writes F32 boxes");
     if (ofm(s).dims[5] != g.fields())
-        return desc_fault(c, 2, fmt::format("DIM5 holds the {} fields of a box (x, y, w, h{}, classes)", g.fields(),
-                                            g.version == VER::YOLOV8 ? "" : ", objectness"));
+        return desc_fault(c, 2,
+                          fmt::format("DIM5 holds the {} fields of a box (x, y, w, h{}, classes)", g.fields(),
+                                      g.version == VER::YOLOV8 ? "" : ", objectness"));
     return {};
 }
 
@@ -105,7 +109,8 @@ OpPlan plan_genbox(const Command& c, const State& s, const hw::tnpuv2::Profile& 
             const int64_t eb = h.format == E::FORMAT::F32 ? 4 : 2;
             for (int64_t cy = 0; cy < h.h; ++cy)
                 for (int64_t cx = 0; cx < h.w; ++cx) {
-                    pl.reads.push_back({h.addr + static_cast<uint64_t>(cy * h.row + cx * h.pix), static_cast<uint64_t>(g.in_channels() * eb)});
+                    pl.reads.push_back({h.addr + static_cast<uint64_t>(cy * h.row + cx * h.pix),
+                                        static_cast<uint64_t>(g.in_channels() * eb)});
                     if (g.version == VER::YOLOV8)
                         pl.reads.push_back({h.cls_addr + static_cast<uint64_t>(cy * h.cls_row + cx * h.cls_pix),
                                             static_cast<uint64_t>(g.nc) * static_cast<uint64_t>(eb)});
@@ -149,8 +154,8 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
     const TensorDesc& y = ofm(s);
     uint64_t bad = 0;
     std::vector<uint8_t> params;
-    if (!read_blob(m, field_addr(c, G::PARAM_ADDR_LO, G::PARAM_ADDR_HI), static_cast<uint64_t>(g.heads) * kGenboxHeadWords * 4,
-                   params, &bad))
+    if (!read_blob(m, field_addr(c, G::PARAM_ADDR_LO, G::PARAM_ADDR_HI),
+                   static_cast<uint64_t>(g.heads) * kGenboxHeadWords * 4, params, &bad))
         return dma_read_fault(c, bad);
     std::vector<Head> heads;
     int64_t boxes = 0;
@@ -158,12 +163,14 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
         heads.push_back(head_at(params, k));
         const Head& h = heads.back();
         if (h.format != E::FORMAT::F32 && h.format != E::FORMAT::S16)
-            return make_fault(fault::BAD_DESCRIPTOR, 3, fmt::format("GENBOX head {}: input format {} (F32 or S16)", k, h.format));
+            return make_fault(fault::BAD_DESCRIPTOR, 3,
+                              fmt::format("GENBOX head {}: input format {} (F32 or S16)", k, h.format));
         boxes += h.h * h.w * g.boxes_per_cell();
     }
     if (y.numel() != boxes * g.fields())
-        return desc_fault(c, 2, fmt::format("{} holds {} values; the heads decode {} boxes x {} fields", y.text(), y.numel(), boxes,
-                                            g.fields()));
+        return desc_fault(c, 2,
+                          fmt::format("{} holds {} values; the heads decode {} boxes x {} fields", y.text(), y.numel(),
+                                      boxes, g.fields()));
     std::vector<float> out(static_cast<size_t>(y.numel()));
     const int64_t F = g.fields();
     int64_t b = 0;
@@ -176,13 +183,15 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
                     for (int k = 0; k < 4; ++k) {
                         float mx = -INFINITY;
                         for (uint32_t i = 0; i < g.reg_max; ++i) {
-                            if (!head_value(m, h, false, cy, cx, k * g.reg_max + i, bins[i], &bad)) return dma_read_fault(c, bad);
+                            if (!head_value(m, h, false, cy, cx, k * g.reg_max + i, bins[i], &bad))
+                                return dma_read_fault(c, bad);
                             mx = std::max(mx, bins[i]);
                         }
                         float sum = 0;
                         for (uint32_t i = 0; i < g.reg_max; ++i) sum += std::exp(bins[i] - mx);
                         float e = 0;
-                        for (uint32_t i = 0; i < g.reg_max; ++i) e += static_cast<float>(i) * (std::exp(bins[i] - mx) / sum);
+                        for (uint32_t i = 0; i < g.reg_max; ++i)
+                            e += static_cast<float>(i) * (std::exp(bins[i] - mx) / sum);
                         d[k] = e;
                     }
                     const float ax = static_cast<float>(cx) + 0.5f, ay = static_cast<float>(cy) + 0.5f;
@@ -210,13 +219,19 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
                         const float sg = sigmoid(t);
                         const float cell = static_cast<float>(f == 0 ? cx : cy);
                         if (g.version == VER::YOLOV5) {
-                            if (f < 2) o[f] = (sg * 2.0f + (cell + g.grid_offset)) * h.stride;
-                            else if (f < 4) o[f] = std::pow(sg * 2.0f, 2.0f) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
-                            else o[f] = sg;
+                            if (f < 2)
+                                o[f] = (sg * 2.0f + (cell + g.grid_offset)) * h.stride;
+                            else if (f < 4)
+                                o[f] = std::pow(sg * 2.0f, 2.0f) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
+                            else
+                                o[f] = sg;
                         } else {  // YOLOv3 (darknet)
-                            if (f < 2) o[f] = (sg + cell) * h.stride;
-                            else if (f < 4) o[f] = std::exp(t) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
-                            else o[f] = sg;
+                            if (f < 2)
+                                o[f] = (sg + cell) * h.stride;
+                            else if (f < 4)
+                                o[f] = std::exp(t) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
+                            else
+                                o[f] = sg;
                         }
                     }
                 }

@@ -23,16 +23,19 @@ Fault move_check(const Command& c, const State& s, uint32_t mode) {
     if (x.is_float() != y.is_float()) return desc_fault(c, 2, "MOVE keeps F32 as F32 and codes as codes");
     if (x.is_float() && req) return field_fault(c, MV::REQUANT, "F32 data is not requantized");
     if (!req && !x.is_float() && (x.format != y.format || x.zp != y.zp))
-        return desc_fault(c, 2, fmt::format("{} differs from IFM {} in format or zero point (set REQUANT)", y.text(), x.text()));
+        return desc_fault(
+            c, 2, fmt::format("{} differs from IFM {} in format or zero point (set REQUANT)", y.text(), x.text()));
     if (mode == MODE::COPY && x.dims != y.dims)
-        return desc_fault(c, 2, fmt::format("{}: COPY walks the OFM's dims, the IFM {} must have the same (strides map them)",
-                                            y.text(), x.text()));
+        return desc_fault(c, 2,
+                          fmt::format("{}: COPY walks the OFM's dims, the IFM {} must have the same (strides map them)",
+                                      y.text(), x.text()));
     if (mode == MODE::GATHER) {
         if (Fault f = need_slot(c, s, 3)) return f;
         const int ax = static_cast<int>(field(c, MV::AXIS));
         const TensorDesc& idx = aux(s);
         if (idx.format != E::FORMAT::S32 || idx.numel() != y.dims[static_cast<size_t>(ax)])
-            return desc_fault(c, 3, fmt::format("must be {} S32 indices (OFM DIM{})", y.dims[static_cast<size_t>(ax)], ax));
+            return desc_fault(c, 3,
+                              fmt::format("must be {} S32 indices (OFM DIM{})", y.dims[static_cast<size_t>(ax)], ax));
         for (size_t d = 0; d < 6; ++d)
             if (static_cast<int>(d) != ax && x.dims[d] != y.dims[d])
                 return desc_fault(c, 2, fmt::format("GATHER keeps every dim but DIM{} of IFM {}", ax, x.text()));
@@ -65,8 +68,11 @@ Fault exec_move(const Command& c, const State& s, MemView& m) {
     if (mode == MODE::FILL) {
         const int64_t v = field(c, MV::FILL_VALUE);
         bool ok;
-        if (y.is_float()) ok = store_floats(y, m, std::vector<float>(static_cast<size_t>(n), f32_of_bits(static_cast<int32_t>(v))), &bad);
-        else ok = store_codes(y, m, std::vector<int64_t>(static_cast<size_t>(n), v), &bad);
+        if (y.is_float())
+            ok = store_floats(y, m, std::vector<float>(static_cast<size_t>(n), f32_of_bits(static_cast<int32_t>(v))),
+                              &bad);
+        else
+            ok = store_codes(y, m, std::vector<int64_t>(static_cast<size_t>(n), v), &bad);
         return ok ? Fault{} : dma_write_fault(c, bad);
     }
     const TensorDesc& x = ifm(s);
@@ -84,13 +90,17 @@ Fault exec_move(const Command& c, const State& s, MemView& m) {
     }
     auto src_of = [&](const std::array<int64_t, 6>& idx) {
         int64_t o = 0;
-        for (size_t d = 0; d < 6; ++d) o = o * x.dims[d] + (static_cast<int>(d) == ax && mode == MODE::GATHER ? index[static_cast<size_t>(idx[d])] : idx[d]);
+        for (size_t d = 0; d < 6; ++d)
+            o = o * x.dims[d] +
+                (static_cast<int>(d) == ax && mode == MODE::GATHER ? index[static_cast<size_t>(idx[d])] : idx[d]);
         return o;
     };
     if (x.is_float()) {
         std::vector<float> xf, yf(static_cast<size_t>(n));
         if (!load_floats(x, m, xf, &bad)) return dma_read_fault(c, bad);
-        for_each_index(y.dims, [&](int64_t i, const std::array<int64_t, 6>& idx) { yf[static_cast<size_t>(i)] = xf[static_cast<size_t>(src_of(idx))]; });
+        for_each_index(y.dims, [&](int64_t i, const std::array<int64_t, 6>& idx) {
+            yf[static_cast<size_t>(i)] = xf[static_cast<size_t>(src_of(idx))];
+        });
         return store_floats(y, m, yf, &bad) ? Fault{} : dma_write_fault(c, bad);
     }
     std::vector<int64_t> xv, yv(static_cast<size_t>(n));

@@ -50,8 +50,9 @@ Fault pool_geometry(const Command& c, const State& s, PoolGeom& g) {
     g.pr = field(c, P::PAD_RIGHT);
     // Every output window must start inside the padded input (floor or ceil mode both satisfy it).
     if ((g.oh - 1) * g.sh >= g.h + g.pt + g.pb || (g.ow - 1) * g.sw >= g.w + g.pl + g.pr || g.oh < 1 || g.ow < 1)
-        return desc_fault(c, 2, fmt::format("{}x{} windows at stride {}x{} do not fit a {}x{} input padded t{} b{} l{} r{}", g.oh,
-                                            g.ow, g.sh, g.sw, g.h, g.w, g.pt, g.pb, g.pl, g.pr));
+        return desc_fault(c, 2,
+                          fmt::format("{}x{} windows at stride {}x{} do not fit a {}x{} input padded t{} b{} l{} r{}",
+                                      g.oh, g.ow, g.sh, g.sw, g.h, g.w, g.pt, g.pb, g.pl, g.pr));
     if (g.mode == MODE::MAX && (x.zp != y.zp || x.format != y.format || x.bits != y.bits))
         return desc_fault(c, 2, "MAX keeps codes: IFM and OFM need the same format, grid and zero point");
     return {};
@@ -74,7 +75,8 @@ OpPlan plan_pool(const Command& c, const State& s, const hw::tnpuv2::Profile& p)
         const uint64_t need = g.mode == MODE::GLOBAL_AVG ? 1 : taps;
         const uint64_t have = static_cast<uint64_t>(field(c, P::TABLE_ENTRIES));
         if (have < need) {
-            pl.fault = field_fault(c, P::TABLE_ENTRIES, fmt::format("average pooling needs a record for each of 1..{} taps", need));
+            pl.fault = field_fault(c, P::TABLE_ENTRIES,
+                                   fmt::format("average pooling needs a record for each of 1..{} taps", need));
             return pl;
         }
         for (const Run& r : blob_runs(field_addr(c, P::TABLE_ADDR_LO, P::TABLE_ADDR_HI), have * kPoolRecordBytes))

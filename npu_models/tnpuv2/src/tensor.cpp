@@ -2,10 +2,10 @@
 // tnpuv2 tensor descriptors and element access.
 #include "npu/tnpuv2/tensor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace npu::tnpuv2 {
 
@@ -14,10 +14,17 @@ namespace T = hw::tnpuv2::TENSOR;
 
 int format_bits(uint32_t format) {
     switch (format) {
-        case F::S4: case F::U4: return 4;
-        case F::S8: case F::U8: return 8;
-        case F::S16: case F::U16: return 16;
-        default: return 32;
+        case F::S4:
+        case F::U4:
+            return 4;
+        case F::S8:
+        case F::U8:
+            return 8;
+        case F::S16:
+        case F::U16:
+            return 16;
+        default:
+            return 32;
     }
 }
 
@@ -28,7 +35,9 @@ const char* format_name(uint32_t format) {
 }
 
 bool TensorDesc::is_float() const { return format == F::F32; }
-bool TensorDesc::is_signed() const { return format == F::S4 || format == F::S8 || format == F::S16 || format == F::S32; }
+bool TensorDesc::is_signed() const {
+    return format == F::S4 || format == F::S8 || format == F::S16 || format == F::S32;
+}
 bool TensorDesc::is_4bit() const { return format == F::S4 || format == F::U4; }
 int TensorDesc::elem_bits() const { return format_bits(format); }
 
@@ -55,9 +64,11 @@ int64_t TensorDesc::offset_of(const std::array<int64_t, 6>& idx, int* nibble) co
 
 std::string TensorDesc::text() const {
     std::string d;
-    for (int i = 6 - std::max(1, rank); i < 6; ++i) d += fmt::format("{}{}", d.empty() ? "" : "x", dims[static_cast<size_t>(i)]);
-    return fmt::format("{}{}[{}]@{:#x}{}", format_name(format), bits != format_bits(format) && !is_float() ? fmt::format("/{}b", bits) : "",
-                       d, addr, zp ? fmt::format(" zp {}", zp) : "");
+    for (int i = 6 - std::max(1, rank); i < 6; ++i)
+        d += fmt::format("{}{}", d.empty() ? "" : "x", dims[static_cast<size_t>(i)]);
+    return fmt::format("{}{}[{}]@{:#x}{}", format_name(format),
+                       bits != format_bits(format) && !is_float() ? fmt::format("/{}b", bits) : "", d, addr,
+                       zp ? fmt::format(" zp {}", zp) : "");
 }
 
 TensorDesc decode_tensor(const hw::tnpuv2::Command& c) {
@@ -137,9 +148,12 @@ int64_t decode_elem(const TensorDesc& t, const uint8_t* p, int nibble) {
             const int v = nibble ? (p[0] >> 4) : (p[0] & 0xf);
             return v >= 8 ? v - 16 : v;
         }
-        case F::U4: return nibble ? (p[0] >> 4) : (p[0] & 0xf);
-        case F::S8: return static_cast<int8_t>(p[0]);
-        case F::U8: return p[0];
+        case F::U4:
+            return nibble ? (p[0] >> 4) : (p[0] & 0xf);
+        case F::S8:
+            return static_cast<int8_t>(p[0]);
+        case F::U8:
+            return p[0];
         case F::S16: {
             int16_t v;
             std::memcpy(&v, p, 2);
@@ -179,14 +193,16 @@ bool walk_rows(const TensorDesc& t, MemView& m, bool write, uint64_t* bad, Row r
             }
         };
         if (!write) {
-            if (contig) io(base, buf.data(), buf.size());
+            if (contig)
+                io(base, buf.data(), buf.size());
             else
                 for (int64_t k = 0; k < t.dims[5]; ++k)
                     io(base + static_cast<uint64_t>(k * t.strides[5]), buf.data() + k * eb, static_cast<size_t>(eb));
         }
         row(r++, buf.data());
         if (write) {
-            if (contig) io(base, buf.data(), buf.size());
+            if (contig)
+                io(base, buf.data(), buf.size());
             else
                 for (int64_t k = 0; k < t.dims[5]; ++k)
                     io(base + static_cast<uint64_t>(k * t.strides[5]), buf.data() + k * eb, static_cast<size_t>(eb));
@@ -242,9 +258,8 @@ bool store_codes(const TensorDesc& t, MemView& m, const std::vector<int64_t>& v,
 
 bool store_floats(const TensorDesc& t, MemView& m, const std::vector<float>& v, uint64_t* bad_addr) {
     const int64_t w = t.dims[5];
-    return walk_rows(t, m, true, bad_addr, [&](int64_t r, uint8_t* p) {
-        std::memcpy(p, v.data() + r * w, static_cast<size_t>(w) * 4);
-    });
+    return walk_rows(t, m, true, bad_addr,
+                     [&](int64_t r, uint8_t* p) { std::memcpy(p, v.data() + r * w, static_cast<size_t>(w) * 4); });
 }
 
 }  // namespace npu::tnpuv2

@@ -25,7 +25,8 @@ Fault eltwise_check(const Command& c, const State& s, uint32_t op) {
         const TensorDesc& t = s.slot[static_cast<size_t>(slot)];
         if (t.is_float()) return desc_fault(c, slot, "is F32; ELTWISE is the integer path (VECTOR takes F32)");
         if (t.dims != y.dims)
-            return desc_fault(c, slot, fmt::format("{} must have the OFM's dims (broadcast with zero strides)", t.text()));
+            return desc_fault(c, slot,
+                              fmt::format("{} must have the OFM's dims (broadcast with zero strides)", t.text()));
     }
     return {};
 }
@@ -43,13 +44,15 @@ OpPlan plan_eltwise(const Command& c, const State& s, const hw::tnpuv2::Profile&
     pl.kind = fmt::format("eltwise {} a{}", names[op], ifm(s).bits);
     const uint64_t n = static_cast<uint64_t>(ofm(s).numel());
     const int f = std::max(lanes_factor(ifm(s)), lanes_factor(ofm(s)));
-    pl.compute_cycles = ceil_div(n * static_cast<uint64_t>(f), static_cast<uint64_t>(p.npu.vector_int_elems_per_cycle.value));
+    pl.compute_cycles =
+        ceil_div(n * static_cast<uint64_t>(f), static_cast<uint64_t>(p.npu.vector_int_elems_per_cycle.value));
     add_reads(pl, ifm(s));
     if (binary(op)) add_reads(pl, ifm2(s));
     if (op == OP::AFFINE) {
         const uint64_t entries = static_cast<uint64_t>(field(c, EW::TABLE_ENTRIES));
         if (entries != static_cast<uint64_t>(ofm(s).dims[5])) {
-            pl.fault = field_fault(c, EW::TABLE_ENTRIES, fmt::format("AFFINE needs one record per channel ({})", ofm(s).dims[5]));
+            pl.fault = field_fault(c, EW::TABLE_ENTRIES,
+                                   fmt::format("AFFINE needs one record per channel ({})", ofm(s).dims[5]));
             return pl;
         }
         pl.sram_bytes = entries * kQRecordBytes;
@@ -69,9 +72,8 @@ Fault exec_eltwise(const Command& c, const State& s, MemView& m) {
     if (!load_codes(a, m, av, &bad)) return dma_read_fault(c, bad);
     if (binary(op) && !load_codes(b, m, bv, &bad)) return dma_read_fault(c, bad);
     std::vector<uint8_t> table;
-    if (op == OP::AFFINE &&
-        !read_blob(m, field_addr(c, EW::TABLE_ADDR_LO, EW::TABLE_ADDR_HI), static_cast<uint64_t>(y.dims[5]) * kQRecordBytes,
-                   table, &bad))
+    if (op == OP::AFFINE && !read_blob(m, field_addr(c, EW::TABLE_ADDR_LO, EW::TABLE_ADDR_HI),
+                                       static_cast<uint64_t>(y.dims[5]) * kQRecordBytes, table, &bad))
         return dma_read_fault(c, bad);
     const int64_t ma = field(c, EW::MULT_A), mb = field(c, EW::MULT_B);
     const int sh = static_cast<int>(field(c, EW::SHIFT));
@@ -87,16 +89,26 @@ Fault exec_eltwise(const Command& c, const State& s, MemView& m) {
         const int64_t xb = binary(op) ? bv[i] - b.zp : 0;
         int64_t v = 0;
         switch (op) {
-            case OP::ADD: v = rs(xa * ma + xb * mb, 1, sh); break;
-            case OP::MUL: v = rs(xa * xb, ma, sh); break;
-            case OP::MAX: v = std::max(rs(xa, ma, sh), rs(xb, mb, sh)); break;
-            case OP::MIN: v = std::min(rs(xa, ma, sh), rs(xb, mb, sh)); break;
+            case OP::ADD:
+                v = rs(xa * ma + xb * mb, 1, sh);
+                break;
+            case OP::MUL:
+                v = rs(xa * xb, ma, sh);
+                break;
+            case OP::MAX:
+                v = std::max(rs(xa, ma, sh), rs(xb, mb, sh));
+                break;
+            case OP::MIN:
+                v = std::min(rs(xa, ma, sh), rs(xb, mb, sh));
+                break;
             case OP::AFFINE: {
                 const QRecord r = qrecord_at(table, static_cast<size_t>(static_cast<int64_t>(i) % cdim));
                 v = rs(xa * r.mult + r.bias, 1, r.shift);
                 break;
             }
-            default: v = rs(xa, ma, sh); break;  // CLAMP
+            default:
+                v = rs(xa, ma, sh);
+                break;  // CLAMP
         }
         v += y.zp;
         out[i] = v < lo ? lo : (v > hi ? hi : v);
@@ -107,7 +119,9 @@ Fault exec_eltwise(const Command& c, const State& s, MemView& m) {
 
 namespace {
 
-int lut_entry_bytes(uint32_t f) { return f == E::LUT_FORMAT::F32 ? 4 : (f == E::LUT_FORMAT::S16 || f == E::LUT_FORMAT::U16 ? 2 : 1); }
+int lut_entry_bytes(uint32_t f) {
+    return f == E::LUT_FORMAT::F32 ? 4 : (f == E::LUT_FORMAT::S16 || f == E::LUT_FORMAT::U16 ? 2 : 1);
+}
 
 Fault lut_check(const Command& c, const State& s, const hw::tnpuv2::Profile* p) {
     for (int slot : {0, 2})
@@ -122,9 +136,10 @@ Fault lut_check(const Command& c, const State& s, const hw::tnpuv2::Profile* p) 
     if (static_cast<uint64_t>(field(c, LU::TABLE_ENTRIES)) != want)
         return field_fault(c, LU::TABLE_ENTRIES, fmt::format("a {}-bit IFM indexes {} entries", x.bits, want));
     if (p && want * static_cast<uint64_t>(lut_entry_bytes(ef)) > p->npu.lut_sram_bytes.value)
-        return make_fault(fault::SRAM_OVERFLOW, static_cast<uint32_t>(want * static_cast<uint64_t>(lut_entry_bytes(ef))),
-                          fmt::format("LUT of {} entries x {} bytes exceeds the {}-byte table SRAM (npu.lut_sram_bytes)", want,
-                                      lut_entry_bytes(ef), p->npu.lut_sram_bytes.value));
+        return make_fault(
+            fault::SRAM_OVERFLOW, static_cast<uint32_t>(want * static_cast<uint64_t>(lut_entry_bytes(ef))),
+            fmt::format("LUT of {} entries x {} bytes exceeds the {}-byte table SRAM (npu.lut_sram_bytes)", want,
+                        lut_entry_bytes(ef), p->npu.lut_sram_bytes.value));
     return {};
 }
 
@@ -138,7 +153,8 @@ OpPlan plan_lut(const Command& c, const State& s, const hw::tnpuv2::Profile& p) 
     const uint64_t bytes = (uint64_t{1} << ifm(s).bits) * static_cast<uint64_t>(lut_entry_bytes(ef));
     pl.kind = fmt::format("lut a{} ({} entries)", ifm(s).bits, uint64_t{1} << ifm(s).bits);
     pl.sram_bytes = bytes;
-    pl.compute_cycles = ceil_div(static_cast<uint64_t>(ofm(s).numel()), static_cast<uint64_t>(p.npu.lut_elems_per_cycle.value));
+    pl.compute_cycles =
+        ceil_div(static_cast<uint64_t>(ofm(s).numel()), static_cast<uint64_t>(p.npu.lut_elems_per_cycle.value));
     add_reads(pl, ifm(s));
     for (const Run& r : blob_runs(field_addr(c, LU::TABLE_ADDR_LO, LU::TABLE_ADDR_HI), bytes)) pl.reads.push_back(r);
     add_writes(pl, ofm(s), c);
@@ -153,7 +169,8 @@ Fault exec_lut(const Command& c, const State& s, MemView& m) {
     const uint64_t entries = uint64_t{1} << x.bits;
     uint64_t bad = 0;
     std::vector<uint8_t> table;
-    if (!read_blob(m, field_addr(c, LU::TABLE_ADDR_LO, LU::TABLE_ADDR_HI), entries * static_cast<uint64_t>(eb), table, &bad))
+    if (!read_blob(m, field_addr(c, LU::TABLE_ADDR_LO, LU::TABLE_ADDR_HI), entries * static_cast<uint64_t>(eb), table,
+                   &bad))
         return dma_read_fault(c, bad);
     std::vector<int64_t> xv;
     if (!load_codes(x, m, xv, &bad)) return dma_read_fault(c, bad);
@@ -162,7 +179,8 @@ Fault exec_lut(const Command& c, const State& s, MemView& m) {
     std::vector<float> f(y.is_float() ? xv.size() : 0);
     for (size_t i = 0; i < xv.size(); ++i) {
         // A code outside the IFM grid (the descriptor's BITS narrower than stored data) is clamped.
-        const int64_t k = std::min<int64_t>(static_cast<int64_t>(entries) - 1, std::max<int64_t>(0, xv[i] - x.grid_lo()));
+        const int64_t k =
+            std::min<int64_t>(static_cast<int64_t>(entries) - 1, std::max<int64_t>(0, xv[i] - x.grid_lo()));
         const uint8_t* e = table.data() + k * eb;
         if (y.is_float()) {
             std::memcpy(&f[i], e, 4);

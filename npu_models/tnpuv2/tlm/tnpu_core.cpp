@@ -2,12 +2,12 @@
 // tnpuv2 core: MMIO registers, command fetch, per-command DMA + engine execution, faults, IRQ.
 #include "tnpu_core.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
-
-#include <fmt/format.h>
 
 #include "hw/tnpuv2_cmds.h"
 
@@ -119,26 +119,46 @@ TnpuCore::TnpuCore(sc_core::sc_module_name name, const hw::tnpuv2::Profile& p, M
 
 uint32_t TnpuCore::reg_read(uint32_t off) const {
     switch (off) {
-        case R::ID: return R::kIdValue;
-        case R::VERSION: return hw::tnpuv2::kVersion;
-        case R::CONTROL: return 0;
-        case R::STATUS: return (busy_ ? R::STATUS_bits::BUSY : 0) | (fault_code_ ? R::STATUS_bits::FAULTED : 0);
-        case R::IRQ_RAW: return irq_raw_;
-        case R::IRQ_MASK: return irq_mask_;
-        case R::IRQ_STATUS: return irq_raw_ & irq_mask_;
-        case R::CMD_BASE_LO: return cmd_base_lo_;
-        case R::CMD_BASE_HI: return cmd_base_hi_;
-        case R::CMD_WORDS: return cmd_words_;
-        case R::CMD_PC: return cmd_pc_;
-        case R::FAULT_CODE: return fault_code_;
-        case R::FAULT_INFO: return fault_info_;
-        case R::FAULT_ADDR_LO: return static_cast<uint32_t>(fault_addr_);
-        case R::FAULT_ADDR_HI: return static_cast<uint32_t>(fault_addr_ >> 32);
-        case R::OPS_DONE: return ops_done_;
-        case R::CYCLES_LO: return static_cast<uint32_t>(cycles_);
-        case R::CYCLES_HI: return static_cast<uint32_t>(cycles_ >> 32);
-        case R::CMD_IRQ_CODE: return cmd_irq_code_;
-        default: return 0;
+        case R::ID:
+            return R::kIdValue;
+        case R::VERSION:
+            return hw::tnpuv2::kVersion;
+        case R::CONTROL:
+            return 0;
+        case R::STATUS:
+            return (busy_ ? R::STATUS_bits::BUSY : 0) | (fault_code_ ? R::STATUS_bits::FAULTED : 0);
+        case R::IRQ_RAW:
+            return irq_raw_;
+        case R::IRQ_MASK:
+            return irq_mask_;
+        case R::IRQ_STATUS:
+            return irq_raw_ & irq_mask_;
+        case R::CMD_BASE_LO:
+            return cmd_base_lo_;
+        case R::CMD_BASE_HI:
+            return cmd_base_hi_;
+        case R::CMD_WORDS:
+            return cmd_words_;
+        case R::CMD_PC:
+            return cmd_pc_;
+        case R::FAULT_CODE:
+            return fault_code_;
+        case R::FAULT_INFO:
+            return fault_info_;
+        case R::FAULT_ADDR_LO:
+            return static_cast<uint32_t>(fault_addr_);
+        case R::FAULT_ADDR_HI:
+            return static_cast<uint32_t>(fault_addr_ >> 32);
+        case R::OPS_DONE:
+            return ops_done_;
+        case R::CYCLES_LO:
+            return static_cast<uint32_t>(cycles_);
+        case R::CYCLES_HI:
+            return static_cast<uint32_t>(cycles_ >> 32);
+        case R::CMD_IRQ_CODE:
+            return cmd_irq_code_;
+        default:
+            return 0;
     }
 }
 
@@ -154,12 +174,23 @@ void TnpuCore::reg_write(uint32_t off, uint32_t v) {
                 start_ev_.notify(sc_core::SC_ZERO_TIME);
             }
             return;
-        case R::IRQ_MASK: irq_mask_ = v; break;
-        case R::IRQ_CLEAR: irq_raw_ &= ~v; break;
-        case R::CMD_BASE_LO: cmd_base_lo_ = v; break;
-        case R::CMD_BASE_HI: cmd_base_hi_ = v; break;
-        case R::CMD_WORDS: cmd_words_ = v; break;
-        default: return;  // read-only and unmapped offsets ignore writes
+        case R::IRQ_MASK:
+            irq_mask_ = v;
+            break;
+        case R::IRQ_CLEAR:
+            irq_raw_ &= ~v;
+            break;
+        case R::CMD_BASE_LO:
+            cmd_base_lo_ = v;
+            break;
+        case R::CMD_BASE_HI:
+            cmd_base_hi_ = v;
+            break;
+        case R::CMD_WORDS:
+            cmd_words_ = v;
+            break;
+        default:
+            return;  // read-only and unmapped offsets ignore writes
     }
     update_irq();
 }
@@ -206,8 +237,8 @@ void TnpuCore::fail(const Fault& f) {
     fault_addr_ = f.addr;
     cmd_pc_ = f.pc;
     irq_raw_ |= fault_irq_bit(f.code);
-    diags_.push_back(fmt::format("{}: fault {} ({}) at command word {}: {}", name(), f.code, hw::tnpuv2::fault::name(f.code), f.pc,
-                                 f.message));
+    diags_.push_back(fmt::format("{}: fault {} ({}) at command word {}: {}", name(), f.code,
+                                 hw::tnpuv2::fault::name(f.code), f.pc, f.message));
 }
 
 bool TnpuCore::dma_runs(const std::vector<Run>& runs, bool write, std::vector<std::vector<uint8_t>>& data,
@@ -244,7 +275,8 @@ bool TnpuCore::dma_runs(const std::vector<Run>& runs, bool write, std::vector<st
             gp.set_data_length(static_cast<unsigned int>(n));
             gp.set_streaming_width(static_cast<unsigned int>(n));
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-            sc_core::sc_time t = req > sc_core::sc_time_stamp() ? req - sc_core::sc_time_stamp() : sc_core::SC_ZERO_TIME;
+            sc_core::sc_time t =
+                req > sc_core::sc_time_stamp() ? req - sc_core::sc_time_stamp() : sc_core::SC_ZERO_TIME;
             dma->b_transport(gp, t);
             if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
                 *bad = run.addr + off;
@@ -258,7 +290,8 @@ bool TnpuCore::dma_runs(const std::vector<Run>& runs, bool write, std::vector<st
     }
     if (tw_ && !runs.empty())
         tw_->complete(write ? tr_.dma_wr : tr_.dma_rd, what, first, done.value() - first,
-                      {trace::arg("bytes", runs_bytes(runs)), trace::arg("runs", static_cast<uint64_t>(runs.size()))}, "dma");
+                      {trace::arg("bytes", runs_bytes(runs)), trace::arg("runs", static_cast<uint64_t>(runs.size()))},
+                      "dma");
     return true;
 }
 
@@ -285,7 +318,8 @@ void TnpuCore::run_stream() {
     const uint64_t f0 = now_ps();
     const Mode saved = mode_;
     mode_ = Mode::Full;  // the stream itself always moves (the core must decode it)
-    const bool fetched = dma_runs({Run{base, uint64_t{cmd_words_} * 4}}, false, sbuf, sc_core::sc_time_stamp(), fdone, &bad, "command stream");
+    const bool fetched = dma_runs({Run{base, uint64_t{cmd_words_} * 4}}, false, sbuf, sc_core::sc_time_stamp(), fdone,
+                                  &bad, "command stream");
     mode_ = saved;
     if (!fetched) {
         Fault f;
@@ -360,14 +394,16 @@ void TnpuCore::run_stream() {
         rec.fetch_ps = dec_ps;
         // WEIGHT_REUSE: the SRAM must still hold exactly these weights.
         if (pl.weight_bytes) {
-            if (pl.weight_reuse && !(sram_weights_valid_ && sram_weight_addr_ == pl.weight_addr && sram_weight_bytes_ == pl.weight_bytes)) {
+            if (pl.weight_reuse && !(sram_weights_valid_ && sram_weight_addr_ == pl.weight_addr &&
+                                     sram_weight_bytes_ == pl.weight_bytes)) {
                 Fault f;
                 f.code = FC::BAD_DESCRIPTOR;
                 f.pc = c.pc;
-                f.message = fmt::format("CONV.WEIGHT_REUSE set, but the SRAM holds {} (the command's weights are {} bytes at {:#x})",
-                                        sram_weights_valid_ ? fmt::format("{} bytes from {:#x}", sram_weight_bytes_, sram_weight_addr_)
-                                                            : std::string("no weights"),
-                                        pl.weight_bytes, pl.weight_addr);
+                f.message = fmt::format(
+                    "CONV.WEIGHT_REUSE set, but the SRAM holds {} (the command's weights are {} bytes at {:#x})",
+                    sram_weights_valid_ ? fmt::format("{} bytes from {:#x}", sram_weight_bytes_, sram_weight_addr_)
+                                        : std::string("no weights"),
+                    pl.weight_bytes, pl.weight_addr);
                 return fail(f);
             }
             sram_weights_valid_ = true;
@@ -424,8 +460,11 @@ void TnpuCore::run_stream() {
         rec.write_ps = (wr_done - comp_end).value();
         rec.overhead_ps = ovh_ps;
         if (tw_) {
-            const int tr = pl.engine == "conv" ? tr_.conv : pl.engine == "pool" ? tr_.pool : pl.engine == "move" ? tr_.move
-                           : pl.engine == "genbox" ? tr_.genbox : tr_.vector;
+            const int tr = pl.engine == "conv"     ? tr_.conv
+                           : pl.engine == "pool"   ? tr_.pool
+                           : pl.engine == "move"   ? tr_.move
+                           : pl.engine == "genbox" ? tr_.genbox
+                                                   : tr_.vector;
             tw_->complete(tr, pl.kind, t0.value(), (comp_end - t0).value(),
                           {trace::arg("op", uint64_t{rec.index}), trace::arg("cycles", pl.compute_cycles),
                            trace::arg("macs", pl.macs)},

@@ -6,14 +6,14 @@
 // staging buffers, the engine computes (full mode), its writes are DMA'd out; time comes from the
 // DDR model (loads overlapped with compute per the profile) plus the engine's cycles.
 #pragma once
-#include <cstdint>
-#include <string>
-#include <vector>
-
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+
+#include <cstdint>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
 
 #include "hw/tnpuv2/profile.h"
 #include "npu/tnpuv2/core.h"
@@ -52,8 +52,8 @@ class TnpuCore : public sc_core::sc_module {
     void fail(const Fault& f);
     /// DMA of byte runs, read into `data` (one buffer per run) or written from it, starting at
     /// `start`; `done` = last completion. false + *bad on an error response.
-    bool dma_runs(const std::vector<Run>& runs, bool write, std::vector<std::vector<uint8_t>>& data, sc_core::sc_time start,
-                  sc_core::sc_time& done, uint64_t* bad, const char* what);
+    bool dma_runs(const std::vector<Run>& runs, bool write, std::vector<std::vector<uint8_t>>& data,
+                  sc_core::sc_time start, sc_core::sc_time& done, uint64_t* bad, const char* what);
     void reset_state();
 
     const hw::tnpuv2::Profile& p_;

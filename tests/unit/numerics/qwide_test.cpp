@@ -54,7 +54,8 @@ TEST(QWide, QuantizeLinearInt16AndNarrowedGrids) {
     const Tensor z8 = scalar_of<int8_t>(DType::I8, 0);
     EXPECT_EQ(values<int8_t>(run("QuantizeLinear", a4, {&x, &s, &z8})[0]), (std::vector<int8_t>{-8, -7, 0, 2, 5, 7}));
     const Tensor zu = scalar_of<uint8_t>(DType::U8, 8);  // uint4: [0, 15]
-    EXPECT_EQ(values<uint8_t>(run("QuantizeLinear", a4, {&x, &s, &zu})[0]), (std::vector<uint8_t>{0, 1, 8, 10, 13, 15}));
+    EXPECT_EQ(values<uint8_t>(run("QuantizeLinear", a4, {&x, &s, &zu})[0]),
+              (std::vector<uint8_t>{0, 1, 8, 10, 13, 15}));
     num::Attributes bad;
     bad.set("_qbits", int64_t{17});
     EXPECT_THROW(run("QuantizeLinear", bad, {&x, &s, &z16}), num::OpError);
@@ -64,7 +65,8 @@ TEST(QWide, DequantizeLinearUint16) {
     const Tensor q = make(DType::U16, {3}, std::vector<uint16_t>{0, 32768, 65535});
     const Tensor s = scalar_f(0.25f);
     const Tensor z = scalar_of<uint16_t>(DType::U16, 32768);
-    EXPECT_EQ(values<float>(run("DequantizeLinear", {}, {&q, &s, &z})[0]), (std::vector<float>{-8192.f, 0.f, 8191.75f}));
+    EXPECT_EQ(values<float>(run("DequantizeLinear", {}, {&q, &s, &z})[0]),
+              (std::vector<float>{-8192.f, 0.f, 8191.75f}));
 }
 
 // 16-bit activations x 8-bit weights (and 20-bit weights in int32) against the naive formula.
@@ -80,9 +82,12 @@ TEST(QWide, QLinearConvMixedWidthsMatchNaiveFormula) {
         for (size_t i = 0; i < x.numel(); ++i) x.data<int16_t>()[i] = static_cast<int16_t>(xv(rng));
         for (size_t i = 0; i < w.numel(); ++i) {
             const int64_t v = wv(rng);
-            if (wd == DType::I8) w.data<int8_t>()[i] = static_cast<int8_t>(v);
-            else if (wd == DType::I16) w.data<int16_t>()[i] = static_cast<int16_t>(v);
-            else w.data<int32_t>()[i] = static_cast<int32_t>(v);
+            if (wd == DType::I8)
+                w.data<int8_t>()[i] = static_cast<int8_t>(v);
+            else if (wd == DType::I16)
+                w.data<int16_t>()[i] = static_cast<int16_t>(v);
+            else
+                w.data<int32_t>()[i] = static_cast<int32_t>(v);
         }
         for (int64_t m = 0; m < M; ++m) b.data<int32_t>()[m] = static_cast<int32_t>(1000 * m - 1500);
         const float xs = 0.01f, ys = wbits == 20 ? 3000.0f : (wbits == 16 ? 10.0f : 0.05f);

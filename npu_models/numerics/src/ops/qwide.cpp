@@ -7,29 +7,34 @@
 // applied in double (16-bit accumulators exceed float's 24-bit mantissa), rounded half to even,
 // + zero point, saturated to the output grid. onnxruntime runs the same QDQ units as
 // DequantizeLinear -> float op -> QuantizeLinear; the two agree except on float ties (<= 1 LSB).
+#include "qwide.h"
+
 #include <cmath>
 
 #include "conv_geom.h"
 #include "numerics/requant.h"
 #include "qcommon.h"
-#include "qwide.h"
 
 namespace num::ops {
 
 int64_t qint_at(const Tensor& t, size_t i) {
     switch (t.dtype()) {
-        case DType::I8: return t.data<int8_t>()[i];
-        case DType::U8: return t.data<uint8_t>()[i];
-        case DType::I16: return t.data<int16_t>()[i];
-        case DType::U16: return t.data<uint16_t>()[i];
-        case DType::I32: return t.data<int32_t>()[i];
-        default: return 0;
+        case DType::I8:
+            return t.data<int8_t>()[i];
+        case DType::U8:
+            return t.data<uint8_t>()[i];
+        case DType::I16:
+            return t.data<int16_t>()[i];
+        case DType::U16:
+            return t.data<uint16_t>()[i];
+        case DType::I32:
+            return t.data<int32_t>()[i];
+        default:
+            return 0;
     }
 }
 
-bool needs_wide(DType x, DType w, DType y, int64_t qbits) {
-    return qbits != 0 || !is_q8(x) || !is_q8(w) || !is_q8(y);
-}
+bool needs_wide(DType x, DType w, DType y, int64_t qbits) { return qbits != 0 || !is_q8(x) || !is_q8(w) || !is_q8(y); }
 
 namespace {
 
@@ -49,21 +54,34 @@ int64_t requant_wide(int64_t acc, float scale, int32_t zp, QRange r) {
 void store_codes(Tensor& y, const std::vector<int64_t>& v) {
     for (size_t i = 0; i < v.size(); ++i) {
         switch (y.dtype()) {
-            case DType::I8: y.data<int8_t>()[i] = static_cast<int8_t>(v[i]); break;
-            case DType::U8: y.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
-            case DType::I16: y.data<int16_t>()[i] = static_cast<int16_t>(v[i]); break;
-            case DType::U16: y.data<uint16_t>()[i] = static_cast<uint16_t>(v[i]); break;
-            default: break;
+            case DType::I8:
+                y.data<int8_t>()[i] = static_cast<int8_t>(v[i]);
+                break;
+            case DType::U8:
+                y.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+                break;
+            case DType::I16:
+                y.data<int16_t>()[i] = static_cast<int16_t>(v[i]);
+                break;
+            case DType::U16:
+                y.data<uint16_t>()[i] = static_cast<uint16_t>(v[i]);
+                break;
+            default:
+                break;
         }
     }
 }
 
 QRange range_of(DType d, int64_t qbits) {
     switch (d) {
-        case DType::I8: return qrange<int8_t>(qbits);
-        case DType::U8: return qrange<uint8_t>(qbits);
-        case DType::I16: return qrange<int16_t>(qbits);
-        default: return qrange<uint16_t>(qbits);
+        case DType::I8:
+            return qrange<int8_t>(qbits);
+        case DType::U8:
+            return qrange<uint8_t>(qbits);
+        case DType::I16:
+            return qrange<int16_t>(qbits);
+        default:
+            return qrange<uint16_t>(qbits);
     }
 }
 
@@ -125,7 +143,8 @@ Outputs qlinear_conv_wide(const Attributes& a, const Inputs& in) {
     const Tensor* yz = opt(in, 7);
     const int32_t y_zp = scalar_zp(yz, op);
     const Tensor* bias = opt(in, 8);
-    if (bias && (bias->dtype() != DType::I32 || static_cast<int64_t>(bias->numel()) != g.m)) fail(op, "B must be int32[M]");
+    if (bias && (bias->dtype() != DType::I32 || static_cast<int64_t>(bias->numel()) != g.m))
+        fail(op, "B must be int32[M]");
     const DType yd = yz ? yz->dtype() : x.dtype();
     if (!is_q16(yd)) fail(op, "y_zero_point must be int8/uint8/int16/uint16");
     const QRange r = range_of(yd, qbits_attr(a, op));
@@ -250,7 +269,8 @@ Outputs qgemm_wide(const Attributes& at, const Inputs& in) {
         const std::vector<int64_t> os{M, N};
         if (broadcast_shape(c->shape(), os, op) != os) fail(op, "C must broadcast to (M, N)");
         const std::vector<int64_t> sc = broadcast_strides(c->shape(), os), sz(2, 0);
-        for_each_broadcast2(os, sc, sz, [&](int64_t o, int64_t ic, int64_t) { acc[static_cast<size_t>(o)] += c->data<int32_t>()[ic]; });
+        for_each_broadcast2(
+            os, sc, sz, [&](int64_t o, int64_t ic, int64_t) { acc[static_cast<size_t>(o)] += c->data<int32_t>()[ic]; });
     }
     auto bscale = [&](int64_t j) { return b_scale[b_scale.size() > 1 ? static_cast<size_t>(j) : 0]; };
     const Tensor* ys = opt(in, 7);
@@ -268,7 +288,8 @@ Outputs qgemm_wide(const Attributes& at, const Inputs& in) {
     if (!is_q16(yd)) fail(op, "y_zero_point must be int8/uint8/int16/uint16");
     const QRange r = range_of(yd, qbits_attr(at, op));
     for (int64_t i = 0; i < M * N; ++i)
-        acc[static_cast<size_t>(i)] = requant_wide(acc[static_cast<size_t>(i)], alpha * a_scale * bscale(i % N) / y_scale, y_zp, r);
+        acc[static_cast<size_t>(i)] =
+            requant_wide(acc[static_cast<size_t>(i)], alpha * a_scale * bscale(i % N) / y_scale, y_zp, r);
     Tensor y(yd, {M, N});
     store_codes(y, acc);
     return single(std::move(y));

@@ -17,7 +17,7 @@ struct SubmitResult {
     uint32_t irq_status = 0;  ///< IRQ_STATUS at the interrupt
     uint32_t fault_code = 0, fault_info = 0;
     uint64_t fault_addr = 0;
-    uint32_t cmd_pc = 0;      ///< CMD_PC (the faulting command's word offset)
+    uint32_t cmd_pc = 0;  ///< CMD_PC (the faulting command's word offset)
     uint32_t ops_done = 0;
     uint64_t cycles = 0;      ///< CYCLES_HI:LO
     uint64_t elapsed_ns = 0;  ///< kick to interrupt, device time

@@ -44,11 +44,11 @@ struct DeviceTensor {
     int bits = 8;                       ///< grid width
     int32_t zp = 0;
     float scale = 1.0f;
-    uint64_t offset = 0;                ///< arena offset
+    uint64_t offset = 0;  ///< arena offset
     uint64_t bytes = 0;
     /// Byte stride of each IR dim (dims of one element; 4-bit: the innermost memory dim is packed).
     std::vector<int64_t> strides;
-    std::string alias_of;               ///< set when the tensor is a view of another's bytes
+    std::string alias_of;  ///< set when the tensor is a view of another's bytes
 };
 
 enum class Unit { Npu, View };
@@ -75,20 +75,20 @@ struct CompileOptions {
 
 struct CompiledModel {
     Widths widths;
-    std::vector<uint8_t> arena_init;     ///< weights, tables, parameter blocks, the stream
-    uint64_t arena_init_offset = 0;      ///< arena offset of arena_init[0] (the activations come first)
-    uint64_t arena_bytes = 0;            ///< whole arena, activations after arena_init
-    uint64_t stream_offset = 0;          ///< arena offset of the command stream
+    std::vector<uint8_t> arena_init;  ///< weights, tables, parameter blocks, the stream
+    uint64_t arena_init_offset = 0;   ///< arena offset of arena_init[0] (the activations come first)
+    uint64_t arena_bytes = 0;         ///< whole arena, activations after arena_init
+    uint64_t stream_offset = 0;       ///< arena offset of the command stream
     uint32_t stream_words = 0;
     /// Arena offsets of 32-bit address words: (low word, high word) pairs patched by relocate().
     std::vector<std::pair<uint64_t, uint64_t>> relocs;
     uint64_t relocated_base = 0;
     std::map<std::string, DeviceTensor> tensors;
     std::vector<Layer> layers;
-    ir::Graph graph;                     ///< the (QDQ-folded, rewritten) graph the layers refer to
+    ir::Graph graph;  ///< the (QDQ-folded, rewritten) graph the layers refer to
     uint64_t weight_bytes = 0;
-    uint32_t engine_ops = 0;             ///< engine commands in the stream
-    std::vector<std::string> notes;      ///< converter rewrites applied (GenerateBox, BN, Gemm, ...)
+    uint32_t engine_ops = 0;         ///< engine commands in the stream
+    std::vector<std::string> notes;  ///< converter rewrites applied (GenerateBox, BN, Gemm, ...)
 };
 
 /// The graph as the tnpuv2 converter hands it to its rule check (seed 003): `g` imported with

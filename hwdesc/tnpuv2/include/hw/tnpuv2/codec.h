@@ -70,8 +70,8 @@ uint32_t check_header(const std::vector<uint32_t>& words, DecodeError& err);
 struct DecodedStream {
     uint32_t version = 0, declared_words = 0;
     std::vector<Command> commands;
-    bool ended = false;   ///< END seen
-    DecodeError error;    ///< first problem (decode stops there)
+    bool ended = false;  ///< END seen
+    DecodeError error;   ///< first problem (decode stops there)
     uint32_t error_pc = 0;
 };
 DecodedStream decode_stream(const std::vector<uint32_t>& words);

@@ -16,16 +16,16 @@ struct NpuParams {
     Param<uint64_t> core_clock_hz;
     Param<uint64_t> mmio_base;
     Param<int> dma_address_bits;
-    Param<int> depthwise_macs_per_cycle;   ///< 8-bit data; 16-bit data run at half
-    Param<int> accumulator_bits;           ///< MAC sums saturate at this width
-    Param<int> requant_multiplier_bits;    ///< unsigned bits of a requantization multiplier
-    Param<uint64_t> conv_sram_bytes;       ///< one CONV command's input rows + weights + output band
-    Param<uint64_t> lut_sram_bytes;        ///< largest LUT / parameter table
-    Param<int> vector_int_elems_per_cycle; ///< 8-bit elements; 16-bit take two lanes
+    Param<int> depthwise_macs_per_cycle;    ///< 8-bit data; 16-bit data run at half
+    Param<int> accumulator_bits;            ///< MAC sums saturate at this width
+    Param<int> requant_multiplier_bits;     ///< unsigned bits of a requantization multiplier
+    Param<uint64_t> conv_sram_bytes;        ///< one CONV command's input rows + weights + output band
+    Param<uint64_t> lut_sram_bytes;         ///< largest LUT / parameter table
+    Param<int> vector_int_elems_per_cycle;  ///< 8-bit elements; 16-bit take two lanes
     Param<int> vector_fp32_elems_per_cycle;
     Param<int> vector_transcendental_cycles;  ///< per element on the FP32 path
     Param<int> lut_elems_per_cycle;
-    Param<int> pool_elems_per_cycle;       ///< window taps per cycle (8-bit; 16-bit half)
+    Param<int> pool_elems_per_cycle;  ///< window taps per cycle (8-bit; 16-bit half)
     Param<int> move_bytes_per_cycle;
     Param<int> genbox_cycles_per_value;
     Param<int> cmd_cycles_per_word;

@@ -27,10 +27,10 @@ struct OpRecord {
 
 struct StreamResult {
     std::vector<OpRecord> ops;
-    Fault fault;               ///< code 0 when the stream reached END
-    uint32_t irq_raw = 0;      ///< IRQ_RAW as the core leaves it
+    Fault fault;           ///< code 0 when the stream reached END
+    uint32_t irq_raw = 0;  ///< IRQ_RAW as the core leaves it
     uint32_t cmd_irq_code = 0;
-    uint64_t cycles = 0;       ///< analytic total (direct execution)
+    uint64_t cycles = 0;  ///< analytic total (direct execution)
 };
 
 /// Cycles of one engine command besides DMA: decode + compute + fixed overhead.
@@ -42,7 +42,8 @@ uint32_t fault_irq_bit(uint32_t fault_code);
 
 /// Runs the stream at `words` (already fetched) through `m`. `functional` false: plans only
 /// (timing), no data computed.
-StreamResult run_stream(const std::vector<uint32_t>& words, const hw::tnpuv2::Profile& p, MemView& m, bool functional = true);
+StreamResult run_stream(const std::vector<uint32_t>& words, const hw::tnpuv2::Profile& p, MemView& m,
+                        bool functional = true);
 
 /// A flat memory [base, base + size) for direct execution and tests.
 class FlatMemory : public MemView {

@@ -34,12 +34,12 @@ struct State {
 };
 
 struct OpPlan {
-    std::string engine;  ///< conv, vector, pool, move, genbox
-    std::string kind;    ///< "conv 3x3/1 s8xs8->s8", "eltwise add", ... (reports, traces)
+    std::string engine;              ///< conv, vector, pool, move, genbox
+    std::string kind;                ///< "conv 3x3/1 s8xs8->s8", "eltwise add", ... (reports, traces)
     std::vector<Run> reads, writes;  ///< merged byte runs (DMA)
     uint64_t compute_cycles = 0;     ///< engine busy time, without DMA and overhead
     uint64_t macs = 0, macs_padded = 0;
-    uint64_t sram_bytes = 0;         ///< on-chip buffer the command needs
+    uint64_t sram_bytes = 0;  ///< on-chip buffer the command needs
     /// CONV: the weights (WEIGHT_REUSE skips their load when the SRAM still holds them).
     uint64_t weight_addr = 0, weight_bytes = 0;
     bool weight_reuse = false;
