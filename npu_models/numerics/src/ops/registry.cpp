@@ -66,6 +66,7 @@ const ops::OpTable& table() {
         ops::register_layout(m);
         ops::register_reduce(m);
         ops::register_resize(m);
+        ops::register_gather_norm(m);
         return m;
     }();
     return t;
