@@ -196,8 +196,16 @@ Fault exec_vector(const Command& c, const State& s, MemView& m) {
             for (size_t i = 0; i < xf.size(); ++i) yf[i] = std::sqrt(xf[i]);
             break;
         case OP::POW:
-            for (size_t i = 0; i < xf.size(); ++i)
-                yf[i] = std::pow(xf[i], table.empty() ? p0 : table[i % static_cast<size_t>(C)]);
+            // A scalar exponent of 2 or 3 is a product (what onnxruntime's Pow computes for those).
+            for (size_t i = 0; i < xf.size(); ++i) {
+                const float v = xf[i];
+                if (table.empty() && p0 == 2.0f)
+                    yf[i] = v * v;
+                else if (table.empty() && p0 == 3.0f)
+                    yf[i] = v * v * v;
+                else
+                    yf[i] = std::pow(v, table.empty() ? p0 : table[i % static_cast<size_t>(C)]);
+            }
             break;
         case OP::SOFTMAX:
             // Along C: max, sum of exp(x - max) in channel order, exp(x - max) / sum.

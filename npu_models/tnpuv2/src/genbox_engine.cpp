@@ -222,7 +222,7 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
                             if (f < 2)
                                 o[f] = (sg * 2.0f + (cell + g.grid_offset)) * h.stride;
                             else if (f < 4)
-                                o[f] = std::pow(sg * 2.0f, 2.0f) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
+                                o[f] = (sg * 2.0f) * (sg * 2.0f) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
                             else
                                 o[f] = sg;
                         } else {  // YOLOv3 (darknet)
