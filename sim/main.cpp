@@ -408,7 +408,8 @@ int sc_main(int argc, char* argv[]) {
     chk->add_flag("--all-platforms", co.all_platforms, "Print a model x platform matrix");
     chk->add_flag("--json", co.json, "Machine-readable output");
     chk->add_option("--input-shape", co.input_shapes, "Fix a dynamic input, name=1x3x224x224");
-    chk->add_option("--bits", co.quant_bits, "Quantization width for tnpuv2 rules (4..20)");
+    chk->add_option("--bits", co.quant_bits, "Data (activation) quantization width for tnpuv2 rules (4..16)");
+    chk->add_option("--weight-bits", co.weight_bits, "Weight (constant tensor) width for tnpuv2 rules (4, 8, 16, 20)");
     sim::QuantizeArgs chk_quant;
     uint64_t chk_seed = 0;
     add_quantize_options(*chk, chk_quant);
