@@ -54,6 +54,7 @@ struct RunArgs {
     sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
     int bits = 0;                     ///< tnpuv2: --bits data width (0 = not given)
     int weight_bits = 0;              ///< tnpuv2: --weight-bits
+    std::string dump_layers;          ///< tnpuv2: --dump-layers DIR
 };
 
 
@@ -130,6 +131,7 @@ int cmd_run_tnpuv2(const RunArgs& a) {
     o.calibration = a.quant.calibration;
     o.calibration_method = a.quant.method;
     o.dump_path = a.regcmd_path;
+    o.dump_layers = a.dump_layers;
     return sim::tnpuv2::run_cli(o, std::cout, std::cerr);
 }
 
@@ -176,7 +178,8 @@ int cmd_run(const RunArgs& a) {
                         ? "--quantize applies to .onnx models"
                         : fmt::format("--quantize is not available on the MCU platform {} yet", a.platform));
     if (hw::tnpuv2::is_platform_name(a.platform)) return cmd_run_tnpuv2(a);
-    if (a.bits || a.weight_bits) return fail("--bits and --weight-bits apply to --platform tnpuv2");
+    if (a.bits || a.weight_bits || !a.dump_layers.empty())
+        return fail("--bits, --weight-bits and --dump-layers apply to --platform tnpuv2");
     if (a.reference) return cmd_run_reference(a);
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
@@ -399,6 +402,7 @@ int sc_main(int argc, char* argv[]) {
     run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
     add_quantize_options(*run, ra.quant);
     run->add_option("--bits", ra.bits, "tnpuv2: data width of the quantized model (4, 8, 12, 14, 16; default 8)");
+    run->add_option("--dump-layers", ra.dump_layers, "tnpuv2: write every activation the device produced as DIR/<tensor>.npy");
     run->add_option("--weight-bits", ra.weight_bits, "tnpuv2: conv/MatMul weight width (4, 8, 16, 20; default: the model's)");
 
     drv::check::CheckCliOptions co;

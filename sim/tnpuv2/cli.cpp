@@ -2,6 +2,7 @@
 // `npusim run --platform tnpuv2 MODEL`, the platforms line and the check hook (run.h).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -163,7 +164,23 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
     trace::TraceWriter tw;
     std::map<std::string, num::Tensor> outs;
-    ModelRunResult r = run_model(p, m, inputs, full, !o.no_check, o.trace_path.empty() ? nullptr : &tw, &outs);
+    std::map<std::string, num::Tensor> acts;
+    ModelRunResult r = run_model(p, m, inputs, full, !o.no_check, o.trace_path.empty() ? nullptr : &tw, &outs,
+                                 o.dump_layers.empty() ? nullptr : &acts);
+    if (!o.dump_layers.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.dump_layers, ec);
+        for (const auto& [name, t] : acts) {
+            std::string file;
+            for (char ch : name)
+                file += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' ? ch : '_';
+            try {
+                num::write_npy((std::filesystem::path(o.dump_layers) / (file + ".npy")).string(), t);
+            } catch (const std::exception& e) {
+                return fail(kExitBadInput, fmt::format("--dump-layers '{}': {}", o.dump_layers, e.what()));
+            }
+        }
+    }
     r.model = std::filesystem::path(o.model).stem().string();
     r.expect_exact = o.expect_exact;
     r.notes.insert(r.notes.begin(),

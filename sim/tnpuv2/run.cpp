@@ -42,7 +42,8 @@ const char* kOneLsbCause =
 
 ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledModel& m,
                          const std::map<std::string, num::Tensor>& inputs, bool full, bool check,
-                         trace::TraceWriter* tw, std::map<std::string, num::Tensor>* outputs) {
+                         trace::TraceWriter* tw, std::map<std::string, num::Tensor>* outputs,
+                         std::map<std::string, num::Tensor>* activations) {
     ModelRunResult r;
     r.platform = "tnpuv2";
     r.platform_name = p.display_name;
@@ -172,6 +173,7 @@ ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledMode
     for (const std::string& name : m.graph.outputs())
         if (snapshot.count(name)) final_outputs[name] = snapshot.at(name);
     if (outputs) *outputs = final_outputs;
+    if (activations) *activations = snapshot;
     if (!full || !check || !r.errors.empty()) return r;
     std::vector<CheckedLayer> layers;
     for (const drv::tnpuv2::Layer& L : m.layers)

@@ -31,7 +31,8 @@ struct RunOptions {
     int weight_bits = 0;                   ///< --weight-bits: conv/MatMul weight width (0: the model's)
     std::vector<std::string> calibration;  ///< float models: --calibration
     std::string calibration_method;
-    std::string dump_path;  ///< --dump-regcmd: the relocated command stream (32-bit LE words)
+    std::string dump_path;    ///< --dump-regcmd: the relocated command stream (32-bit LE words)
+    std::string dump_layers;  ///< --dump-layers DIR: every activation as the device left it (.npy)
 };
 
 /// Exit codes as cli.md: 0 ok, 1 a problem found by the run (fault, a layer worse than 1 LSB),
@@ -39,9 +40,11 @@ struct RunOptions {
 int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err);
 
 /// Runs a compiled model on a freshly elaborated tnpuv2 system (one SystemC elaboration per process).
+/// `outputs` receives the graph outputs, `activations` (when given) every recorded activation.
 sim::ModelRunResult run_model(const hw::tnpuv2::Profile& p, drv::tnpuv2::CompiledModel& m,
                               const std::map<std::string, num::Tensor>& inputs, bool full, bool check,
-                              trace::TraceWriter* tw, std::map<std::string, num::Tensor>* outputs = nullptr);
+                              trace::TraceWriter* tw, std::map<std::string, num::Tensor>* outputs = nullptr,
+                              std::map<std::string, num::Tensor>* activations = nullptr);
 
 /// `npusim decode FILE --platform tnpuv2`: header, then one line per command with its fields.
 int decode_cli(const std::string& file, std::ostream& out, std::ostream& err);
