@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -14,17 +15,21 @@
 #include "app/conv_example.h"
 #include "app/lint.h"
 #include "app/model_run.h"
+#include "app/mcu_cli.h"
 #include "app/quantize_cli.h"
 #include "app/regcmd_file.h"
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
 #include "app/report.h"
+#include "drv/rknpu/check_placement.h"
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
+#include "mcu/mcu_train.h"
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "rtl/cosim.h"
 #include "sweep/cli.h"
 #include "tnpuv2/run.h"
 
@@ -51,11 +56,34 @@ struct RunArgs {
     bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
     std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
     std::vector<std::string> params;  ///< --param section.key=value overrides
+    std::string rtl, rtl_vcd;         ///< --rtl core,dpu / --rtl-vcd FILE (RTL co-simulation)
     sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
     int bits = 0;                     ///< tnpuv2: --bits data width (0 = not given)
     int weight_bits = 0;              ///< tnpuv2: --weight-bits
     std::string dump_layers;          ///< tnpuv2: --dump-layers DIR
 };
+
+/// --rtl / --rtl-vcd: the blocks to co-simulate (nullopt: none), or an error message.
+struct RtlChoice {
+    std::optional<npu::rtl::RtlOptions> opts;
+    std::string error;
+};
+RtlChoice rtl_choice(const std::string& blocks, const std::string& vcd, const std::string& mode) {
+    RtlChoice c;
+    if (blocks.empty()) {
+        if (!vcd.empty()) c.error = "--rtl-vcd needs --rtl (the VCD holds the RTL's signals)";
+        return c;
+    }
+    try {
+        c.opts = npu::rtl::parse_rtl_blocks(blocks);
+    } catch (const std::invalid_argument& e) {
+        c.error = e.what();
+        return c;
+    }
+    if (mode != "full") c.error = "--rtl needs --mode full (the RTL computes the tasks' bytes)";
+    c.opts->vcd = vcd;
+    return c;
+}
 
 
 /// --quantize int8|fp16|none, --calibration FILE.npy|DIR (repeatable), --calibration-method (cli.md).
@@ -88,9 +116,27 @@ int cmd_platforms(bool verbose) {
                        p.name, p.display_name, p.npu.core_count.value, p.npu.int8_macs_per_cycle.value,
                        p.npu.core_clock_hz.value / 1000000, p.npu.cbuf_banks.value, p.npu.cbuf_bank_bytes.value / 1024,
                        p.mem.ddr_peak_bytes_per_s.value / 1e9);
-            if (verbose)
+            const hw::Calibration& c = p.calibration;
+            auto pct = [](double v) { return v < 0 ? std::string("-") : fmt::format("{:.1f}%", v); };
+            std::string trust = "timing calibration: " + c.status;
+            if (c.status == "calibrated")
+                trust += fmt::format(" ({} rows, fit |error| mean {}, leave-one-model-out mean {}, max {})", c.rows.size(),
+                                     pct(c.fit_mae_pct), pct(c.loo_mae_pct), pct(c.loo_max_pct));
+            else if (c.status == "inherited")
+                trust += fmt::format(" from {} (its leave-one-model-out mean {}, max {})", c.inherits_from,
+                                     pct(c.loo_mae_pct), pct(c.loo_max_pct));
+            fmt::print("{:<10} {:<34} {}\n", "", "", trust);
+            if (verbose) {
+                if (!c.summary.empty()) fmt::print("    {}\n", c.summary);
+                for (const std::string& f : c.fitted) fmt::print("    fitted on this SoC: {}\n", f);
+                for (const auto& [path, why] : c.joint) fmt::print("    joint fit: {} ({})\n", path, why);
+                for (const auto& [path, why] : c.inherited) fmt::print("    inherited: {} ({})\n", path, why);
+                for (const hw::CalibrationRow& r : c.rows)
+                    fmt::print("    row {}: published {:.3f} ms, estimate {:.3f} ms ({:+.1f}%), left out {:+.1f}%\n", r.model,
+                               r.published_ms, r.estimate_ms, r.error_pct, r.loo_error_pct);
                 for (const auto& pv : p.params())
                     fmt::print("    {:<32} {:<9} {:<40} {}\n", pv.path, hw::grade_name(pv.grade), pv.value, pv.source);
+            }
         } catch (const hw::ProfileError& e) {
             fmt::print("{:<10} INVALID: {}\n", n, e.what());
         }
@@ -155,7 +201,28 @@ int cmd_run_reference(RunArgs a) {
 
 /// `npusim run --platform ws63|3066h MODEL`: seed-000 check, model blob, firmware on the ISS,
 /// comparison with the reference executor, per-layer cycles (drivers/mcu).
+/// Options of `run` that have no meaning on an MCU (NPU cores, NPU profiles, regcmd, timing mode):
+/// an error naming the first one given (cli.md: an option that does not apply is an error).
+std::string mcu_inapplicable(const RunArgs& a) {
+    if (a.mode != "full") return "--mode";
+    if (a.cores != "0") return "--cores";
+    if (a.core_mask != "auto") return "--core-mask";
+    if (a.sram) return "--sram";
+    if (!a.cpu_nodes.empty()) return "--cpu-node";
+    if (a.verify_tiling) return "--verify-tiling";
+    if (a.expect_exact) return "--expect-exact";
+    if (a.no_compare) return "--no-compare";
+    if (!a.profile_file.empty()) return "--profile";
+    if (!a.params.empty()) return "--param";
+    if (!a.regcmd_path.empty()) return "--dump-regcmd";
+    if (!a.ref.outputs.empty()) return "--output";
+    return "";
+}
+
 int cmd_run_mcu(const RunArgs& a) {
+    const std::string bad = mcu_inapplicable(a);
+    if (!bad.empty())
+        return fail(fmt::format("{} does not apply to the MCU platform {} (NPU/regcmd options; see npusim run --help)", bad, a.platform));
     if (a.model.empty()) return fail(fmt::format("--platform {} needs a model file (.onnx)", a.platform));
     mcu::McuRunOptions o;
     o.model = a.model;
@@ -166,21 +233,34 @@ int cmd_run_mcu(const RunArgs& a) {
     o.requant = a.requant;
     o.skip_check = a.skip_check;
     o.expected = a.expected;
-    return mcu::run_cli(o, std::cout, std::cerr);
+    o.quantize = a.quant.mode;
+    o.calibration = a.quant.calibration;
+    o.calibration_method = a.quant.method;
+    if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
+        return fail("--calibration/--calibration-method need --quantize int8");
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path);
 }
 
 int cmd_run(const RunArgs& a) {
+    const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
+    if (!rtl.error.empty()) return fail(rtl.error);
+    if (rtl.opts && a.reference) return fail("--rtl does not apply to --reference (the reference executor has no NPU)");
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
-    if (quantize_given && !hw::tnpuv2::is_platform_name(a.platform) && (a.reference || mcu::find_target(a.platform) || a.model.empty() ||
+    if (quantize_given && !hw::tnpuv2::is_platform_name(a.platform) && (a.reference || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
         return fail(a.reference ? "--quantize does not apply to --reference (quantize first: npusim quantize MODEL -o OUT)"
                     : a.model.empty() || std::filesystem::path(a.model).extension() != ".onnx"
                         ? "--quantize applies to .onnx models"
-                        : fmt::format("--quantize is not available on the MCU platform {} yet", a.platform));
-    if (hw::tnpuv2::is_platform_name(a.platform)) return cmd_run_tnpuv2(a);
+                        : std::string("--quantize"));
+    if (hw::tnpuv2::is_platform_name(a.platform)) {
+        if (rtl.opts) return fail("--rtl does not apply to --platform tnpuv2 (the RTL blocks are RKNPU ones)");
+        return cmd_run_tnpuv2(a);
+    }
     if (a.bits || a.weight_bits || !a.dump_layers.empty())
         return fail("--bits, --weight-bits and --dump-layers apply to --platform tnpuv2");
     if (a.reference) return cmd_run_reference(a);
+    if (rtl.opts && mcu::find_target(a.platform))
+        return fail(fmt::format("--rtl does not apply to --platform {} (an MCU: the RTL blocks are RKNPU ones)", a.platform));
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
     try {
@@ -189,6 +269,7 @@ int cmd_run(const RunArgs& a) {
     } catch (const hw::ProfileError& e) {
         return fail(e.what());
     }
+    if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
     sim::ConvExampleSpec spec;
     if (!a.model.empty()) {
         namespace fs = std::filesystem;
@@ -210,6 +291,7 @@ int cmd_run(const RunArgs& a) {
             mo.mode = a.mode;
             mo.core_mask = a.core_mask;
             mo.inputs = a.ref.inputs;
+            mo.outputs = a.ref.outputs;
             mo.input_shapes = a.ref.input_shapes;
             mo.cpu_nodes = a.cpu_nodes;
             mo.seed = a.ref.seed;
@@ -221,6 +303,7 @@ int cmd_run(const RunArgs& a) {
             mo.no_check = a.no_compare;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
+            if (rtl.opts) mo.rtl = *rtl.opts;
             mo.quantize = a.quant.mode;
             mo.calibration = a.quant.calibration;
             mo.calibration_method = a.quant.method;
@@ -242,7 +325,8 @@ int cmd_run(const RunArgs& a) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram);
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram,
+                                  rtl.opts ? &*rtl.opts : nullptr);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
     }
@@ -309,7 +393,7 @@ int cmd_lint(RegcmdArgs a) {
 }
 
 struct ReplayArgs {
-    std::string file, soc = "rk3588", mode = "timing", trace_path;
+    std::string file, soc = "rk3588", mode = "timing", trace_path, rtl, rtl_vcd;
     std::string base;
     int core = 0;
     int64_t tasks = -1, amount = -1;
@@ -319,6 +403,8 @@ int cmd_replay(const ReplayArgs& a) {
     if (hw::tnpuv2::is_platform_name(a.soc))
         return fail("replay runs RKNPU regcmd buffers; for tnpuv2 streams use `npusim decode|lint --platform tnpuv2` and "
                     "`npusim run --platform tnpuv2 MODEL`");
+    const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
+    if (!rtl.error.empty()) return fail(rtl.error);
     sim::RawJob job;
     hw::SocProfile soc;
     try {
@@ -334,6 +420,7 @@ int cmd_replay(const ReplayArgs& a) {
     } catch (const std::exception& e) {
         return fail(e.what());
     }
+    if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
     if (a.core < 0 || a.core >= soc.npu.core_count.value)
         return fail(fmt::format("--core {}: {} has cores 0..{}", a.core, soc.name, soc.npu.core_count.value - 1));
     if (a.tasks >= 0) job.task_number = static_cast<uint32_t>(a.tasks);
@@ -341,7 +428,15 @@ int cmd_replay(const ReplayArgs& a) {
     job.core = a.core;
     trace::TraceWriter tw;
     const auto mode = a.mode == "full" ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
-    const sim::RawResult r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw).front();
+    std::vector<npu::rtl::RtlTaskRecord> rtl_recs;
+    sim::RawResult r;
+    try {
+        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw, 500'000'000,
+                              rtl.opts ? &*rtl.opts : nullptr, &rtl_recs)
+                .front();
+    } catch (const std::invalid_argument& e) {
+        return fail(e.what());
+    }
     fmt::print("{}: replayed on {} core {} ({} mode): {} task(s) completed in {} ns\n", a.file, soc.name, a.core,
                a.mode, r.task_status, r.elapsed_ns);
     fmt::print("interrupt {}; INTERRUPT_RAW_STATUS 0x{:x}, INTERRUPT_STATUS 0x{:x}\n", r.irq ? "raised" : "NOT raised (timeout)",
@@ -350,9 +445,15 @@ int cmd_replay(const ReplayArgs& a) {
         fmt::print("  task {}: {} entries, {:.3f} us, {} MACs, {} B read, {} B written\n", t.index, t.regcmd_entries,
                    (t.end_ps - t.start_ps) / 1e6, t.macs, t.bytes_read, t.bytes_written);
     for (const auto& d : r.diagnostics) fmt::print("fault: {}\n", d);
+    std::string rtl_mismatch;
+    if (rtl.opts) {
+        fmt::print("{}", npu::rtl::report_text(rtl_recs, *rtl.opts));
+        rtl_mismatch = npu::rtl::mismatch_error(rtl_recs);
+        if (!rtl_mismatch.empty()) std::cerr << "npusim: error: " << rtl_mismatch << "\n";
+    }
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
-    return (r.irq && (r.raw_status & 0x7000u) == 0) ? 0 : kExitProblem;
+    return (r.irq && (r.raw_status & 0x7000u) == 0 && rtl_mismatch.empty()) ? 0 : kExitProblem;
 }
 
 }  // namespace
@@ -384,7 +485,7 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
     run->add_option("--input", ra.ref.inputs, "Model runs: .npy per graph input, in order (default: seeded random)");
-    run->add_option("--output", ra.ref.outputs, "--reference: .npy per graph output");
+    run->add_option("--output", ra.ref.outputs, "Model runs (full mode, and --reference): .npy per graph output");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
@@ -394,6 +495,10 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--expect-exact", ra.expect_exact, "NPU model runs: any difference from the reference fails (exit 1)");
     run->add_flag("--no-compare", ra.no_compare, "NPU model runs: skip the comparison with the reference executor");
     run->add_flag("-q,--quiet", ra.quiet, "No progress line on stderr");
+    run->add_option("--rtl", ra.rtl,
+                    "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (bytes and cycles "
+                    "checked against the C++ engines per task)");
+    run->add_option("--rtl-vcd", ra.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
     run->add_flag("--keep-qdq", ra.ref.keep_qdq, "--reference: run Q/DQ nodes as written (float), not fused");
     run->add_option("--requant", ra.requant, "MCU platforms: float (bit-exact with the reference) or fixed (Q31)")
         ->check(CLI::IsMember({"float", "fixed"}))
@@ -461,13 +566,25 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+    rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
+    rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
 
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
     CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
     sweep::add_sweep_options(*swp, swo);
 
+    mcu::TrainOptions to;
+    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
+    trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
+    trn->add_option("-p,--platform", to.platform, "MCU platform (ws63; 3066H has no on-device training)")->capture_default_str();
+    trn->add_option("--data", to.data, "Training samples, float32 .npy [N, C, H, W]")->required();
+    trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
+    trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
+    trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
+
     iss::RunOptions io;
+    io.tool = "npusim";
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 
@@ -485,12 +602,24 @@ int sc_main(int argc, char* argv[]) {
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
+        // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).
+        co.placement = [&co](const std::string& model, const std::string& platform, const drv::check::PlatformSpec& spec) {
+            return drv::rknpu::check_placement(model, platform, spec, co.input_shapes);
+        };
+        if (!co.specs_dir.empty()) co.placement = nullptr;  // the compiler reads the bundled DB
+        // ws63/3066H: the MCU path's own refusals (no kernel yet, QDQ models) next to the seed rules.
+        co.engine_refusals = [](const std::string& model, const drv::ir::Graph& g) { return mcu::engine_refusals(model, g); };
+        // tnpuv2: the model as its converter sees it (YOLO decode -> GenerateBox, ...); no placement.
         if (hw::tnpuv2::is_platform_name(co.platform)) sim::tnpuv2::set_check_prepare(co);
         if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())
             return drv::check::run_check_cli(co, std::cout, std::cerr);
         return sim::run_check_quantized(co, chk_quant, chk_seed, std::cout, std::cerr);
     }
     if (*qnt) return sim::run_quantize_cli(qo, std::cout, std::cerr);
+    if (*trn) {
+        to.executor = sim::run_on_mcu_platform;  // the firmware on the SystemC MCU platform
+        return mcu::train_cli(to, std::cout, std::cerr);
+    }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     return kExitBadInput;

@@ -148,7 +148,6 @@ def generate(g, np):
         g.case("pad_" + mode, "Pad", [(u(r, 1, 2, 4, 5), False), (i64([0, 0, 2, 1, 0, 0, 1, 3]), True)] + extra, dict(mode=mode))
     g.case("identity", "Identity", [(u(r, 3, 4), False)])
     r = R("gather")
-    g.case("gather_axis1", "Gather", [(u(r, 2, 6, 3, 4), False), (i64([[4, 0], [-1, 2]]), True)], dict(axis=1))
     g.case("gather_axis0_i32", "Gather", [(u(r, 7, 5), False), (np.array([6, 0, 3, 3], np.int32), True)], dict(axis=0))
     g.case("depthtospace_dcr", "DepthToSpace", [(u(r, 2, 8, 3, 4), False)], dict(blocksize=2, mode="DCR"))
     g.case("depthtospace_crd", "DepthToSpace", [(u(r, 1, 18, 2, 3), False)], dict(blocksize=3, mode="CRD"))
@@ -167,6 +166,24 @@ def generate(g, np):
     g.case("pow_square", "Pow", [(u(r, 4, 50, 50, lo=0, hi=2), False), (np.array(2.0, f32), True)])
     g.case("pow_cube", "Pow", [(u(r, 4, 50, 50, lo=-2, hi=2), False), (np.array(3.0, f32), True)])
     g.case("pow_general", "Pow", [(u(r, 3, 4, 5, lo=0.1, hi=2), False), (np.array(1.7, f32), True)], tol=F)
+
+    # Indexing and generators (exact): what exported shape / mask subgraphs compute.
+    r = R("index")
+    g.case("gather_axis1_neg", "Gather", [(u(r, 3, 5, 4), False), (i64([[4, -1], [0, 2]]), True)], dict(axis=1))
+    g.case("gather_scalar_idx", "Gather", [(i64([7, 3, 9, 4]), False), (i64(2), True)], dict(axis=0))
+    g.case("expand", "Expand", [(u(r, 3, 1), False), (i64([2, 3, 4]), True)])
+    g.case("tile", "Tile", [(u(r, 2, 3), False), (i64([2, 3]), True)])
+    cond = r.uniform(size=(2, 1, 4)) > 0.5
+    g.case("where", "Where", [(cond, False), (u(r, 3, 4), False), (u(r, 2, 3, 1), False)], out_types=[f32])
+    g.case("range_i64", "Range", [(i64(10), False), (i64(-3), False), (i64(-4), False)])
+    g.case("range_f32", "Range", [(np.array(0.5, f32), False), (np.array(3.0, f32), False), (np.array(0.75, f32), False)])
+    g.case("constantofshape", "ConstantOfShape", [(i64([2, 3]), False)], out_types=[f32])  # default value: float 0
+    g.case("round_half_even", "Round", [(np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6], f32), False)])
+    bools = r.uniform(size=(3, 4)) > 0.5
+    g.case("not", "Not", [(bools, False)])
+    g.case("and", "And", [(bools, False), (r.uniform(size=(4,)) > 0.5, False)])
+    g.case("or", "Or", [(bools, False), (r.uniform(size=(3, 1)) > 0.5, False)])
+    g.case("greaterorequal", "GreaterOrEqual", [(i64([[1, 5, 3]]), False), (i64([[1], [4]]), False)], out_types=[np.bool_])
 
     # Resize.
     resize = [

@@ -31,7 +31,8 @@ void register_shape(OpTable& t);
 void register_layout(OpTable& t);
 void register_reduce(OpTable& t);
 void register_resize(OpTable& t);
-void register_gather_norm(OpTable& t);
+void register_index(OpTable& t);
+void register_space_norm(OpTable& t);
 
 /// One-output result without copying the tensor (a braced list would copy it).
 inline Outputs single(Tensor t) {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Gather, DepthToSpace, SpaceToDepth (any element type, by raw width) and the normalisations
+// DepthToSpace, SpaceToDepth (any element type, by raw width) and the normalisations
 // LayerNormalization (opset 17) and LpNormalization, as the ONNX operator definitions give them:
-//   Gather: out[i..., j..., k...] = data[i..., indices[j...], k...] (negative indices count from the end)
 //   DepthToSpace DCR: out[n][c][h*b+i][w*b+j] = in[n][(i*b+j)*C+c][h][w]; CRD: in[n][c*b*b+i*b+j][h][w]
 //   SpaceToDepth:     out[n][(i*b+j)*C+c][h][w] = in[n][c][h*b+i][w*b+j]
 //   LayerNormalization over dims [axis, rank): mean, variance (both / n), (x - mean) * (1 /
@@ -14,35 +13,6 @@
 
 namespace num::ops {
 namespace {
-
-Outputs gather(const Attributes& a, const Inputs& in) {
-    const std::string op = "Gather";
-    const Tensor& x = need(in, 0, op);
-    const Tensor& idx = need(in, 1, op);
-    if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) fail(op, "indices must be int32 or int64");
-    const int r = x.rank();
-    if (r < 1) fail(op, "data must have rank >= 1");
-    const int ax = norm_axis(a.get_int("axis", 0), r, op);
-    const std::vector<int64_t> iv = int_values(idx, op);
-    const int64_t dim = x.dim(ax);
-    std::vector<int64_t> os(x.shape().begin(), x.shape().begin() + ax);
-    for (int64_t d : idx.shape()) os.push_back(d);
-    for (int d = ax + 1; d < r; ++d) os.push_back(x.dim(d));
-    Tensor y = same_type_like(x, os);
-    const int64_t outer = prod(x.shape(), 0, static_cast<size_t>(ax)),
-                  inner = prod(x.shape(), static_cast<size_t>(ax) + 1);
-    const size_t es = dtype_size(x.dtype());
-    for (int64_t o = 0; o < outer; ++o)
-        for (size_t j = 0; j < iv.size(); ++j) {
-            int64_t k = iv[j] < 0 ? iv[j] + dim : iv[j];
-            if (k < 0 || k >= dim)
-                fail(op, "index " + std::to_string(iv[j]) + " out of range for dim " + std::to_string(dim));
-            std::memcpy(y.raw() + ((o * static_cast<int64_t>(iv.size()) + static_cast<int64_t>(j)) * inner) *
-                                      static_cast<int64_t>(es),
-                        x.raw() + ((o * dim + k) * inner) * static_cast<int64_t>(es), static_cast<size_t>(inner) * es);
-        }
-    return single(std::move(y));
-}
 
 template <bool kD2S>
 Outputs space_depth(const Attributes& a, const Inputs& in) {
@@ -132,8 +102,7 @@ Outputs lp_norm(const Attributes& a, const Inputs& in) {
 
 }  // namespace
 
-void register_gather_norm(OpTable& t) {
-    t[":Gather"] = gather;
+void register_space_norm(OpTable& t) {
     t[":DepthToSpace"] = space_depth<true>;
     t[":SpaceToDepth"] = space_depth<false>;
     t[":LayerNormalization"] = layer_norm;
