@@ -492,7 +492,9 @@ CompiledModel compile_model(ir::Graph g, const hw::tnpuv2::Profile& p, const che
         }
         throw RefusedError(fmt::format("node '{}' ({}) is unsupported on tnpuv2: {}", nr.node, nr.op_type, why));
     }
-    ir::fold_qdq(g, true);
+    // The QDQ graph as the converter reads it: no onnxruntime rewrites (QDQ propagation would split
+    // the YOLO decode chain the GENBOX match walks, and the vendor converter is not onnxruntime).
+    ir::fold_qdq(g, true, false, false);
     m.graph = std::move(g);
     m.notes = notes;
     detail::Compiler c(m, p, opts);

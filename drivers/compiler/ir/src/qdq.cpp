@@ -361,8 +361,8 @@ void remove_clamps_before_q(Graph& g) {
     remove_clamps(u);
 }
 
-void fold_qdq(Graph& g, bool rewrite, bool x86_64) {
-    if (rewrite) {  // onnxruntime's rewrites ahead of its QDQ fusions (qdq_ort.cpp), in its order
+void fold_qdq(Graph& g, bool rewrite, bool x86_64, bool ort_rewrites) {
+    if (rewrite && ort_rewrites) {  // onnxruntime's rewrites ahead of its QDQ fusions (qdq_ort.cpp), in its order
         qdq::ensure_unique_dq(g);
         qdq::propagate_qdq(g);
         qdq::quantize_weight_bias(g);
