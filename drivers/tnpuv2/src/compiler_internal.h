@@ -55,6 +55,11 @@ class Compiler {
     Desc desc_of(const View& v, const std::vector<size_t>& order) const;
     /// Initialised arena bytes (weights, tables, parameter blocks); returns the arena offset.
     uint64_t blob(const std::vector<uint8_t>& bytes, uint64_t align = 64);
+    /// A blob of packed conv/MatMul weights (counted in CompiledModel::weight_bytes).
+    uint64_t weight_blob(const std::vector<uint8_t>& bytes) {
+        m_.weight_bytes += bytes.size();
+        return blob(bytes);
+    }
     /// Arena offsets of 32-bit address pairs inside blobs (GENBOX parameter blocks).
     void blob_reloc(uint64_t lo_offset, uint64_t hi_offset) { blob_relocs_.emplace_back(lo_offset, hi_offset); }
     StreamBuilder& sb() { return sb_; }

@@ -205,7 +205,7 @@ void lower_conv(Compiler& c, const ir::Node& n) {
         }
         std::vector<uint8_t> packed;
         pack_rows(wc, dw ? mc : CG, wfmt, packed);
-        const uint64_t woff = c.blob(packed);
+        const uint64_t woff = c.weight_blob(packed);
         const std::vector<int64_t> bc(bias.begin() + m0, bias.begin() + m0 + mc);
         const std::vector<float> sc(scale.begin() + m0, scale.begin() + m0 + mc);
         const uint64_t qoff = c.blob(qtable(bc, sc, false));
@@ -351,7 +351,7 @@ void lower_matmul(Compiler& c, const ir::Node& n) {
             Command cmd = base_cmd(MODE::MATMUL);
             set_field(cmd, C::WFORMAT, wfmt);
             set_field(cmd, C::WBITS, wbits);
-            hw::tnpuv2::set_addr(cmd, C::WEIGHT_ADDR_LO, C::WEIGHT_ADDR_HI, c.blob(packed));
+            hw::tnpuv2::set_addr(cmd, C::WEIGHT_ADDR_LO, C::WEIGHT_ADDR_HI, c.weight_blob(packed));
             set_field(cmd, C::WEIGHT_BYTES, static_cast<int64_t>(packed.size()));
             const std::vector<int64_t> bc(bias.begin() + j0, bias.begin() + j0 + nc);
             const std::vector<float> sc(scale.begin() + j0, scale.begin() + j0 + nc);
