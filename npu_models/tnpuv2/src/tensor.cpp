@@ -93,6 +93,7 @@ TensorDesc decode_tensor(const hw::tnpuv2::Command& c) {
 int tensor_slot(const hw::tnpuv2::Command& c) { return static_cast<int>(hw::tnpuv2::field(c, T::SLOT)); }
 
 std::string check_tensor(const TensorDesc& t) {
+    if (!t.is_float() && t.bits < 2) return fmt::format("BITS {}: integer grids are 2..20 bits", t.bits);
     if (!t.is_float() && t.bits > t.elem_bits() && !(t.format == F::S32 && t.bits <= 20))
         return fmt::format("BITS {} wider than the {}-bit format {}", t.bits, t.elem_bits(), format_name(t.format));
     if (t.format == F::S32 && t.bits > 20) return fmt::format("BITS {}: S32 carries grids of at most 20 bits", t.bits);
