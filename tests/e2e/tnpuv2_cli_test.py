@@ -160,6 +160,26 @@ def main():
     check("lint: an integer tensor with BITS 0 is an error at its word", rc != 0 and ("word %d" % pc) in out and "BITS 0" in out,
           out[-600:])
 
+    v2 = words.copy()
+    v2[1] = np.uint32(2 << 16)  # header VERSION: format 2.0
+    v2.tofile(os.path.join(T, "v2.bin"))
+    rc, out, err = run("lint", "--platform", "tnpuv2", os.path.join(T, "v2.bin"))
+    check("lint: a major version the core does not execute is BAD_VERSION", rc != 0 and "E-BAD_VERSION word 0" in out, out)
+
+    # A 64 KiB conv SRAM: the driver bands the convolutions into more tasks,
+    # still within 1 LSB, and lint with the same SRAM finds no command that overflows it.
+    small = ("--param", "npu.conv_sram_bytes=65536")
+    rc, out, err = run("run", "--platform", "tnpuv2", mn, *small, "--report", os.path.join(T, "s.json"), "--dump-regcmd",
+                       os.path.join(T, "s.bin"), "-q")
+    s16 = json.load(open(os.path.join(T, "s.json"))) if rc == 0 else {}
+    check("64 KiB SRAM: more tasks (output bands), every layer still within 1 LSB",
+          rc == 0 and s16["totals"]["tasks"] > t["tasks"] and s16["isolated_check"]["layers_worse"] == 0,
+          (rc, err, s16.get("totals", {}).get("tasks"), t["tasks"]))
+    rc, out, _ = run("lint", "--platform", "tnpuv2", os.path.join(T, "s.bin"), *small)
+    check("lint of the banded stream against the 64 KiB SRAM is clean", rc == 0 and "0 error(s)" in out, out[-400:])
+    rc, out, _ = run("lint", "--platform", "tnpuv2", stream, *small)
+    check("the default-SRAM stream overflows a 64 KiB SRAM: lint says so", rc != 0 and "E-SRAM_OVERFLOW" in out, out[-400:])
+
     rc, _, _ = run("run", "--platform", "tnpuv2", mn, "--mode", "timing", "--report", os.path.join(T, "a.json"), "-q")
     rc2, _, _ = run("run", "--platform", "tnpuv2", mn, "--mode", "timing", "--report", os.path.join(T, "b.json"), "-q")
     a, b = json.load(open(os.path.join(T, "a.json"))), json.load(open(os.path.join(T, "b.json")))
