@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "hw/profile.h"
+#include "hw/tnpuv2/profile.h"
 #include "mcu/mcu_target.h"
 
 namespace sim::cli {
@@ -48,6 +49,7 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 std::vector<std::string> platform_names() {
     std::vector<std::string> names = hw::list_profiles();
     for (const mcu::McuTarget& t : mcu::all_targets()) names.push_back(t.name);
+    names.push_back("tnpuv2");  // hwdesc/tnpuv2 (its own profile format)
     return names;
 }
 
@@ -56,6 +58,7 @@ std::string canonical_platform(const std::string& name) {
     const std::string n = lower(name);
     if (std::find(names.begin(), names.end(), n) != names.end()) return n;
     if (const mcu::McuTarget* t = mcu::find_target(n)) return t->name;
+    if (hw::tnpuv2::is_platform_name(n)) return "tnpuv2";
     // Operator-table names: RK3566_RK3568 -> rk3566, RV1103B_RV1106B -> rv1106b (no rv1103b profile).
     if (n.find('_') != std::string::npos) {
         size_t pos = 0;
@@ -78,44 +81,47 @@ const char* run_kind_name(unsigned kind) {
         case kNpuModelRun: return "NPU model runs";
         case kMcuRun: return "MCU runs";
         case kReferenceRun: return "reference runs (--reference)";
+        case kTnpuv2Run: return "tnpuv2 runs";
     }
     return "this run";
 }
 
 const std::vector<OptionScope>& run_option_scopes() {
-    constexpr unsigned L = kLayerRun, N = kNpuModelRun, M = kMcuRun, R = kReferenceRun;
+    constexpr unsigned L = kLayerRun, N = kNpuModelRun, M = kMcuRun, R = kReferenceRun, T = kTnpuv2Run;
     static const std::vector<OptionScope> t = {
-        {"--platform", L | N | M},
+        {"--platform", L | N | M | T},
         {"--cores", L, "NPU model runs choose cores with --core-mask auto|0|1|2|0_1|0_1_2"},
-        {"--mode", L | N, "MCU and reference runs always move the data"},
-        {"--trace", L | N | M},
-        {"--report", L | N | M},
-        {"--profile", L | N},
-        {"--param", L | N},
-        {"--dump-regcmd", L},
+        {"--mode", L | N | T, "MCU and reference runs always move the data"},
+        {"--trace", L | N | M | T},
+        {"--report", L | N | M | T},
+        {"--profile", L | N | T},
+        {"--param", L | N | T},
+        {"--dump-regcmd", L | T},
         {"--sram", L},
-        {"--input", N | M | R},
-        {"--output", N | M | R},
+        {"--input", N | M | R | T},
+        {"--output", N | M | R | T},
         {"--output-dir", N | M | R},
         {"--expect", N | M | R},
         {"--atol", N | M | R},
         {"--rtol", N | M | R},
-        {"--input-shape", N | M | R},
-        {"--seed", N | M | R},
-        {"--core-mask", N, "layer runs take --cores 0,1,2 (one copy of the layer per core)"},
+        {"--input-shape", N | M | R | T},
+        {"--seed", N | M | R | T},
+        {"--core-mask", N | T, "layer runs take --cores 0,1,2 (one copy of the layer per core)"},
         {"--cpu-node", N},
-        {"--dump-layers", N},
+        {"--dump-layers", N | T},
         {"--verify-tiling", N},
-        {"--expect-exact", N},
-        {"--no-compare", N},
+        {"--expect-exact", N | T},
+        {"--no-compare", N | T},
         {"--rtl", L | N},
         {"--rtl-vcd", L | N},
         {"--keep-qdq", R},
         {"--requant", M},
         {"--skip-check", M},
-        {"--quantize", N | M},
-        {"--calibration", N | M},
-        {"--calibration-method", N | M},
+        {"--quantize", N | M, "tnpuv2 quantizes float models at --bits"},
+        {"--calibration", N | M | T},
+        {"--calibration-method", N | M | T},
+        {"--bits", T},
+        {"--weight-bits", T},
     };
     return t;
 }
@@ -125,7 +131,7 @@ std::string inapplicable_option(const CLI::App& run, unsigned kind, const std::s
         const CLI::Option* opt = run.get_option_no_throw(s.option);
         if (!opt || opt->count() == 0 || (s.kinds & kind)) continue;
         std::string applies;
-        for (unsigned k : {kLayerRun, kNpuModelRun, kMcuRun, kReferenceRun})
+        for (unsigned k : {kLayerRun, kNpuModelRun, kMcuRun, kReferenceRun, kTnpuv2Run})
             if (s.kinds & k) applies += std::string(applies.empty() ? "" : "; ") + run_kind_name(k);
         return fmt::format("{} does not apply to {}, npusim run {} (it applies to {}{})", s.option, run_kind_name(kind),
                            where, applies, s.hint ? std::string("; ") + s.hint : std::string());

@@ -17,7 +17,7 @@ size_t edit_distance(const std::string& a, const std::string& b);
 /// The candidate closest to `word` when it is close enough to be a typo ("" otherwise).
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
-/// Every platform name `run` accepts: the SoC profiles and the MCU targets, lower case.
+/// Every platform name `run` accepts: the SoC profiles, the MCU targets and tnpuv2, lower case.
 std::vector<std::string> platform_names();
 
 /// `name` as its canonical platform name: case-insensitive; an operator-table name
@@ -27,7 +27,7 @@ std::vector<std::string> platform_names();
 std::string canonical_platform(const std::string& name);
 
 /// Kinds of `npusim run`, as bits.
-enum RunKind : unsigned { kLayerRun = 1, kNpuModelRun = 2, kMcuRun = 4, kReferenceRun = 8 };
+enum RunKind : unsigned { kLayerRun = 1, kNpuModelRun = 2, kMcuRun = 4, kReferenceRun = 8, kTnpuv2Run = 16 };
 const char* run_kind_name(unsigned kind);  ///< "layer runs", "NPU model runs", ...
 
 /// One row of the applicability table: the option's long name and the run kinds it applies to.

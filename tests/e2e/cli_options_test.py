@@ -13,49 +13,52 @@ import sys
 import tempfile
 
 NPUSIM = sys.argv[1]
-L, N, M, R = "layer", "npu", "mcu", "reference"
-KIND_TEXT = {L: "layer runs", N: "NPU model runs", M: "MCU runs", R: "reference runs"}
+L, N, M, R, V = "layer", "npu", "mcu", "reference", "tnpuv2"
+KIND_TEXT = {L: "layer runs", N: "NPU model runs", M: "MCU runs", R: "reference runs", V: "tnpuv2 runs"}
 T = tempfile.mkdtemp()
 
 # option, arguments, kinds it applies to
 TABLE = [
-    ("--platform", ["--platform", "rk3588"], {L, N, M}),
+    ("--platform", ["--platform", "rk3588"], {L, N, M, V}),
     ("--cores", ["--cores", "0"], {L}),
-    ("--mode", ["--mode", "timing"], {L, N}),
-    ("--trace", ["--trace", f"{T}/t.json"], {L, N, M}),
-    ("--report", ["--report", f"{T}/r.json"], {L, N, M}),
-    ("--profile", ["--profile", f"{T}/p.json"], {L, N}),
-    ("--param", ["--param", "npu.task_overhead_cycles=1"], {L, N}),
-    ("--dump-regcmd", ["--dump-regcmd", f"{T}/r.bin"], {L}),
+    ("--mode", ["--mode", "timing"], {L, N, V}),
+    ("--trace", ["--trace", f"{T}/t.json"], {L, N, M, V}),
+    ("--report", ["--report", f"{T}/r.json"], {L, N, M, V}),
+    ("--profile", ["--profile", f"{T}/p.json"], {L, N, V}),
+    ("--param", ["--param", "npu.task_overhead_cycles=1"], {L, N, V}),
+    ("--dump-regcmd", ["--dump-regcmd", f"{T}/r.bin"], {L, V}),
     ("--sram", ["--sram"], {L}),
-    ("--input", ["--input", f"{T}/in.npy"], {N, M, R}),
-    ("--output", ["--output", f"{T}/o.npy"], {N, M, R}),
+    ("--input", ["--input", f"{T}/in.npy"], {N, M, R, V}),
+    ("--output", ["--output", f"{T}/o.npy"], {N, M, R, V}),
     ("--output-dir", ["--output-dir", f"{T}/od"], {N, M, R}),
     ("--expect", ["--expect", f"{T}/e.npy"], {N, M, R}),
     ("--atol", ["--atol", "0.1"], {N, M, R}),
     ("--rtol", ["--rtol", "0.1"], {N, M, R}),
-    ("--input-shape", ["--input-shape", "x=1x3x8x8"], {N, M, R}),
-    ("--seed", ["--seed", "3"], {N, M, R}),
-    ("--core-mask", ["--core-mask", "0"], {N}),
+    ("--input-shape", ["--input-shape", "x=1x3x8x8"], {N, M, R, V}),
+    ("--seed", ["--seed", "3"], {N, M, R, V}),
+    ("--core-mask", ["--core-mask", "0"], {N, V}),
     ("--cpu-node", ["--cpu-node", "Conv"], {N}),
-    ("--dump-layers", ["--dump-layers", f"{T}/layers"], {N}),
+    ("--dump-layers", ["--dump-layers", f"{T}/layers"], {N, V}),
     ("--verify-tiling", ["--verify-tiling"], {N}),
-    ("--expect-exact", ["--expect-exact"], {N}),
-    ("--no-compare", ["--no-compare"], {N}),
+    ("--expect-exact", ["--expect-exact"], {N, V}),
+    ("--no-compare", ["--no-compare"], {N, V}),
     ("--rtl", ["--rtl", "core"], {L, N}),
     ("--rtl-vcd", ["--rtl-vcd", f"{T}/v.vcd"], {L, N}),
     ("--keep-qdq", ["--keep-qdq"], {R}),
     ("--requant", ["--requant", "fixed"], {M}),
     ("--skip-check", ["--skip-check"], {M}),
     ("--quantize", ["--quantize", "int8"], {N, M}),
-    ("--calibration", ["--calibration", f"{T}/c.npy"], {N, M}),
-    ("--calibration-method", ["--calibration-method", "kl"], {N, M}),
+    ("--calibration", ["--calibration", f"{T}/c.npy"], {N, M, V}),
+    ("--calibration-method", ["--calibration-method", "kl"], {N, M, V}),
+    ("--bits", ["--bits", "8"], {V}),
+    ("--weight-bits", ["--weight-bits", "8"], {V}),
 ]
 BASE = {
     L: ["run", f"{T}/missing_layer.json"],
     N: ["run", "--platform", "rk3588", f"{T}/missing.onnx"],
     M: ["run", "--platform", "ws63", f"{T}/missing.onnx"],
     R: ["run", "--reference", f"{T}/missing.onnx"],
+    V: ["run", "--platform", "tnpuv2", f"{T}/missing.onnx"],
 }
 
 fails = 0
@@ -75,7 +78,7 @@ def run(args):
 pairs = 0
 for opt, args, kinds in TABLE:
     for kind, base in BASE.items():
-        if opt == "--platform" and kind in (N, M):
+        if opt == "--platform" and kind in (N, M, V):
             continue  # the platform is what makes the run an NPU / MCU run
         rc, out, err = run(base + args)
         pairs += 1
