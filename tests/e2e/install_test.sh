@@ -19,7 +19,7 @@ cmake --install "$BUILD" --prefix "$T/prefix" >"$T/install.log" 2>&1
 check "cmake --install into a temporary prefix" "[ -x '$T/prefix/bin/npusim' ]"
 mv "$T/prefix" "$T/moved"  # relocatable: nothing depends on the prefix it was installed to
 P="$T/moved"
-for d in profiles specs presets firmware examples; do
+for d in profiles specs presets firmware examples tnpuv2; do
   check "share/npusim/$d installed" "[ -d '$P/share/npusim/$d' ] && [ -n \"\$(ls -A '$P/share/npusim/$d')\" ]"
 done
 check "installed binary holds no source-tree path ($SRC)" "! grep -qaF '$SRC/' '$P/bin/npusim'"

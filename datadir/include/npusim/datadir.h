@@ -7,7 +7,8 @@
 // compiled in.
 //
 // Lookup, first hit wins (documented in the README, "Installing"):
-//   1. a per-kind variable: NPUSIM_PROFILE_DIR, NPUSIM_SPECS_DIR, RVISS_PRESET_DIR, NPUSIM_MCU_FIRMWARE_DIR;
+//   1. a per-kind variable: NPUSIM_PROFILE_DIR, NPUSIM_SPECS_DIR, RVISS_PRESET_DIR, NPUSIM_MCU_FIRMWARE_DIR,
+//      NPUSIM_TNPUV2_DIR;
 //   2. $NPUSIM_DATA_DIR/<kind> (a share/npusim-style tree);
 //   3. <directory of the executable>/../share/npusim/<kind>, then the same from each ancestor of
 //      the executable's directory (build/sim/npusim and build/tests/... find build/share/npusim).
@@ -22,7 +23,7 @@ std::string exe_dir();
 /// The share/npusim tree found from $NPUSIM_DATA_DIR or the executable's location, "" if none.
 std::string data_dir();
 
-/// The directory of one kind of data: "profiles", "specs", "presets", "firmware", "examples".
+/// The directory of one kind of data: "profiles", "specs", "presets", "firmware", "examples", "tnpuv2".
 /// `env` names the per-kind override variable (nullptr: none). Returns data_dir()/kind, or a
 /// path that does not exist (the callers' "not found" errors name it) when there is no tree.
 std::string data_path(const char* kind, const char* env);

@@ -3,6 +3,7 @@
 #include "hw/tnpuv2/profile.h"
 
 #include <fmt/format.h>
+#include <npusim/datadir.h>
 
 #include <algorithm>
 #include <cctype>
@@ -18,9 +19,6 @@
 
 #include "hw/tnpuv2_cmds.h"
 
-#ifndef NPUSIM_SOURCE_DIR
-#define NPUSIM_SOURCE_DIR "."
-#endif
 
 namespace hw::tnpuv2 {
 namespace {
@@ -231,9 +229,12 @@ Profile load_profile(const std::string& path) {
 
 std::string default_profile_path() {
     namespace fs = std::filesystem;
+    // $NPUSIM_DATA_DIR pointing at a source checkout (its old meaning) still works.
     if (const char* d = std::getenv("NPUSIM_DATA_DIR"); d && *d)
-        return (fs::path(d) / "hwdesc" / "tnpuv2" / "profile.json").string();
-    return (fs::path(NPUSIM_SOURCE_DIR) / "hwdesc" / "tnpuv2" / "profile.json").string();
+        if (fs::is_regular_file(fs::path(d) / "hwdesc" / "tnpuv2" / "profile.json"))
+            return (fs::path(d) / "hwdesc" / "tnpuv2" / "profile.json").string();
+    // share/npusim/tnpuv2 beside the binary (npusim/datadir.h), $NPUSIM_TNPUV2_DIR overrides.
+    return (fs::path(npusim::data_path("tnpuv2", "NPUSIM_TNPUV2_DIR")) / "profile.json").string();
 }
 
 Profile load_default_profile() { return load_profile(default_profile_path()); }

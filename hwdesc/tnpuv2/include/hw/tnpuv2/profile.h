@@ -69,7 +69,8 @@ struct Profile {
 
 /// Load and validate one profile file; ProfileError naming file and JSON path.
 Profile load_profile(const std::string& path);
-/// The bundled profile: $NPUSIM_DATA_DIR/hwdesc/tnpuv2/profile.json, else the source tree's.
+/// The bundled profile: $NPUSIM_TNPUV2_DIR/profile.json, else share/npusim/tnpuv2/profile.json
+/// beside the binary (npusim/datadir.h).
 std::string default_profile_path();
 Profile load_default_profile();
 /// `--param section.key=value` overrides (sections npu, mac, memory): all or nothing.
