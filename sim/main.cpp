@@ -17,6 +17,7 @@
 #include "app/regcmd_file.h"
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
+#include "hw/regdb.h"
 #include "app/report.h"
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
@@ -192,19 +193,42 @@ int cmd_run(const RunArgs& a) {
     return r.ok() ? 0 : kExitProblem;
 }
 
+/// Target of the regcmd subcommands: a platform name, or a profile file, plus --param overrides.
+struct TargetArgs {
+    std::string platform = "rk3588";
+    std::string profile_file;
+    std::vector<std::string> params;
+    void add_to(CLI::App& app) {
+        app.add_option("-p,--platform,--soc", platform, "SoC profile (see `npusim platforms`); --soc is an alias")
+            ->capture_default_str();
+        app.add_option("--profile", profile_file, "SoC profile file (JSON like hwdesc/profiles/*.json) instead of the platform's");
+        app.add_option("--param", params, "Override a profile parameter: section.key=value, repeatable");
+    }
+    /// Throws hw::ProfileError (a one-line message naming the platform or file).
+    hw::SocProfile load() const {
+        hw::SocProfile soc = profile_file.empty() ? hw::load_named_profile(platform) : hw::load_profile(profile_file);
+        hw::apply_param_overrides(soc, params);
+        return soc;
+    }
+};
+
 struct RegcmdArgs {
     std::string file;
-    std::string soc = "rk3588";
+    TargetArgs target;
     std::string base;
 };
 
 int cmd_decode(const RegcmdArgs& a) {
     try {
-        hw::load_named_profile(a.soc);
+        const hw::SocProfile soc = a.target.load();
+        const auto gen = hw::rknpu::soc_generation(soc);
         const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
-        std::cout << fmt::format("{}: {} entries, {} task(s), register map {}\n", a.file, words.size(),
-                                 sim::split_tasks(words).size(), a.soc)
-                  << trace::disasm_buffer(words);
+        const trace::DisasmStats st = trace::disasm_stats(words, gen);
+        std::cout << fmt::format("{}: {} entries, {} task(s), register map {} ({}), {} unknown register(s), {} "
+                                 "write(s) to registers whose meaning is not public (*: assumed meaning)\n",
+                                 a.file, words.size(), sim::split_tasks(words).size(), soc.name,
+                                 hw::rknpu::generation_name(gen), st.unknown, st.unverified)
+                  << trace::disasm_buffer(words, gen);
     } catch (const std::exception& e) {
         return fail(e.what());
     }
@@ -214,7 +238,7 @@ int cmd_decode(const RegcmdArgs& a) {
 int cmd_lint(const RegcmdArgs& a) {
     std::vector<sim::LintFinding> found;
     try {
-        const hw::SocProfile soc = hw::load_named_profile(a.soc);
+        const hw::SocProfile soc = a.target.load();
         sim::LintOptions opt;
         if (!a.base.empty()) {
             size_t pos = 0;
@@ -343,10 +367,10 @@ int sc_main(int argc, char* argv[]) {
     RegcmdArgs da, la;
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
     dec->add_option("file", da.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    dec->add_option("--soc", da.soc, "SoC profile")->capture_default_str();
+    da.target.add_to(*dec);
     CLI::App* lint = app.add_subcommand("lint", "Check a regcmd buffer: fields, reserved bits, banks, entries, chaining, enables");
     lint->add_option("file", la.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
+    la.target.add_to(*lint);
     lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
     ReplayArgs pa;
