@@ -103,14 +103,17 @@ const std::vector<Case>& cases() {
                                 CNA_DATA_SIZE1::DATAIN_CHANNEL.put(12) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(11));
          },
          kFault, "must be a multiple of C2 = 16"},
-        {"kernels_differ_from_output_channels",
+        {"no_kernels",
          [](testfix::ValidConv& v) {
-             testfix::set_value(v.job.words, v.index_of("CORE_DATAOUT_SIZE_1"), CORE_DATAOUT_SIZE_1::DATAOUT_CHANNEL.put(31));
+             const int i = v.index_of("CNA_WEIGHT_SIZE2");
+             const uint32_t w = RegCmd::decode(v.job.words[size_t(i)]).value & ~CNA_WEIGHT_SIZE2::WEIGHT_KERNELS.mask();
+             testfix::set_value(v.job.words, i, w);
          },
-         kFault, "output channels 32 != CNA WEIGHT_KERNELS 16"},
+         kFault, "no kernels"},
         {"line_stride_too_small",
+         // LINE_STRIDE counts 4-byte units: 16 = 64-byte rows, below the 8 x 16 bytes of a row.
          [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DMA_CON1"), 16); }, kFault,
-         "line stride below width*C2 = 128 bytes"},
+         "row stride 64 bytes below width x pixel = 128 bytes"},
         {"blocks_not_enabled",
          [](testfix::ValidConv& v) {
              const int i = find_word(v.job.words, RegCmd{opflag::OP_EN | opflag::WRITE, kConvOpEnableMask, 8}.encode());
