@@ -9,9 +9,13 @@ namespace sim {
 
 SimHal::SimHal(Platform& p, uint64_t pool_base, uint64_t pool_bytes)
     : p_(p), next_(pool_base), end_(pool_base + pool_bytes) {
+    // The kernel driver maps every buffer it hands out into the NPU's IOMMU domain; this HAL maps
+    // its pool (and NBUF) one to one, so the addresses it returns are both IOVA and physical.
+    p.iommu().map_identity(pool_base, pool_bytes);
     if (p.nbuf()) {
         sram_next_ = p.soc().mem.nbuf_base.value;
         sram_end_ = sram_next_ + p.soc().mem.nbuf_bytes.value;
+        p.iommu().map_identity(sram_next_, p.soc().mem.nbuf_bytes.value);
     }
 }
 

@@ -14,6 +14,7 @@
 #include "hw/profile.h"
 #include "npu/tlm/ddr.h"
 #include "npu/tlm/interconnect.h"
+#include "npu/tlm/iommu.h"
 #include "npu/tlm/rknpu_core.h"
 #include "trace/trace_writer.h"
 
@@ -36,6 +37,8 @@ class Platform : public sc_core::sc_module {
     npu::tlm_models::RknpuCore& core(int i) { return *cores_.at(static_cast<size_t>(i)); }
     sc_core::sc_signal<bool>& irq(int i) { return *irqs_.at(static_cast<size_t>(i)); }
     npu::tlm_models::Ddr& ddr() { return *ddr_; }
+    /// The NPU's IOMMU (pass-through when the profile has memory.npu_iommu = 0).
+    npu::tlm_models::Iommu& iommu() { return *iommu_; }
     /// On-chip SRAM usable by the NPU (profile memory.nbuf_*), or nullptr when the SoC has none.
     npu::tlm_models::Ddr* nbuf() { return nbuf_.get(); }
     uint64_t core_base(int i) const { return soc_.npu.core_mmio_bases.value.at(static_cast<size_t>(i)); }
@@ -47,6 +50,7 @@ class Platform : public sc_core::sc_module {
     std::unique_ptr<npu::tlm_models::Interconnect> bus_;
     std::unique_ptr<npu::tlm_models::Ddr> ddr_;
     std::unique_ptr<npu::tlm_models::Ddr> nbuf_;
+    std::unique_ptr<npu::tlm_models::Iommu> iommu_;
     std::vector<std::unique_ptr<npu::tlm_models::RknpuCore>> cores_;
     std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> irqs_;
     std::function<void()> host_program_;

@@ -33,6 +33,7 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
         return;
     }
     const rknpu::TaskPlan& plan = step.plan;
+    rec.assumptions = plan.assumptions;
     rec.kind = plan.kind;
     rec.macs = plan.macs;
     rec.macs_padded = plan.macs_padded;

@@ -40,6 +40,7 @@ struct TaskRecord {
     uint64_t sram_bytes_read = 0, sram_bytes_written = 0;  ///< on-chip NBUF traffic
     uint64_t macs = 0, macs_padded = 0;
     std::vector<rknpu::Fault> faults;
+    std::vector<std::string> assumptions;  ///< documented assumptions the task relied on (A-...)
 };
 
 enum class SimMode { Full, Timing };
