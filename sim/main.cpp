@@ -213,6 +213,24 @@ struct TargetArgs {
     }
 };
 
+/// An unsigned number (decimal or 0x..) within [0, max]; throws std::invalid_argument with the
+/// one-line error text (no silent truncation to a register width).
+uint64_t parse_u64(const std::string& text, const std::string& what, uint64_t max, const std::string& limit) {
+    size_t pos = 0;
+    uint64_t v = 0;
+    bool ok = !text.empty() && text.find('-') == std::string::npos;
+    if (ok) {
+        try {
+            v = std::stoull(text, &pos, 0);
+        } catch (const std::exception&) {
+            ok = false;
+        }
+    }
+    if (!ok || pos != text.size()) throw std::invalid_argument(fmt::format("{} '{}' is not a number, replay", what, text));
+    if (v > max) throw std::invalid_argument(fmt::format("{} {}: out of range, replay ({})", what, text, limit));
+    return v;
+}
+
 struct RegcmdArgs {
     std::string file;
     TargetArgs target;
@@ -241,23 +259,20 @@ int cmd_lint(const RegcmdArgs& a) {
     try {
         const hw::SocProfile soc = a.target.load();
         sim::LintOptions opt;
-        if (!a.base.empty()) {
-            size_t pos = 0;
-            opt.base_addr = std::stoull(a.base, &pos, 0);
-            if (pos != a.base.size()) throw std::invalid_argument("bad --base");
-        }
+        if (!a.base.empty()) opt.base_addr = parse_u64(a.base, "--base", 0xffffffffu, "regcmd addresses are 32-bit");
         found = sim::lint_regcmd(sim::read_regcmd_file(a.file), soc, opt);
-    } catch (const std::invalid_argument&) {
-        return fail(fmt::format("--base '{}' is not an address", a.base));
     } catch (const std::exception& e) {
         return fail(e.what());
     }
-    int errors = 0;
+    int errors = 0, warnings = 0, notes = 0;
     for (const auto& f : found) {
         std::cout << f.text() << "\n";
         errors += f.severity == sim::LintFinding::Severity::Error;
+        warnings += f.severity == sim::LintFinding::Severity::Warning;
+        notes += f.severity == sim::LintFinding::Severity::Note;
     }
-    std::cout << fmt::format("{}: {} error(s), {} warning(s)\n", a.file, errors, found.size() - static_cast<size_t>(errors));
+    std::cout << fmt::format("{}: {} error(s), {} warning(s), {} note(s) (assumptions used)\n", a.file, errors, warnings,
+                             notes);
     return errors ? kExitProblem : 0;
 }
 
@@ -267,24 +282,6 @@ struct ReplayArgs {
     std::string base, core = "0", core_mask, tasks, amount, task_list;
     std::vector<std::string> loads, dumps;
 };
-
-/// An unsigned number (decimal or 0x..) within [0, max]; throws std::invalid_argument with the
-/// one-line error text (no silent truncation to a register width).
-uint64_t parse_u64(const std::string& text, const std::string& what, uint64_t max, const std::string& limit) {
-    size_t pos = 0;
-    uint64_t v = 0;
-    bool ok = !text.empty() && text.find('-') == std::string::npos;
-    if (ok) {
-        try {
-            v = std::stoull(text, &pos, 0);
-        } catch (const std::exception&) {
-            ok = false;
-        }
-    }
-    if (!ok || pos != text.size()) throw std::invalid_argument(fmt::format("{} '{}' is not a number, replay", what, text));
-    if (v > max) throw std::invalid_argument(fmt::format("{} {}: out of range, replay ({})", what, text, limit));
-    return v;
-}
 
 /// RKNN core-mask names (cli.md): auto, 0, 1, 2, 0_1, 0_2, 1_2, 0_1_2, all.
 uint32_t parse_core_mask(const std::string& s, int cores) {
