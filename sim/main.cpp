@@ -248,6 +248,11 @@ int cmd_decode(const RegcmdArgs& a) {
                                  a.file, words.size(), sim::split_tasks(words).size(), soc.name,
                                  hw::rknpu::generation_name(gen), st.unknown, st.unverified)
                   << trace::disasm_buffer(words, gen);
+        // The documented assumptions (docs/rknpu-register-semantics.md §14) the tasks rely on,
+        // as the PC interpreter plans them (lint's notes).
+        for (const sim::LintFinding& f : sim::lint_regcmd(words, soc))
+            if (f.severity == sim::LintFinding::Severity::Note && f.code == "N-assumption")
+                std::cout << fmt::format("task {}: assumption {}\n", f.task, f.message);
     } catch (const std::exception& e) {
         return fail(e.what());
     }
