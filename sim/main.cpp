@@ -292,7 +292,7 @@ int cmd_decode(const RegcmdArgs& a) {
         const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
         const trace::DisasmStats st = trace::disasm_stats(words, gen);
         std::cout << fmt::format("{}: {} entries, {} task(s), register map {} ({}), {} unknown register(s), {} "
-                                 "write(s) to registers whose meaning is not public (*: assumed meaning)\n",
+                                 "write(s) to registers whose meaning is not public or inferred (*: assumed meaning)\n",
                                  a.file, words.size(), sim::split_tasks(words).size(), soc.name,
                                  hw::rknpu::generation_name(gen), st.unknown, st.unverified)
                   << trace::disasm_buffer(words, gen);
