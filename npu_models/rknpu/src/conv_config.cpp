@@ -90,6 +90,7 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t a
         c.cvt.scale[i] = static_cast<int16_t>(static_cast<uint16_t>(v >> 16));
     }
     c.decompress = f(CNA_DCOMP_CTRL::kOffset, CNA_DCOMP_CTRL::DECOMP_CONTROL);
+    c.nn_mode = f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::NN_MODE);
     const uint32_t ow = rf.read(DPU_BS_OW_CFG::kOffset);
     if (DPU_BS_OW_CFG::OD_BYPASS.get(ow) == 0)
         c.weight_offset = static_cast<int16_t>(static_cast<uint16_t>(DPU_BS_OW_OP::OW_OP.get(rf.read(DPU_BS_OW_OP::kOffset))));
