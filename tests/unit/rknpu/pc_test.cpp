@@ -181,6 +181,7 @@ TEST(PcInterpreter, PpuTaskRaisesThePpuBit) {
     wr(PPU_RDMA_RDMA_CUBE_IN_CHANNEL::kOffset, 15);
     wr(PPU_RDMA_RDMA_SRC_BASE_ADDR::kOffset, uint32_t(kIn));
     wr(PPU_RDMA_RDMA_SRC_LINE_STRIDE::kOffset, 4u << 4), wr(PPU_RDMA_RDMA_SRC_SURF_STRIDE::kOffset, 16u << 4);
+    wr(PPU_RDMA_RDMA_DATA_FORMAT::kOffset, 1);  // 8-bit elements (TRM width code)
     rk::TaskEntries e;
     e.has_op_en = e.has_sync = true;
     e.enable_mask = rk::enable::PPU | rk::enable::PPU_RDMA;
