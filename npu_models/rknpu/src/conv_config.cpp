@@ -57,15 +57,23 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t a
     const uint32_t con1 = rf.read(CNA_CONV_CON1::kOffset);
     c.image = CNA_CONV_CON1::ARGB_IN.get(con1) != 0;
     c.group_line_off = CNA_CONV_CON1::GROUP_LINE_OFF.get(con1) != 0;
+    c.argb_in = CNA_CONV_CON1::ARGB_IN.get(con1);
     const uint32_t line = f(CNA_DMA_CON1::kOffset, CNA_DMA_CON1::LINE_STRIDE);
-    // Image mode rows are counted in bytes (Mesa: max(W, 16) for rows of max(W, 16) bytes).
-    c.line_stride_bytes = c.image ? line : decode_line_stride(line, gen);
-    c.surf_stride_bytes = decode_surf_stride(rf.read(CNA_DMA_CON2::kOffset), c.line_stride_bytes, gen);
     const uint32_t eb = elem_bytes(c.precision);
     if (c.image) {
-        c.pixel_bytes = c.in_c_real;  // one byte per channel
+        // A-IMAGE: pixels of DATAIN_CHANNEL_REAL + 1 channels packed in memory, rows of LINE_STRIDE
+        // pixels (Mesa's 1-channel int8: rows of W bytes; the vendor's 3-channel fp16 capture: LINE_STRIDE
+        // 8 for rows of 8 pixels x 6 bytes).
+        c.pixel_bytes = c.in_c_real * eb;
         c.mem_channels = c.in_c_real;
         c.mem_surfaces = 1;
+        c.line_stride_bytes = static_cast<uint64_t>(line) * c.pixel_bytes;
+    } else {
+        c.line_stride_bytes = decode_line_stride(line, gen);
+    }
+    c.surf_stride_bytes = decode_surf_stride(rf.read(CNA_DMA_CON2::kOffset), c.line_stride_bytes, gen);
+    if (c.image) {
+        // pixel layout set above
     } else if (c.group_line_off && c.in_w && c.line_stride_bytes % c.in_w == 0 &&
                (c.line_stride_bytes / c.in_w) % eb == 0 && c.precision != Precision::Int4 && c.line_stride_bytes) {
         c.pixel_bytes = static_cast<uint32_t>(c.line_stride_bytes / c.in_w);
@@ -156,9 +164,16 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if (c.in_c % c.c2() != 0 && !c.image)
         fault("CNA", "DATA_SIZE1", "DATAIN_CHANNEL", c.in_c, fmt::format("must be a multiple of C2 = {}", c.c2()));
     if (c.image) {
-        if (c.precision != Precision::Int8)
-            fault("CNA", "CONV_CON1", "ARGB_IN", static_cast<uint32_t>(c.precision),
-                  "image input (ARGB_IN) is modelled for int8 processing only");
+        if (c.precision != Precision::Int8 && c.precision != Precision::Fp16)
+            fault("CNA", "CONV_CON1", "ARGB_IN", c.argb_in,
+                  "image input (ARGB_IN) is modelled for int8 and fp16 processing (Mesa, the vendor runtime)");
+        if (c.argb_in < 8 || c.argb_in > 11)
+            fault("CNA", "CONV_CON1", "ARGB_IN", c.argb_in,
+                  "ARGB_IN values other than 8..11 (1..4 channels, TRM) are not public");
+        else if (c.argb_in - 7 != c.in_c_real)
+            fault("CNA", "CONV_CON1", "ARGB_IN", c.argb_in,
+                  fmt::format("ARGB_IN {} selects {} channels per pixel, DATAIN_CHANNEL_REAL + 1 = {}", c.argb_in,
+                              c.argb_in - 7, c.in_c_real));
         if (c.in_c_real > 4 || c.in_c_real > c.in_c)
             fault("CNA", "DATA_SIZE1", "DATAIN_CHANNEL_REAL", c.in_c_real - 1,
                   fmt::format("image input of {} channels per pixel (1 to 4, at most DATAIN_CHANNEL {})", c.in_c_real, c.in_c));

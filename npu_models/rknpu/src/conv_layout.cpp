@@ -99,8 +99,9 @@ std::vector<std::string> conv_assumptions(const ConvConfig& c) {
     if (c.mem_surfaces > 1)
         a.push_back("A-SURF: surface step = SURF_STRIDE x 16 + 4 x row bytes (exact for every Mesa, mtx512 and vendor value)");
     if (c.image)
-        a.push_back("A-IMAGE: ARGB_IN image input, pixels of DATAIN_CHANNEL_REAL + 1 bytes in rows of LINE_STRIDE bytes, "
-                    "other channels 0");
+        a.push_back(fmt::format("A-IMAGE: ARGB_IN {} image input, pixels of {} channels ({} bytes) in rows of "
+                                "LINE_STRIDE pixels ({} bytes), other channels 0",
+                                c.argb_in, c.in_c_real, c.pixel_bytes, c.line_stride_bytes));
     if (!c.image && c.group_line_off && c.pixel_bytes != c.atom)
         a.push_back(fmt::format("A-MM: GROUP_LINE_OFF rows of {} pixels of {} bytes (vendor matmul perf layout)", c.in_w,
                                 c.pixel_bytes));

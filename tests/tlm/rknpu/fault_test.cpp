@@ -168,6 +168,13 @@ const std::vector<Case>& cases() {
                                 CNA_DATA_SIZE1::DATAIN_CHANNEL.put(16) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(4));
          },
          kFault, "image input of 5 channels per pixel"},
+        {"image_input_argb_in_channel_mismatch",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CONV_CON1"), CNA_CONV_CON1::ARGB_IN.put(10));
+             testfix::set_value(v.job.words, v.index_of("CNA_DATA_SIZE1"),
+                                CNA_DATA_SIZE1::DATAIN_CHANNEL.put(16) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(0));
+         },
+         kFault, "ARGB_IN 10 selects 3 channels per pixel, DATAIN_CHANNEL_REAL + 1 = 1"},
         {"weights_outside_the_iommu_domain",
          [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DCOMP_ADDR0"), 0xfff00000u); },
          kRdErr, "weights load of 2304 bytes at 0xfff00000 outside memory"},

@@ -24,11 +24,12 @@ struct ConvConfig {
     uint32_t feature_addr = 0;
     uint64_t line_stride_bytes = 0, surf_stride_bytes = 0;  ///< decoded in silicon units (hw/rknpu_layout.h)
     /// How the feature cube lies in memory (docs §8). Feature mode: NC1HWC2 pixels of one atom.
-    /// Image mode (CONV_CON1.ARGB_IN != 0, assumption A-IMAGE): rows of LINE_STRIDE bytes holding
-    /// pixels of DATAIN_CHANNEL_REAL + 1 bytes, converted by CVT_CON*, the other channels of the
-    /// atom 0. GROUP_LINE_OFF in feature mode (assumption A-MM, the vendor matmul): a row holds
+    /// Image mode (CONV_CON1.ARGB_IN != 0, assumption A-IMAGE): rows of LINE_STRIDE pixels holding
+    /// pixels of DATAIN_CHANNEL_REAL + 1 elements, converted by CVT_CON* (int8), the other channels
+    /// of the atom 0. GROUP_LINE_OFF in feature mode (assumption A-MM, the vendor matmul): a row holds
     /// DATAIN_WIDTH pixels of LINE_STRIDE bytes / width each (16 fp16 per 32-byte row).
     bool image = false;
+    uint32_t argb_in = 0;  ///< CONV_CON1.ARGB_IN: 8 + channels - 1 in image mode (TRM), 0 feature mode
     bool group_line_off = false;
     uint32_t pixel_bytes = kAtomBytes;  ///< bytes of one pixel of one memory surface
     uint32_t mem_channels = 16;         ///< channels one memory surface holds
