@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include "trace/regcmd_disasm.h"
 #include "hw/regdb.h"
 #include "app/report.h"
+#include "drv/rknpu/check_placement.h"
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
@@ -29,6 +31,7 @@
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "rtl/cosim.h"
 #include "sweep/cli.h"
 
 namespace {
@@ -54,8 +57,31 @@ struct RunArgs {
     bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
     std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
     std::vector<std::string> params;  ///< --param section.key=value overrides
+    std::string rtl, rtl_vcd;         ///< --rtl core,dpu / --rtl-vcd FILE (RTL co-simulation)
     sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
 };
+
+/// --rtl / --rtl-vcd: the blocks to co-simulate (nullopt: none), or an error message.
+struct RtlChoice {
+    std::optional<npu::rtl::RtlOptions> opts;
+    std::string error;
+};
+RtlChoice rtl_choice(const std::string& blocks, const std::string& vcd, const std::string& mode) {
+    RtlChoice c;
+    if (blocks.empty()) {
+        if (!vcd.empty()) c.error = "--rtl-vcd needs --rtl (the VCD holds the RTL's signals)";
+        return c;
+    }
+    try {
+        c.opts = npu::rtl::parse_rtl_blocks(blocks);
+    } catch (const std::invalid_argument& e) {
+        c.error = e.what();
+        return c;
+    }
+    if (mode != "full") c.error = "--rtl needs --mode full (the RTL computes the tasks' bytes)";
+    c.opts->vcd = vcd;
+    return c;
+}
 
 
 /// --quantize int8|fp16|none, --calibration FILE.npy|DIR (repeatable), --calibration-method (cli.md).
@@ -88,9 +114,27 @@ int cmd_platforms(bool verbose) {
                        p.name, p.display_name, p.npu.core_count.value, p.npu.int8_macs_per_cycle.value,
                        p.npu.core_clock_hz.value / 1000000, p.npu.cbuf_banks.value, p.npu.cbuf_bank_bytes.value / 1024,
                        p.mem.ddr_peak_bytes_per_s.value / 1e9);
-            if (verbose)
+            const hw::Calibration& c = p.calibration;
+            auto pct = [](double v) { return v < 0 ? std::string("-") : fmt::format("{:.1f}%", v); };
+            std::string trust = "timing calibration: " + c.status;
+            if (c.status == "calibrated")
+                trust += fmt::format(" ({} rows, fit |error| mean {}, leave-one-model-out mean {}, max {})", c.rows.size(),
+                                     pct(c.fit_mae_pct), pct(c.loo_mae_pct), pct(c.loo_max_pct));
+            else if (c.status == "inherited")
+                trust += fmt::format(" from {} (its leave-one-model-out mean {}, max {})", c.inherits_from,
+                                     pct(c.loo_mae_pct), pct(c.loo_max_pct));
+            fmt::print("{:<10} {:<34} {}\n", "", "", trust);
+            if (verbose) {
+                if (!c.summary.empty()) fmt::print("    {}\n", c.summary);
+                for (const std::string& f : c.fitted) fmt::print("    fitted on this SoC: {}\n", f);
+                for (const auto& [path, why] : c.joint) fmt::print("    joint fit: {} ({})\n", path, why);
+                for (const auto& [path, why] : c.inherited) fmt::print("    inherited: {} ({})\n", path, why);
+                for (const hw::CalibrationRow& r : c.rows)
+                    fmt::print("    row {}: published {:.3f} ms, estimate {:.3f} ms ({:+.1f}%), left out {:+.1f}%\n", r.model,
+                               r.published_ms, r.estimate_ms, r.error_pct, r.loo_error_pct);
                 for (const auto& pv : p.params())
                     fmt::print("    {:<32} {:<9} {:<40} {}\n", pv.path, hw::grade_name(pv.grade), pv.value, pv.source);
+            }
         } catch (const hw::ProfileError& e) {
             fmt::print("{:<10} INVALID: {}\n", n, e.what());
         }
@@ -159,6 +203,9 @@ int cmd_run_mcu(const RunArgs& a) {
 }
 
 int cmd_run(const RunArgs& a) {
+    const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
+    if (!rtl.error.empty()) return fail(rtl.error);
+    if (rtl.opts && a.reference) return fail("--rtl does not apply to --reference (the reference executor has no NPU)");
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
     if (quantize_given && (a.reference || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
@@ -167,6 +214,8 @@ int cmd_run(const RunArgs& a) {
                         ? "--quantize applies to .onnx models"
                         : std::string("--quantize"));
     if (a.reference) return cmd_run_reference(a);
+    if (rtl.opts && mcu::find_target(a.platform))
+        return fail(fmt::format("--rtl does not apply to --platform {} (an MCU: the RTL blocks are RKNPU ones)", a.platform));
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
     try {
@@ -175,6 +224,7 @@ int cmd_run(const RunArgs& a) {
     } catch (const hw::ProfileError& e) {
         return fail(e.what());
     }
+    if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
     sim::ConvExampleSpec spec;
     if (!a.model.empty()) {
         namespace fs = std::filesystem;
@@ -196,6 +246,7 @@ int cmd_run(const RunArgs& a) {
             mo.mode = a.mode;
             mo.core_mask = a.core_mask;
             mo.inputs = a.ref.inputs;
+            mo.outputs = a.ref.outputs;
             mo.input_shapes = a.ref.input_shapes;
             mo.cpu_nodes = a.cpu_nodes;
             mo.seed = a.ref.seed;
@@ -207,6 +258,7 @@ int cmd_run(const RunArgs& a) {
             mo.no_check = a.no_compare;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
+            if (rtl.opts) mo.rtl = *rtl.opts;
             mo.quantize = a.quant.mode;
             mo.calibration = a.quant.calibration;
             mo.calibration_method = a.quant.method;
@@ -228,7 +280,8 @@ int cmd_run(const RunArgs& a) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram);
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram,
+                                  rtl.opts ? &*rtl.opts : nullptr);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
     }
@@ -330,7 +383,7 @@ int cmd_lint(const RegcmdArgs& a) {
 }
 
 struct ReplayArgs {
-    std::string file, mode = "timing", trace_path;
+    std::string file, mode = "timing", trace_path, rtl, rtl_vcd;
     TargetArgs target;
     std::string base, core = "0", core_mask, tasks, amount, task_list;
     std::vector<std::string> loads, dumps;
@@ -381,6 +434,8 @@ uint32_t wait_mask(uint32_t enable_mask) {
 }
 
 int cmd_replay(const ReplayArgs& a) {
+    const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
+    if (!rtl.error.empty()) return fail(rtl.error);
     sim::RawJob job;
     hw::SocProfile soc;
     std::vector<std::pair<uint64_t, std::string>> dump_files;
@@ -482,9 +537,18 @@ int cmd_replay(const ReplayArgs& a) {
     } catch (const std::exception& e) {
         return fail(e.what());
     }
+    if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
     trace::TraceWriter tw;
     const auto mode = a.mode == "full" ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
-    const sim::RawResult r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw).front();
+    std::vector<npu::rtl::RtlTaskRecord> rtl_recs;
+    sim::RawResult r;
+    try {
+        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw, 500'000'000,
+                              rtl.opts ? &*rtl.opts : nullptr, &rtl_recs)
+                .front();
+    } catch (const std::invalid_argument& e) {
+        return fail(e.what());
+    }
     fmt::print("{}: replayed on {} ({} mode): {} kick(s)\n", a.file, soc.name, a.mode, r.kicks.size());
     bool ok = r.errors.empty();
     for (size_t k = 0; k < r.kicks.size(); ++k) {
@@ -510,9 +574,15 @@ int cmd_replay(const ReplayArgs& a) {
         f.write(reinterpret_cast<const char*>(r.readback[i].data()), static_cast<std::streamsize>(r.readback[i].size()));
         if (!f) return fail(fmt::format("cannot write --dump file '{}'", dump_files[i].second));
     }
+    std::string rtl_mismatch;
+    if (rtl.opts) {
+        fmt::print("{}", npu::rtl::report_text(rtl_recs, *rtl.opts));
+        rtl_mismatch = npu::rtl::mismatch_error(rtl_recs);
+        if (!rtl_mismatch.empty()) std::cerr << "npusim: error: " << rtl_mismatch << "\n";
+    }
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
-    return ok ? 0 : kExitProblem;
+    return ok && rtl_mismatch.empty() ? 0 : kExitProblem;
 }
 
 }  // namespace
@@ -544,7 +614,7 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
     run->add_option("--input", ra.ref.inputs, "Model runs: .npy per graph input, in order (default: seeded random)");
-    run->add_option("--output", ra.ref.outputs, "--reference: .npy per graph output");
+    run->add_option("--output", ra.ref.outputs, "Model runs (full mode, and --reference): .npy per graph output");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
@@ -554,6 +624,10 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--expect-exact", ra.expect_exact, "NPU model runs: any difference from the reference fails (exit 1)");
     run->add_flag("--no-compare", ra.no_compare, "NPU model runs: skip the comparison with the reference executor");
     run->add_flag("-q,--quiet", ra.quiet, "No progress line on stderr");
+    run->add_option("--rtl", ra.rtl,
+                    "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (bytes and cycles "
+                    "checked against the C++ engines per task)");
+    run->add_option("--rtl-vcd", ra.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
     run->add_flag("--keep-qdq", ra.ref.keep_qdq, "--reference: run Q/DQ nodes as written (float), not fused");
     run->add_option("--requant", ra.requant, "MCU platforms: float (bit-exact with the reference) or fixed (Q31)")
         ->check(CLI::IsMember({"float", "fixed"}))
@@ -620,13 +694,14 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+    rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
+    rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
 
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
     CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
     sweep::add_sweep_options(*swp, swo);
 
-    iss::RunOptions io;
     mcu::TrainOptions to;
     CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
     trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
@@ -635,6 +710,9 @@ int sc_main(int argc, char* argv[]) {
     trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
     trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
     trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
+
+    iss::RunOptions io;
+    io.tool = "npusim";
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 
@@ -652,6 +730,11 @@ int sc_main(int argc, char* argv[]) {
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
+        // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).
+        co.placement = [&co](const std::string& model, const std::string& platform, const drv::check::PlatformSpec& spec) {
+            return drv::rknpu::check_placement(model, platform, spec, co.input_shapes);
+        };
+        if (!co.specs_dir.empty()) co.placement = nullptr;  // the compiler reads the bundled DB
         // ws63/3066H: the MCU path's own refusals (no kernel yet, QDQ models) next to the seed rules.
         co.engine_refusals = [](const std::string& model, const drv::ir::Graph& g) { return mcu::engine_refusals(model, g); };
         if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())

@@ -18,6 +18,7 @@
 #include "hw/profile.h"
 #include "npu/tlm/rknpu_core.h"
 #include "numerics/tensor.h"
+#include "rtl/cosim.h"
 #include "trace/trace_writer.h"
 
 namespace sim {
@@ -28,6 +29,8 @@ struct ModelLayerRow {
     std::string input_shape, output_shape;
     std::string cores;           ///< "0", "0,1,2", "host", "-"
     std::string note;            ///< CPU: why it fell back; view: how
+    std::string cpu_reason;      ///< CPU: "vendor rule", "no NPU lowering yet", "forced"
+    std::vector<std::string> rewrites;  ///< graph rewrites that formed the layer
     std::vector<std::string> nodes;  ///< the IR nodes the layer covers
     int tasks = 0;
     uint64_t macs = 0, macs_padded = 0, regcmd_entries = 0;
@@ -40,6 +43,21 @@ struct ModelLayerRow {
     std::string bound;           ///< compute / memory / overhead (NPU), host (CPU), "" (view)
     bool checked = false;        ///< isolated check ran (full mode, NPU layer)
     OutputCheck check;           ///< device output vs reference node fed with the device's inputs
+    /// Host-side input/output conversion at the graph boundary (a QuantizeLinear of a graph input,
+    /// a DequantizeLinear producing a graph output): outside the vendor runtime's run call.
+    bool host_io = false;
+    /// Multi-core layers (more than one core): what limits the scaling (LayerScaling).
+    struct Scaling {
+        int cores = 0;
+        uint64_t work_ps = 0;            ///< sum of the layer's task spans over all cores
+        uint64_t span_ps = 0;            ///< first task start to last task end
+        uint64_t barrier_ps = 0;         ///< core time spent waiting at the layer's end barrier
+        uint64_t split_ps = 0;           ///< fixed per-task cost (fetch + overhead) of all its tasks
+        uint64_t ddr_contention_ps = 0;  ///< load time beyond the uncontended DDR transfer
+        double efficiency = 0;           ///< work / (cores x span)
+        std::string limit;               ///< "barrier", "split overhead", "DDR contention"
+    };
+    Scaling scaling;
 };
 
 /// Comparison of one graph output with the reference executor.
@@ -54,8 +72,18 @@ struct ModelRunResult {
     std::vector<int> cores;
     uint64_t clock_hz = 0;
     std::vector<ModelLayerRow> layers;
-    uint64_t total_ps = 0;  ///< first upload to the last output, NPU and host time
+    uint64_t total_ps = 0;  ///< first upload to the last output, NPU and host time (end-to-end latency)
     uint64_t npu_ps = 0, cpu_ps = 0;
+    /// Host input/output conversion at the graph boundary (ModelLayerRow::host_io layers) and the
+    /// inference figure the vendor runtime's run call measures: total_ps less that conversion
+    /// (NPU work plus the CPU layers inside the graph).
+    uint64_t host_io_ps = 0, inference_ps = 0;
+    /// The profile's calibration (hw::Calibration) and the overrides given with --param, for the
+    /// report's trust section; grade counts of the profile parameters.
+    hw::Calibration calibration;
+    std::vector<std::string> overridden;
+    int grade_known = 0, grade_inferred = 0, grade_unknown = 0;
+    std::vector<std::string> unknown_params;  ///< timing parameters graded unknown
     /// Per used core: time its tasks ran (sum of task spans). latency - busy = that core idle:
     /// waiting at step barriers for other cores, CPU steps, kick/interrupt hand-over.
     std::map<int, uint64_t> core_busy_ps;
@@ -69,7 +97,12 @@ struct ModelRunResult {
     size_t layers_checked = 0, layers_exact = 0, layers_off_by_one = 0, layers_worse = 0;
     bool expect_exact = false;   ///< --expect-exact: any difference is a failure
     std::vector<std::string> notes;
+    std::vector<std::string> rewrites;  ///< whole-model import rewrites (constant folding, If inlined)
     std::vector<std::string> errors;  ///< faults, timeouts, host errors (one line each)
+    bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
+    npu::rtl::RtlOptions rtl_opts;
+    std::vector<npu::rtl::RtlTaskRecord> rtl_tasks;
+    std::vector<std::string> rtl_layers;  ///< the layer of each rtl_tasks entry
     /// No error, no layer worse than 1 LSB in the isolated check; with expect_exact, no difference.
     bool ok() const {
         if (!errors.empty() || layers_worse) return false;
@@ -89,6 +122,10 @@ struct ModelRunOptions {
     bool progress_tty = false;    ///< rewrite one line in place (stderr is a terminal), else every ~10%
     bool expect_exact = false;
     uint64_t job_timeout_ns = 5'000'000'000ull;  ///< per kick, simulated time
+    const npu::rtl::RtlOptions* rtl = nullptr;    ///< co-simulate on the RTL datapath (rtl/cosim.h)
+    /// Full mode: write graph output k to output_paths[k] (.npy); paths beyond the list derive from
+    /// the first (<base>_k.npy), as `npusim run --reference --output` names them.
+    std::vector<std::string> output_paths;
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -112,7 +149,7 @@ uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const 
 struct ModelCliOptions {
     std::string model, platform = "rk3588", mode = "full";
     std::string core_mask = "auto";
-    std::vector<std::string> inputs, input_shapes, cpu_nodes;
+    std::vector<std::string> inputs, input_shapes, cpu_nodes, outputs;
     uint64_t seed = 0;
     std::string report_path, trace_path;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
@@ -121,6 +158,7 @@ struct ModelCliOptions {
     /// --quantize int8|fp16|none ("" = not given), --calibration, --calibration-method (app/quantize_cli.h)
     std::string quantize, calibration_method;
     std::vector<std::string> calibration;
+    npu::rtl::RtlOptions rtl;         ///< --rtl / --rtl-vcd (rtl.any() false: off)
 };
 
 /// Exit codes: 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling),
