@@ -27,12 +27,16 @@ Platform::Platform(sc_core::sc_module_name name, const hw::SocProfile& soc, SimM
         bus_->init_socket.bind(nbuf_->socket);
         bus_->map(m.nbuf_base.value, m.nbuf_bytes.value, next_target++, "nbuf");
     }
+    // The cores' DMA reaches memory through the IOMMU; the HAL's buffers are identity windows
+    // (sim/hal_sim maps them), so IOVAs the driver programs equal the physical addresses.
+    iommu_ = std::make_unique<Iommu>("iommu", soc);
+    iommu_->to_memory.bind(bus_->targ_socket);
     for (int i = 0; i < soc.npu.core_count.value; ++i) {
         cores_.push_back(std::make_unique<RknpuCore>(fmt::format("npu_core{}", i).c_str(), i, soc, mode, tw));
         irqs_.push_back(std::make_unique<sc_core::sc_signal<bool>>(fmt::format("irq{}", i).c_str()));
         RknpuCore& c = *cores_.back();
         c.irq.bind(*irqs_.back());
-        c.dma.bind(bus_->targ_socket);
+        c.dma.bind(iommu_->socket);
         bus_->init_socket.bind(c.mmio);
         bus_->map(soc.npu.core_mmio_bases.value[static_cast<size_t>(i)], soc.npu.core_mmio_window_bytes.value,
                   next_target++, fmt::format("npu core {}", i));

@@ -227,7 +227,7 @@ void RknpuCore::reset_core_state() {
     raw_status_ = 0;
     task_status_ = 0;
     done_ = false;
-    cbuf_weights_ = CbufWeights{};
+    state_.reset();
     update_irq();
 }
 

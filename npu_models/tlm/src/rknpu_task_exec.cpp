@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "hw/regdb.h"
+#include "npu/rknpu/pc.h"
 #include "npu/rknpu/task.h"
 #include "npu/tlm/rknpu_core.h"
 #include "npu/tlm/time.h"
@@ -18,42 +19,21 @@ namespace npu::tlm_models {
 using namespace hw::rknpu;
 
 namespace {
-constexpr uint32_t kFault = PC_INTERRUPT_RAW_STATUS::SIM_PROGRAMMING_FAULT.mask();
-constexpr uint32_t kReadError = PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask();
-constexpr uint32_t kWriteError = PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask();
+uint32_t kFault() { return rknpu::status::programming_fault(); }
+uint32_t kReadError() { return rknpu::status::dma_read_error(); }
+uint32_t kWriteError() { return rknpu::status::dma_write_error(); }
 }  // namespace
 
-void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps) {
-    rknpu::TaskPlan plan;
-    try {
-        plan = rknpu::plan_task(rf_, enable_mask, soc_);
-    } catch (const std::exception& e) {
-        // An engine that cannot make sense of the registers must not end the simulation (SG-8.8).
-        plan.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
-                               fmt::format("the task's programming cannot be executed: {}", e.what())});
-    }
-    if (!plan.faults.empty()) {
-        rec.faults = plan.faults;
-        raise_fault(rec, kFault);
+void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, uint64_t t0_ps) {
+    const uint32_t enable_mask = entries.enable_mask;
+    const rknpu::TaskStep step = rknpu::plan_step(entries, rf_, soc_, state_);
+    if (!step.faults.empty()) {
+        rec.faults = step.faults;
+        raise_fault(rec, step.fault_bits);
         return;
     }
-    if (plan.conv) {
-        // WEIGHT_REUSE skips the weight load: the CBUF must still hold exactly these weights from
-        // the last conv task on this core that loaded them.
-        const rknpu::ConvConfig& c = *plan.conv;
-        const CbufWeights want{true, c.weight_addr, c.weight_bytes};
-        if (c.weight_reuse && !(cbuf_weights_.valid && cbuf_weights_.addr == want.addr && cbuf_weights_.bytes == want.bytes)) {
-            rec.faults.push_back({"CNA", "CBUF_CON0", "WEIGHT_REUSE", 1,
-                                  cbuf_weights_.valid
-                                      ? fmt::format("WEIGHT_REUSE set but the CBUF holds {} weight bytes from 0x{:x}, the "
-                                                    "task's are {} bytes at 0x{:x}",
-                                                    cbuf_weights_.bytes, cbuf_weights_.addr, want.bytes, want.addr)
-                                      : std::string("WEIGHT_REUSE set but no weights were loaded into the CBUF since reset")});
-            raise_fault(rec, kFault);
-            return;
-        }
-        cbuf_weights_ = want;
-    }
+    const rknpu::TaskPlan& plan = step.plan;
+    rec.assumptions = plan.assumptions;
     rec.kind = plan.kind;
     rec.macs = plan.macs;
     rec.macs_padded = plan.macs_padded;
@@ -65,7 +45,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         const rknpu::DmaRegion& r = plan.reads[bad];
         rec.faults.push_back({r.block, r.what, "address", r.addr,
                               fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
-        raise_fault(rec, kReadError);
+        raise_fault(rec, kReadError());
         return;
     }
     const auto in_nbuf = [&](uint64_t a) {
@@ -89,7 +69,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         } catch (const std::exception& e) {
             rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
                                   fmt::format("the task's programming cannot be executed: {}", e.what())});
-            raise_fault(rec, kFault);
+            raise_fault(rec, kFault());
             return;
         }
     } else {
@@ -106,7 +86,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         const rknpu::DmaRegion& w = plan.writes[bad];
         rec.faults.push_back({w.block, w.what, "address", w.addr,
                               fmt::format("{} write of {} bytes at 0x{:x} outside memory", w.what, w.bytes, w.addr)});
-        raise_fault(rec, kWriteError);
+        raise_fault(rec, kWriteError());
         return;
     }
     for (const auto& w : plan.writes) (in_nbuf(w.addr) ? rec.sram_bytes_written : rec.bytes_written) += w.bytes;
@@ -134,6 +114,8 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
                           {trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)});
     }
     sc_core::wait(task_end + from_ps(rec.overhead_ps) - sc_core::sc_time_stamp());
+    rknpu::complete_task(step, rf_, state_);
+    raw_status_ |= step.done_bits;
 }
 
 }  // namespace npu::tlm_models
