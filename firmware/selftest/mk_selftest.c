@@ -227,10 +227,20 @@ static void f32_cases(arena* a, sink* s) {
     const float* w = rand_f32(a, 3 * 8 * 10, 0.5f);
     const float* r = rand_f32(a, 3 * 8 * 8, 0.5f);
     const float* b = rand_f32(a, 6 * 8, 0.2f);
-    float h[8] = {0};
-    float* scratch = (float*)take(a, 48 * 4u);
-    mk_gru_f32(x, 12, 10, 8, w, r, b, h, out, scratch);
+    float h[8] = {0}, c[8] = {0};
+    float* scratch = (float*)take(a, 56 * 4u);
+    const mk_rnn_dims rd = {12, 10, 8, 10, 8, 1, 0};
+    mk_gru_f32(x, &rd, w, r, b, 1, h, out, scratch);
     report(s, "gru_f32", out, 96 * 4u);
+    const mk_rnn_dims rv = {12, 10, 8, 10, 8, 1, 1};
+    mk_gru_f32(x, &rv, w, r, b, 0, h, out, scratch);
+    report(s, "gru_f32_lbr0_reverse", out, 96 * 4u);
+    const float* w4 = rand_f32(a, 4 * 8 * 10, 0.5f);
+    const float* r4 = rand_f32(a, 4 * 8 * 8, 0.5f);
+    mk_lstm_f32(x, &rd, w4, r4, 0, h, c, out, scratch);
+    report(s, "lstm_f32", out, 96 * 4u);
+    mk_rnn_f32(x, &rd, w, r, b, MK_UN_SCALED_TANH, 0.9f, 1.1f, 0.8f, h, out, scratch);
+    report(s, "rnn_f32", out, 96 * 4u);
 }
 
 static void layout_cases(arena* a, sink* s) {

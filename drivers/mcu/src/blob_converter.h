@@ -129,8 +129,7 @@ class Converter {
     void reduce(const Node& n, int op);
     void gap_f32(const Node& n);
     void qconcat(const Node& n);
-    void gru(const Node& n);
-    void lstm(const Node& n);
+    void recurrent(const Node& n, int gates);
     void batchnorm(const Node& n);
     uint32_t scratch_f32(uint32_t floats);
     std::vector<int64_t> const_ints(const Node& n, size_t i) const;

@@ -198,8 +198,9 @@ void Converter::node(const Node& n) {
     if (op == "ReduceMax") return reduce(n, MK_RED_MAX);
     if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
     if (op == "GlobalAveragePool") return gap_f32(n);
-    if (op == "GRU") return gru(n);
-    if (op == "LSTM") return lstm(n);
+    if (op == "RNN") return recurrent(n, 1);
+    if (op == "GRU") return recurrent(n, 3);
+    if (op == "LSTM") return recurrent(n, 4);
     if (op == "BatchNormalization") return batchnorm(n);
     if (op == "ArgMax") return argmax(n);
     throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);

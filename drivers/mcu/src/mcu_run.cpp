@@ -366,7 +366,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         err << "error: model does not fit " << t->name << "; not run\n";
         return kMcuDoesNotFit;
     }
-    // Reference executor; an operator it lacks (GRU) leaves the host build of the runtime as the
+    // Reference executor; an operator it lacks leaves the host build of the runtime as the
     // only comparison, said so in the report.
     std::map<std::string, num::Tensor> ref;
     std::string ref_error;

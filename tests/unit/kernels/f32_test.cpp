@@ -200,34 +200,6 @@ TEST(ResizeF32, NearestAndBilinear) {
         }
 }
 
-// GRU: run_op has no GRU, so the reference is the ONNX GRU equations in double precision
-// (gates z, r, h; linear_before_reset = 1).
-TEST(GruF32, MatchesOnnxEquations) {
-    std::mt19937 g(12);
-    const int T = 6, I = 5, H = 4;
-    auto x = rand_f32(g, size_t(T * I)), w = rand_f32(g, size_t(3 * H * I), -0.5f, 0.5f),
-         r = rand_f32(g, size_t(3 * H * H), -0.5f, 0.5f), b = rand_f32(g, size_t(6 * H), -0.2f, 0.2f);
-    std::vector<float> h(size_t(H), 0.0f), y(size_t(T * H)), scratch(size_t(6 * H));
-    mk_gru_f32(x.data(), T, I, H, w.data(), r.data(), b.data(), h.data(), y.data(), scratch.data());
-    std::vector<double> hr(size_t(H), 0.0);
-    auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-    for (int t = 0; t < T; ++t) {
-        std::vector<double> gx(size_t(3 * H)), gh(size_t(3 * H));
-        for (int q = 0; q < 3 * H; ++q) {
-            gx[size_t(q)] = b[size_t(q)];
-            gh[size_t(q)] = b[size_t(3 * H + q)];
-            for (int i = 0; i < I; ++i) gx[size_t(q)] += double(w[size_t(q * I + i)]) * x[size_t(t * I + i)];
-            for (int j = 0; j < H; ++j) gh[size_t(q)] += double(r[size_t(q * H + j)]) * hr[size_t(j)];
-        }
-        for (int j = 0; j < H; ++j) {
-            const double z = sig(gx[size_t(j)] + gh[size_t(j)]), rr = sig(gx[size_t(H + j)] + gh[size_t(H + j)]);
-            const double hh = std::tanh(gx[size_t(2 * H + j)] + rr * gh[size_t(2 * H + j)]);
-            hr[size_t(j)] = (1 - z) * hh + z * hr[size_t(j)];
-            EXPECT_NEAR(y[size_t(t * H + j)], hr[size_t(j)], kTol) << t << "," << j;
-        }
-    }
-}
-
 TEST(LayoutKernels, ConcatTransposePadSlice) {
     std::mt19937 g(14);
     auto a = rand_f32(g, 2 * 3 * 4), b = rand_f32(g, 2 * 5 * 4);
