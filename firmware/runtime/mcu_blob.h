@@ -84,7 +84,12 @@ enum {
     MK_OP_SOFTMAX_LUT_S8 = 34, /* in: x, table (256 floats): TFLite's look-up-table softmax over the last axis */
     MK_OP_LSTM_F32 = 35,     /* as GRU_F32 */
     MK_OP_PRELU_F32 = 36,    /* in: x, slope (1 or C values, C = the innermost dim) */
-    MK_OP_RNN_F32 = 37       /* as GRU_F32 */
+    MK_OP_RNN_F32 = 37,      /* as GRU_F32 */
+    MK_OP_RESIZE_TFL = 38,   /* TFLite resize (any dtype nearest, f32/s8 bilinear); p: bilinear align half_pixel */
+    MK_OP_BATCH_MATMUL = 39, /* in: x, w; p: batches m k n adj_x adj_y x_bstride w_bstride, int8: x_zp w_zp
+                                out_zp mult shift act_min act_max (p[8..14], TFLite pair) */
+    MK_OP_TCONV_F32 = 40,    /* in: x, filter [OC][KH][KW][IC], bias; p as CONV2D_F32 */
+    MK_OP_TCONV_S8 = 41      /* in: x, filter, bias int32, mult; p as CONV2D_S8 with p[11] = 2 (TFLite pairs) */
 };
 
 typedef struct {

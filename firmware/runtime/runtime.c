@@ -291,6 +291,53 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
         case MK_OP_PRELU_F32:
             mk_prelu_f32((const float*)in[0], (float*)out, count, os.c, (const float*)in[1], (int32_t)(T[l->in[1]].bytes / 4));
             return 0;
+        case MK_OP_RESIZE_TFL:
+            if (p[0] == 0) mk_resize_nearest_tfl(in[0], is, out, os, mk_elem_bytes(t0->dtype), p[1], p[2]);
+            else if (t0->dtype == MK_DT_S8) mk_resize_bilinear_tfl_s8((const int8_t*)in[0], is, (int8_t*)out, os, p[1], p[2]);
+            else mk_resize_bilinear_tfl_f32((const float*)in[0], is, (float*)out, os, p[1], p[2]);
+            return 0;
+        case MK_OP_BATCH_MATMUL: {
+            const mk_bmm_dims d = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+            if (d.batches <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0 || d.x_batch_stride < 0 || d.w_batch_stride < 0) return 1;
+            const uint32_t el = (uint32_t)mk_elem_bytes(t0->dtype);
+            if (to->bytes < (uint32_t)(d.batches * d.m * d.n) * el ||
+                t0->bytes < (uint32_t)((d.batches - 1) * d.x_batch_stride + d.m * d.k) * el ||
+                T[l->in[1]].bytes < (uint32_t)((d.batches - 1) * d.w_batch_stride + d.k * d.n) * el)
+                return 1;
+            if (t0->dtype == MK_DT_S8)
+                mk_batch_matmul_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &d, p[8], p[9], p[10], p[11], p[12], p[13], p[14]);
+            else
+                mk_batch_matmul_f32((const float*)in[0], (const float*)in[1], (float*)out, &d);
+            return 0;
+        }
+        case MK_OP_TCONV_F32: {
+            mk_conv_f32_params cp;
+            cp.stride_h = p[0]; cp.stride_w = p[1]; cp.dil_h = p[2]; cp.dil_w = p[3];
+            cp.pad_top = p[4]; cp.pad_left = p[5];
+            cp.act_min = as_f(p[8]); cp.act_max = as_f(p[9]);
+            if (cp.stride_h <= 0 || cp.stride_w <= 0 || cp.dil_h <= 0 || cp.dil_w <= 0 || l->n_in < 3 || p[6] <= 0 || p[7] <= 0 ||
+                T[l->in[1]].bytes < (uint32_t)(os.c * p[6] * p[7] * is.c) * 4u || T[l->in[2]].bytes < (uint32_t)os.c * 4u)
+                return 1;
+            mk_transpose_conv_f32((const float*)in[0], is, (const float*)in[1], p[6], p[7], (const float*)in[2], (float*)out, os, &cp);
+            return 0;
+        }
+        case MK_OP_TCONV_S8: {
+            mk_conv_s8_params cp;
+            memset(&cp, 0, sizeof cp);
+            cp.stride_h = p[0]; cp.stride_w = p[1]; cp.dil_h = p[2]; cp.dil_w = p[3];
+            cp.pad_top = p[4]; cp.pad_left = p[5];
+            cp.in_zp = t0->zero_point; cp.out_zp = to->zero_point;
+            cp.act_min = p[8]; cp.act_max = p[9];
+            if (cp.stride_h <= 0 || cp.stride_w <= 0 || cp.dil_h <= 0 || cp.dil_w <= 0 || p[10] < 0 || l->n_in < 4 || p[6] <= 0 ||
+                p[7] <= 0 || T[l->in[1]].bytes < (uint32_t)(os.c * p[6] * p[7] * is.c) || T[l->in[2]].bytes < (uint32_t)os.c * 4u ||
+                (uint32_t)p[10] >= header(blob)->n_tensors || T[p[10]].bytes < (uint32_t)os.c * 4u || T[l->in[3]].bytes < (uint32_t)os.c * 4u)
+                return 1;
+            cp.mult = (const int32_t*)in[3];
+            cp.shift = (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
+            cp.tfl = 1;
+            mk_transpose_conv_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7], (const int32_t*)in[2], (int8_t*)out, os, &cp);
+            return 0;
+        }
         case MK_OP_ARGMAX: {
             const int32_t cols = is.c, rows = mk_shape4_numel(is) / cols;
             if (t0->dtype == MK_DT_S8) mk_argmax_s8((const int8_t*)in[0], rows, cols, (int32_t*)out);

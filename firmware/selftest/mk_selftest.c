@@ -262,6 +262,40 @@ static void layout_cases(arena* a, sink* s) {
     report(s, "concat", out, 40);
 }
 
+/* TFLite resize, batched matmul and transposed convolution (float and int8). */
+static void upsample_cases(arena* a, sink* s) {
+    const mk_shape4 is = {1, 4, 5, 3}, os = {1, 7, 9, 3};
+    const int8_t* q = rand_s8(a, 60);
+    const float* f = rand_f32(a, 60, 2.0f);
+    int8_t* qo = (int8_t*)take(a, 7 * 9 * 3);
+    float* fo = (float*)take(a, 7 * 9 * 3 * 4u);
+    for (int mode = 0; mode < 3; ++mode) {
+        mk_resize_bilinear_tfl_s8(q, is, qo, os, mode == 1, mode == 2);
+        report(s, mode == 0 ? "resize_bilinear_tfl_s8" : mode == 1 ? "resize_bilinear_tfl_s8_align" : "resize_bilinear_tfl_s8_half", qo, 189);
+        mk_resize_bilinear_tfl_f32(f, is, fo, os, mode == 1, mode == 2);
+        report(s, mode == 0 ? "resize_bilinear_tfl_f32" : mode == 1 ? "resize_bilinear_tfl_f32_align" : "resize_bilinear_tfl_f32_half", fo, 756);
+        mk_resize_nearest_tfl(q, is, qo, os, 1, mode == 1, mode == 2);
+        report(s, mode == 0 ? "resize_nearest_tfl" : mode == 1 ? "resize_nearest_tfl_align" : "resize_nearest_tfl_half", qo, 189);
+    }
+    const mk_bmm_dims d = {2, 3, 5, 4, 1, 0, 15, 20};
+    const int8_t* qw = rand_s8(a, 40);
+    const float* fw = rand_f32(a, 40, 1.0f);
+    mk_batch_matmul_s8(q, qw, qo, &d, 3, -2, 1, 1518500250, -6, -128, 127);
+    report(s, "batch_matmul_s8", qo, 24);
+    mk_batch_matmul_f32(f, fw, fo, &d);
+    report(s, "batch_matmul_f32", fo, 96);
+    const mk_shape4 ti = {1, 3, 3, 2}, to = {1, 6, 6, 4};
+    const mk_conv_f32_params fp = {2, 2, 1, 1, 1, 1, -3.4e38f, 3.4e38f};
+    const float* ff = rand_f32(a, 4 * 3 * 3 * 2, 0.5f);
+    mk_transpose_conv_f32(f, ti, ff, 3, 3, 0, fo, to, &fp);
+    report(s, "transpose_conv_f32", fo, 144 * 4u);
+    static const int32_t mult[4] = {1518500250, 1300000000, 1100000000, 2000000000}, shift[4] = {-7, -6, -8, -7};
+    const mk_conv_s8_params qp = {2, 2, 1, 1, 1, 1, 4, -3, -128, 127, mult, shift, 0, 1};
+    const int8_t* qf = rand_s8(a, 4 * 3 * 3 * 2);
+    mk_transpose_conv_s8(q, ti, qf, 3, 3, 0, qo, to, &qp);
+    report(s, "transpose_conv_s8", qo, 144);
+}
+
 int mk_selftest_run(uint8_t* pool, mk_selftest_emit emit, void* ctx) {
     arena a = {pool, 0, 0x12345678u, 0};
     sink s = {emit, ctx, 0};
@@ -270,6 +304,8 @@ int mk_selftest_run(uint8_t* pool, mk_selftest_emit emit, void* ctx) {
     f32_cases(&a, &s);
     a.used = 0;
     layout_cases(&a, &s);
+    a.used = 0;
+    upsample_cases(&a, &s);
     /* The pool bound is part of the test: a case that outgrew it has scribbled past the pool. */
     if (a.high_water > MK_SELFTEST_POOL_BYTES) emit(ctx, "POOL_OVERFLOW", a.high_water, 0);
     return s.count;

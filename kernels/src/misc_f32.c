@@ -68,9 +68,11 @@ static int32_t floor_i(float x) {
     return (float)t > x ? t - 1 : t;
 }
 
-static int32_t nearest_idx(float x, int32_t size) {
+/* ONNX nearest_mode: 0 round_prefer_floor (ties down), 2 round_prefer_ceil (ties up), 3 floor. */
+static int32_t nearest_idx(float x, int32_t size, int mode) {
     int32_t i = floor_i(x);
-    if (x - (float)i > 0.5f) ++i; /* round_prefer_floor: ties go down */
+    const float d = x - (float)i;
+    if (mode != 3 && (d > 0.5f || (mode == 2 && d == 0.5f))) ++i;
     return i < 0 ? 0 : (i >= size ? size - 1 : i);
 }
 
@@ -82,8 +84,8 @@ void mk_resize_f32(const float* in, mk_shape4 is, float* out, mk_shape4 os, int 
             for (int32_t ox = 0; ox < os.w; ++ox) {
                 float fx = src_coord(ox, is.w, os.w, coord);
                 float* o = out + ((n * os.h + oy) * os.w + ox) * C;
-                if (mode == 0) {
-                    const float* v = in + ((n * is.h + nearest_idx(fy, is.h)) * is.w + nearest_idx(fx, is.w)) * C;
+                if (mode != 1) {
+                    const float* v = in + ((n * is.h + nearest_idx(fy, is.h, mode)) * is.w + nearest_idx(fx, is.w, mode)) * C;
                     for (int32_t c = 0; c < C; ++c) o[c] = v[c];
                     continue;
                 }

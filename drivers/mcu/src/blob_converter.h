@@ -156,6 +156,11 @@ class Converter {
     void tfl_argmax(const Node& n);
     void tfl_prelu(const Node& n);
     void tfl_reduce(const Node& n);
+    void tfl_resize(const Node& n, bool bilinear);
+    void tfl_batch_matmul(const Node& n);
+    void tfl_transpose_conv(const Node& n);
+    void conv_transpose_f32(const Node& n);
+    void matmul_rt(const Node& n);  ///< ONNX MatMul whose B is a runtime tensor (or rank > 2): batched
     void clamp_f32(const Node& n, uint32_t t, const std::string& act);
     void same_quant(uint32_t from, uint32_t to);
     std::vector<int32_t> sdims(const std::vector<int64_t>& s) const { return dims4(s, nhwc_); }

@@ -230,13 +230,14 @@ void Converter::resize(const Node& n) {
     const std::string ct = drv::ir::attr_string(n.attrs, "coordinate_transformation_mode", "half_pixel");
     const std::string nm = drv::ir::attr_string(n.attrs, "nearest_mode", "round_prefer_floor");
     if (mode != "nearest" && mode != "linear") throw ConvertError(n.label() + ": mode " + mode + " not supported (seed 000: nearest, linear)");
-    if (mode == "nearest" && nm != "round_prefer_floor") throw ConvertError(n.label() + ": nearest_mode " + nm + " not supported");
+    if (mode == "nearest" && nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor")
+        throw ConvertError(n.label() + ": no MCU kernel yet for nearest_mode " + nm + " (seed 000: round_prefer_floor, round_prefer_ceil, floor)");
     const int coord = ct == "half_pixel" ? 0 : ct == "align_corners" ? 1 : ct == "asymmetric" ? 2 : -1;
     if (coord < 0) throw ConvertError(n.label() + ": coordinate_transformation_mode " + ct + " not supported");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
     if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 Resize is not supported (seed 000: int8 without scales)");
     mk_blob_layer& l = layer(n, MK_OP_RESIZE_F32, {x}, y, "resize_f32", t_[y].rec.bytes / 4);
-    l.p[0] = mode == "nearest" ? 0 : 1;
+    l.p[0] = mode == "linear" ? 1 : nm == "round_prefer_ceil" ? 2 : nm == "floor" ? 3 : 0;
     l.p[1] = coord;
 }
 

@@ -579,6 +579,9 @@ void Converter::tfl_node(const Node& n) {
     if (op == "ARG_MAX" || op == "ARG_MIN") return tfl_argmax(n);
     if (op == "PRELU") return tfl_prelu(n);
     if (op == "SUM" || op == "REDUCE_MAX" || op == "REDUCE_MIN") return tfl_reduce(n);
+    if (op == "RESIZE_NEAREST_NEIGHBOR" || op == "RESIZE_BILINEAR") return tfl_resize(n, op == "RESIZE_BILINEAR");
+    if (op == "BATCH_MATMUL") return tfl_batch_matmul(n);
+    if (op == "TRANSPOSE_CONV") return tfl_transpose_conv(n);
     static const std::set<std::string> kUnary{"RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
                                               "ELU", "ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE",
                                               "FLOOR", "CEIL", "ROUND", "GELU"};

@@ -142,7 +142,9 @@ void Converter::node(const Node& n) {
     if ((op == "QLinearAdd" || op == "QLinearMul") && ms) return eltwise_s8(n, op == "QLinearMul");
     if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && ms) return lut_s8(n);
     if (op == "Conv") return conv_f32(n);
+    if (op == "MatMul" && !g_.value(n.input(1), n.label()).is_constant()) return matmul_rt(n);
     if (op == "Gemm" || op == "MatMul") return gemm_f32(n);
+    if (op == "ConvTranspose") return conv_transpose_f32(n);
     if (op == "Relu" && in_dtype(0) == num::DType::I8) {  // int8 ReLU on codes: clamp at the zero point
         const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
         t_[y].rec.scale = t_[x].rec.scale;
@@ -383,6 +385,11 @@ const char* op_name(uint32_t op) {
         case MK_OP_REDUCE_F32: return "reduce_f32";
         case MK_OP_SOFTMAX_LUT_S8: return "softmax_lut_s8";
         case MK_OP_LSTM_F32: return "lstm_f32";
+        case MK_OP_RNN_F32: return "rnn_f32";
+        case MK_OP_RESIZE_TFL: return "resize_tfl";
+        case MK_OP_BATCH_MATMUL: return "batch_matmul";
+        case MK_OP_TCONV_F32: return "tconv_f32";
+        case MK_OP_TCONV_S8: return "tconv_s8";
         case MK_OP_PRELU_F32: return "prelu_f32";
         default: return "?";
     }

@@ -526,6 +526,11 @@ const char* kernel_symbol(uint32_t op) {
         case MK_OP_SOFTMAX_F32: return "mk_softmax_f32";
         case MK_OP_GRU_F32: return "mk_gru_f32";
         case MK_OP_LSTM_F32: return "mk_lstm_f32";
+        case MK_OP_RNN_F32: return "mk_rnn_f32";
+        case MK_OP_RESIZE_TFL: return "mk_resize_tfl";
+        case MK_OP_BATCH_MATMUL: return "mk_batch_matmul";
+        case MK_OP_TCONV_F32: return "mk_transpose_conv_f32";
+        case MK_OP_TCONV_S8: return "mk_transpose_conv_s8";
         case MK_OP_PRELU_F32: return "mk_prelu_f32";
         case MK_OP_ARGMAX: return "mk_argmax";
         case MK_OP_PAD: return "mk_pad4";

@@ -35,9 +35,9 @@ const std::vector<McuTarget>& all_targets() {
         h.flash_base = 0x03000000;
         h.flash_bytes = 0x00080000;  // up to 512 KB
         h.fw_flash_base = 0x03000000;
-        h.fw_flash_bytes = 0x00010000;
-        h.blob_base = 0x03010000;
-        h.blob_bytes = 0x00070000;
+        h.fw_flash_bytes = 0x00014000;
+        h.blob_base = 0x03014000;
+        h.blob_bytes = 0x0006C000;
         h.sram_base = 0x02000000;
         h.sram_bytes = 0x00010000;  // 64 KB
         h.stack_bytes = 0x1000;

@@ -60,9 +60,24 @@ void mk_reduce_f32(mk_reduce op, const float* in, float* out, int32_t outer, int
 /** ArgMax over the middle axis of [outer][axis][inner] (first maximum). */
 void mk_argmax_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, int32_t inner);
 
-/** Resize of NHWC H/W. mode 0 = nearest (round_prefer_floor), 1 = bilinear; coord 0 = half_pixel,
- * 1 = align_corners, 2 = asymmetric. */
+/** ONNX Resize of NHWC H/W. mode 0 = nearest round_prefer_floor, 1 = bilinear, 2 = nearest
+ * round_prefer_ceil, 3 = nearest floor; coord 0 = half_pixel, 1 = align_corners, 2 = asymmetric. */
 void mk_resize_f32(const float* in, mk_shape4 in_shape, float* out, mk_shape4 out_shape, int mode, int coord);
+
+/** TFLite RESIZE_NEAREST_NEIGHBOR (any element size: codes are copied) and RESIZE_BILINEAR (float; int8
+ * in mk_int8.h) of NHWC H/W with TFLite's align_corners / half_pixel_centers. */
+void mk_resize_nearest_tfl(const void* in, mk_shape4 in_shape, void* out, mk_shape4 out_shape, int32_t elem_bytes, int align,
+                           int half_pixel);
+void mk_resize_bilinear_tfl_f32(const float* in, mk_shape4 in_shape, float* out, mk_shape4 out_shape, int align, int half_pixel);
+
+/** Batched matrix multiply (mk_bmm_dims in mk_int8.h). */
+void mk_batch_matmul_f32(const float* x, const float* w, float* out, const mk_bmm_dims* d);
+
+/** Transposed convolution, NHWC, filter [OC][KH][KW][IC] (TFLite's layout; ONNX W is re-laid out),
+ * group 1: out[oy][ox][oc] = sum over iy*stride - pad + ky*dil = oy (and x) of in * filter + bias,
+ * clamped to the activation range. Output dims (and so the bottom/right padding) from out_shape. */
+void mk_transpose_conv_f32(const float* in, mk_shape4 in_shape, const float* filter, int32_t kh, int32_t kw, const float* bias,
+                           float* out, mk_shape4 out_shape, const mk_conv_f32_params* p);
 
 /** One direction of an ONNX recurrent layer over one batch entry (seed 000 RNN / GRU / LSTM, float):
  * step t reads x + t * x_stride (input_size floats) and writes hidden unit j of its output at

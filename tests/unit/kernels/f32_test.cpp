@@ -186,14 +186,16 @@ TEST(ResizeF32, NearestAndBilinear) {
     auto x = rand_f32(g, size_t(h * w * c));
     const num::Tensor X = f32({1, c, h, w}, nhwc_to_nchw(x, 1, h, w, c));
     const num::Tensor SIZES = i64({4}, {1, c, oh, ow});
-    const char* modes[] = {"nearest", "linear"};
+    const char* modes[] = {"nearest", "linear", "nearest", "nearest"};
+    const char* nearest[] = {"round_prefer_floor", "", "round_prefer_ceil", "floor"};  // seed 000's three
     const char* coords[] = {"half_pixel", "align_corners", "asymmetric"};
-    for (int m = 0; m < 2; ++m)
+    for (int m = 0; m < 4; ++m)
         for (int co = 0; co < 3; ++co) {
             std::vector<float> got(size_t(oh * ow * c));
             mk_resize_f32(x.data(), {1, h, w, c}, got.data(), {1, oh, ow, c}, m, co);
             num::Attributes a;
             a.set("mode", std::string(modes[m]));
+            if (m != 1) a.set("nearest_mode", std::string(nearest[m]));
             a.set("coordinate_transformation_mode", std::string(coords[co]));
             const auto ref = values<float>(run1("Resize", a, {&X, nullptr, nullptr, &SIZES}));
             expect_close_f32(got, nchw_to_nhwc(ref, 1, c, oh, ow), kTol, std::string(modes[m]) + "/" + coords[co]);

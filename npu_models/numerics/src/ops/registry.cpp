@@ -74,6 +74,7 @@ const ops::OpTable& table() {
         tfl::register_pool(m);
         tfl::register_shape(m);
         tfl::register_more(m);
+        tfl::register_resize_matmul(m);
         return m;
     }();
     return t;
