@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Activation statistics over the calibration set and the three range-selection methods
-// (calibration.h). The entropy method follows onnxruntime's HistogramCalibrater
-// (calibrate.py: collect_value, get_entropy_threshold, smooth_distribution) with TensorRT's
-// 2048-bin resolution; MMSE is RKNN-Toolkit2's description (minimum mean squared error between
-// the float values and their quantize-dequantize image), searched on the same histogram.
+// (calibration.h). Histograms are laid out as onnxruntime's HistogramCollector.collect_value does;
+// the entropy method is TensorRT's (pytorch-quantization calib/histogram.py) on the |x| view of
+// them; MMSE is RKNN-Toolkit2's description (minimum mean squared error between the float values
+// and their quantize-dequantize image), searched on the same histogram.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -58,79 +58,80 @@ void add_to_histogram(TensorStats& s, const num::Tensor& t) {
     }
 }
 
-/// onnxruntime's smooth_distribution (eps 1e-4): zero bins get eps, the mass is taken back evenly
-/// from the non-zero bins. Returns false when every bin is zero.
-bool smooth(std::vector<double>& p) {
-    constexpr double kEps = 1e-4;
-    size_t zeros = 0;
-    for (double v : p) zeros += v == 0;
-    if (zeros == p.size()) return false;
-    const double eps1 = kEps * static_cast<double>(zeros) / static_cast<double>(p.size() - zeros);
-    for (double& v : p) v = v == 0 ? kEps : v - eps1;
-    return true;
-}
-
-/// scipy.stats.entropy(p, q): both normalised, sum p log(p / q).
-double kl_divergence(const std::vector<double>& p, const std::vector<double>& q) {
+/// KL(P || Q) of normalised counts; +inf when Q is zero where P is not.
+double kl_divergence(const std::vector<double>& p, const std::vector<double>& q, size_t n) {
     double sp = 0, sq = 0;
-    for (size_t i = 0; i < p.size(); ++i) sp += p[i], sq += q[i];
+    for (size_t i = 0; i < n; ++i) sp += p[i], sq += q[i];
+    if (!(sp > 0) || !(sq > 0)) return std::numeric_limits<double>::infinity();
     double d = 0;
-    for (size_t i = 0; i < p.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i] <= 0) continue;
+        if (q[i] <= 0) return std::numeric_limits<double>::infinity();
         const double a = p[i] / sp, b = q[i] / sq;
-        if (a > 0) d += a * std::log(a / b);
+        d += a * std::log(a / b);
     }
     return d;
 }
 
-/// KL(P || Q) of the histogram window [start, end) quantized into `levels` bins: P is the window
-/// with the counts outside it folded into its edge bins; Q merges the window (without them) into
-/// `levels` bins (the last one also takes the remainder of len / levels) and spreads each merged
-/// count evenly over the bins where P is non-zero.
-double window_divergence(const std::vector<uint64_t>& hist, size_t start, size_t end, size_t levels) {
-    const size_t len = end - start;
-    std::vector<double> p(len), q(len, 0.0);
-    for (size_t i = 0; i < len; ++i) p[i] = static_cast<double>(hist[start + i]);
-    const std::vector<double> sliced = p;
-    for (size_t i = 0; i < start; ++i) p.front() += static_cast<double>(hist[i]);
-    for (size_t i = end; i < hist.size(); ++i) p.back() += static_cast<double>(hist[i]);
-    const size_t merged = len / levels;
-    for (size_t j = 0; j < levels; ++j) {
-        const size_t b0 = j * merged, b1 = j + 1 == levels ? len : b0 + merged;
-        double sum = 0;
-        size_t nonzero = 0;
-        for (size_t i = b0; i < b1; ++i) sum += sliced[i], nonzero += p[i] != 0;
-        if (nonzero)
-            for (size_t i = b0; i < b1; ++i) q[i] = p[i] != 0 ? sum / static_cast<double>(nonzero) : 0.0;
+/// TensorRT's entropy calibration on a histogram of |x| (NVIDIA pytorch-quantization
+/// calib/histogram.py, _compute_amax_entropy): the first bin is set to the second's count (a ReLU's
+/// exact zeros would otherwise dominate), and for every candidate end bin i from kKlStartBin the
+/// reference P = bins[0, i) with the counts beyond folded into its last bin is compared with Q =
+/// bins[0, i) merged into `levels` equal-width levels, each level's count spread over its non-empty
+/// bins. Returns the number of bins of the window with the smallest KL(P || Q) (the last of equal ones).
+size_t entropy_bins(std::vector<double> bins, size_t levels) {
+    constexpr size_t kKlStartBin = 128;
+    const size_t n = bins.size();
+    if (n < 2) return n;
+    bins[0] = bins[1];
+    std::vector<double> suffix(n + 1, 0.0);
+    for (size_t i = n; i-- > 0;) suffix[i] = suffix[i + 1] + bins[i];
+    std::vector<double> p(n), q(n), sums(levels), counts(levels);
+    size_t best_i = n;
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t i = std::min(kKlStartBin, n); i <= n; ++i) {
+        std::fill(sums.begin(), sums.end(), 0.0);
+        std::fill(counts.begin(), counts.end(), 0.0);
+        for (size_t k = 0; k < i; ++k) {
+            if (bins[k] == 0) continue;
+            const size_t level = k * levels / i;  // np.digitize on linspace(0, i, levels + 1)
+            sums[level] += bins[k];
+            counts[level] += 1;
+        }
+        for (size_t k = 0; k < i; ++k) {
+            p[k] = bins[k];
+            q[k] = bins[k] == 0 ? 0.0 : sums[k * levels / i] / counts[k * levels / i];
+        }
+        p[i - 1] += suffix[i];
+        const double d = kl_divergence(p, q, i);
+        if (d <= best) best = d, best_i = i;
     }
-    if (!smooth(p) || !smooth(q)) return std::numeric_limits<double>::infinity();
-    return kl_divergence(p, q);
+    return best_i;
 }
 
 void kl_range(const TensorStats& s, const IntGrid& grid, double& lo, double& hi) {
-    const size_t levels = static_cast<size_t>(grid.qmax() - grid.qmin() + 1);
+    lo = s.min, hi = s.max;
     const size_t nb = s.hist.size();
     const double w = (s.hist_hi - s.hist_lo) / static_cast<double>(nb);
-    auto edge = [&](size_t i) { return s.hist_lo + w * static_cast<double>(i); };
-    lo = s.min, hi = s.max;
-    if (!(w > 0) || levels >= nb) return;
-    double best = std::numeric_limits<double>::infinity();
+    if (!(w > 0)) return;
     if (s.hist_lo >= 0) {
-        // One-sided windows [0, edge(i)) (TensorRT: histogram of |x| for a non-negative tensor).
-        for (size_t i = levels; i <= nb; ++i) {
-            const double d = window_divergence(s.hist, 0, i, levels);
-            if (d < best) best = d, lo = 0, hi = edge(i);
-        }
-    } else {
-        // Windows symmetric about the zero bin (onnxruntime get_entropy_threshold).
-        const size_t zero = nb / 2, half = levels / 2;
-        for (size_t i = half; i <= zero; ++i) {
-            const size_t start = zero - i, end = std::min(zero + i + 1, nb);
-            const double d = window_divergence(s.hist, start, end, levels);
-            if (d < best) best = d, lo = edge(start), hi = edge(end);
-        }
+        // Non-negative tensor: the histogram is already one of |x|; unsigned levels (2^bits).
+        const size_t levels = size_t{1} << grid.bits;
+        const size_t i = entropy_bins(std::vector<double>(s.hist.begin(), s.hist.end()), levels);
+        hi = std::min(s.max, w * static_cast<double>(i));
+        lo = 0;
+        return;
     }
-    lo = std::max(lo, s.min);
-    hi = std::min(hi, s.max);
+    // Signed: fold the [-t, t] histogram into |x| (bin k = [k w, (k + 1) w)), 2^(bits-1) levels per
+    // side, amax -> [-amax, amax] clamped to the observed range.
+    const size_t half = nb / 2;
+    std::vector<double> mag(half);
+    for (size_t k = 0; k < half; ++k)
+        mag[k] = static_cast<double>(s.hist[half + k]) + static_cast<double>(s.hist[half - 1 - k]);
+    const size_t levels = size_t{1} << (grid.bits - 1);
+    const double amax = w * static_cast<double>(entropy_bins(mag, levels));
+    lo = std::max(s.min, -amax);
+    hi = std::min(s.max, amax);
 }
 
 void mmse_range(const TensorStats& s, const IntGrid& grid, double& lo, double& hi) {

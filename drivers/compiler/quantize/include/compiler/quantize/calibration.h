@@ -60,8 +60,8 @@ struct TensorStats {
     double min = 0, max = 0;  ///< observed over all samples
     uint64_t count = 0;       ///< values seen
     /// kl/mmse: kHistogramBins counts over [hist_lo, hist_hi]: [0, max] when min >= 0, else
-    /// [-t, t] with t = max(|min|, |max|) (onnxruntime's collect_value layout), so that windows
-    /// around zero line up with bin edges.
+    /// [-t, t] with t = max(|min|, |max|) (onnxruntime's collect_value layout), whose halves fold into
+    /// a histogram of |x|.
     std::vector<uint64_t> hist;
     double hist_lo = 0, hist_hi = 0;
 };
@@ -74,11 +74,12 @@ std::map<std::string, TensorStats> collect_stats(const ir::Graph& g, const Calib
 
 /// The real range [lo, hi] the method picks for a tensor quantized on `grid`:
 /// - minmax: [min, max] observed.
-/// - kl: onnxruntime's get_entropy_threshold on the histogram with 2^bits quantized bins; windows
-///   [0, t] (one-sided, TensorRT's |x| histogram) for non-negative tensors, [-t, t] around the
-///   zero bin otherwise; the threshold minimising KL(P || Q) (P the window with the outliers
-///   folded into its edge bins, Q P merged into 2^bits bins and spread over P's non-empty bins,
-///   both smoothed with eps 1e-4), clamped to the observed min/max.
+/// - kl: TensorRT's entropy calibration (NVIDIA pytorch-quantization _compute_amax_entropy) on a
+///   histogram of |x|: the zero bin flattened to its neighbour, candidate windows [0, t) from bin
+///   128 on, P the window with the counts beyond folded into its last bin, Q the window merged into
+///   2^bits levels (non-negative tensors) or 2^(bits-1) levels per side (signed ones) and spread over
+///   the non-empty bins; the t of the smallest KL(P || Q); signed tensors get [-t, t]; both clamped
+///   to the observed min/max.
 /// - mmse: the range minimising the expected squared quantize-dequantize error over the
 ///   histogram (bin centres weighted by counts): a grid search shrinking [min, max] by factors
 ///   1, 0.995, ... 0.2, then per-side refinement (signed tensors).
