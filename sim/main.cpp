@@ -86,9 +86,27 @@ int cmd_platforms(bool verbose) {
                        p.name, p.display_name, p.npu.core_count.value, p.npu.int8_macs_per_cycle.value,
                        p.npu.core_clock_hz.value / 1000000, p.npu.cbuf_banks.value, p.npu.cbuf_bank_bytes.value / 1024,
                        p.mem.ddr_peak_bytes_per_s.value / 1e9);
-            if (verbose)
+            const hw::Calibration& c = p.calibration;
+            auto pct = [](double v) { return v < 0 ? std::string("-") : fmt::format("{:.1f}%", v); };
+            std::string trust = "timing calibration: " + c.status;
+            if (c.status == "calibrated")
+                trust += fmt::format(" ({} rows, fit |error| mean {}, leave-one-model-out mean {}, max {})", c.rows.size(),
+                                     pct(c.fit_mae_pct), pct(c.loo_mae_pct), pct(c.loo_max_pct));
+            else if (c.status == "inherited")
+                trust += fmt::format(" from {} (its leave-one-model-out mean {}, max {})", c.inherits_from,
+                                     pct(c.loo_mae_pct), pct(c.loo_max_pct));
+            fmt::print("{:<10} {:<34} {}\n", "", "", trust);
+            if (verbose) {
+                if (!c.summary.empty()) fmt::print("    {}\n", c.summary);
+                for (const std::string& f : c.fitted) fmt::print("    fitted on this SoC: {}\n", f);
+                for (const auto& [path, why] : c.joint) fmt::print("    joint fit: {} ({})\n", path, why);
+                for (const auto& [path, why] : c.inherited) fmt::print("    inherited: {} ({})\n", path, why);
+                for (const hw::CalibrationRow& r : c.rows)
+                    fmt::print("    row {}: published {:.3f} ms, estimate {:.3f} ms ({:+.1f}%), left out {:+.1f}%\n", r.model,
+                               r.published_ms, r.estimate_ms, r.error_pct, r.loo_error_pct);
                 for (const auto& pv : p.params())
                     fmt::print("    {:<32} {:<9} {:<40} {}\n", pv.path, hw::grade_name(pv.grade), pv.value, pv.source);
+            }
         } catch (const hw::ProfileError& e) {
             fmt::print("{:<10} INVALID: {}\n", n, e.what());
         }

@@ -125,10 +125,14 @@ void visit_params(P& p, V&& v) {
     v("npu", "dpu_lut_atoms_per_cycle", n.dpu_lut_atoms_per_cycle, 0.01, 64);
     v("npu", "ppu_atoms_per_cycle", n.ppu_atoms_per_cycle, 0.01, 64);
     v("npu", "load_compute_overlap", n.load_compute_overlap, 0.0, 1.0);
+    v("npu", "stripe_max_pixels", n.stripe_max_pixels, 1, 1024);
+    v("npu", "cbuf_read_bytes_per_cycle", n.cbuf_read_bytes_per_cycle, 1, 65536);
+    v("npu", "conv_mac_efficiency", n.conv_mac_efficiency, 0.05, 1.0);
     auto& m = p.mem;
     v("memory", "ddr_base", m.ddr_base, 0, 1e15);
     v("memory", "ddr_size_bytes", m.ddr_size_bytes, 1 << 20, 1e13);
     v("memory", "ddr_peak_bytes_per_s", m.ddr_peak_bytes_per_s, 1e8, 1e12);
+    v("memory", "ddr_type", m.ddr_type, 0, 0);
     v("memory", "ddr_efficiency", m.ddr_efficiency, 0.05, 1.0);
     v("memory", "ddr_read_latency_ns", m.ddr_read_latency_ns, 0, 10000);
     v("memory", "ddr_write_latency_ns", m.ddr_write_latency_ns, 0, 10000);
@@ -216,6 +220,97 @@ std::string value_text(const T& v) {
     }
 }
 
+/// Does `path` name a parameter of the profile ("npu.task_overhead_cycles")?
+bool has_param(const SocProfile& p, const std::string& path) {
+    bool found = false;
+    visit_params(p, [&](const std::string& sec, const std::string& key, const auto&, double, double) {
+        found = found || sec + "." + key == path;
+    });
+    return found;
+}
+
+/// The optional "calibration" object (Calibration in profile.h): known keys only, parameter paths
+/// that exist, numbers where numbers belong.
+Calibration read_calibration(const Ctx& c, const json& j, const SocProfile& p) {
+    if (!j.is_object()) c.fail("calibration", "must be an object");
+    static const std::set<std::string> keys = {"status", "summary", "data", "fit", "inherits_from", "fitted",
+                                               "joint", "inherited", "rows", "fit_mae_pct", "fit_max_pct",
+                                               "loo_mae_pct", "loo_max_pct"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!keys.count(it.key())) c.fail("calibration." + it.key(), "unknown key");
+    Calibration k;
+    auto str = [&](const char* key, std::string& out) {
+        if (!j.contains(key)) return;
+        if (!j[key].is_string()) c.fail(std::string("calibration.") + key, "must be a string");
+        out = j[key].get<std::string>();
+    };
+    auto num = [&](const json& o, const std::string& path, double& out) {
+        if (!o.is_number()) c.fail(path, "must be a number");
+        out = o.get<double>();
+    };
+    str("status", k.status);
+    if (k.status != "calibrated" && k.status != "inherited" && k.status != "none")
+        c.fail("calibration.status", fmt::format("'{}' is not one of calibrated, inherited, none", k.status));
+    str("summary", k.summary);
+    str("data", k.data);
+    str("fit", k.fit);
+    str("inherits_from", k.inherits_from);
+    auto check_path = [&](const std::string& where, const std::string& path) {
+        if (!has_param(p, path)) c.fail(where, fmt::format("'{}' is not a parameter of the profile", path));
+    };
+    if (j.contains("fitted")) {
+        if (!j["fitted"].is_array()) c.fail("calibration.fitted", "must be an array of parameter paths");
+        for (const json& e : j["fitted"]) {
+            if (!e.is_string()) c.fail("calibration.fitted", "must be an array of parameter paths");
+            check_path("calibration.fitted", e.get<std::string>());
+            k.fitted.push_back(e.get<std::string>());
+        }
+    }
+    for (const char* key : {"joint", "inherited"}) {
+        if (!j.contains(key)) continue;
+        const std::string where = std::string("calibration.") + key;
+        if (!j[key].is_object()) c.fail(where, "must be an object {parameter path: text}");
+        auto& out = std::string(key) == "joint" ? k.joint : k.inherited;
+        for (auto it = j[key].begin(); it != j[key].end(); ++it) {
+            check_path(where, it.key());
+            if (!it.value().is_string()) c.fail(where + "." + it.key(), "must be a string");
+            out.emplace_back(it.key(), it.value().get<std::string>());
+        }
+    }
+    if (j.contains("rows")) {
+        if (!j["rows"].is_array()) c.fail("calibration.rows", "must be an array");
+        for (size_t i = 0; i < j["rows"].size(); ++i) {
+            const json& r = j["rows"][i];
+            const std::string where = fmt::format("calibration.rows[{}]", i);
+            if (!r.is_object() || !r.contains("model") || !r["model"].is_string())
+                c.fail(where, "must be an object with a model name");
+            CalibrationRow row;
+            row.model = r["model"].get<std::string>();
+            for (auto [key, out] : {std::pair<const char*, double*>{"published_ms", &row.published_ms},
+                                    {"estimate_ms", &row.estimate_ms},
+                                    {"error_pct", &row.error_pct},
+                                    {"loo_error_pct", &row.loo_error_pct}}) {
+                if (!r.contains(key)) c.fail(where + "." + key, "missing");
+                num(r[key], where + "." + key, *out);
+            }
+            for (auto it = r.begin(); it != r.end(); ++it)
+                if (it.key() != "model" && it.key() != "published_ms" && it.key() != "estimate_ms" &&
+                    it.key() != "error_pct" && it.key() != "loo_error_pct")
+                    c.fail(where + "." + it.key(), "unknown key");
+            k.rows.push_back(row);
+        }
+    }
+    for (auto [key, out] : {std::pair<const char*, double*>{"fit_mae_pct", &k.fit_mae_pct},
+                            {"fit_max_pct", &k.fit_max_pct},
+                            {"loo_mae_pct", &k.loo_mae_pct},
+                            {"loo_max_pct", &k.loo_max_pct}})
+        if (j.contains(key)) num(j[key], std::string("calibration.") + key, *out);
+    if (k.status == "calibrated" && k.rows.empty()) c.fail("calibration.rows", "a calibrated profile lists its rows");
+    if (k.status == "inherited" && k.inherits_from.empty())
+        c.fail("calibration.inherits_from", "an inherited calibration names the SoC it inherits from");
+    return k;
+}
+
 }  // namespace
 
 const char* grade_name(Grade g) {
@@ -239,7 +334,7 @@ SocProfile load_profile(const std::string& path) {
     }
     if (!root.is_object()) c.fail("$", "top level must be an object");
     static const std::set<std::string> top = {"schema_version", "name", "display_name", "family",
-                                              "notes", "npu", "memory", "host"};
+                                              "notes", "npu", "memory", "host", "calibration"};
     for (auto it = root.begin(); it != root.end(); ++it)
         if (!top.count(it.key())) c.fail(it.key(), "unknown key");
     SocProfile p;
@@ -263,6 +358,7 @@ SocProfile load_profile(const std::string& path) {
     m.finish();
     h.finish();
     validate(c, p);
+    if (root.contains("calibration")) p.calibration = read_calibration(c, root.at("calibration"), p);
     return p;
 }
 

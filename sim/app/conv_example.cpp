@@ -215,6 +215,7 @@ RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spe
     RunResult r;
     r.platform = soc.name;
     r.platform_name = soc.display_name;
+    r.calibration = soc.calibration;
     r.model = spec.name;
     r.mode = mode == npu::tlm_models::SimMode::Full ? "full" : "timing";
     r.clock_hz = soc.npu.core_clock_hz.value;

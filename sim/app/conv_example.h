@@ -53,6 +53,7 @@ struct RunResult {
     std::vector<uint64_t> regcmd;     ///< the submitted regcmd buffer
     std::vector<std::string> notes;   ///< placement and other remarks for the report
     uint64_t regcmd_addr = 0;         ///< its device address
+    hw::Calibration calibration;      ///< the profile's timing calibration (trust line of the report)
     bool ok() const { return errors.empty() && (!checked || check.worse == 0); }
 };
 

@@ -552,6 +552,56 @@ std::string bound_of(uint64_t compute, uint64_t dma_read, uint64_t write, uint64
                              : (memory >= overhead ? "memory" : "overhead");
 }
 
+/// A host layer that only converts a graph input (QuantizeLinear of a graph input) or a graph
+/// output (DequantizeLinear producing a graph output): the vendor runtime does this outside its run
+/// call (rknn_inputs_set quantizes the input; outputs are dequantized when fetched or by the
+/// application), so it is part of the end-to-end latency but not of the inference figure.
+bool is_host_io(const drv::ir::Graph& g, const rk::Layer& L) {
+    if (L.ir_nodes.empty()) return false;
+    const auto& gin = g.inputs();
+    const auto& gout = g.outputs();
+    for (size_t ni : L.ir_nodes) {
+        if (ni >= g.nodes().size()) return false;
+        const drv::ir::Node& n = g.nodes()[ni];
+        if (n.op_type == "QuantizeLinear") {
+            if (n.inputs.empty() || std::find(gin.begin(), gin.end(), n.inputs[0]) == gin.end()) return false;
+        } else if (n.op_type == "DequantizeLinear") {
+            for (const std::string& o : n.outputs)
+                if (!o.empty() && std::find(gout.begin(), gout.end(), o) == gout.end()) return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// What limits a multi-core layer (the step barrier after it, the fixed per-task cost the split
+/// adds, the DDR shared by the cores): from the layer's task records.
+ModelLayerRow::Scaling layer_scaling(const hw::SocProfile& soc, const rk::Layer& L, const rk::CompiledModel& m,
+                                     const Runner& run, Platform& plat, uint64_t start, uint64_t end, size_t ncores) {
+    ModelLayerRow::Scaling s;
+    s.cores = static_cast<int>(ncores);
+    s.span_ps = end - start;
+    std::map<int, uint64_t> core_end;
+    const double bw = soc.mem.ddr_peak_bytes_per_s.value * soc.mem.ddr_efficiency.value;
+    for (size_t ti : L.tasks) {
+        if (ti >= m.tasks.size() || run.task_core_[ti] < 0) continue;
+        const int c = run.task_core_[ti];
+        const TaskRecord& t = plat.core(c).tasks().at(run.task_rec_[ti]);
+        s.work_ps += t.end_ps - t.start_ps;
+        s.split_ps += t.fetch_ps + t.overhead_ps;
+        const auto alone = static_cast<uint64_t>(static_cast<double>(t.bytes_read) * 1e12 / bw);
+        if (t.dma_read_ps > alone) s.ddr_contention_ps += t.dma_read_ps - alone;
+        core_end[c] = std::max(core_end[c], t.end_ps);
+    }
+    for (const auto& [c, e] : core_end) s.barrier_ps += end - e;
+    s.efficiency = s.span_ps ? static_cast<double>(s.work_ps) / (static_cast<double>(ncores) * s.span_ps) : 0;
+    const uint64_t worst = std::max({s.barrier_ps, s.split_ps, s.ddr_contention_ps});
+    s.limit = worst == 0 ? "-" : worst == s.barrier_ps ? "barrier" : worst == s.ddr_contention_ps ? "DDR contention"
+                                                                                                   : "split overhead";
+    return s;
+}
+
 }  // namespace
 
 ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
@@ -585,6 +635,15 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     });
     sc_core::sc_start();
     r.total_ps = run.t1_ - run.t0_;
+    r.calibration = soc.calibration;
+    for (const auto& pv : soc.params()) {
+        (pv.grade == hw::Grade::Known ? r.grade_known : pv.grade == hw::Grade::Inferred ? r.grade_inferred
+                                                                                       : r.grade_unknown)++;
+        if (pv.source.rfind("override ", 0) == 0) r.overridden.push_back(pv.path + "=" + pv.value);
+        const bool timing = pv.path.rfind("npu.", 0) == 0 || pv.path.rfind("memory.", 0) == 0;
+        const bool nbuf_unused = pv.path.rfind("memory.nbuf_", 0) == 0 && soc.mem.nbuf_bytes.value == 0;
+        if (pv.grade == hw::Grade::Unknown && timing && !nbuf_unused) r.unknown_params.push_back(pv.path);
+    }
 
     // Per-layer rows from the task records.
     const uint64_t hz = r.clock_hz;
@@ -631,6 +690,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
                 sp.first = std::min(sp.first, t.start_ps);
                 sp.second = std::max(sp.second, t.end_ps);
             }
+            if (row.tasks && cores.size() > 1) row.scaling = layer_scaling(soc, L, m, run, plat, start, end, cores.size());
             if (row.tasks) {
                 row.start_ps = start;
                 row.end_ps = end;
@@ -658,6 +718,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
             row.start_ps = run.layer_host_[li].first;
             row.end_ps = run.layer_host_[li].second;
             row.time_us = static_cast<double>(row.end_ps - row.start_ps) / 1e6;
+            row.host_io = is_host_io(m.graph, L);
+            if (row.host_io) r.host_io_ps += row.end_ps - row.start_ps;
             if (tw && row.end_ps > row.start_ps) {
                 if (host_track < 0) host_track = tw->track("host", "host CPU");
                 tw->complete(host_track, L.name, row.start_ps, row.end_ps - row.start_ps,
@@ -671,6 +733,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         r.ddr_write_bytes += row.ddr_write_bytes;
         r.layers.push_back(std::move(row));
     }
+    r.inference_ps = r.total_ps > r.host_io_ps ? r.total_ps - r.host_io_ps : 0;
     for (int c = 0; c < plat.core_count(); ++c)
         for (const std::string& d : plat.core(c).diagnostics())
             if (std::find_if(r.errors.begin(), r.errors.end(),

@@ -40,6 +40,21 @@ struct ModelLayerRow {
     std::string bound;           ///< compute / memory / overhead (NPU), host (CPU), "" (view)
     bool checked = false;        ///< isolated check ran (full mode, NPU layer)
     OutputCheck check;           ///< device output vs reference node fed with the device's inputs
+    /// Host-side input/output conversion at the graph boundary (a QuantizeLinear of a graph input,
+    /// a DequantizeLinear producing a graph output): outside the vendor runtime's run call.
+    bool host_io = false;
+    /// Multi-core layers (more than one core): what limits the scaling (LayerScaling).
+    struct Scaling {
+        int cores = 0;
+        uint64_t work_ps = 0;            ///< sum of the layer's task spans over all cores
+        uint64_t span_ps = 0;            ///< first task start to last task end
+        uint64_t barrier_ps = 0;         ///< core time spent waiting at the layer's end barrier
+        uint64_t split_ps = 0;           ///< fixed per-task cost (fetch + overhead) of all its tasks
+        uint64_t ddr_contention_ps = 0;  ///< load time beyond the uncontended DDR transfer
+        double efficiency = 0;           ///< work / (cores x span)
+        std::string limit;               ///< "barrier", "split overhead", "DDR contention"
+    };
+    Scaling scaling;
 };
 
 /// Comparison of one graph output with the reference executor.
@@ -54,8 +69,18 @@ struct ModelRunResult {
     std::vector<int> cores;
     uint64_t clock_hz = 0;
     std::vector<ModelLayerRow> layers;
-    uint64_t total_ps = 0;  ///< first upload to the last output, NPU and host time
+    uint64_t total_ps = 0;  ///< first upload to the last output, NPU and host time (end-to-end latency)
     uint64_t npu_ps = 0, cpu_ps = 0;
+    /// Host input/output conversion at the graph boundary (ModelLayerRow::host_io layers) and the
+    /// inference figure the vendor runtime's run call measures: total_ps less that conversion
+    /// (NPU work plus the CPU layers inside the graph).
+    uint64_t host_io_ps = 0, inference_ps = 0;
+    /// The profile's calibration (hw::Calibration) and the overrides given with --param, for the
+    /// report's trust section; grade counts of the profile parameters.
+    hw::Calibration calibration;
+    std::vector<std::string> overridden;
+    int grade_known = 0, grade_inferred = 0, grade_unknown = 0;
+    std::vector<std::string> unknown_params;  ///< timing parameters graded unknown
     /// Per used core: time its tasks ran (sum of task spans). latency - busy = that core idle:
     /// waiting at step barriers for other cores, CPU steps, kick/interrupt hand-over.
     std::map<int, uint64_t> core_busy_ps;

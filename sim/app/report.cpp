@@ -56,6 +56,12 @@ std::string report_text(const RunResult& r) {
         if (l.sram_read_bytes || l.sram_write_bytes)
             o += fmt::format("{} core {}: NBUF traffic {} read, {} written (not counted as DDR)\n", l.name, l.core,
                              bytes(l.sram_read_bytes), bytes(l.sram_write_bytes));
+    const hw::Calibration& cal = r.calibration;
+    o += fmt::format("timing trust: calibration {} for {}{}{}\n", cal.status, r.platform,
+                     cal.inherits_from.empty() ? "" : " from " + cal.inherits_from,
+                     cal.loo_mae_pct < 0 ? std::string()
+                                         : fmt::format(" (leave-one-model-out |error| mean {:.1f}%, max {:.1f}%)",
+                                                       cal.loo_mae_pct, cal.loo_max_pct));
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
@@ -97,6 +103,13 @@ std::string report_json(const RunResult& r) {
     if (r.checked)
         j["output_check"] = {{"values", r.check.values}, {"equal", r.check.equal}, {"off_by_one", r.check.off_by_one},
                              {"worse", r.check.worse}, {"max_abs_diff", r.check.max_abs_diff}};
+    auto opt = [](double v) { return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
+    j["calibration"] = {{"status", r.calibration.status},
+                        {"summary", r.calibration.summary},
+                        {"inherits_from", r.calibration.inherits_from},
+                        {"fitted", r.calibration.fitted},
+                        {"loo_mae_pct", opt(r.calibration.loo_mae_pct)},
+                        {"loo_max_pct", opt(r.calibration.loo_max_pct)}};
     j["errors"] = r.errors;
     j["ok"] = r.ok();
     return j.dump(2) + "\n";
@@ -114,6 +127,89 @@ nlohmann::ordered_json check_json(const OutputCheck& c) {
 }
 
 std::string ms(uint64_t ps) { return fmt::format("{:.3f} ms", static_cast<double>(ps) / 1e9); }
+std::string us(uint64_t ps) { return fmt::format("{:.1f}", static_cast<double>(ps) / 1e6); }
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+/// Multi-core layers: what limits each one's scaling (ModelLayerRow::Scaling).
+std::string scaling_text(const ModelRunResult& r) {
+    std::string o;
+    for (const ModelLayerRow& l : r.layers) {
+        const auto& s = l.scaling;
+        if (s.cores < 2) continue;
+        if (o.empty())
+            o += "multi-core scaling (per layer; core time in us: work = task spans summed over the cores, barrier = "
+                 "cores waiting for the slowest at the layer's end, split = fixed per-task cost of all its tasks, DDR = "
+                 "load time beyond an uncontended DDR):\n";
+        o += fmt::format("  {:<24} {} cores busy {:>5.1f}% of the span: work {} over span {}, barrier {}, split {}, DDR {} -> {}\n",
+                         l.name, s.cores, 100.0 * s.efficiency, us(s.work_ps), us(s.span_ps), us(s.barrier_ps),
+                         us(s.split_ps), us(s.ddr_contention_ps), s.limit);
+    }
+    return o;
+}
+
+std::string pct(double v) { return v < 0 ? std::string("-") : fmt::format("{:.1f}%", v); }
+
+/// How far the timing can be trusted: the profile's calibration (hw::Calibration), overrides,
+/// grade counts.
+std::string trust_text(const ModelRunResult& r) {
+    const hw::Calibration& c = r.calibration;
+    std::string o = fmt::format("timing trust: calibration {} for {}", c.status, r.platform);
+    if (c.status == "calibrated")
+        o += fmt::format(" on {} published rows ({}): fit |error| mean {}, max {}; leave-one-model-out mean {}, max {}",
+                         c.rows.size(), c.data, pct(c.fit_mae_pct), pct(c.fit_max_pct), pct(c.loo_mae_pct),
+                         pct(c.loo_max_pct));
+    else if (c.status == "inherited")
+        o += fmt::format(" from {} (no published figures for this SoC; {}'s leave-one-model-out mean {}, max {})",
+                         c.inherits_from, c.inherits_from, pct(c.loo_mae_pct), pct(c.loo_max_pct));
+    o += "\n";
+    if (!c.summary.empty()) o += "  " + c.summary + "\n";
+    if (!c.fitted.empty()) o += "  fitted on this SoC: " + join(c.fitted) + "\n";
+    for (const auto& [path, why] : c.joint) o += fmt::format("  joint fit: {} ({})\n", path, why);
+    for (const auto& [path, why] : c.inherited) o += fmt::format("  inherited: {} ({})\n", path, why);
+    for (const hw::CalibrationRow& row : c.rows)
+        o += fmt::format("  row {}: published {:.3f} ms, fitted estimate {:+.1f}%, left out of the fit {:+.1f}%\n",
+                         row.model, row.published_ms, row.error_pct, row.loo_error_pct);
+    if (!r.overridden.empty())
+        o += "  overridden with --param (calibration no longer applies to them): " + join(r.overridden) + "\n";
+    o += fmt::format("  profile parameters: {} known, {} inferred, {} unknown{}\n", r.grade_known, r.grade_inferred,
+                     r.grade_unknown, r.unknown_params.empty() ? "" : " (timing: " + join(r.unknown_params) + ")");
+    return o;
+}
+
+nlohmann::ordered_json calibration_json(const ModelRunResult& r) {
+    const hw::Calibration& c = r.calibration;
+    nlohmann::ordered_json j;
+    j["status"] = c.status;
+    j["summary"] = c.summary;
+    j["data"] = c.data;
+    j["fit"] = c.fit;
+    j["inherits_from"] = c.inherits_from;
+    j["fitted"] = c.fitted;
+    nlohmann::ordered_json joint = nlohmann::ordered_json::object(), inh = nlohmann::ordered_json::object();
+    for (const auto& [path, why] : c.joint) joint[path] = why;
+    for (const auto& [path, why] : c.inherited) inh[path] = why;
+    j["joint"] = joint;
+    j["inherited"] = inh;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const hw::CalibrationRow& row : c.rows)
+        rows.push_back({{"model", row.model}, {"published_ms", row.published_ms}, {"estimate_ms", row.estimate_ms},
+                        {"error_pct", row.error_pct}, {"loo_error_pct", row.loo_error_pct}});
+    j["rows"] = rows;
+    auto opt = [](double v) { return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
+    j["fit_mae_pct"] = opt(c.fit_mae_pct);
+    j["fit_max_pct"] = opt(c.fit_max_pct);
+    j["loo_mae_pct"] = opt(c.loo_mae_pct);
+    j["loo_max_pct"] = opt(c.loo_max_pct);
+    j["overridden"] = r.overridden;
+    j["grades"] = {{"known", r.grade_known}, {"inferred", r.grade_inferred}, {"unknown", r.grade_unknown}};
+    j["unknown_timing_parameters"] = r.unknown_params;
+    return j;
+}
 
 }  // namespace
 
@@ -151,8 +247,13 @@ std::string report_text(const ModelRunResult& r) {
                          100.0 * l.mac_utilisation, l.bound, l.cores, chk);
     }
     const double lat_ms = static_cast<double>(r.total_ps) / 1e9;
-    o += fmt::format("\ntotal: latency {:.3f} ms ({:.1f} FPS); NPU {}, CPU {}\n", lat_ms, lat_ms > 0 ? 1e3 / lat_ms : 0.0,
-                     ms(r.npu_ps), ms(r.cpu_ps));
+    const double inf_ms = static_cast<double>(r.inference_ps) / 1e9;
+    o += fmt::format("\ntotal: inference {:.3f} ms ({:.1f} FPS; NPU work + CPU layers inside the graph, what the vendor "
+                     "runtime's run call measures)\n",
+                     inf_ms, inf_ms > 0 ? 1e3 / inf_ms : 0.0);
+    o += fmt::format("       latency {:.3f} ms ({:.1f} FPS) end to end = inference + host input/output conversion {}; "
+                     "NPU {}, CPU {}\n",
+                     lat_ms, lat_ms > 0 ? 1e3 / lat_ms : 0.0, ms(r.host_io_ps), ms(r.npu_ps), ms(r.cpu_ps));
     if (!r.core_busy_ps.empty()) {
         o += "NPU cores busy:";
         for (const auto& [c, ps] : r.core_busy_ps)
@@ -192,6 +293,8 @@ std::string report_text(const ModelRunResult& r) {
                  "  values whose float32 product lands on x.5 round differently. A 1-LSB difference then\n"
                  "  propagates downstream, so end-to-end outputs of deep nets may differ by a few LSB.\n";
     }
+    o += scaling_text(r);
+    o += trust_text(r);
     if (r.mode == "timing") o += "timing mode: no data moved, outputs not compared\n";
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
@@ -234,6 +337,14 @@ std::string report_json(const ModelRunResult& r) {
         x["nodes"] = l.nodes;
         if (!l.note.empty()) x["note"] = l.note;
         if (l.checked) x["isolated_check"] = check_json(l.check);
+        if (l.host_io) x["host_io"] = true;
+        if (l.scaling.cores > 1) {
+            const auto& s = l.scaling;
+            x["scaling"] = {{"cores", s.cores},       {"work_ps", s.work_ps},
+                            {"span_ps", s.span_ps},   {"barrier_ps", s.barrier_ps},
+                            {"split_ps", s.split_ps}, {"ddr_contention_ps", s.ddr_contention_ps},
+                            {"efficiency", s.efficiency}, {"limit", s.limit}};
+        }
         layers.push_back(x);
     }
     j["layers"] = layers;
@@ -256,6 +367,16 @@ std::string report_json(const ModelRunResult& r) {
     nlohmann::ordered_json busy = nlohmann::ordered_json::object();
     for (const auto& [c, ps] : r.core_busy_ps) busy[std::to_string(c)] = ps;
     j["totals"]["core_busy_ps"] = busy;
+    // The figure to compare with published "inference only" numbers (the vendor runtime's run
+    // call: NPU work plus CPU layers inside the graph), beside latency_ms (end to end, with the host
+    // input/output conversion host_io_ms).
+    const double inf_ms = static_cast<double>(r.inference_ps) / 1e9;
+    j["totals"]["inference_ps"] = r.inference_ps;
+    j["totals"]["inference_ms"] = inf_ms;
+    j["totals"]["inference_fps"] = inf_ms > 0 ? 1e3 / inf_ms : 0.0;
+    j["totals"]["host_io_ps"] = r.host_io_ps;
+    j["totals"]["host_io_ms"] = static_cast<double>(r.host_io_ps) / 1e9;
+    j["calibration"] = calibration_json(r);
     if (r.outputs_checked) {
         nlohmann::ordered_json outs = nlohmann::ordered_json::array();
         for (const OutputRow& out : r.outputs) {

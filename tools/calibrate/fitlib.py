@@ -144,16 +144,16 @@ def fit(params, simulate, published, start, restarts=2, max_evals=300, priors=No
     return vals, run(vals), len(cache)
 
 
-def solve_linear(base, slope, published, param, points=4000):
+def solve_linear(base, slope, published, param, points=4000, prior=None):
     """Best value x of `param` (FitParam) when the estimates are exactly base[i] + slope[i] * x (a
     parameter that adds the same cost to every task, e.g. a per-task overhead): a deterministic
     log-spaced scan of [lo, hi] (every integer near the optimum for an integer parameter).
-    Returns (x, estimates)."""
+    `prior`: optional (centre, sigma_log) added as prior_penalty. Returns (x, estimates)."""
     def f(x):
         est = [b + k * x for b, k in zip(base, slope)]
         if min(est) <= 0:
             return float("inf")
-        return objective(est, published)
+        return objective(est, published) + (prior_penalty({"x": x}, {"x": prior}) if prior else 0.0)
 
     lo, hi = param.lo, param.hi
     xs = [lo * (hi / lo) ** (i / (points - 1)) for i in range(points)]
@@ -165,6 +165,34 @@ def solve_linear(base, slope, published, param, points=4000):
         a, b = xs[max(0, i - 1)], xs[min(len(xs) - 1, i + 1)]
         best = min(range(int(a), int(b) + 1), key=lambda x: (f(x), x))
     return best, [b + k * best for b, k in zip(base, slope)]
+
+
+def golden_min(f, lo, hi, tol=1e-3, max_evals=40):
+    """Minimum of a unimodal f on [lo, hi] > 0 by golden-section search in log space (relative
+    tolerance `tol`); deterministic. Returns the best point evaluated."""
+    if not (0 < lo <= hi):
+        raise ValueError(f"golden_min needs 0 < lo <= hi (got {lo}, {hi})")
+    g = (math.sqrt(5) - 1) / 2
+    a, b = math.log(lo), math.log(hi)
+    seen = {}
+
+    def ev(x):
+        if x not in seen:
+            seen[x] = f(math.exp(x))
+        return seen[x]
+
+    c, d = b - g * (b - a), a + g * (b - a)
+    while b - a > tol and len(seen) < max_evals:
+        if ev(c) <= ev(d):
+            b, d = d, c
+            c = b - g * (b - a)
+        else:
+            a, c = c, d
+            d = a + g * (b - a)
+    for x in (a, b):
+        ev(x)
+    best = min(seen, key=lambda x: (seen[x], x))
+    return math.exp(best)
 
 
 def round_value(v, integer):

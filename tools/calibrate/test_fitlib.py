@@ -135,6 +135,30 @@ class FitTest(unittest.TestCase):
         self.assertEqual(fitlib.round_value(0.123456, False), 0.1235)
         self.assertEqual(fitlib.round_value(1234.6, True), 1235)
 
+    def test_solve_linear_prior_holds_an_undetermined_overhead(self):
+        # Two rows that disagree (one wants x = 0, one x = 4000): without a prior the optimum sits
+        # between them (2760 by hand: d/dx of the two squared log errors cancel there), a narrow
+        # prior at 1000 holds it.
+        base, slope, pub = [10.0, 5.0], [0.001, 0.001], [10.0, 9.0]
+        p = fitlib.FitParam("npu.task_overhead_cycles", 50, 20000, integer=True)
+        free, _ = fitlib.solve_linear(base, slope, pub, p)
+        held, _ = fitlib.solve_linear(base, slope, pub, p, prior=(1000, 0.05))
+        self.assertAlmostEqual(free, 2760, delta=30)
+        self.assertAlmostEqual(held, 1000, delta=100)
+
+    def test_golden_min_finds_the_minimum_of_a_unimodal_function(self):
+        # Minimum of the synthetic model's error in the depthwise efficiency alone (others true).
+        def err(x):
+            return fitlib.objective(synthetic({**TRUE, "npu.depthwise_mac_efficiency": x}), synthetic(TRUE))
+        x = fitlib.golden_min(err, 0.005, 1.0, tol=1e-4)
+        self.assertAlmostEqual(x, TRUE["npu.depthwise_mac_efficiency"], delta=2e-4)
+        self.assertAlmostEqual(fitlib.golden_min(lambda v: (math.log(v) - math.log(0.3)) ** 2, 0.1, 1.0, tol=1e-6), 0.3,
+                               places=4)
+        # A minimum on a bound is found at the bound.
+        self.assertAlmostEqual(fitlib.golden_min(lambda v: v, 0.2, 1.0), 0.2, places=3)
+        with self.assertRaises(ValueError):
+            fitlib.golden_min(lambda v: v, 0.0, 1.0)
+
 
 if __name__ == "__main__":
     unittest.main()

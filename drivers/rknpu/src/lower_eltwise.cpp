@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "drv/rknpu/lower.h"
@@ -115,6 +116,35 @@ std::vector<std::pair<int, int>> channel_groups(const DeviceTensor& in) {
     return g;
 }
 
+/// When one task per C1 surface would be needed (channel_groups) but every tensor of the op has
+/// the same surface stride: the op is elementwise with per-channel operands only, so each surface
+/// can be read and written whole, padding included, as a cube of surf_stride / C2 atoms by 1 row
+/// (no notch). Returns the views in the order given, or nothing when a tensor does not allow it.
+std::optional<std::vector<DeviceTensor>> flat_views(const std::vector<const DeviceTensor*>& ts) {
+    const DeviceTensor& f = *ts.front();
+    if (channel_groups(f).size() <= 1 || f.c2 <= 0 || f.surf_stride % static_cast<uint32_t>(f.c2) != 0 ||
+        f.surf_stride / static_cast<uint32_t>(f.c2) > 8192)
+        return std::nullopt;
+    std::vector<DeviceTensor> v;
+    for (const DeviceTensor* t : ts) {
+        if (t->surf_stride != f.surf_stride || t->c2 != f.c2 || t->c != f.c) return std::nullopt;
+        DeviceTensor x = *t;
+        x.w = static_cast<int>(f.surf_stride / static_cast<uint32_t>(f.c2));
+        x.h = 1;
+        x.line_stride = f.surf_stride;
+        v.push_back(x);
+    }
+    return v;
+}
+
+/// The task windows of a lowering on flat views name the real tensor.
+void real_windows(std::vector<TaskBody>& t, const DeviceTensor& out) {
+    for (TaskBody& b : t) {
+        b.meta.out_window = {0, out.c, 0, out.h, 0, out.w};
+        b.meta.in_window = b.meta.out_window;
+    }
+}
+
 using BinaryLowering = std::vector<TaskBody> (*)(const std::string&, const DeviceTensor&, const DeviceTensor&,
                                                  const DeviceTensor&, ArenaBuilder&, const hw::SocProfile&, int);
 
@@ -126,6 +156,11 @@ bool binary_prologue(const std::string& name, const DeviceTensor& a, const Devic
     for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
     same_shape(name, a, out);
     same_shape(name, b, out);
+    if (auto v = flat_views({&a, &b, &out})) {
+        split = lower(name, (*v)[0], (*v)[1], (*v)[2], arena, soc, core);
+        real_windows(split, out);
+        return true;
+    }
     if (channel_groups(a).size() > 1) {
         for (const auto& [c0, c] : channel_groups(a)) {
             auto t = lower(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);
@@ -233,6 +268,11 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
         negative |= m < 0;
     }
     for (double a : add) max_add = std::max(max_add, std::fabs(a));
+    if (auto v = flat_views({&in, &out})) {
+        auto t = lower_affine_op(name, op, (*v)[0], (*v)[1], mul, add, arena, soc, core);
+        real_windows(t, out);
+        return t;
+    }
     if (channel_groups(in).size() > 1) {
         std::vector<TaskBody> all;
         for (const auto& [c0, c] : channel_groups(in)) {

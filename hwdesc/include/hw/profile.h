@@ -54,12 +54,22 @@ struct NpuParams {
     /// Fraction of a task's DMA loads that stream under the block pipeline; the rest (CBUF fill:
     /// first kernel group's weights, first input rows) lands before the pipeline starts. 1 = fully hidden.
     Param<double> load_compute_overlap;
+    // MAC-array feeding (NVDLA stripe operation, hardware-facts Part III): the weights of one array
+    // pass stay in the MAC cells for a stripe of up to stripe_max_pixels output pixels; the next
+    // pass's weights are read from the CBUF meanwhile. A stripe shorter than that read (small
+    // output planes) leaves the array waiting: conv_cost counts max(stripe, weight load) cycles.
+    Param<int> stripe_max_pixels;          ///< output pixels per stripe (one weight load each)
+    Param<int> cbuf_read_bytes_per_cycle;  ///< CBUF -> MAC cells weight read bandwidth
+    /// Sustained share of the padded-MAC peak on dense convolutions (accumulator drain between
+    /// kernel groups, CBUF bank turnarounds): one figure per NPU generation, fitted per SoC.
+    Param<double> conv_mac_efficiency;
 };
 
 struct MemoryParams {
     Param<uint64_t> ddr_base;
     Param<uint64_t> ddr_size_bytes;
     Param<double> ddr_peak_bytes_per_s;
+    Param<std::string> ddr_type;        ///< "LPDDR4x", "DDR4", ...: the efficiency is fitted per type
     Param<double> ddr_efficiency;       ///< sustained / peak
     Param<double> ddr_read_latency_ns;  ///< first-beat latency of a read burst
     Param<double> ddr_write_latency_ns;
@@ -84,6 +94,30 @@ struct HostParams {
 /// Host time of one CPU node: op_overhead + macs / int8 rate + flops / float rate + bytes / byte rate.
 double host_op_seconds(const HostParams& h, uint64_t macs, uint64_t flops, uint64_t bytes);
 
+/// One published figure the profile was calibrated against, with the fit's estimate (all three
+/// models fitted) and the leave-one-model-out estimate (fitted without this model).
+struct CalibrationRow {
+    std::string model;
+    double published_ms = 0, estimate_ms = 0, error_pct = 0, loo_error_pct = 0;
+};
+
+/// How far the timing of this profile can be trusted (tools/calibrate/fit_soc.py writes it):
+/// which parameters were fitted on this SoC's published figures, which come from a joint fit over
+/// several SoCs, which are inherited from another SoC and why, and the fit's errors.
+struct Calibration {
+    std::string status = "none";  ///< "calibrated" (own published figures), "inherited", "none"
+    std::string summary;          ///< one line for reports
+    std::string data;             ///< published figures used ("shared/calibration/rk3588-int8.json")
+    std::string fit;              ///< the fit record (tools/calibrate/fits/<soc>.json)
+    std::string inherits_from;    ///< SoC whose fitted values are inherited ("" when calibrated)
+    std::vector<std::string> fitted;                           ///< paths fitted on this SoC's rows
+    std::vector<std::pair<std::string, std::string>> joint;    ///< path -> the SoCs fitted together
+    std::vector<std::pair<std::string, std::string>> inherited;  ///< path -> from where and why
+    std::vector<CalibrationRow> rows;
+    double fit_mae_pct = -1, fit_max_pct = -1;  ///< |error| of the rows (-1: no rows)
+    double loo_mae_pct = -1, loo_max_pct = -1;  ///< leave-one-model-out |error|
+};
+
 struct SocProfile {
     int schema_version = 0;
     std::string name;          ///< "rk3588"
@@ -94,6 +128,7 @@ struct SocProfile {
     NpuParams npu;
     MemoryParams mem;
     HostParams host;
+    Calibration calibration;
 
     /// Every parameter as (path, grade, value text), in file order: for reports and `platforms`.
     struct ParamView {

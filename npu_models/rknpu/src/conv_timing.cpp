@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/conv_timing.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace npu::rknpu {
@@ -37,6 +38,7 @@ ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
         double dw_rate = static_cast<double>(rate) * n.depthwise_mac_efficiency.value;
         if (dw_rate < 1.0) dw_rate = 1.0;
         r.compute_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(r.macs_padded) / dw_rate - 1e-9));
+        r.stripe_pixels = pixels;
         return r;
     }
     r.macs = pixels * c.out_c * c.in_c_real * taps;
@@ -46,7 +48,21 @@ ConvCost conv_cost(const ConvConfig& c, const hw::SocProfile& p) {
     const int cout_align = wide ? n.cout_align_fp16.value : n.cout_align_int8.value;
     const uint64_t cout = round_up(c.out_c, static_cast<uint64_t>(cout_align));
     r.macs_padded = pixels * cout * cin * taps;
-    r.compute_cycles = (r.macs_padded + rate - 1) / rate;
+    // Stripes (NVDLA stripe operation): the array keeps one pass's weights for a stripe of up to
+    // npu.stripe_max_pixels output pixels while the next pass's weights (npu.int8_macs_per_cycle
+    // bytes: one byte per 8-bit cell whatever the precision) come from the CBUF at
+    // npu.cbuf_read_bytes_per_cycle. A stripe shorter than that load waits for it, so small output
+    // planes (7x7 and below, 1x1 fully-connected) run below the peak.
+    const uint64_t stripe = static_cast<uint64_t>(std::max(n.stripe_max_pixels.value, 1));
+    const uint64_t load = (static_cast<uint64_t>(n.int8_macs_per_cycle.value) +
+                           static_cast<uint64_t>(std::max(n.cbuf_read_bytes_per_cycle.value, 1)) - 1) /
+                          static_cast<uint64_t>(std::max(n.cbuf_read_bytes_per_cycle.value, 1));
+    const uint64_t rest = pixels % stripe;
+    r.stripe_pixels = pixels / stripe * std::max(stripe, load) + (rest ? std::max(rest, load) : 0);
+    // npu.conv_mac_efficiency: the array's sustained share of that rate on dense convolutions.
+    const double dense_rate = static_cast<double>(rate) * n.conv_mac_efficiency.value;
+    r.compute_cycles = static_cast<uint64_t>(
+        std::ceil(static_cast<double>(r.stripe_pixels * cout * cin * taps) / std::max(dense_rate, 1.0) - 1e-9));
     return r;
 }
 

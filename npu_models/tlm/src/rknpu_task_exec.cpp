@@ -94,9 +94,14 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     } else {
         out.resize(plan.writes.size());  // timing mode: no data computed or moved
     }
-    if (cna_end > sc_core::sc_time_stamp()) sc_core::wait(cna_end - sc_core::sc_time_stamp());
+    // The DPU's write DMA streams the output while the pipeline runs (NVDLA SDP WDMA): the writes
+    // are issued from the pipeline's start and share the DDR with the loads (a memory-bound task
+    // waits for both; a compute-bound one hides them). The task ends when the last write has landed
+    // and, at the earliest, one DMA burst (npu.dma_burst_bytes) after the pipeline ends.
+    const sc_core::sc_time pipe_start = t0 + from_ps(fill_ps);
+    if (pipe_start > sc_core::sc_time_stamp()) sc_core::wait(pipe_start - sc_core::sc_time_stamp());
     sc_core::sc_time wr_done;
-    if (!dma_move(plan.writes, true, out, cna_end, wr_done, bad)) {
+    if (!dma_move(plan.writes, true, out, sc_core::sc_time_stamp(), wr_done, bad)) {
         const rknpu::DmaRegion& w = plan.writes[bad];
         rec.faults.push_back({w.block, w.what, "address", w.addr,
                               fmt::format("{} write of {} bytes at 0x{:x} outside memory", w.what, w.bytes, w.addr)});
@@ -107,7 +112,14 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     rec.dma_read_ps = to_ps(rd_done - t0);
     rec.compute_ps = pipe_ps;
     rec.compute_cycles = plan.pipeline_cycles();
-    rec.write_ps = to_ps(wr_done - cna_end);
+    uint64_t wr_bytes = 0;
+    for (const auto& w : plan.writes) wr_bytes += w.bytes;
+    const double bw = soc_.mem.ddr_peak_bytes_per_s.value * soc_.mem.ddr_efficiency.value;
+    const auto tail_ps = static_cast<uint64_t>(std::llround(
+        static_cast<double>(std::min<uint64_t>(wr_bytes, static_cast<uint64_t>(soc_.npu.dma_burst_bytes.value))) *
+        1e12 / bw));
+    const sc_core::sc_time task_end = std::max(wr_done, cna_end + from_ps(tail_ps));
+    rec.write_ps = to_ps(task_end - cna_end);
     rec.overhead_ps = static_cast<uint64_t>(soc_.npu.task_overhead_cycles.value) * clock_ps_;
     if (tw_) {
         const std::string task = fmt::format("task {}", rec.index);
@@ -117,10 +129,10 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
             tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
                           {trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)});
         if (plan.enable_mask & rknpu::enable::DPU)
-            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(wr_done - t0),
+            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(task_end - t0),
                           {trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)});
     }
-    sc_core::wait(wr_done + from_ps(rec.overhead_ps) - sc_core::sc_time_stamp());
+    sc_core::wait(task_end + from_ps(rec.overhead_ps) - sc_core::sc_time_stamp());
 }
 
 }  // namespace npu::tlm_models

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SoC profile loading: the bundled RK3588 figures and strict error reporting on malformed files.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -49,9 +50,9 @@ TEST(Profile, Rk3588FiguresFromHardwareFacts) {
     EXPECT_EQ(p.npu.core_clock_hz.value, 1000000000u);
     EXPECT_EQ(p.npu.cbuf_banks.value * p.npu.cbuf_bank_bytes.value, 384u * 1024u);
     EXPECT_EQ(p.npu.core_mmio_bases.value.at(1), 0xfdac0000u);
-    // Calibrated (tools/calibrate/fit_rk3588.py): a fitted figure is inferred, never known.
+    // Calibrated (tools/calibrate/fit_soc.py): a fitted figure is inferred, never known.
     EXPECT_EQ(p.npu.task_overhead_cycles.grade, hw::Grade::Inferred);
-    EXPECT_NE(p.npu.task_overhead_cycles.source.find("fit_rk3588.py"), std::string::npos);
+    EXPECT_NE(p.npu.task_overhead_cycles.source.find("fit_soc.py"), std::string::npos);
     EXPECT_EQ(p.npu.pc_cycles_per_regcmd.grade, hw::Grade::Unknown);
     EXPECT_EQ(p.npu.int8_macs_per_cycle.grade, hw::Grade::Known);
     EXPECT_NEAR(p.mem.ddr_peak_bytes_per_s.value, 8.0 * 4224e6, 1e6);  // 64-bit LPDDR4x-4224
@@ -191,4 +192,59 @@ TEST(Profile, LoadProfileArgTakesNameOrFile) {
     EXPECT_EQ(hw::load_profile_arg(custom).name, "my3588");
     EXPECT_THROW(hw::load_profile_arg("/nonexistent/p.json"), hw::ProfileError);
     EXPECT_THROW(hw::load_profile_arg("nosuch"), hw::ProfileError);
+}
+
+// Calibration blocks (tools/calibrate/fit_soc.py --write-profile): each calibrated profile fits at
+// most two parameters on its own rows and its row errors agree with its estimates; each profile
+// without figures names a calibrated SoC and carries exactly that SoC's fitted values.
+TEST(Profile, CalibrationBlocksFollowTheFitRules) {
+    int calibrated = 0;
+    for (const std::string& n : hw::list_profiles()) {
+        const hw::SocProfile p = hw::load_named_profile(n);
+        const hw::Calibration& c = p.calibration;
+        ASSERT_NE(c.status, "none") << n << ": every bundled profile says how its timing was calibrated";
+        EXPECT_FALSE(c.summary.empty()) << n;
+        if (c.status == "calibrated") {
+            ++calibrated;
+            EXPECT_LE(c.fitted.size(), 2u) << n << ": at most two parameters fitted per SoC";
+            EXPECT_EQ(c.rows.size(), 3u) << n;
+            double mae = 0, loo = 0;
+            for (const hw::CalibrationRow& r : c.rows) {
+                EXPECT_NEAR(r.error_pct, 100.0 * (r.estimate_ms / r.published_ms - 1.0), 0.05) << n << " " << r.model;
+                mae += std::abs(r.error_pct) / 3;
+                loo += std::abs(r.loo_error_pct) / 3;
+            }
+            EXPECT_NEAR(c.fit_mae_pct, mae, 0.05) << n;
+            EXPECT_NEAR(c.loo_mae_pct, loo, 0.05) << n;
+            for (const std::string& f : c.fitted) {
+                bool graded = false;
+                for (const auto& v : p.params())
+                    if (v.path == f) graded = v.grade == hw::Grade::Inferred;
+                EXPECT_TRUE(graded) << n << ": fitted " << f << " is graded inferred";
+            }
+        } else {
+            ASSERT_EQ(c.status, "inherited") << n;
+            const hw::SocProfile src = hw::load_named_profile(c.inherits_from);
+            EXPECT_EQ(src.calibration.status, "calibrated") << n << " inherits from " << c.inherits_from;
+            EXPECT_EQ(p.npu.task_overhead_cycles.value, src.npu.task_overhead_cycles.value) << n;
+            EXPECT_EQ(p.npu.conv_mac_efficiency.value, src.npu.conv_mac_efficiency.value) << n;
+            EXPECT_EQ(p.npu.task_overhead_cycles.grade, hw::Grade::Unknown) << n << ": not calibrated here";
+            EXPECT_TRUE(c.rows.empty()) << n;
+        }
+    }
+    EXPECT_EQ(calibrated, 4) << "rk3588, rk3566, rk3568, rk3576 have published figures";
+}
+
+TEST(Profile, CalibrationBlockIsChecked) {
+    EXPECT_NE(load_error(variant("\"status\": \"calibrated\"", "\"status\": \"trusted\"")).find("calibration.status"),
+              std::string::npos);
+    EXPECT_NE(load_error(variant("\"fitted\": [", "\"fitted\": [\"npu.no_such\", ")).find("'npu.no_such' is not a parameter"),
+              std::string::npos);
+    EXPECT_NE(load_error(variant("\"status\": \"calibrated\"", "\"status\": \"calibrated\", \"grade\": 1"))
+                  .find("calibration.grade: unknown key"),
+              std::string::npos);
+    EXPECT_NE(load_error(variant("\"status\": \"calibrated\"", "\"status\": \"inherited\"")).find("inherits_from"),
+              std::string::npos);
+    EXPECT_NE(load_error(variant("\"loo_mae_pct\": ", "\"loo_mae_pct\": \"x\", \"fit_max_pct\": ")).find("must be a number"),
+              std::string::npos);
 }

@@ -3,6 +3,8 @@
 // replayed into a RegFile, planned with plan_task, its reads served from a flat test memory,
 // executed, and its writes stored back. Plus NCHW <-> NC1HWC2 helpers and num::Tensor helpers.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -20,6 +22,21 @@
 #include "numerics/tensor.h"
 
 namespace blk {
+
+/// MAC-array cycles of a dense convolution task as the profile's timing rules state them
+/// (hardware-facts III 5.1 + NVDLA stripes): `pixels` output pixels spent in stripes of
+/// npu.stripe_max_pixels, a stripe shorter than the weight load (int8_macs_per_cycle /
+/// cbuf_read_bytes_per_cycle cycles) waiting for it, `per_pixel` padded MACs per pixel, at
+/// `rate` x npu.conv_mac_efficiency MACs per cycle.
+inline uint64_t dense_cycles(const hw::SocProfile& p, uint64_t pixels, uint64_t per_pixel, uint64_t rate) {
+    const uint64_t s = p.npu.stripe_max_pixels.value, cb = p.npu.cbuf_read_bytes_per_cycle.value;
+    const uint64_t load = (p.npu.int8_macs_per_cycle.value + cb - 1) / cb;
+    uint64_t px = 0;
+    for (uint64_t left = pixels; left; left -= std::min(left, s)) px += std::max(std::min(left, s), load);
+    return static_cast<uint64_t>(
+        std::ceil(static_cast<double>(px * per_pixel) / (static_cast<double>(rate) * p.npu.conv_mac_efficiency.value) -
+                  1e-9));
+}
 
 inline const hw::SocProfile& soc() {
     static const hw::SocProfile p = hw::load_named_profile("rk3588");

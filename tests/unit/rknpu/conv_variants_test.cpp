@@ -160,7 +160,7 @@ TEST_P(ConvVariant, MatchesReferenceAndCostsTheProfileRate) {
         if (s.depthwise) {
             EXPECT_EQ(cost.macs, uint64_t{oh} * oh * s.out_c * taps);
             // Depthwise (hardware-facts III §5.1): Cout padded to 64 (Mesa), run at the profile's
-            // depthwise efficiency x 1024 MAC/cycle (calibrated: tools/calibrate/rk3588_fit.json).
+            // depthwise efficiency x 1024 MAC/cycle (calibrated: tools/calibrate/fits/).
             const uint64_t padded = uint64_t{oh} * oh * ((s.out_c + 63) / 64 * 64) * taps;
             EXPECT_EQ(cost.macs_padded, padded);
             const double rate = 1024.0 * blk::soc().npu.depthwise_mac_efficiency.value;
@@ -202,7 +202,8 @@ TEST_P(ConvVariant, MatchesReferenceAndCostsTheProfileRate) {
         const auto cost = npu::rknpu::conv_cost(*plan.conv, blk::soc());
         if (!s.depthwise) {
             EXPECT_EQ(cost.macs_padded, uint64_t{oh} * oh * ((s.out_c + 15) / 16 * 16) * in_c_pad * taps);
-            EXPECT_EQ(cost.compute_cycles, (cost.macs_padded + 511) / 512);  // fp16: half the int8 rate
+            // fp16: half the int8 rate, with the dense efficiency and stripes.
+            EXPECT_EQ(cost.compute_cycles, blk::dense_cycles(blk::soc(), uint64_t{oh} * oh, cost.macs_padded / (uint64_t{oh} * oh), 512));
         }
     }
 }
@@ -315,7 +316,7 @@ TEST(ConvInt16, ClipTruncateThenBiasAndConvertMatchDirectReference) {
     b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 1}, {"IN_PRECISION", 1}, {"OUT_PRECISION", 1}});
     b.end_task(0, 0, kMask);
     const auto plan = blk::run_task(blk::replay(b), kMask, mem);
-    EXPECT_EQ(plan.core_cycles, (uint64_t{oh} * oh * 16 * 8 * 9 + 511) / 512);  // fp16 rate and C2
+    EXPECT_EQ(plan.core_cycles, blk::dense_cycles(blk::soc(), uint64_t{oh} * oh, 16 * 8 * 9, 512));  // fp16 rate and C2
     const auto got = blk::unpack(mem, kOut, 12, oh, oh, Precision::Int16);
     for (uint32_t o = 0; o < 12; ++o)
         for (uint32_t i = 0; i < oh; ++i)

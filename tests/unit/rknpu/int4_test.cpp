@@ -133,7 +133,8 @@ TEST_P(Int4Conv, MatchesDirectIntegerConvolutionAtTheInt4Rate) {
     if (!s.depthwise) {
         const uint64_t cout = (s.out_c + 31) / 32 * 32;  // npu.cout_align_int8 on rk3588
         EXPECT_EQ(cost.macs_padded, uint64_t{oh} * oh * cout * in_c_pad * taps);
-        EXPECT_EQ(cost.compute_cycles, (cost.macs_padded + 2047) / 2048);  // int4: twice the int8 rate
+        // int4: twice the int8 rate, with the dense efficiency and stripes.
+        EXPECT_EQ(cost.compute_cycles, blk::dense_cycles(soc, uint64_t{oh} * oh, cout * in_c_pad * taps, 2048));
     }
 }
 

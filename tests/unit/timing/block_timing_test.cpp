@@ -13,8 +13,11 @@ using npu::rknpu::Precision;
 
 namespace {
 
+/// RK3588 with the dense MAC efficiency at 1 and stripes longer than the 35-pixel test plane, so
+/// that the padding tests below see the peak formula; `overrides` follow.
 hw::SocProfile rk3588(std::vector<std::string> overrides = {}) {
     hw::SocProfile p = hw::load_named_profile("rk3588");
+    overrides.insert(overrides.begin(), {"npu.conv_mac_efficiency=1", "npu.stripe_max_pixels=64"});
     hw::apply_param_overrides(p, overrides);
     return p;
 }
@@ -60,6 +63,21 @@ TEST(ConvCost, Int16AndFp16UseTheWideC2TheirRateAndPadding) {
     EXPECT_EQ(i16b.compute_cycles, i16.compute_cycles);
     const auto f16 = npu::rknpu::conv_cost(conv(Precision::Fp16), rk3588({"npu.fp16_macs_per_cycle=256"}));
     EXPECT_EQ(f16.compute_cycles, ceil_div(35u * 48 * 24 * 9, 256));
+}
+
+TEST(ConvCost, DenseEfficiencyAndShortStripes) {
+    // Half the sustained rate: twice the cycles.
+    const auto h = npu::rknpu::conv_cost(conv(), rk3588({"npu.conv_mac_efficiency=0.5"}));
+    EXPECT_EQ(h.compute_cycles, ceil_div(35u * 64 * 32 * 9, 512));
+    // Stripes of 32 pixels, a weight load of 1024 B / 128 B per cycle = 8 cycles: the 35 pixels run
+    // as a 32-pixel stripe and a 3-pixel one that waits 8 cycles -> 40 pixel-cycles.
+    const auto s32 = npu::rknpu::conv_cost(conv(), rk3588({"npu.stripe_max_pixels=32", "npu.cbuf_read_bytes_per_cycle=128"}));
+    EXPECT_EQ(s32.stripe_pixels, 40u);
+    EXPECT_EQ(s32.compute_cycles, ceil_div(40u * 64 * 32 * 9, 1024));
+    EXPECT_EQ(s32.macs_padded, 35u * 64 * 32 * 9);  // the padded MAC count itself is unchanged
+    // A narrower CBUF read (16 B/cycle: 64-cycle loads) makes every 5-pixel stripe wait: 7 x 64.
+    const auto s5 = npu::rknpu::conv_cost(conv(), rk3588({"npu.stripe_max_pixels=5", "npu.cbuf_read_bytes_per_cycle=16"}));
+    EXPECT_EQ(s5.stripe_pixels, 7u * 64);
 }
 
 TEST(ConvCost, DepthwisePadsTo64AndRunsAtTheEfficiency) {
