@@ -38,6 +38,16 @@ TEST(MsliteReread, ConvTransposeOutputShapeAndPads) {
          convt(attrs({{"auto_pad", std::string("SAME_UPPER")}, {"pads", Ints{1, 1, 1, 1}}}), {1, 2, 5, 5}), "pads not allowed");
 }
 
+// ONNX Conv group (line ~5697) read with the entry's FP32 training row: the depthwise-equivalent
+// convolution (group = in = out channels, W [C, 1, kH, kW]) runs; a channel multiplier does not.
+ir::Graph dwconv(Ints w) {
+    G g;
+    g.opset(13).in("x", {1, 8, 8, 8}).cst("W", w).cst("B", {w[0]}).val("y", {1, w[0], 6, 6});
+    g.node("Conv", "n", {"x", "W", "B"}, {"y"}, attrs({{"group", int64_t(8)}})).out("y");
+    return std::move(g.graph());
+}
+TEST(MsliteReread, OnnxConvDepthwiseEquivalent) { pair(dwconv({8, 1, 3, 3}), dwconv({16, 1, 3, 3}), "depthwise-equivalent"); }
+
 // TFLite TRANSPOSE_CONV (line ~5593): inputs output_shape, filter, input, bias - the rules apply to
 // the input (in2), not to output_shape (in0); "输出尺寸: SAME o = i*s; VALID o = (i-1)*s + k".
 ir::Graph tconv(const char* pad, int64_t oh, num::DType dt = num::DType::F32) {

@@ -215,6 +215,14 @@ REREAD = {
     ("onnx", "ConvTranspose", "FP32 and full-quant INT8; weights per-output-channel; int8 batch > 1 unsupported"): [
         rule("formula", "int8 mode: batch 1 (seed: int8模式下batch大于1不支持)", param="batch",
              expr="in0.dtype != 'int8' || in0.d0 == 1")],
+    # ONNX Conv (seed line ~5697): group "仅支持输入为1的情况", yet the same entry's FP32 training row
+    # (line ~5836) requires "depthwise等价卷积；要求group=input_channel=output_channel，权重为OHWI格式且I=1":
+    # a model trained on the device must also run its forward pass, and every exported MobileNet /
+    # DS-CNN has such convolutions. Read as group 1, or the depthwise-equivalent form of the training row.
+    ("onnx", "Conv", "group == 1 only"): [
+        rule("formula", "group == 1, or depthwise-equivalent (group = input channels = output channels, W [C, 1, kH, kW]; the "
+                        "entry's FP32 training row)", param="group",
+             expr="(attr.group ?? 1) == 1 || ((attr.group ?? 1) == in0.d1 && in1.d0 == in0.d1 && in1.d1 == 1)")],
     # TFLite TransposeConv (seed line ~5593); its inputs are output_shape, filter, input, bias.
     ("tflite", "TransposeConv", "output_shape input int32 constant of shape [4], required, consumed by converter"): [
         rule("constant", "output_shape: an int32 constant", tensor="in0"),
