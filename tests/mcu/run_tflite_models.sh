@@ -22,6 +22,13 @@ done
 expect 0 "equal to the reference" "$work/tfl_mobilenet_f32.tflite" --platform ws63
 # 98 KiB of float activations: refused on the 64 KiB 3066H with the figures.
 expect 4 "does not fit: SRAM" "$work/tfl_mobilenet_f32.tflite" --platform 3066h
+# ONNX MobileNet and DS-CNN (depthwise-equivalent Conv, the twins' float form) quantized by the
+# toolchain for the MCU (--quantize int8): equal to the reference, within the stated tolerance of the float model.
+for p in ws63 3066h; do
+  for m in tfl_mobilenet_f32_twin tfl_kws_f32_twin; do
+    expect 0 "within the tolerance" "$work/$m.onnx" --platform $p --quantize int8
+  done
+done
 # The run on the SystemC platform writes a JSON report and a Perfetto trace, byte-identical run to run.
 for k in 1 2; do
   expect 0 "equal to the reference" "$work/tfl_kws_int8.tflite" --platform ws63 --report "$work/r$k.json" --trace "$work/t$k.json"

@@ -304,9 +304,9 @@ std::vector<std::pair<std::string, std::string>> Converter::gaps() {
         try {
             node(n);
         } catch (const ConvertError& e) {
-            out.emplace_back(n.name, e.what());
+            out.emplace_back(n.name, mcu::no_kernel_text(e.what()));
         } catch (const std::exception& e) {  // e.g. an operator error while building a table
-            out.emplace_back(n.name, n.label() + ": " + e.what());
+            out.emplace_back(n.name, mcu::no_kernel_text(n.label() + ": " + e.what()));
         }
     }
     return out;
@@ -315,6 +315,10 @@ std::vector<std::pair<std::string, std::string>> Converter::gaps() {
 }  // namespace detail
 
 using detail::Converter;
+
+std::string no_kernel_text(const std::string& why) {
+    return why.find("no MCU kernel yet") != std::string::npos ? why : "no MCU kernel yet: " + why;
+}
 
 std::vector<std::pair<std::string, std::string>> conversion_gaps(const drv::ir::Graph& g) {
     return Converter(g, {}).gaps();

@@ -336,7 +336,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             err << "error: model does not fit " << t->name << "; not run\n";
             return kMcuDoesNotFit;
         }
-        err << "npusim: error: " << e.what() << ", on " << t->name << " (the checker accepts it; the MCU runtime does not run it)\n";
+        err << "npusim: error: " << no_kernel_text(e.what()) << ", on " << t->name << " (the checker accepts it; the MCU runtime does not run it)\n";
         return kMcuUnsupported;
     }
     if (!o.write_blob.empty()) std::ofstream(o.write_blob, std::ios::binary).write(reinterpret_cast<const char*>(blob.bytes.data()), std::streamsize(blob.bytes.size()));
