@@ -62,7 +62,19 @@ static int check_qas(const uint8_t* blob, uint32_t bytes) {
             if (l->b_param != ~0u && (l->b_param + (uint32_t)l->out_c > h->params_floats || l->bq_off + (uint32_t)l->out_c > h->bq_words))
                 return 1;
         }
-        if (l->op == MK_TQ_MAXPOOL && (l->p[0] <= 0 || l->p[1] <= 0)) return 1;
+        if (l->op == MK_TQ_MAXPOOL && (l->p[0] <= 0 || l->p[1] <= 0 || l->out_c != l->in_c || (l->out_h - 1) * l->p[1] + l->p[0] > l->in_h ||
+                                       (l->out_w - 1) * l->p[1] + l->p[0] > l->in_w))
+            return 1; /* the backward pass reads every window unchecked */
+        if ((l->op == MK_TQ_RELU || l->op == MK_TQ_COPY || l->op == MK_TQ_QUANTIZE) && onum(l) != inum(l)) return 1;
+        if (l->op == MK_TQ_FC && (inum(l) != (uint32_t)l->in_c || l->out_h != 1 || l->out_w != 1)) return 1;
+        if (l->op == MK_TQ_TRANSPOSE) {
+            const int32_t d[4] = {1, l->in_h, l->in_w, l->in_c}, o[4] = {1, l->out_h, l->out_w, l->out_c};
+            int32_t seen = 0;
+            for (int k = 0; k < 4; ++k) {
+                if (l->p[k] < 0 || l->p[k] > 3 || (seen & (1 << l->p[k])) || o[k] != d[l->p[k]]) return 1;
+                seen |= 1 << l->p[k];
+            }
+        }
     }
     return 0;
 }
@@ -171,16 +183,18 @@ int mk_tr_qas_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint
                 float* g = gact[i + 1];
                 const int8_t* x = code[l->in0];
                 const uint32_t nx = inum(l);
+                /* the gradient of the quantized sample is of no use: a layer reading it skips its dx */
+                float* dx = L[l->in0 - 1].op == MK_TQ_QUANTIZE && (l->op == MK_TQ_CONV || l->op == MK_TQ_FC) ? 0 : scratch;
                 const mk_shape4 is = {1, l->in_h, l->in_w, l->in_c}, os = {1, l->out_h, l->out_w, l->out_c};
                 switch (l->op) {
                     case MK_TQ_CONV:
                         mk_train_qclip_mask(code[i + 1], l->act_min, l->act_max, g, (int32_t)onum(l));
                         mk_train_qconv_bwd(x, is, l->x_scale, l->x_zp, wq + l->wq_off, ws + l->ws_off, l->p[0], l->p[1], l->p[2], l->p[3],
-                                           l->p[4], l->p[5], g, os, scratch, grads + l->w_param, l->b_param == ~0u ? 0 : grads + l->b_param);
+                                           l->p[4], l->p[5], g, os, dx, grads + l->w_param, l->b_param == ~0u ? 0 : grads + l->b_param);
                         break;
                     case MK_TQ_FC:
                         mk_train_qclip_mask(code[i + 1], l->act_min, l->act_max, g, (int32_t)onum(l));
-                        mk_train_qfc_bwd(x, l->in_c, l->x_scale, l->x_zp, wq + l->wq_off, ws + l->ws_off, l->out_c, g, scratch,
+                        mk_train_qfc_bwd(x, l->in_c, l->x_scale, l->x_zp, wq + l->wq_off, ws + l->ws_off, l->out_c, g, dx,
                                          grads + l->w_param, l->b_param == ~0u ? 0 : grads + l->b_param);
                         break;
                     case MK_TQ_MAXPOOL: mk_train_qmaxpool_bwd(x, is, l->p[0], l->p[1], g, os, scratch); break;
@@ -192,6 +206,7 @@ int mk_tr_qas_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint
                     }
                     default: memcpy(scratch, g, nx * 4u); break; /* COPY */
                 }
+                if (!dx) continue;
                 float* ga = gact[l->in0];
                 for (uint32_t k = 0; k < nx; ++k) ga[k] += scratch[k];
             }

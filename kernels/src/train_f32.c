@@ -172,7 +172,8 @@ void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_
                         int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, int32_t pad_t, int32_t pad_l, const float* dy,
                         mk_shape4 ys, float* dx, float* dwq, float* dbq) {
     const int32_t IC = xs.c, OC = ys.c;
-    for (int32_t i = 0; i < xs.h * xs.w * IC; ++i) dx[i] = 0.0f;
+    if (dx)
+        for (int32_t i = 0; i < xs.h * xs.w * IC; ++i) dx[i] = 0.0f;
     for (int32_t oy = 0; oy < ys.h; ++oy)
         for (int32_t ox = 0; ox < ys.w; ++ox)
             for (int32_t oc = 0; oc < OC; ++oc) {
@@ -189,11 +190,11 @@ void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_
                         if (ix < 0 || ix >= xs.w) continue;
                         const int8_t* xp = x + (iy * xs.w + ix) * IC;
                         const int8_t* wp = w + ((oc * kh + ky) * kw + kx) * IC;
-                        float* dxp = dx + (iy * xs.w + ix) * IC;
                         float* dwp = dwq + ((oc * kh + ky) * kw + kx) * IC;
-                        for (int32_t ic = 0; ic < IC; ++ic) {
-                            dwp[ic] += gw * (float)(xp[ic] - x_zp);
-                            dxp[ic] += gx * (float)wp[ic];
+                        for (int32_t ic = 0; ic < IC; ++ic) dwp[ic] += gw * (float)(xp[ic] - x_zp);
+                        if (dx) {
+                            float* dxp = dx + (iy * xs.w + ix) * IC;
+                            for (int32_t ic = 0; ic < IC; ++ic) dxp[ic] += gx * (float)wp[ic];
                         }
                     }
                 }

@@ -64,7 +64,7 @@ void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis,
  * stand for (x = s_x (q - z_x), W = s_w[c] W_q) and returns the gradient of the input as a real tensor
  * and that of the int8 weight codes with quantization-aware scaling (QAS, Lin et al. 2022, "On-Device
  * Training Under 256KB Memory"): g(W_q) = s_w g(W), scaled by s_w^-2, i.e. dwq = g(W) / s_w per output
- * channel (the bias code likewise with s_b = s_x s_w). */
+ * channel (the bias code likewise with s_b = s_x s_w). dx may be NULL (a layer reading the sample). */
 void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale,
                         int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, int32_t pad_t, int32_t pad_l, const float* dy,
                         mk_shape4 ys, float* dx, float* dwq, float* dbq);

@@ -259,3 +259,36 @@ TEST(TrainerQas, OneStepMatchesTheStraightThroughReference) {
 }
 
 }  // namespace
+
+namespace {
+
+// A QAS blob whose layers contradict each other is refused before anything runs (issue 23 style).
+TEST(TrainerQas, RejectsInconsistentBlobs) {
+    auto make = [](int32_t pool_out) {
+        std::vector<mk_train_qlayer> L(3);
+        for (auto& l : L) l.x_scale = l.y_scale = 0.1f, l.act_min = -128, l.act_max = 127, l.w_param = l.b_param = ~0u;
+        L[0].op = MK_TQ_QUANTIZE, L[0].in0 = 0, L[0].in_h = L[0].out_h = 4, L[0].in_w = L[0].out_w = 4, L[0].in_c = L[0].out_c = 1;
+        L[1].op = MK_TQ_MAXPOOL, L[1].in0 = 1, L[1].in_h = L[1].in_w = 4, L[1].in_c = 1, L[1].out_h = L[1].out_w = pool_out, L[1].out_c = 1;
+        L[1].p[0] = 2, L[1].p[1] = 2;
+        L[2].op = MK_TQ_COPY, L[2].in0 = 2, L[2].in_h = L[2].in_w = pool_out, L[2].in_c = 1, L[2].out_h = L[2].out_w = 1;
+        L[2].out_c = pool_out * pool_out;
+        mk_train_header h{};
+        h.magic = MK_TRAIN_MAGIC_QAS, h.n_layers = 3, h.n_samples = 1, h.epochs = 1, h.classes = uint32_t(pool_out * pool_out), h.lr = 0.1f;
+        h.in_floats = 16, h.act_floats = 16, h.params_off = uint32_t(sizeof h + 3 * sizeof(mk_train_qlayer));
+        h.qscales_off = h.params_off, h.x_off = h.params_off, h.y_off = h.x_off + 64, h.total_bytes = h.y_off + 4;
+        std::vector<uint8_t> b(h.total_bytes, 0);
+        std::memcpy(b.data(), &h, sizeof h);
+        std::memcpy(&b[sizeof h], L.data(), 3 * sizeof(mk_train_qlayer));
+        return b;
+    };
+    std::vector<uint32_t> arena(4096);
+    auto* ar = reinterpret_cast<uint8_t*>(arena.data());
+    std::vector<uint8_t> ok = make(2);
+    EXPECT_EQ(mk_tr_run(ok.data(), uint32_t(ok.size()), ar, uint32_t(arena.size() * 4), nullptr), MK_TR_OK);
+    std::vector<uint8_t> big = make(3);  // a 3x3 pool output of 2x2 windows, stride 2, over 4x4: reads past the input
+    EXPECT_EQ(mk_tr_run(big.data(), uint32_t(big.size()), ar, uint32_t(arena.size() * 4), nullptr), MK_TR_BAD_BLOB);
+    EXPECT_EQ(mk_tr_run(ok.data(), uint32_t(ok.size()) - 1, ar, uint32_t(arena.size() * 4), nullptr), MK_TR_BAD_BLOB);
+    EXPECT_EQ(mk_tr_run(ok.data(), uint32_t(ok.size()), ar, 8, nullptr), MK_TR_NO_MEMORY);
+}
+
+}  // namespace
