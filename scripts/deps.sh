@@ -12,6 +12,7 @@ PKGS=(
   libelf-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc gdb-multiarch
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy clang libyaml-cpp-dev
+  verilator gtkwave
 )
 if [ "${1:-}" = "--ci" ]; then
   PKGS+=(slurm-wlm munge chromium)

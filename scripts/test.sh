@@ -9,7 +9,11 @@ scripts/deps.sh
 BUILD_DIR=build
 if [ "${1:-}" = "--sanitize" ]; then
   BUILD_DIR=build-asan
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  # Leak checking is opt-in (NPUSIM_LSAN=1): LeakSanitizer stops the world with a ptrace-based
+  # tracer, which fails at random in ptrace-restricted containers ("LeakSanitizer has encountered
+  # a fatal error ... does not work under ptrace"); on the CI machine that aborted 8 passing
+  # tests. Address and undefined-behaviour checks stay on and abort on the first error.
+  export ASAN_OPTIONS="detect_leaks=${NPUSIM_LSAN:-0}:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   scripts/build.sh --sanitize
 else
   scripts/build.sh

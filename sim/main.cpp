@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,7 @@
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "rtl/cosim.h"
 #include "sweep/cli.h"
 
 namespace {
@@ -52,8 +54,31 @@ struct RunArgs {
     bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
     std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
     std::vector<std::string> params;  ///< --param section.key=value overrides
+    std::string rtl, rtl_vcd;         ///< --rtl core,dpu / --rtl-vcd FILE (RTL co-simulation)
     sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
 };
+
+/// --rtl / --rtl-vcd: the blocks to co-simulate (nullopt: none), or an error message.
+struct RtlChoice {
+    std::optional<npu::rtl::RtlOptions> opts;
+    std::string error;
+};
+RtlChoice rtl_choice(const std::string& blocks, const std::string& vcd, const std::string& mode) {
+    RtlChoice c;
+    if (blocks.empty()) {
+        if (!vcd.empty()) c.error = "--rtl-vcd needs --rtl (the VCD holds the RTL's signals)";
+        return c;
+    }
+    try {
+        c.opts = npu::rtl::parse_rtl_blocks(blocks);
+    } catch (const std::invalid_argument& e) {
+        c.error = e.what();
+        return c;
+    }
+    if (mode != "full") c.error = "--rtl needs --mode full (the RTL computes the tasks' bytes)";
+    c.opts->vcd = vcd;
+    return c;
+}
 
 
 /// --quantize int8|fp16|none, --calibration FILE.npy|DIR (repeatable), --calibration-method (cli.md).
@@ -175,6 +200,9 @@ int cmd_run_mcu(const RunArgs& a) {
 }
 
 int cmd_run(const RunArgs& a) {
+    const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
+    if (!rtl.error.empty()) return fail(rtl.error);
+    if (rtl.opts && a.reference) return fail("--rtl does not apply to --reference (the reference executor has no NPU)");
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
     if (quantize_given && (a.reference || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
@@ -183,6 +211,8 @@ int cmd_run(const RunArgs& a) {
                         ? "--quantize applies to .onnx models"
                         : std::string("--quantize"));
     if (a.reference) return cmd_run_reference(a);
+    if (rtl.opts && mcu::find_target(a.platform))
+        return fail(fmt::format("--rtl does not apply to --platform {} (an MCU: the RTL blocks are RKNPU ones)", a.platform));
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
     try {
@@ -191,6 +221,7 @@ int cmd_run(const RunArgs& a) {
     } catch (const hw::ProfileError& e) {
         return fail(e.what());
     }
+    if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
     sim::ConvExampleSpec spec;
     if (!a.model.empty()) {
         namespace fs = std::filesystem;
@@ -223,6 +254,7 @@ int cmd_run(const RunArgs& a) {
             mo.no_check = a.no_compare;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
+            if (rtl.opts) mo.rtl = *rtl.opts;
             mo.quantize = a.quant.mode;
             mo.calibration = a.quant.calibration;
             mo.calibration_method = a.quant.method;
@@ -244,7 +276,8 @@ int cmd_run(const RunArgs& a) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram);
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram,
+                                  rtl.opts ? &*rtl.opts : nullptr);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
     }
@@ -303,13 +336,15 @@ int cmd_lint(const RegcmdArgs& a) {
 }
 
 struct ReplayArgs {
-    std::string file, soc = "rk3588", mode = "timing", trace_path;
+    std::string file, soc = "rk3588", mode = "timing", trace_path, rtl, rtl_vcd;
     std::string base;
     int core = 0;
     int64_t tasks = -1, amount = -1;
 };
 
 int cmd_replay(const ReplayArgs& a) {
+    const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
+    if (!rtl.error.empty()) return fail(rtl.error);
     sim::RawJob job;
     hw::SocProfile soc;
     try {
@@ -325,6 +360,7 @@ int cmd_replay(const ReplayArgs& a) {
     } catch (const std::exception& e) {
         return fail(e.what());
     }
+    if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
     if (a.core < 0 || a.core >= soc.npu.core_count.value)
         return fail(fmt::format("--core {}: {} has cores 0..{}", a.core, soc.name, soc.npu.core_count.value - 1));
     if (a.tasks >= 0) job.task_number = static_cast<uint32_t>(a.tasks);
@@ -332,7 +368,15 @@ int cmd_replay(const ReplayArgs& a) {
     job.core = a.core;
     trace::TraceWriter tw;
     const auto mode = a.mode == "full" ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
-    const sim::RawResult r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw).front();
+    std::vector<npu::rtl::RtlTaskRecord> rtl_recs;
+    sim::RawResult r;
+    try {
+        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw, 500'000'000,
+                              rtl.opts ? &*rtl.opts : nullptr, &rtl_recs)
+                .front();
+    } catch (const std::invalid_argument& e) {
+        return fail(e.what());
+    }
     fmt::print("{}: replayed on {} core {} ({} mode): {} task(s) completed in {} ns\n", a.file, soc.name, a.core,
                a.mode, r.task_status, r.elapsed_ns);
     fmt::print("interrupt {}; INTERRUPT_RAW_STATUS 0x{:x}, INTERRUPT_STATUS 0x{:x}\n", r.irq ? "raised" : "NOT raised (timeout)",
@@ -341,9 +385,15 @@ int cmd_replay(const ReplayArgs& a) {
         fmt::print("  task {}: {} entries, {:.3f} us, {} MACs, {} B read, {} B written\n", t.index, t.regcmd_entries,
                    (t.end_ps - t.start_ps) / 1e6, t.macs, t.bytes_read, t.bytes_written);
     for (const auto& d : r.diagnostics) fmt::print("fault: {}\n", d);
+    std::string rtl_mismatch;
+    if (rtl.opts) {
+        fmt::print("{}", npu::rtl::report_text(rtl_recs, *rtl.opts));
+        rtl_mismatch = npu::rtl::mismatch_error(rtl_recs);
+        if (!rtl_mismatch.empty()) std::cerr << "npusim: error: " << rtl_mismatch << "\n";
+    }
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
-    return (r.irq && (r.raw_status & 0x7000u) == 0) ? 0 : kExitProblem;
+    return (r.irq && (r.raw_status & 0x7000u) == 0 && rtl_mismatch.empty()) ? 0 : kExitProblem;
 }
 
 }  // namespace
@@ -385,6 +435,10 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--expect-exact", ra.expect_exact, "NPU model runs: any difference from the reference fails (exit 1)");
     run->add_flag("--no-compare", ra.no_compare, "NPU model runs: skip the comparison with the reference executor");
     run->add_flag("-q,--quiet", ra.quiet, "No progress line on stderr");
+    run->add_option("--rtl", ra.rtl,
+                    "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (bytes and cycles "
+                    "checked against the C++ engines per task)");
+    run->add_option("--rtl-vcd", ra.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
     run->add_flag("--keep-qdq", ra.ref.keep_qdq, "--reference: run Q/DQ nodes as written (float), not fused");
     run->add_option("--requant", ra.requant, "MCU platforms: float (bit-exact with the reference) or fixed (Q31)")
         ->check(CLI::IsMember({"float", "fixed"}))
@@ -445,13 +499,14 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+    rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
+    rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
 
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
     CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
     sweep::add_sweep_options(*swp, swo);
 
-    iss::RunOptions io;
     mcu::TrainOptions to;
     CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32 or QAS INT8): loss per epoch, cycles, memory");
     trn->add_option("model", to.model, "Float model (.onnx) in the training tables' configurations")->required();
@@ -463,6 +518,9 @@ int sc_main(int argc, char* argv[]) {
     trn->add_option("--quantize", to.quantize, "int8: quantize the float model (the toolchain's full quantization) and train QAS INT8");
     trn->add_option("--calibration", to.calibration, "--quantize int8: calibration data (default: the --data samples)");
     trn->add_option("--calibration-method", to.calibration_method, "--quantize int8: minmax (default), kl or mmse");
+
+    iss::RunOptions io;
+    io.tool = "npusim";
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 

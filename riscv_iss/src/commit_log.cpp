@@ -22,13 +22,16 @@ Dest dest_of(Fmt f) {
         case Fmt::kJ:
         case Fmt::kCSR:
         case Fmt::kRFX:
-        case Fmt::kRFXX: return Dest::kX;
+        case Fmt::kRFXX:
+            return Dest::kX;
         case Fmt::kIF:
         case Fmt::kR4:
         case Fmt::kRF:
         case Fmt::kRF1:
-        case Fmt::kRXF: return Dest::kF;
-        default: return Dest::kNone;
+        case Fmt::kRXF:
+            return Dest::kF;
+        default:
+            return Dest::kNone;
     }
 }
 }  // namespace
@@ -49,6 +52,34 @@ void CommitLog::on_commit(const Hart& h, uint32_t pc, const DecodedInsn& d) {
         line += fmt::format(" mem 0x{:08x} 0x{:0{}x}", addr, v, width);
     }
     line += '\n';
+    out_ << line;
+}
+
+void CommitLog::on_trap(uint32_t cause_value, uint32_t epc, uint32_t tval) {
+    // Trap names and which traps print a tval line: Spike's riscv/trap.h (riscv-isa-sim).
+    static const char* const kNames[] = {"trap_instruction_address_misaligned",
+                                         "trap_instruction_access_fault",
+                                         "trap_illegal_instruction",
+                                         "trap_breakpoint",
+                                         "trap_load_address_misaligned",
+                                         "trap_load_access_fault",
+                                         "trap_store_address_misaligned",
+                                         "trap_store_access_fault",
+                                         "trap_user_ecall",
+                                         "trap_supervisor_ecall",
+                                         nullptr,
+                                         "trap_machine_ecall"};
+    const uint32_t code = cause_value & 0x7fffffffu;
+    std::string line;
+    if (cause_value & cause::kInterrupt) {
+        line = fmt::format("core   0: exception interrupt #{}, epc 0x{:08x}\n", code, epc);
+    } else {
+        const char* name = code < std::size(kNames) ? kNames[code] : nullptr;
+        line = name ? fmt::format("core   0: exception {}, epc 0x{:08x}\n", name, epc)
+                    : fmt::format("core   0: exception trap_#{}, epc 0x{:08x}\n", code, epc);
+        if (code != cause::kEcallU && code != 9 && code != cause::kEcallM)
+            line += fmt::format("core   0:           tval 0x{:08x}\n", tval);
+    }
     out_ << line;
 }
 

@@ -28,8 +28,10 @@ uint32_t Hart::read_counter(uint32_t num) const {
 
 bool Hart::csr_read(uint32_t num, uint32_t& value, bool debugger) {
     if (!debugger && static_cast<uint32_t>(priv_) < ((num >> 8) & 3)) return false;
+    if (in(num, csr::kTselect, csr::kTinfo)) return trigger_csr_read(num, value);
     if (in(num, csr::kFflags, csr::kFcsr)) {
         if (!isa_.f || (!debugger && !fp_enabled())) return false;
+        fp_leave();  // flags accrued in the host FPU belong to earlier instructions
         value = num == csr::kFflags ? fflags_ : num == csr::kFrm ? frm_ : (frm_ << 5) | fflags_;
         return true;
     }
@@ -99,8 +101,10 @@ bool Hart::csr_read(uint32_t num, uint32_t& value, bool debugger) {
 
 bool Hart::csr_write(uint32_t num, uint32_t v, bool debugger) {
     if (!debugger && (static_cast<uint32_t>(priv_) < ((num >> 8) & 3) || (num >> 10) == 3)) return false;
+    if (in(num, csr::kTselect, csr::kTinfo)) return trigger_csr_write(num, v, debugger);
     if (in(num, csr::kFflags, csr::kFcsr)) {
         if (!isa_.f || (!debugger && !fp_enabled())) return false;
+        fp_leave();
         if (num != csr::kFrm) fflags_ = v & 0x1f;
         if (num == csr::kFrm) frm_ = v & 7;
         if (num == csr::kFcsr) frm_ = (v >> 5) & 7;

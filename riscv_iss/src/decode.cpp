@@ -150,7 +150,9 @@ bool fields16(uint32_t r, Fmt fmt, DecodedInsn& d) {
             break;
         }
         case Fmt::kCLUI:
-            if (ci_imm == 0 || rd_full == 0) return false;  // reserved / hint space we do not claim
+            // nzimm = 0 is reserved; rd = x0 with nzimm != 0 is a HINT (ISA manual Vol. I 16.7, table 16.3):
+            // it executes as a no-op (the result goes to the x0 sink). rd = x2 is c.addi16sp (more specific).
+            if (ci_imm == 0) return false;
             d.rd = rd_full;
             d.imm = static_cast<int32_t>(static_cast<uint32_t>(ci_imm) << 12);
             break;

@@ -6,25 +6,28 @@
 #include <fmt/format.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "riscv_iss/bus.h"
 
 namespace iss {
 namespace {
 
-/// Owns the file descriptor and the libelf handle.
+/// The largest ELF file loaded (MCU programs are a few MiB; larger files are not programs for these cores).
+constexpr uint64_t kMaxElfBytes = 256ull << 20;
+
+/// Owns the libelf handle over an in-memory image (the bytes must outlive it).
 class ElfFile {
-public:
-    explicit ElfFile(const std::string& path) : path_(path) {
+   public:
+    ElfFile(const std::string& path, char* data, std::size_t size) : path_(path) {
         if (elf_version(EV_CURRENT) == EV_NONE) fail("libelf initialisation failed");
-        fd_ = ::open(path.c_str(), O_RDONLY);
-        if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
-        elf_ = elf_begin(fd_, ELF_C_READ, nullptr);
+        elf_ = elf_memory(data, size);
         if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) {
             release();  // a throwing constructor gets no destructor call
             fail("not an ELF file");
@@ -38,15 +41,12 @@ public:
         throw std::runtime_error("bad ELF '" + path_ + "': " + why);
     }
 
-private:
+   private:
     void release() {
         if (elf_ != nullptr) elf_end(elf_);
-        if (fd_ >= 0) ::close(fd_);
         elf_ = nullptr;
-        fd_ = -1;
     }
     std::string path_;
-    int fd_ = -1;
     Elf* elf_ = nullptr;
 };
 
@@ -80,6 +80,7 @@ void load_segments(const ElfFile& f, Bus& bus) {
 
 void read_symbols(const ElfFile& f, ElfImage& img) {
     Elf_Scn* scn = nullptr;
+    bool sig_begin = false, sig_end = false;
     while ((scn = elf_nextscn(f.get(), scn)) != nullptr) {
         GElf_Shdr sh;
         if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
@@ -94,10 +95,13 @@ void read_symbols(const ElfFile& f, ElfImage& img) {
             const auto addr = static_cast<uint32_t>(sym.st_value);
             if (std::strcmp(name, "tohost") == 0) img.tohost = addr;
             if (std::strcmp(name, "fromhost") == 0) img.fromhost = addr;
+            if (std::strcmp(name, "begin_signature") == 0) img.begin_signature = addr, sig_begin = true;
+            if (std::strcmp(name, "end_signature") == 0) img.end_signature = addr, sig_end = true;
             if (GELF_ST_TYPE(sym.st_info) == STT_FUNC)
                 img.functions.push_back({name, addr, static_cast<uint32_t>(sym.st_size)});
         }
     }
+    img.has_signature = sig_begin && sig_end;
     std::sort(img.functions.begin(), img.functions.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
         return a.addr != b.addr ? a.addr < b.addr : a.name < b.name;
     });
@@ -106,7 +110,36 @@ void read_symbols(const ElfFile& f, ElfImage& img) {
 }  // namespace
 
 ElfImage load_elf(const std::string& path, Bus& bus) {
-    ElfFile f(path);
+    const auto fail = [&](const std::string& why) -> std::runtime_error {
+        return std::runtime_error("bad ELF '" + path + "': " + why);
+    };
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) throw fail(std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw fail("not a regular file");
+    }
+    if (static_cast<uint64_t>(st.st_size) > kMaxElfBytes) {
+        ::close(fd);
+        throw fail(fmt::format("{} bytes is larger than any program for these cores (at most {} MiB)", st.st_size,
+                               kMaxElfBytes >> 20));
+    }
+    std::vector<char> bytes(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+        const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    if (got != bytes.size()) throw fail("read error");
+    return load_elf_image(bytes.data(), bytes.size(), path, bus);
+}
+
+ElfImage load_elf_image(char* data, std::size_t size, const std::string& name, Bus& bus) {
+    ElfFile f(name, data, size);
     if (gelf_getclass(f.get()) != ELFCLASS32) f.fail("not a 32-bit ELF (ELFCLASS64?)");
     GElf_Ehdr eh;
     if (gelf_getehdr(f.get(), &eh) == nullptr) f.fail("corrupt ELF header");

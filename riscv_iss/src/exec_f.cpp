@@ -6,9 +6,50 @@
 #include "riscv_iss/hart.h"
 #include "riscv_iss_isa_table.inc"
 
-namespace iss::exec {
+namespace iss {
+
+#if defined(__SSE__)
+namespace {
+// MXCSR rounding control for the RISC-V modes RNE, RTZ, RDN, RUP (RMM: RNE, corrected where it can tie).
+constexpr unsigned kMxcsrRc[5] = {0x0000u, 0x6000u, 0x2000u, 0x4000u, 0x0000u};
+}  // namespace
+
+void Hart::fp_switch(unsigned rm) {
+    if (!fp_active_) {
+        fp_host_csr_ = _mm_getcsr();
+        fp_active_ = true;
+        // Flags, DAZ, rounding control and FTZ cleared (IEEE behaviour); exception masks kept.
+        _mm_setcsr((fp_host_csr_ & ~0xe07fu) | kMxcsrRc[rm]);
+    } else {
+        _mm_setcsr((_mm_getcsr() & ~0x6000u) | kMxcsrRc[rm]);
+    }
+    fp_rm_ = rm;
+}
+
+void Hart::fp_harvest() {
+    const unsigned c = _mm_getcsr();
+    fflags_ |= ((c & 0x20u) ? fp::kNx : 0) | ((c & 0x10u) ? fp::kUf : 0) | ((c & 0x08u) ? fp::kOf : 0) |
+               ((c & 0x04u) ? fp::kDz : 0) | ((c & 0x01u) ? fp::kNv : 0);
+    _mm_setcsr(fp_host_csr_);
+    fp_active_ = false;
+}
+#else
+void Hart::fp_switch(unsigned) {}
+void Hart::fp_harvest() { fp_active_ = false; }
+#endif
+
+namespace exec {
 namespace {
 using namespace iss::fp;
+
+// The host FP session needs an FPU whose flags and rounding mode are one register (x86-64 SSE) and a
+// fused multiply-add that does not touch the FP environment itself (glibc's fmaf without FMA hardware
+// does); otherwise every operation runs in its own HostRounding scope.
+#if defined(__SSE__)
+const bool kHostSessionOk = __builtin_cpu_supports("fma");
+#else
+constexpr bool kHostSessionOk = false;
+#endif
 
 /// Checks mstatus.FS and resolves the rounding mode; raises illegal-instruction and returns false for
 /// FS=Off or a reserved rounding mode (5, 6, or dynamic with frm >= 5).
@@ -41,12 +82,21 @@ void write_x(Hart& h, uint8_t rd, uint32_t v, uint32_t flags) {
 }
 
 /// Runs `op` in rounding mode rm; for RMM, corrects a tie using `exact` (a long double that is exact
-/// whenever the host raises no inexact computing it).
+/// whenever the host raises no inexact computing it). Other modes run in the hart's host FP session
+/// (Hart::fp_enter): the flags accrue in the host FPU and reach fflags_ when the session ends, which
+/// avoids two MXCSR writes and a flag read per operation (those cost more than the arithmetic).
 template <bool kCanTie, typename Op, typename Exact>
 void arith(Hart& h, const DecodedInsn& d, uint32_t cost, Op op, Exact exact) {
     unsigned rm;
     if (!begin(h, d, rm)) return;
     h.cycles_ += cost;
+    if (!(kCanTie && rm == kRmm) && kHostSessionOk) {
+        h.fp_enter(rm);
+        volatile float v = op();
+        write_f(h, d.rd, v, 0);
+        return;
+    }
+    h.fp_leave();
     float r;
     uint32_t flags;
     {
@@ -269,4 +319,5 @@ void ex_fmv_w_x(Hart& h, const DecodedInsn& d) {
     h.fp_dirty();
 }
 
-}  // namespace iss::exec
+}  // namespace exec
+}  // namespace iss

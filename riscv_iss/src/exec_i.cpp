@@ -2,6 +2,7 @@
 // RV32I base instructions and Zifencei: one small function per instruction (ISA manual Vol. I ch. 2).
 #include "riscv_iss/hart.h"
 #include "riscv_iss_isa_table.inc"
+#include "semantics.h"
 
 namespace iss::exec {
 namespace {
@@ -27,8 +28,7 @@ inline void branch(Hart& h, const DecodedInsn& d, bool taken) {
 template <typename T>
 inline void load(Hart& h, const DecodedInsn& d) {
     T v;
-    if (h.load<T>(h.x_[d.rs1] + imm(d), v))
-        h.x_[d.rd] = static_cast<uint32_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>>(v));
+    if (h.load<T>(h.x_[d.rs1] + imm(d), v)) h.x_[d.rd] = sem::extend(v);
 }
 }  // namespace
 
@@ -58,24 +58,22 @@ void ex_sh(Hart& h, const DecodedInsn& d) {
 }
 void ex_sw(Hart& h, const DecodedInsn& d) { h.store<uint32_t>(h.x_[d.rs1] + imm(d), h.x_[d.rs2]); }
 void ex_addi(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] + imm(d); }
-void ex_slti(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sx(h.x_[d.rs1]) < d.imm; }
-void ex_sltiu(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] < imm(d); }
+void ex_slti(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::slt(h.x_[d.rs1], imm(d)); }
+void ex_sltiu(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::sltu(h.x_[d.rs1], imm(d)); }
 void ex_xori(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] ^ imm(d); }
 void ex_ori(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] | imm(d); }
 void ex_andi(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] & imm(d); }
-void ex_slli(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] << (d.imm & 31); }
-void ex_srli(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] >> (d.imm & 31); }
-void ex_srai(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = static_cast<uint32_t>(sx(h.x_[d.rs1]) >> (d.imm & 31)); }
+void ex_slli(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::sll(h.x_[d.rs1], imm(d)); }
+void ex_srli(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::srl(h.x_[d.rs1], imm(d)); }
+void ex_srai(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::sra(h.x_[d.rs1], imm(d)); }
 void ex_add(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] + h.x_[d.rs2]; }
 void ex_sub(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] - h.x_[d.rs2]; }
-void ex_sll(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] << (h.x_[d.rs2] & 31); }
-void ex_slt(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sx(h.x_[d.rs1]) < sx(h.x_[d.rs2]); }
-void ex_sltu(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] < h.x_[d.rs2]; }
+void ex_sll(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::sll(h.x_[d.rs1], h.x_[d.rs2]); }
+void ex_slt(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::slt(h.x_[d.rs1], h.x_[d.rs2]); }
+void ex_sltu(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::sltu(h.x_[d.rs1], h.x_[d.rs2]); }
 void ex_xor(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] ^ h.x_[d.rs2]; }
-void ex_srl(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] >> (h.x_[d.rs2] & 31); }
-void ex_sra(Hart& h, const DecodedInsn& d) {
-    h.x_[d.rd] = static_cast<uint32_t>(sx(h.x_[d.rs1]) >> (h.x_[d.rs2] & 31));
-}
+void ex_srl(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::srl(h.x_[d.rs1], h.x_[d.rs2]); }
+void ex_sra(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = sem::sra(h.x_[d.rs1], h.x_[d.rs2]); }
 void ex_or(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] | h.x_[d.rs2]; }
 void ex_and(Hart& h, const DecodedInsn& d) { h.x_[d.rd] = h.x_[d.rs1] & h.x_[d.rs2]; }
 void ex_fence(Hart&, const DecodedInsn&) {}  // single hart, no caches: ordering is already total

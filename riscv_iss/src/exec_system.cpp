@@ -13,6 +13,7 @@ constexpr uint32_t kSemihostPost = 0x40705013;  // srai x0, x0, 7
 
 void Hart::do_ebreak(const DecodedInsn& d) {
     if (semihost_ != nullptr && d.len == 4) {
+        fp_leave();
         uint32_t pre = 0, post = 0;
         if (debug_read(pc_ - 4, 4, reinterpret_cast<uint8_t*>(&pre)) &&
             debug_read(pc_ + 4, 4, reinterpret_cast<uint8_t*>(&post)) && pre == kSemihostPre && post == kSemihostPost &&

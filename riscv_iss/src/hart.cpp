@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
+#include "block.h"
 #include "cycle_cost.h"
 #include "decoder.h"
 #include "riscv_iss_isa_table.inc"
@@ -25,8 +27,18 @@ uint32_t IsaConfig::misa() const {
 }
 
 Hart::Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, const DeviceMap& devices)
-    : isa_(isa), cm_(cycles), mem_(mem), decoder_(std::make_unique<Decoder>(isa)), devices_(devices) {
+    : isa_(isa),
+      cm_(cycles),
+      mem_(mem),
+      decoder_(std::make_unique<Decoder>(isa)),
+      devices_(devices),
+      blocks_(std::make_unique<BlockCache>()) {
     if (cm_.mtime_divider == 0) throw std::invalid_argument("cycle model: mtime_divider must be > 0");
+    if (isa_.triggers.count > kMaxTriggers)
+        throw std::invalid_argument("isa.triggers.count " + std::to_string(isa_.triggers.count) + " exceeds " +
+                                    std::to_string(kMaxTriggers));
+    if (const char* e = std::getenv("NPUSIM_ISS_ENGINE")) engine_ = std::string(e) == "step" ? Engine::kStep : engine_;
+    exec_blocks(nullptr, 0);  // publishes the threaded handlers to the translator
     reset(isa.reset_pc);
 }
 
@@ -55,9 +67,14 @@ void Hart::reset(uint32_t pc) {
     stop_ = StopReason::kNone;
     fatal_kind_ = FatalKind::kNone;
     exit_code_ = 0;
+    exit_via_tohost_ = false;
     stop_message_.clear();
     prev_load_rd_ = prev_rd_ = 0;
     attention_at_ = 0;
+    const bool had_exec_triggers = exec_armed_ != 0;
+    reset_triggers();
+    recompute_watch_window();
+    if (had_exec_triggers) flush_decode_cache();
 }
 
 void Hart::request_stop(StopReason reason, int exit_code, std::string message) {
@@ -77,13 +94,25 @@ void Hart::fatal(FatalKind kind, std::string message) {
 StopReason Hart::run(uint64_t max_insns) {
     stop_ = StopReason::kNone;
     request_attention();
-    return on_commit ? run_loop<true>(max_insns) : run_loop<false>(max_insns);
+    in_run_ = true;
+    uint64_t left;
+    if (on_commit)
+        left = run_loop<true>(max_insns);
+    else if (engine_ == Engine::kStep)
+        left = run_loop<false>(max_insns);
+    else
+        left = run_blocks(max_insns);
+    in_run_ = false;
+    fp_leave();
+    executed_ += max_insns - left;
+    if (stop_ == StopReason::kNone) stop_ = StopReason::kInsnLimit;
+    return stop_;
 }
 
-// The hot loop. Everything the exec functions may touch lives in *this; the hazard state stays in locals.
+// The step engine: one pre-decoded instruction per iteration. Everything the exec functions may touch lives
+// in *this; the hazard state stays in locals. Returns the budget left.
 template <bool kTrace>
-StopReason Hart::run_loop(uint64_t max_insns) {
-    uint64_t left = max_insns;
+uint64_t Hart::run_loop(uint64_t left) {
     uint8_t prev_load_rd = prev_load_rd_, prev_rd = prev_rd_;
     while (left != 0) {
         if (cycles_ >= attention_at_ && service_attention()) break;
@@ -105,21 +134,48 @@ StopReason Hart::run_loop(uint64_t max_insns) {
         d->fn(*this, *d);
         prev_load_rd = d->load_rd;
         prev_rd = d->rd;
-        if (kTrace && instret_ == retired) on_commit(*this, pc_, *d);  // trapped instructions do not commit
+        if (kTrace && instret_ == retired) {  // trapped instructions do not commit
+            fp_leave();
+            on_commit(*this, pc_, *d);
+        }
         pc_ = npc_;
         --left;
     }
     prev_load_rd_ = prev_load_rd;
     prev_rd_ = prev_rd;
-    if (stop_ == StopReason::kNone) stop_ = StopReason::kInsnLimit;
-    return stop_;
+    return left;
+}
+
+// The block engine's dispatcher: services interrupts and stop requests at instruction boundaries exactly
+// where the step engine does, runs translated blocks while a whole block fits in the instruction budget
+// and cannot reach the next timer event, and single-steps otherwise (budget tail, breakpoints, the last
+// instructions before a timer deadline, code that cannot be translated).
+uint64_t Hart::run_blocks(uint64_t left) {
+    while (left != 0) {
+        if (cycles_ >= attention_at_ && service_attention()) break;
+        Block* b = find_block(pc_, true);
+        if (b != nullptr && left >= b->n) {
+            const uint64_t pen = entry_penalty(b, prev_load_rd_, prev_rd_);
+            if (cycles_ + pen + b->bound < attention_at_) {
+                left = exec_blocks(b, left);
+                continue;
+            }
+        }
+        left -= 1 - run_loop<false>(1);
+        if (stop_ != StopReason::kNone) break;
+    }
+    return left;
 }
 
 bool Hart::service_attention() {
     if (stop_ != StopReason::kNone) return true;
     if (flush_pending_) {
         flush_pending_ = false;
-        flush_decode_cache();
+        if (dmi_pending_) {
+            dmi_pending_ = false;
+            drop_code_regions();
+        }
+        flush_code_now();
     }
     mip_ = (msip_ ? csr::kMsip : 0) | (cycles_ >= timer_deadline_cycles_ ? csr::kMtip : 0) | irq_lines_;
     const uint32_t pending = mip_ & mie_;
@@ -163,6 +219,10 @@ void Hart::set_irq_line(unsigned irq, bool level) {
 
 void Hart::take_trap(uint32_t cause_value, uint32_t tval, uint32_t epc) {
     const bool interrupt = (cause_value & cause::kInterrupt) != 0;
+    if (on_trap) {
+        fp_leave();
+        on_trap(cause_value, epc, tval);
+    }
     mepc_ = epc;
     mcause_ = cause_value;
     mtval_ = tval;
@@ -221,8 +281,14 @@ bool Hart::find_dmi(uint32_t addr, DmiRegion& out) {
         }
     }
     DmiRegion r;
+    fp_leave();
     if (!mem_.get_dmi(addr, r) || r.size == 0 || addr - r.base >= r.size || r.host == nullptr) return false;
     dmi_cache_.push_back(r);
+    const uint32_t wait = std::max(r.read_wait_cycles, r.write_wait_cycles);
+    if (wait > max_wait_) {
+        max_wait_ = wait;  // translated blocks' cost bounds assumed less: end the current block here
+        request_attention();
+    }
     out = r;
     return true;
 }
@@ -265,6 +331,7 @@ DecodedInsn* Hart::fetch_slow() {
 namespace {
 void ex_fetch_fault_upper_half(Hart& h, const DecodedInsn&) { h.raise_exception(cause::kInsnAccessFault, h.pc_ + 2); }
 void ex_debug_break(Hart& h, const DecodedInsn& d) { h.debug_break(d); }
+void ex_exec_trigger(Hart& h, const DecodedInsn& d) { h.exec_trigger(d); }
 }  // namespace
 
 void Hart::decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region) {
@@ -279,16 +346,25 @@ void Hart::decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region) {
             std::memset(&d, 0, sizeof d);
             d.fn = &ex_fetch_fault_upper_half;
             d.len = 4;
+            d.raw = raw;
+            d.op = static_cast<uint16_t>(Op::kCount);
+            mark_code(region.dmi, pc, 2);
             return;
         }
         std::memcpy(&hi, region.dmi.host + off + 2, 2);
         raw |= static_cast<uint32_t>(hi) << 16;
     }
     decoder_->decode(raw, d);
+    decode_cost(d, region);
+    mark_code(region.dmi, pc, d.len);
+    if (exec_armed_ != 0 && exec_trigger_may_match(pc)) d.fn = &ex_exec_trigger;
+    if (!breakpoints_.empty() && breakpoints_.count(pc)) d.fn = &ex_debug_break;
+}
+
+void Hart::decode_cost(DecodedInsn& d, const CodeRegion& region) const {
     const Op exec_op = d.fn == &ex_illegal ? Op::kCount : kOpcodes[d.op].exec_op;
     const uint32_t cost = base_cycles(exec_op, static_cast<uint32_t>(d.imm), cm_) + region.dmi.fetch_wait_cycles;
-    d.cycles = static_cast<uint8_t>(cost > 255 ? 255 : cost);
-    if (!breakpoints_.empty() && breakpoints_.count(pc)) d.fn = &ex_debug_break;
+    d.cycles = static_cast<uint16_t>(cost > 0xffff ? 0xffff : cost);
 }
 
 void Hart::debug_break(const DecodedInsn& d) {
@@ -311,21 +387,45 @@ void Hart::debug_break(const DecodedInsn& d) {
 }
 
 void Hart::flush_decode_cache() {
+    if (in_run_) {  // called from inside an instruction (a platform callback): flush at the next boundary
+        flush_pending_ = true;
+        request_attention();
+        return;
+    }
+    flush_code_now();
+}
+
+void Hart::flush_code_now() {
     for (CodeRegion& r : code_regions_) {
         if (r.touched_hi > r.touched_lo)
             std::memset(r.decoded + r.touched_lo, 0, (r.touched_hi - r.touched_lo) * sizeof(DecodedInsn));
         r.touched_lo = ~0u;
         r.touched_hi = 0;
     }
+    flush_blocks();
+    clear_code_marks();
+}
+
+void Hart::drop_code_regions() {
+    for (CodeRegion& r : code_regions_) std::free(r.decoded);
+    code_regions_.clear();
+    code_base_ = code_size_ = 0;
+    code_ = nullptr;
 }
 
 void Hart::invalidate_dmi() {
-    for (CodeRegion& r : code_regions_) std::free(r.decoded);
-    code_regions_.clear();
+    // Data accesses stop using the old host pointers at once; pre-decoded code goes at the next
+    // instruction boundary when this is called from inside an instruction (a platform callback).
     dmi_cache_.clear();
-    code_base_ = code_size_ = 0;
-    code_ = nullptr;
-    ld_ = st_ = DmiRegion{};
+    tlb_flush();
+    code_pages_.clear();
+    if (in_run_) {
+        dmi_pending_ = flush_pending_ = true;
+        request_attention();
+        return;
+    }
+    drop_code_regions();
+    flush_code_now();
 }
 
 void Hart::add_breakpoint(uint32_t pc) {

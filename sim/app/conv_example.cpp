@@ -211,7 +211,8 @@ LayerReport layer_row(const ConvExampleSpec& spec, const ExampleData& d, int cor
 }  // namespace
 
 RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, const std::vector<int>& cores,
-                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw, bool tensors_in_sram) {
+                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw, bool tensors_in_sram,
+                           const npu::rtl::RtlOptions* rtl) {
     RunResult r;
     r.platform = soc.name;
     r.platform_name = soc.display_name;
@@ -231,6 +232,8 @@ RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spe
     const drv::rknpu::LoweredConv low = drv::rknpu::lower_conv(d.layer, soc);  // throws on bad geometry
 
     Platform plat("soc", soc, mode, tw);
+    std::unique_ptr<npu::rtl::RtlSession> rtl_session;
+    if (rtl) rtl_session = std::make_unique<npu::rtl::RtlSession>(*rtl, soc, plat.cores());
     std::vector<CoreJob> jobs;
     plat.set_host_program([&]() {
         // The DMA pool starts 16 MiB into DDR, as a driver's IOMMU domain would map buffers.
@@ -249,6 +252,14 @@ RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spe
         }
     });
     sc_core::sc_start();
+    if (rtl_session) {
+        rtl_session->finish();
+        r.rtl = true;
+        r.rtl_opts = *rtl;
+        r.rtl_tasks = rtl_session->records();
+        const std::string e = npu::rtl::mismatch_error(r.rtl_tasks);
+        if (!e.empty()) r.errors.push_back(e);
+    }
 
     std::vector<int8_t> ref;
     if (mode == npu::tlm_models::SimMode::Full) {

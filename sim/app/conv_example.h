@@ -9,6 +9,7 @@
 
 #include "hw/profile.h"
 #include "npu/tlm/rknpu_core.h"
+#include "rtl/cosim.h"
 #include "trace/trace_writer.h"
 
 namespace sim {
@@ -54,14 +55,19 @@ struct RunResult {
     std::vector<std::string> notes;   ///< placement and other remarks for the report
     uint64_t regcmd_addr = 0;         ///< its device address
     hw::Calibration calibration;      ///< the profile's timing calibration (trust line of the report)
+    bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
+    npu::rtl::RtlOptions rtl_opts;
+    std::vector<npu::rtl::RtlTaskRecord> rtl_tasks;
     bool ok() const { return errors.empty() && (!checked || check.worse == 0); }
 };
 
 /// Build the platform and run the layer on each of `cores` at the same time (one copy per core,
 /// all kicked before any is waited for, so they share the interconnect and DDR), to completion
 /// (one SystemC elaboration per process); report one row per core.
+/// `rtl`: co-simulate the tasks on the RTL datapath (rtl/cosim.h), nullptr: the C++ engines only.
 RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spec, const std::vector<int>& cores,
-                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw, bool tensors_in_sram = false);
+                           npu::tlm_models::SimMode mode, trace::TraceWriter* tw, bool tensors_in_sram = false,
+                           const npu::rtl::RtlOptions* rtl = nullptr);
 
 /// Reference: direct convolution on NCHW int8 data, then QuantizeLinear(real) with round half to
 /// even (seed 002), ReLU on the real value. Independent of the NPU lowering.

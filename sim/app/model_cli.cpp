@@ -155,6 +155,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     ro.progress = !o.quiet;
     ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
     ro.expect_exact = o.expect_exact;
+    if (o.rtl.any()) ro.rtl = &o.rtl;
     trace::TraceWriter tw;
     ModelRunResult r;
     try {

@@ -628,6 +628,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
             if (!inputs.count(name)) throw std::invalid_argument(fmt::format("no data for graph input '{}'", name));
 
     Platform plat("soc", soc, o.mode, tw);
+    std::unique_ptr<npu::rtl::RtlSession> rtl_session;
+    if (o.rtl) rtl_session = std::make_unique<npu::rtl::RtlSession>(*o.rtl, soc, plat.cores());
     Runner run(soc, m, inputs, o, plat, r, progress_out);
     plat.set_host_program([&]() {
         if (o.progress && full) sc_core::sc_spawn([&]() { run.poller(); }, "progress");
@@ -635,6 +637,26 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     });
     sc_core::sc_start();
     r.total_ps = run.t1_ - run.t0_;
+    if (rtl_session) {
+        rtl_session->finish();
+        r.rtl = true;
+        r.rtl_opts = *o.rtl;
+        r.rtl_tasks = rtl_session->records();
+        // Name each co-simulated task by its layer (the task records carry core and start time).
+        std::map<std::pair<int, uint64_t>, std::string> layer_of;
+        for (const rk::Layer& L : m.layers)
+            for (size_t ti : L.tasks)
+                if (ti < m.tasks.size() && run.task_core_[ti] >= 0) {
+                    const int c = run.task_core_[ti];
+                    layer_of[{c, plat.core(c).tasks().at(run.task_rec_[ti]).start_ps}] = L.name;
+                }
+        for (const npu::rtl::RtlTaskRecord& t : r.rtl_tasks) {
+            const auto it = layer_of.find({t.core, t.start_ps});
+            r.rtl_layers.push_back(it == layer_of.end() ? "" : it->second);
+        }
+        const std::string e = npu::rtl::mismatch_error(r.rtl_tasks);
+        if (!e.empty()) r.errors.push_back(e);
+    }
     r.calibration = soc.calibration;
     for (const auto& pv : soc.params()) {
         (pv.grade == hw::Grade::Known ? r.grade_known : pv.grade == hw::Grade::Inferred ? r.grade_inferred

@@ -18,6 +18,7 @@
 #include "hw/profile.h"
 #include "npu/tlm/rknpu_core.h"
 #include "numerics/tensor.h"
+#include "rtl/cosim.h"
 #include "trace/trace_writer.h"
 
 namespace sim {
@@ -95,6 +96,10 @@ struct ModelRunResult {
     bool expect_exact = false;   ///< --expect-exact: any difference is a failure
     std::vector<std::string> notes;
     std::vector<std::string> errors;  ///< faults, timeouts, host errors (one line each)
+    bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
+    npu::rtl::RtlOptions rtl_opts;
+    std::vector<npu::rtl::RtlTaskRecord> rtl_tasks;
+    std::vector<std::string> rtl_layers;  ///< the layer of each rtl_tasks entry
     /// No error, no layer worse than 1 LSB in the isolated check; with expect_exact, no difference.
     bool ok() const {
         if (!errors.empty() || layers_worse) return false;
@@ -114,6 +119,7 @@ struct ModelRunOptions {
     bool progress_tty = false;    ///< rewrite one line in place (stderr is a terminal), else every ~10%
     bool expect_exact = false;
     uint64_t job_timeout_ns = 5'000'000'000ull;  ///< per kick, simulated time
+    const npu::rtl::RtlOptions* rtl = nullptr;    ///< co-simulate on the RTL datapath (rtl/cosim.h)
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -146,6 +152,7 @@ struct ModelCliOptions {
     /// --quantize int8|fp16|none ("" = not given), --calibration, --calibration-method (app/quantize_cli.h)
     std::string quantize, calibration_method;
     std::vector<std::string> calibration;
+    npu::rtl::RtlOptions rtl;         ///< --rtl / --rtl-vcd (rtl.any() false: off)
 };
 
 /// Exit codes: 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling),

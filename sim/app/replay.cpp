@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "app/replay.h"
 
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -78,17 +79,24 @@ RawResult run_one(SimHal& hal, Platform& plat, const hw::SocProfile& soc, const 
 }  // namespace
 
 std::vector<RawResult> run_raw_jobs(const hw::SocProfile& soc, const std::vector<RawJob>& jobs,
-                                    npu::tlm_models::SimMode mode, trace::TraceWriter* tw, uint64_t timeout_ns) {
+                                    npu::tlm_models::SimMode mode, trace::TraceWriter* tw, uint64_t timeout_ns,
+                                    const npu::rtl::RtlOptions* rtl, std::vector<npu::rtl::RtlTaskRecord>* rtl_records) {
     for (const RawJob& j : jobs)
         if (j.core < 0 || j.core >= soc.npu.core_count.value)
             throw std::invalid_argument(fmt::format("core {} does not exist on {}", j.core, soc.name));
     Platform plat("soc", soc, mode, tw);
+    std::unique_ptr<npu::rtl::RtlSession> rtl_session;
+    if (rtl) rtl_session = std::make_unique<npu::rtl::RtlSession>(*rtl, soc, plat.cores());
     std::vector<RawResult> out;
     plat.set_host_program([&]() {
         SimHal hal(plat, soc.mem.ddr_base.value + (16u << 20), 256u << 20);
         for (const RawJob& j : jobs) out.push_back(run_one(hal, plat, soc, j, timeout_ns));
     });
     sc_core::sc_start();
+    if (rtl_session) {
+        rtl_session->finish();
+        if (rtl_records) *rtl_records = rtl_session->records();
+    }
     return out;
 }
 

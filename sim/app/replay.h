@@ -12,6 +12,7 @@
 
 #include "hw/profile.h"
 #include "npu/tlm/rknpu_core.h"
+#include "rtl/cosim.h"
 #include "trace/trace_writer.h"
 
 namespace sim {
@@ -40,8 +41,10 @@ struct RawResult {
 
 /// Run the jobs one after the other on one platform (one SystemC elaboration per process); the
 /// core is reset between jobs. Throws std::invalid_argument for jobs that cannot be placed.
+/// `rtl`: co-simulate the tasks on the RTL datapath; its per-task records go to `rtl_records`.
 std::vector<RawResult> run_raw_jobs(const hw::SocProfile& soc, const std::vector<RawJob>& jobs,
                                     npu::tlm_models::SimMode mode, trace::TraceWriter* tw,
-                                    uint64_t timeout_ns = 500'000'000);
+                                    uint64_t timeout_ns = 500'000'000, const npu::rtl::RtlOptions* rtl = nullptr,
+                                    std::vector<npu::rtl::RtlTaskRecord>* rtl_records = nullptr);
 
 }  // namespace sim

@@ -62,6 +62,7 @@ std::string report_text(const RunResult& r) {
                      cal.loo_mae_pct < 0 ? std::string()
                                          : fmt::format(" (leave-one-model-out |error| mean {:.1f}%, max {:.1f}%)",
                                                        cal.loo_mae_pct, cal.loo_max_pct));
+    if (r.rtl) o += npu::rtl::report_text(r.rtl_tasks, r.rtl_opts);
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
@@ -110,6 +111,7 @@ std::string report_json(const RunResult& r) {
                         {"fitted", r.calibration.fitted},
                         {"loo_mae_pct", opt(r.calibration.loo_mae_pct)},
                         {"loo_max_pct", opt(r.calibration.loo_max_pct)}};
+    if (r.rtl) j["rtl"] = npu::rtl::report_json(r.rtl_tasks, r.rtl_opts);
     j["errors"] = r.errors;
     j["ok"] = r.ok();
     return j.dump(2) + "\n";
@@ -296,6 +298,7 @@ std::string report_text(const ModelRunResult& r) {
     o += scaling_text(r);
     o += trust_text(r);
     if (r.mode == "timing") o += "timing mode: no data moved, outputs not compared\n";
+    if (r.rtl) o += npu::rtl::report_text(r.rtl_tasks, r.rtl_opts, r.rtl_layers);
     for (const std::string& n : r.notes) o += "note: " + n + "\n";
     for (const std::string& e : r.errors) o += "error: " + e + "\n";
     return o;
@@ -395,6 +398,7 @@ std::string report_json(const ModelRunResult& r) {
         x["layers_worse"] = r.layers_worse;
         j["isolated_check"] = x;
     }
+    if (r.rtl) j["rtl"] = npu::rtl::report_json(r.rtl_tasks, r.rtl_opts, r.rtl_layers);
     j["notes"] = r.notes;
     j["errors"] = r.errors;
     j["ok"] = r.ok();

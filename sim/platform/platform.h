@@ -34,6 +34,11 @@ class Platform : public sc_core::sc_module {
     const hw::SocProfile& soc() const { return soc_; }
     int core_count() const { return static_cast<int>(cores_.size()); }
     npu::tlm_models::RknpuCore& core(int i) { return *cores_.at(static_cast<size_t>(i)); }
+    std::vector<npu::tlm_models::RknpuCore*> cores() {
+        std::vector<npu::tlm_models::RknpuCore*> v;
+        for (auto& c : cores_) v.push_back(c.get());
+        return v;
+    }
     sc_core::sc_signal<bool>& irq(int i) { return *irqs_.at(static_cast<size_t>(i)); }
     npu::tlm_models::Ddr& ddr() { return *ddr_; }
     /// On-chip SRAM usable by the NPU (profile memory.nbuf_*), or nullptr when the SoC has none.

@@ -39,6 +39,23 @@ TEST_BEGIN
     TEST_CASE(41, a4, 0x40490fdb, li t0, 0x40490fdb; fmv.w.x fa1, t0; c.fswsp fa1, 16(sp); c.flwsp fa2, 16(sp); fmv.x.w a4, fa2)
     /* c.nop changes nothing */
     TEST_CASE(42, a4, 5, li a4, 5; c.nop)
+    /* HINTs execute as no-ops (ISA manual Vol. I 16.7 table 16.3; arch-test C/clui-01): encoded with
+       .2byte because the assembler refuses rd = x0. A trap fails the test (trap_vector, s8 = 0). */
+    TEST_CASE(43, a4, 7, li a4, 7; .2byte 0x6005)        /* c.lui x0, 1 */
+    TEST_CASE(44, a4, 7, li a4, 7; .2byte 0x707d)        /* c.lui x0, 0xfffff (nzimm = -1) */
+    TEST_CASE(45, a4, 7, li a4, 7; .2byte 0x4015)        /* c.li x0, 5 */
+    TEST_CASE(46, a4, 7, li a4, 7; .2byte 0x0005)        /* c.addi x0, 1 (c.nop with nzimm) */
+    TEST_CASE(47, a4, 7, li a4, 7; .2byte 0x0701)        /* c.addi a4, 0 */
+    TEST_CASE(48, a4, 7, li a4, 7; .2byte 0x803a)        /* c.mv x0, a4 */
+    TEST_CASE(49, a4, 7, li a4, 7; .2byte 0x903a)        /* c.add x0, a4 */
+    TEST_CASE(53, a4, 7, li a4, 7; .2byte 0x0006)        /* c.slli x0, 1 */
+    TEST_CASE(54, a4, 7, li a4, 7; .2byte 0x0702)        /* c.slli a4, 0 */
+    TEST_CASE(55, a4, 7, li a4, 7; .2byte 0x8381)        /* c.srli a5, 0 (a5 unchanged: a4 checked) */
+    /* reserved: c.lui x0, 0 and c.lui a4, 0 stay illegal */
+    EXPECT_TRAP(1f); .2byte 0x6001; j fail; 1:
+    CHECK_TRAP(56, 2)
+    EXPECT_TRAP(1f); .2byte 0x6701; j fail; 1:
+    CHECK_TRAP(57, 2)
     /* c.ebreak: breakpoint (cause 3), mepc = its address */
     EXPECT_TRAP(1f); 3: c.ebreak; j fail; 1:
     CHECK_TRAP(50, 3)

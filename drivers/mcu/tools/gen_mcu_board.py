@@ -51,8 +51,10 @@ def load(path):
         p = json.load(f)
     name = p["name"]
     w = os.path.basename(path)
-    for k in ("clock_hz", "isa", "reset_pc"):
+    for k in ("clock_hz", "isa", "reset_pc", "core"):
         graded(p[k], "%s:%s" % (w, k))
+    if p["core"]["misaligned"] not in ("trap", "emulate") or not isinstance(p["core"]["triggers"], int) or p["core"]["triggers"] < 0:
+        raise ProfileError("%s: core.misaligned trap|emulate, core.triggers a count" % w)
     regions = []
     for i, r in enumerate(p["memory"]):
         where = "%s:memory[%d]" % (w, i)
@@ -94,6 +96,8 @@ def load(path):
 def unknowns(p):
     """Every figure that is an assumption, with its reason (what `npusim run` prints as notes)."""
     out = []
+    if p["core"]["grade"] == "unverified":
+        out.append(p["core"]["reason"])
     if p.get("part_grade") == "unverified":
         out.append("part: " + p["part_reason"])
     for r in p["memory"]:
@@ -207,7 +211,8 @@ def preset(p, regions):
                           "(riscv_iss/tlm), not by this preset: console_base 0." % (p["display_name"], p["isa"]["value"].upper(),
                                                                                     p["clock_hz"]["value"] // 1000000, p["name"]),
            "unverified": unknowns(p),
-           "isa": {"extensions": p["isa"]["value"], "u_mode": True, "misaligned": "trap", "reset_pc": p["reset_pc"]["value"]},
+           "isa": {"extensions": p["isa"]["value"], "u_mode": True, "misaligned": p["core"]["misaligned"],
+                   "triggers": {"count": p["core"]["triggers"]}, "reset_pc": p["reset_pc"]["value"]},
            "cycles": cyc,
            "devices": {"clint_base": d["clint"]["base"], "console_base": 0, "test_finisher_base": 0},
            "memory": mem}

@@ -280,13 +280,13 @@ int32_t* accumulate_int8_fast(const ConvConfig& c, const ConvOperands& ops) {
     return acc;
 }
 
+}  // namespace
+
 DpuConfig conv_dpu_config(const ConvConfig& c) {
     DpuConfig d = c.dpu;
     d.w = c.out_w, d.h = c.out_h, d.c = c.out_c, d.atom = c.atom;
     return d;
 }
-
-}  // namespace
 
 void set_reference_engines(bool on) { g_reference.store(on, std::memory_order_relaxed); }
 bool reference_engines() { return g_reference.load(std::memory_order_relaxed); }

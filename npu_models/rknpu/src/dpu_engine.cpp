@@ -37,6 +37,18 @@ uint16_t load_u16(const std::vector<uint8_t>& b, size_t at) {
     return static_cast<uint16_t>(b[at] | (b[at + 1] << 8));
 }
 
+}  // namespace
+
+DpuStageOperands dpu_stage_operands(const DpuStage& s, uint32_t ch, uint32_t channels, const std::vector<uint8_t>& mem) {
+    DpuStageOperands r;
+    const size_t mul_base = (!s.alu_bypass && s.alu_from_mem) ? 4ull * channels : 0;
+    r.alu = (s.alu_from_mem && !s.alu_bypass) ? static_cast<uint32_t>(load_i32(mem, 4ull * ch)) : s.alu_operand;
+    r.mul = (s.mul_from_mem && !s.mul_bypass) ? load_u16(mem, mul_base + 2ull * ch) : static_cast<uint16_t>(s.mul_operand);
+    return r;
+}
+
+namespace {
+
 template <typename T>
 T alu(uint32_t algo, T x, T y) {
     switch (algo) {
@@ -56,10 +68,9 @@ struct StageOps {
 StageOps stage_ops(const DpuStage& s, uint32_t ch, uint32_t channels, const std::vector<uint8_t>& mem, bool fl) {
     StageOps o;
     if (s.bypass) return o;
-    const size_t mul_base = (!s.alu_bypass && s.alu_from_mem) ? 4ull * channels : 0;
-    const uint32_t alu_raw = (s.alu_from_mem && !s.alu_bypass) ? static_cast<uint32_t>(load_i32(mem, 4ull * ch)) : s.alu_operand;
-    const uint16_t mul_raw = (s.mul_from_mem && !s.mul_bypass) ? load_u16(mem, mul_base + 2ull * ch)
-                                                                : static_cast<uint16_t>(s.mul_operand);
+    const DpuStageOperands raw = dpu_stage_operands(s, ch, channels, mem);
+    const uint32_t alu_raw = raw.alu;
+    const uint16_t mul_raw = raw.mul;
     if (fl) {
         o.alu_f = bits_f32(alu_raw);
         o.mul_f = fp16_to_fp32(mul_raw);

@@ -299,6 +299,11 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::
 }
 
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads) {
+    return execute_task(plan, std::move(reads), nullptr);
+}
+
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
+                                               EngineHooks* hooks) {
     if (!plan.faults.empty()) throw std::logic_error("execute_task: plan has faults");
     if (reads.size() != plan.reads.size()) throw std::logic_error("execute_task: read count mismatch");
     for (size_t i = 0; i < reads.size(); ++i)
@@ -311,6 +316,12 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
         ops.feature = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
         ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
+        if (hooks) {
+            const DpuOperands dops{ops.bias, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)};
+            Cube out;
+            if (hooks->conv_dpu(c, ops, dops, out)) return finish(plan, out, c.dpu.out, c.atom);
+            return finish(plan, conv_dpu_cube(c, ops, dops.bn, dops.ew), c.dpu.out, c.atom);
+        }
         if (fast_ppu(plan))  // the DPU writes its surfaces straight (fast int8 path inside)
             return finish_surfaces(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
                                                            gather(plan, reads, kEwCube)));
@@ -319,6 +330,14 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
     }
     if (plan.dpu) {
         const DpuConfig& d = *plan.dpu;
+        if (hooks) {
+            const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec, d.atom);
+            const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
+                                  gather(plan, reads, kEwCube)};
+            Cube out;
+            if (!hooks->dpu(d, in, ops, out)) out = run_dpu(d, in, ops);
+            return finish(plan, out, d.out, d.atom);
+        }
         if (dpu_fast_ok(d) && !reference_engines() && fast_ppu(plan)) {
             const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
                                   gather(plan, reads, kEwCube)};

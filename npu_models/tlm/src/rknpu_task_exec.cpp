@@ -84,7 +84,8 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     std::vector<std::vector<uint8_t>> out;
     if (mode_ == SimMode::Full) {
         try {
-            out = rknpu::execute_task(plan, std::move(in));  // the loads are not used afterwards
+            // The loads are not used afterwards.
+            out = executor_ ? executor_->execute(plan, std::move(in), rec) : rknpu::execute_task(plan, std::move(in));
         } catch (const std::exception& e) {
             rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
                                   fmt::format("the task's programming cannot be executed: {}", e.what())});

@@ -15,7 +15,7 @@ namespace iss {
 class Hart;
 
 class Bus : public MemoryPort {
-public:
+   public:
     explicit Bus(const CorePreset& preset);
     ~Bus() override;
     Bus(const Bus&) = delete;
@@ -30,7 +30,7 @@ public:
     bool read(uint32_t addr, uint32_t len, uint8_t* data, uint64_t now_cycles, uint64_t& wait_cycles) override;
     bool write(uint32_t addr, uint32_t len, const uint8_t* data, uint64_t now_cycles, uint64_t& wait_cycles) override;
 
-private:
+   private:
     std::vector<RegionConfig> regions_;
     std::vector<uint8_t*> host_;
     DeviceMap devices_;

@@ -12,23 +12,26 @@
 namespace iss {
 
 class CommitLog {
-public:
+   public:
     explicit CommitLog(std::ostream& out) : out_(out) {}
     /// Called after each retired instruction (Hart::on_commit).
     void on_commit(const Hart& h, uint32_t pc, const DecodedInsn& d);
+    /// Called for every trap (Hart::on_trap): Spike's "core   0: exception trap_<name>, epc 0x..." line and,
+    /// for traps that carry one, "core   0:           tval 0x...".
+    void on_trap(uint32_t cause, uint32_t epc, uint32_t tval);
 
-private:
+   private:
     std::ostream& out_;
 };
 
 class Profiler {
-public:
+   public:
     explicit Profiler(std::vector<ElfSymbol> functions);
     void on_commit(const Hart& h, uint32_t pc);
     /// One line per function with activity, most cycles first: "cycles instret share% name".
     void write(std::ostream& out) const;
 
-private:
+   private:
     struct Entry {
         uint64_t cycles = 0, instret = 0;
     };

@@ -8,10 +8,23 @@
 
 namespace iss {
 
+/// Sdtrig trigger module (RISC-V Debug Specification 0.13.2 ch. 5 / Sdtrig 1.0): `count` match-control
+/// (mcontrol, type 2) triggers with the access kinds they can match. With debugger_only, tdata1.dmode
+/// is hardwired to 1: only the debugger (GDB hardware breakpoints) may program them and M-mode writes are
+/// ignored (CV32E40P). count = 0: the trigger CSRs exist and report no trigger.
+struct TriggerConfig {
+    uint32_t count = 0;
+    bool execute = true, load = false, store = false;
+    bool debugger_only = false;
+};
+
 /// Which extensions exist; a disabled extension's encodings decode as illegal instructions.
 struct IsaConfig {
     bool m = true, a = true, f = true, c = true, u_mode = true;
-    bool misaligned_trap = true;  ///< true: misaligned load/store traps; false: handled (+penalty)
+    /// true: misaligned loads/stores raise address-misaligned; false: the core performs them as one or
+    /// two aligned bus transactions (the second costs CycleModel::misaligned_penalty). AMOs always trap.
+    bool misaligned_trap = true;
+    TriggerConfig triggers;
     uint32_t reset_pc = 0x80000000u;
     uint32_t mhartid = 0;
     uint32_t mvendorid = 0, marchid = 0, mimpid = 0;

@@ -16,6 +16,15 @@ constexpr uint32_t kMscratch = 0x340, kMepc = 0x341, kMcause = 0x342, kMtval = 0
 constexpr uint32_t kPmpcfg0 = 0x3a0, kPmpcfg3 = 0x3a3, kPmpaddr0 = 0x3b0, kPmpaddr15 = 0x3bf;
 constexpr uint32_t kMcycle = 0xb00, kMinstret = 0xb02, kMhpmcounter3 = 0xb03, kMhpmcounter31 = 0xb1f;
 constexpr uint32_t kMcycleh = 0xb80, kMinstreth = 0xb82, kMhpmcounter3h = 0xb83, kMhpmcounter31h = 0xb9f;
+// Sdtrig trigger CSRs (RISC-V Debug Specification 0.13.2 section 5.2; Sdtrig 1.0)
+constexpr uint32_t kTselect = 0x7a0, kTdata1 = 0x7a1, kTdata2 = 0x7a2, kTdata3 = 0x7a3, kTinfo = 0x7a4;
+// tdata1 as mcontrol (type 2) on RV32: type[31:28] dmode[27] maskmax[26:21] hit[20] select[19] timing[18]
+// sizelo[17:16] action[15:12] chain[11] match[10:7] m[6] s[4] u[3] execute[2] store[1] load[0]
+constexpr uint32_t kMcontrolType = 2u << 28, kMcontrolDmode = 1u << 27;
+constexpr uint32_t kMcontrolActionShift = 12, kMcontrolActionMask = 0xfu << 12;
+constexpr uint32_t kMcontrolMatchShift = 7, kMcontrolMatchMask = 0xfu << 7;
+constexpr uint32_t kMcontrolM = 1u << 6, kMcontrolU = 1u << 3;
+constexpr uint32_t kMcontrolExecute = 1u << 2, kMcontrolStore = 1u << 1, kMcontrolLoad = 1u << 0;
 
 // mstatus bits (RV32)
 constexpr uint32_t kMstatusMie = 1u << 3, kMstatusMpie = 1u << 7;

@@ -84,12 +84,13 @@ struct DecodedInsn {
     uint8_t rd, rs1, rs2, rs3;
     uint8_t rm;      ///< funct3 (rounding mode for F)
     uint8_t len;     ///< 2 or 4 bytes
-    uint8_t cycles;  ///< base cost from the cycle model, incl. fetch wait states of the region
     uint8_t hz_rs1;  ///< x-register read (0 = none): used by the load-use hazard rule
     uint8_t hz_rs2;
     uint8_t load_rd;  ///< x-register written by an integer load (0 = none)
     uint8_t jalr_rs;  ///< rs1 of jalr / c.jr / c.jalr (0 = not a jalr): the jalr-use hazard rule
+    uint16_t cycles;  ///< base cost from the cycle model, incl. fetch wait states of the region
 };
+static_assert(sizeof(DecodedInsn) == 32, "DecodedInsn is cached per halfword of code");
 
 /// Decoded rd of an instruction that writes x0: results go to this sink register (x_[32]) so the run
 /// loop never has to re-zero x0.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// One RV32IMAFC hart: architectural state, the pre-decoded run loop, traps, CSRs and a built-in CLINT.
+// One RV32IMAFC hart: architectural state, two execution engines over pre-decoded code (the block engine,
+// default, and the per-instruction step engine), traps, CSRs, debug triggers and a built-in CLINT.
 // No SystemC and no host time in here (SG-8.2): time is the hart's own cycle count.
 #pragma once
 #include <cstdint>
@@ -18,6 +19,8 @@
 namespace iss {
 
 class Decoder;
+struct Block;
+struct BlockCache;
 
 enum class Priv : uint8_t { kUser = 0, kMachine = 3 };
 
@@ -37,14 +40,19 @@ enum class FatalKind : uint8_t { kNone, kIllegalInsn, kWildJump, kAccessFault, k
 
 /// Called by the hart for the semihosting ebreak sequence (RISC-V semihosting spec 1.0, section 2).
 class SemihostHandler {
-public:
+   public:
     virtual ~SemihostHandler() = default;
     /// a0 holds the operation, a1 the parameter; the result goes to a0. Returns false if unsupported.
     virtual bool semihost_call(Hart& h) = 0;
 };
 
+/// Which engine Hart::run() uses. Both give identical architectural results, instret and cycles (the
+/// differential tests check it); kStep is the reference and always runs single steps, traced runs and
+/// debugger breakpoints. The default is kBlocks unless NPUSIM_ISS_ENGINE=step is set in the environment.
+enum class Engine : uint8_t { kBlocks, kStep };
+
 class Hart {
-public:
+   public:
     Hart(const IsaConfig& isa, const CycleModel& cycles, MemoryPort& mem, const DeviceMap& devices = {});
     ~Hart();
     Hart(const Hart&) = delete;
@@ -53,7 +61,13 @@ public:
     /// Resets architectural state (x/f registers zero, M-mode, counters zero) and sets pc.
     void reset(uint32_t pc);
     /// Executes up to `max_insns` instructions; stops earlier on exit, breakpoint, WFI or fatal error.
+    /// The budget counts instructions attempted: retired ones and ones that trapped (so a trap storm is
+    /// bounded too); executed_ accumulates what every run() call used of it.
     StopReason run(uint64_t max_insns);
+    void set_engine(Engine e) { engine_ = e; }
+    Engine engine() const { return engine_; }
+    /// Instructions attempted over all run() calls (retired + trapped); see run().
+    uint64_t executed_ = 0;
 
     // ---- platform interface -------------------------------------------------------------------
     /// External interrupt line (mip.MEIP) and local lines 16..31 of the interrupt controller.
@@ -75,16 +89,24 @@ public:
     uint64_t timer_deadline_cycles() const { return timer_deadline_cycles_; }
     /// Optional per-instruction callback for the commit log (slows the run loop down).
     std::function<void(const Hart& h, uint32_t pc, const DecodedInsn& d)> on_commit;
+    /// Optional callback for every trap taken (exception or interrupt), before the handler runs.
+    std::function<void(uint32_t cause, uint32_t epc, uint32_t tval)> on_trap;
 
     void request_stop(StopReason reason, int exit_code = 0, std::string message = {});
     StopReason stop_reason() const { return stop_; }
     int exit_code() const { return exit_code_; }
+    /// The exit came through HTIF tohost (riscv-tests: exit code = failing test number).
+    bool exit_via_tohost() const { return exit_via_tohost_; }
     const std::string& stop_message() const { return stop_message_; }
     FatalKind fatal_kind() const { return fatal_kind_; }
 
     // ---- debugger interface -------------------------------------------------------------------
     void add_breakpoint(uint32_t pc);
     void remove_breakpoint(uint32_t pc);
+    /// Hardware breakpoint through a free Sdtrig trigger (dmode = 1, action = enter debug mode, which
+    /// stops run() with kBreakpoint); false when every trigger is in use or the core has none.
+    bool add_hw_breakpoint(uint32_t pc);
+    bool remove_hw_breakpoint(uint32_t pc);
     enum class WatchKind : uint8_t { kWrite = 1, kRead = 2, kAccess = 3 };
     void add_watchpoint(uint32_t addr, uint32_t len, WatchKind kind);
     void remove_watchpoint(uint32_t addr, uint32_t len, WatchKind kind);
@@ -127,7 +149,20 @@ public:
     void request_attention() { attention_at_ = 0; }
     /// Executed in place of an instruction that carries a debugger breakpoint.
     void debug_break(const DecodedInsn& d);
+    /// Executed in place of an instruction an execute trigger may match.
+    void exec_trigger(const DecodedInsn& d);
     uint32_t last_pc_ = 0;  ///< pc of the last control transfer (wild-jump messages)
+
+    /// F extension host environment (src/exec_f.cpp): the guest's rounding mode is set in the host FPU
+    /// once and its IEEE flags accrue there while guest FP code runs; fp_leave() moves them into fflags_
+    /// and restores the host state. Called before fflags is read or written and before any call out of
+    /// the hart (memory port, console, semihosting, commit log), so host code never sees guest state.
+    void fp_enter(unsigned rm) {
+        if (!fp_active_ || rm != fp_rm_) fp_switch(rm);
+    }
+    void fp_leave() {
+        if (fp_active_) fp_harvest();
+    }
 
     template <typename T>
     bool load(uint32_t addr, T& out);
@@ -136,24 +171,70 @@ public:
     /// Load/store of any width through the slow path (MMIO, CLINT, misaligned, watchpoints, tohost).
     bool load_slow(uint32_t addr, uint32_t len, uint32_t& value, bool for_amo = false);
     bool store_slow(uint32_t addr, uint32_t len, uint32_t value, bool for_amo = false);
+    /// One bus access within a word (CLINT, DMI memory, memory port): no watchpoint, alignment or trap logic.
+    bool mem_read(uint32_t addr, uint32_t len, uint32_t& value);
+    bool mem_write(uint32_t addr, uint32_t len, uint32_t value);
 
     uint64_t mtime() const { return cycles_ / cm_.mtime_divider + mtime_offset_; }
 
-private:
+   private:
+    friend struct BlockCache;
     struct CodeRegion {
         DmiRegion dmi;
         DecodedInsn* decoded = nullptr;             // calloc'ed: size/2 entries, lazily decoded
         uint32_t touched_lo = ~0u, touched_hi = 0;  // entry range ever decoded (what a flush must clear)
     };
     bool service_attention();
+    template <bool kTrace>
+    uint64_t run_loop(uint64_t left);
+    uint64_t run_blocks(uint64_t left);
+    uint64_t exec_blocks(Block* b, uint64_t left);
+    Block* find_block(uint32_t pc, bool may_flush);
+    Block* translate_block(uint32_t pc);
+    bool block_may_start(uint32_t pc) const {
+        return (breakpoints_.empty() || breakpoints_.count(pc) == 0) &&
+               (exec_armed_ == 0 || !exec_trigger_may_match(pc));
+    }
+    // Sdtrig (src/triggers.cpp)
+    static constexpr unsigned kMaxTriggers = 8;
+    struct Trigger {
+        uint32_t tdata1 = 0, tdata2 = 0;
+    };
+    bool trigger_csr_read(uint32_t num, uint32_t& value) const;
+    bool trigger_csr_write(uint32_t num, uint32_t value, bool debugger);
+    uint32_t legal_tdata1(uint32_t v, bool debugger) const;
+    void triggers_changed();
+    bool trigger_matches(const Trigger& t, uint32_t addr) const;
+    bool exec_trigger_may_match(uint32_t pc) const;
+    int data_trigger_fires(uint32_t addr, bool write) const;  // trigger index or -1
+    void reset_triggers();
+    void flush_blocks();
+    void flush_code_now();
+    void drop_code_regions();
+    uint64_t entry_penalty(const Block* b, uint8_t prev_load_rd, uint8_t prev_rd) const;
+    void fp_switch(unsigned rm);
+    void fp_harvest();
+    // Code-page tracking for self-modifying code: every decoded instruction marks its halfwords; a store
+    // that overwrites one schedules a flush of all pre-decoded code (both engines) before the next insn.
+    struct CodePages {
+        uint32_t base = 0, size = 0;
+        std::vector<uint8_t> page;                // per 4 KiB page: some halfword holds decoded code
+        std::vector<std::vector<uint64_t>> bits;  // per page: one bit per halfword (empty = none)
+    };
+    CodePages& code_pages_for(uint32_t base, uint32_t size);
+    void mark_code(const DmiRegion& r, uint32_t addr, uint32_t len);
+    void check_code_write(uint32_t addr, uint32_t len);
+    void clear_code_marks();
     bool enter_code_region(uint32_t pc);
     DecodedInsn* fetch_slow();
+    void decode_cost(DecodedInsn& d, const CodeRegion& region) const;
     void decode_at(DecodedInsn& d, uint32_t pc, CodeRegion& region);
     bool find_dmi(uint32_t addr, DmiRegion& out);
     void take_trap(uint32_t cause, uint32_t tval, uint32_t epc);
     void update_timer();
     bool clint_access(uint32_t off, uint32_t len, uint32_t& value, bool write);
     bool check_watch(uint32_t addr, uint32_t len, bool write);
+    bool data_trigger_check(uint32_t addr, bool write);
     void handle_tohost(uint32_t value);
     void recompute_watch_window();
     bool is_fetchable(uint32_t addr);
@@ -169,8 +250,28 @@ private:
     // Current code region, copied out of code_regions_ for the hot loop.
     uint32_t code_base_ = 0, code_size_ = 0;
     DecodedInsn* code_ = nullptr;
-    // Data fast path: last region used by a load / store.
-    DmiRegion ld_, st_;
+    // Data fast path: direct-mapped software TLBs of 4 KiB pages of plain memory (as QEMU's softmmu TLB),
+    // filled by the slow path. Pages with watched addresses (watchpoints, data triggers, tohost) or decoded
+    // code are never in the store TLB, and no page is in the load TLB while a load watch exists, so a hit
+    // needs no other check.
+    struct TlbEntry {
+        uint32_t tag = ~0u;    ///< page number (address >> 12); ~0 = empty
+        uint32_t wait = 0;     ///< wait cycles per access
+        uintptr_t addend = 0;  ///< host address = addend + guest address
+    };
+    static constexpr unsigned kTlbSize = 4096;  // 16 MiB of distinct pages before two collide
+    TlbEntry ld_tlb_[kTlbSize], st_tlb_[kTlbSize];
+    bool load_watch_active_ = false;
+    void tlb_flush();
+    bool store_page_watched(uint32_t page) const;
+    std::vector<CodePages> code_pages_;
+    uint32_t max_wait_ = 0;  // largest read/write wait of any DMI region seen (block cost bounds)
+    std::unique_ptr<BlockCache> blocks_;
+    Engine engine_ = Engine::kBlocks;
+    bool in_run_ = false;
+    bool fp_active_ = false;
+    unsigned fp_rm_ = 0;
+    uint32_t fp_host_csr_ = 0;
     // Accesses in [watch_lo_, watch_lo_ + watch_len_) take the slow path (watchpoints, tohost).
     uint32_t watch_lo_ = 0, watch_len_ = 0;
     struct Watch {
@@ -183,16 +284,19 @@ private:
     uint32_t step_over_pc_ = 0;
     uint64_t step_over_instret_ = 0;
     uint32_t watch_hit_addr_ = 0;
+    Trigger triggers_[kMaxTriggers];
+    uint32_t tselect_ = 0;
+    uint32_t exec_armed_ = 0, data_armed_ = 0;  // bit per trigger with execute / load or store enabled
     uint32_t tohost_ = 0, fromhost_ = 0;
     uint64_t attention_at_ = 0;
     uint8_t prev_load_rd_ = 0;  // hazard state carried between run() calls
     uint8_t prev_rd_ = 0;
-    template <bool kTrace>
-    StopReason run_loop(uint64_t max_insns);
     bool flush_pending_ = false;
+    bool dmi_pending_ = false;
     StopReason stop_ = StopReason::kNone;
     FatalKind fatal_kind_ = FatalKind::kNone;
     int exit_code_ = 0;
+    bool exit_via_tohost_ = false;
     std::string stop_message_;
     // CLINT
     uint32_t msip_ = 0;
@@ -205,10 +309,10 @@ private:
 // ---- hot inline paths -----------------------------------------------------------------------
 template <typename T>
 inline bool Hart::load(uint32_t addr, T& out) {
-    const uint32_t off = addr - ld_.base;
-    if (off < ld_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_) {
-        std::memcpy(&out, ld_.host + off, sizeof(T));
-        cycles_ += ld_.read_wait_cycles;
+    const TlbEntry& e = ld_tlb_[(addr >> 12) & (kTlbSize - 1)];
+    if (e.tag == (addr >> 12) && (addr & (sizeof(T) - 1)) == 0) {
+        std::memcpy(&out, reinterpret_cast<const uint8_t*>(e.addend + addr), sizeof(T));
+        cycles_ += e.wait;
         return true;
     }
     uint32_t v = 0;
@@ -219,10 +323,10 @@ inline bool Hart::load(uint32_t addr, T& out) {
 
 template <typename T>
 inline bool Hart::store(uint32_t addr, T value) {
-    const uint32_t off = addr - st_.base;
-    if (off < st_.size && (addr & (sizeof(T) - 1)) == 0 && addr - watch_lo_ >= watch_len_) {
-        std::memcpy(st_.host + off, &value, sizeof(T));
-        cycles_ += st_.write_wait_cycles;
+    const TlbEntry& e = st_tlb_[(addr >> 12) & (kTlbSize - 1)];
+    if (e.tag == (addr >> 12) && (addr & (sizeof(T) - 1)) == 0) {
+        std::memcpy(reinterpret_cast<uint8_t*>(e.addend + addr), &value, sizeof(T));
+        cycles_ += e.wait;
         return true;
     }
     return store_slow(addr, sizeof(T), static_cast<uint32_t>(value));

@@ -20,7 +20,7 @@ struct DmiRegion {
 
 /// Implemented by the platform (iss::Bus standalone, the TLM wrapper under SystemC); called by Hart.
 class MemoryPort {
-public:
+   public:
     virtual ~MemoryPort() = default;
     /// Fast path: if `addr` is plain memory, describe its whole region. The host pointer must stay
     /// valid until invalidate_dmi() is called on the hart.

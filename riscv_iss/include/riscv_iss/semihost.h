@@ -11,13 +11,13 @@
 namespace iss {
 
 class Semihost : public SemihostHandler {
-public:
+   public:
     /// `cmdline` is returned by SYS_GET_CMDLINE; time-related calls derive from the hart's cycle count
     /// and `clock_hz` (deterministic, no host time).
     Semihost(std::string cmdline, uint64_t clock_hz) : cmdline_(std::move(cmdline)), clock_hz_(clock_hz) {}
     bool semihost_call(Hart& h) override;
 
-private:
+   private:
     uint32_t op_open(Hart& h, uint32_t block);
     uint32_t op_write(Hart& h, uint32_t block);
     uint32_t op_read(Hart& h, uint32_t block);

@@ -53,6 +53,32 @@ TEST(Preset, ErrorsNameTheJsonPath) {
     EXPECT_NE(error_of(R"({"memory": []})").find("at least one region"), std::string::npos);
 }
 
+TEST(Preset, NonsenseValuesAreRefusedBeforeUse) {
+    const std::string mem = R"("memory": [{"name": "ram", "base": "0x80000000", "size_bytes": "0x10000"}])";
+    auto err = [&](const std::string& body) { return error_of("{" + body + ", " + mem + "}"); };
+    // clock_hz 0 divided the semihosting clock and the SystemC period by zero (issue 23).
+    EXPECT_NE(err(R"("cycles": {"clock_hz": 0})").find("cycles.clock_hz: clock_hz 0 is outside 1000 .."),
+              std::string::npos);
+    EXPECT_NE(err(R"("cycles": {"clock_hz": "20000000000"})").find("cycles.clock_hz"), std::string::npos);
+    EXPECT_NE(err(R"("cycles": {"mtime_divider": 0})").find("cycles.mtime_divider"), std::string::npos);
+    EXPECT_NE(err(R"("cycles": {"alu": 256})").find("exceeds 255"), std::string::npos);
+    EXPECT_NE(err(R"("cycles": {"alu": -1})").find("unsigned number"), std::string::npos);
+    EXPECT_NE(err(R"("name": 7)").find("$.name: expected a string"), std::string::npos);
+    EXPECT_NE(err(R"("unverified": [1])").find("$.unverified"), std::string::npos);
+    EXPECT_NE(err(R"("isa": {"reset_pc": "0x80000001"})").find("isa.reset_pc: must be 2-byte aligned"),
+              std::string::npos);
+    EXPECT_NE(err(R"("isa": {"triggers": {"count": 9}})").find("isa.triggers.count"), std::string::npos);
+    EXPECT_NE(err(R"("isa": {"triggers": {"match": ["fetch"]}})").find("unknown access kind"), std::string::npos);
+    EXPECT_NE(err(R"("devices": {"console_base": "0x80000100"})").find("overlaps memory region ram"),
+              std::string::npos);
+    EXPECT_NE(err(R"("devices": {"clint_base": "0x10000000"})").find("overlaps devices.console_base"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"memory": [{"name": "big", "base": "0x40000000", "size_bytes": "0x40000000"}]})")
+                  .find("at most 512 MiB"),
+              std::string::npos);
+    EXPECT_EQ(err(R"("cycles": {"clock_hz": 1000})"), "");  // the bounds themselves are fine
+}
+
 TEST(Preset, UnknownNameIsAnError) {
     EXPECT_THROW(load_preset("no_such_core", default_preset_dir()), std::runtime_error);
 }

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "riscv_iss/run.h"
@@ -95,6 +96,42 @@ TEST(RunCli, RunawayLoopHitsInstructionLimit) {
     ::testing::internal::CaptureStderr();
     EXPECT_EQ(run(make_elf({0x0000006f}, "spin"), 1000), kExitInsnLimit);
     EXPECT_NE(::testing::internal::GetCapturedStderr().find("instruction limit of 1000"), std::string::npos);
+}
+
+TEST(RunCli, DumpWritesGuestMemoryAfterTheRun) {
+    // lui x1,0x80000 (0x800000b7); lui x2,0x12345 (0x12345137); addi x2,x2,0x678 (0x67810113);
+    // sw x2,0x100(x1) (0x1020a023); then the test finisher pass sequence of ConsoleOutputAndPass.
+    const std::string elf = make_elf(
+        {0x800000b7, 0x12345137, 0x67810113, 0x1020a023, 0x001001b7, 0x00005237, 0x55520213, 0x0041a023, 0x0000006f},
+        "dump");
+    RunOptions o;
+    o.elf = elf;
+    const std::string out = ::testing::TempDir() + "/dump.bin";
+    o.dumps = {"0x80000100:6=" + out};
+    ASSERT_EQ(run_cli(o), 0);
+    std::ifstream in(out, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(bytes, std::string("\x78\x56\x34\x12\x00\x00", 6));
+}
+
+TEST(RunCli, OptionsAreCheckedBeforeAnythingRuns) {
+    RunOptions o;
+    o.elf = make_elf({0x0000006f}, "opts");
+    o.max_insns_text = "-1";
+    EXPECT_EQ(run_cli(o), kExitUsage);
+    o.max_insns_text = "12x";
+    EXPECT_EQ(run_cli(o), kExitUsage);
+    o.max_insns_text = "";
+    o.engine = "turbo";
+    EXPECT_EQ(run_cli(o), kExitUsage);
+    o.engine = "";
+    o.dumps = {"0x80000000:4=" + o.elf};  // would overwrite the program
+    EXPECT_EQ(run_cli(o), kExitUsage);
+    o.dumps = {"0x80000000:0=x.bin"};
+    EXPECT_EQ(run_cli(o), kExitUsage);
+    o.dumps.clear();
+    o.platform = "rk3588";
+    EXPECT_EQ(run_cli(o), kExitUsage);
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ Cube conv_accumulate_reference(const ConvConfig& c, const ConvOperands& ops);
 void set_reference_engines(bool on);
 bool reference_engines();
 
+/// The DPU configuration of a conv task: c.dpu with the cube size taken from the CORE output.
+DpuConfig conv_dpu_config(const ConvConfig& c);
+
 /// CNA + CORE + DPU: the DPU output cube in its value domain (before packing).
 /// `bn` / `ew`: the DPU BN operands and EW cube when those stages read memory.
 Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn = {},

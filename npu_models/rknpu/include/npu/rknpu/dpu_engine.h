@@ -17,6 +17,15 @@ struct DpuOperands {
     std::vector<uint8_t> ew;  ///< compacted NC1HWC2 EW cube (ERDMA)
 };
 
+/// The raw per-channel operands of a BS/BN stage for channel `ch` of `channels`: the register
+/// operand, or the operand image's entry when *_ALU_SRC / *_MUL_SRC select memory (layout of
+/// DpuStage::operand_bytes). alu: int32 or fp32 bits; mul: int16 or fp16 bits. `s` not bypassed.
+struct DpuStageOperands {
+    uint32_t alu = 0;
+    uint16_t mul = 1;
+};
+DpuStageOperands dpu_stage_operands(const DpuStage& s, uint32_t ch, uint32_t channels, const std::vector<uint8_t>& mem);
+
 /// Run the DPU on `in` (d.w x d.h x d.c). Returns the output cube in the output precision's value
 /// domain (integers saturated to int8/int16, floats rounded to fp16), ready for pack_cube(d.out)
 /// or for the PPU on the fly.

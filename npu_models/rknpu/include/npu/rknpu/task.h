@@ -11,6 +11,8 @@
 
 #include "hw/profile.h"
 #include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/conv_engine.h"
+#include "npu/rknpu/dpu_engine.h"
 #include "npu/rknpu/dpu_config.h"
 #include "npu/rknpu/ppu_config.h"
 #include "npu/rknpu/reg_file.h"
@@ -60,9 +62,23 @@ struct TaskPlan {
 /// Decode the register file for the blocks enabled by `enable_mask` and plan the task.
 TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc);
 
+/// Engines that stand in for the C++ CNA+CORE+DPU and DPU computations of a task (the RTL
+/// co-simulation, rtl/README.md). Each returns false when it does not take the configuration, and
+/// the C++ engine runs instead; when it returns true, `out` is the DPU output cube in the value
+/// domain (conv_dpu_cube's / run_dpu's contract), packed and pooled by execute_task as usual.
+class EngineHooks {
+   public:
+    virtual ~EngineHooks() = default;
+    virtual bool conv_dpu(const ConvConfig& c, const ConvOperands& ops, const DpuOperands& dpu_ops, Cube& out) = 0;
+    virtual bool dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops, Cube& out) = 0;
+};
+
 /// Compute the bytes of plan.writes from the bytes of plan.reads (same order and sizes).
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads);
 /// The same, consuming the read buffers (moved into the engines instead of copied).
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads);
+/// The same with `hooks` asked first for the conv / DPU computation (nullptr: the C++ engines).
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
+                                               EngineHooks* hooks);
 
 }  // namespace npu::rknpu

@@ -43,6 +43,16 @@ struct TaskRecord {
 
 enum class SimMode { Full, Timing };
 
+/// Computes a task's writes in place of rknpu::execute_task (the RTL co-simulation, rtl/). Called
+/// in the core's SC_THREAD at the task's start, after the loads, in full mode only; it may run
+/// delta cycles but must not advance simulated time (the platform's timing stays the model's).
+class TaskExecutor {
+   public:
+    virtual ~TaskExecutor() = default;
+    virtual std::vector<std::vector<uint8_t>> execute(const rknpu::TaskPlan& plan,
+                                                      std::vector<std::vector<uint8_t>>&& reads, const TaskRecord& rec) = 0;
+};
+
 class RknpuCore : public sc_core::sc_module {
    public:
     tlm_utils::simple_target_socket<RknpuCore> mmio;
@@ -58,6 +68,8 @@ class RknpuCore : public sc_core::sc_module {
     const std::vector<std::string>& diagnostics() const { return diags_; }
     /// Soft reset (driver timeout path): registers, status and interrupt cleared.
     void reset() { reset_core_state(); }
+    /// Route the task computations through `e` (nullptr: the C++ engines).
+    void set_task_executor(TaskExecutor* e) { executor_ = e; }
 
    private:
     void mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -96,6 +108,7 @@ class RknpuCore : public sc_core::sc_module {
         int pc = -1, cna = -1, core = -1, dpu = -1, dma_rd = -1, dma_wr = -1;
     } tr_;
     uint64_t clock_ps_;  ///< one NPU clock cycle
+    TaskExecutor* executor_ = nullptr;
     /// Weights the CBUF holds from the last conv task that loaded them (WEIGHT_REUSE check).
     struct CbufWeights {
         bool valid = false;

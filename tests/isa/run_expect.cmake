@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+# Runs CMD (a ;-list) and checks its exit code (RC) and that its stdout+stderr match every regex in
+# EXPECT (a ;-list); optionally compares the file OUT with the file GOLDEN byte for byte.
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+set(all "${out}${err}")
+if(NOT rc STREQUAL "${RC}")
+  message(FATAL_ERROR "exit code ${rc}, expected ${RC}; output:\n${all}")
+endif()
+foreach(re IN LISTS EXPECT)
+  if(NOT all MATCHES "${re}")
+    message(FATAL_ERROR "output lacks '${re}':\n${all}")
+  endif()
+endforeach()
+if(OUT)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT} ${GOLDEN} RESULT_VARIABLE diff)
+  if(NOT diff EQUAL 0)
+    file(READ ${OUT} got)
+    message(FATAL_ERROR "${OUT} differs from ${GOLDEN}; got:\n${got}")
+  endif()
+endif()
