@@ -52,6 +52,9 @@ def generate(g, np):
         ("convtranspose_same_upper", (1, 2, 5, 6), (2, 3, 3, 3), dict(auto_pad="SAME_UPPER", strides=[2, 2])),
         ("convtranspose_output_shape", (1, 2, 4, 4), (2, 2, 3, 3), dict(strides=[2, 2], output_shape=[9, 9])),
         ("convtranspose_dilation", (1, 2, 4, 4), (2, 2, 3, 3), dict(dilations=[2, 2])),
+        ("convtranspose_same_lower", (1, 2, 5, 6), (2, 3, 3, 3), dict(auto_pad="SAME_LOWER", strides=[2, 2])),
+        ("convtranspose_asym_pads_k4", (1, 3, 4, 5), (3, 2, 4, 4), dict(strides=[2, 3], pads=[0, 1, 2, 1], output_padding=[1, 2])),
+        ("convtranspose_1d", (2, 3, 7), (3, 4, 5), dict(strides=[3], pads=[1, 2])),
     ]
     for name, xs, ws, at in ct:
         r = R(name)
