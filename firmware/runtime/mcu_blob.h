@@ -89,7 +89,10 @@ enum {
     MK_OP_BATCH_MATMUL = 39, /* in: x, w; p: batches m k n adj_x adj_y x_bstride w_bstride, int8: x_zp w_zp
                                 out_zp mult shift act_min act_max (p[8..14], TFLite pair) */
     MK_OP_TCONV_F32 = 40,    /* in: x, filter [OC][KH][KW][IC], bias; p as CONV2D_F32 */
-    MK_OP_TCONV_S8 = 41      /* in: x, filter, bias int32, mult; p as CONV2D_S8 with p[11] = 2 (TFLite pairs) */
+    MK_OP_TCONV_S8 = 41,     /* in: x, filter, bias int32, mult; p as CONV2D_S8 with p[11] = 2 (TFLite pairs) */
+    MK_OP_REDUCE_S8 = 42,    /* p: mk_reduce outer axis inner mult shift (TFLite pair; max/min: codes) */
+    MK_OP_MINMAX_S8 = 43,    /* in: a, b (shared quantization); p: is_max act_min act_max, strides p[5..12] */
+    MK_OP_ARGMIN = 44        /* as ARGMAX (first minimum) */
 };
 
 typedef struct {

@@ -338,10 +338,23 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             mk_transpose_conv_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7], (const int32_t*)in[2], (int8_t*)out, os, &cp);
             return 0;
         }
-        case MK_OP_ARGMAX: {
+        case MK_OP_ARGMAX:
+        case MK_OP_ARGMIN: {
+            const int mn = l->op == MK_OP_ARGMIN;
             const int32_t cols = is.c, rows = mk_shape4_numel(is) / cols;
-            if (t0->dtype == MK_DT_S8) mk_argmax_s8((const int8_t*)in[0], rows, cols, (int32_t*)out);
-            else mk_argmax_f32((const float*)in[0], (int32_t*)out, rows, cols, 1);
+            if (t0->dtype == MK_DT_S8) (mn ? mk_argmin_s8 : mk_argmax_s8)((const int8_t*)in[0], rows, cols, (int32_t*)out);
+            else (mn ? mk_argmin_f32 : mk_argmax_f32)((const float*)in[0], (int32_t*)out, rows, cols, 1);
+            return 0;
+        }
+        case MK_OP_REDUCE_S8: /* the sizes the loops read and write, from p */
+            if (p[0] < MK_RED_MEAN || p[0] > MK_RED_MIN || p[1] <= 0 || p[2] <= 0 || p[3] <= 0 ||
+                (uint64_t)p[1] * (uint64_t)p[2] * (uint64_t)p[3] > t0->bytes || (uint64_t)p[1] * (uint64_t)p[3] > to->bytes)
+                return 1;
+            mk_reduce_s8(p[0], (const int8_t*)in[0], (int8_t*)out, p[1], p[2], p[3], t0->zero_point, to->zero_point, p[4], p[5]);
+            return 0;
+        case MK_OP_MINMAX_S8: {
+            const mk_bcast4 bc = bcast_of(l, os);
+            mk_minmax_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, p[0], p[1], p[2]);
             return 0;
         }
         default: return 1;

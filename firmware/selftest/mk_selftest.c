@@ -174,6 +174,17 @@ static void int8_cases(arena* a, sink* s) {
         int32_t am[9];
         mk_argmax_s8(px, 9, 36, am);
         report(s, "argmax_s8", am, sizeof am);
+        mk_argmin_s8(px, 9, 36, am);
+        report(s, "argmin_s8", am, sizeof am);
+        static const char* const red_names[] = {"reduce_mean_s8", "reduce_sum_s8", "reduce_max_s8", "reduce_min_s8"};
+        for (int op = 0; op < 4; ++op) { /* [9][9][4] over the middle axis; TFLite pairs 0.707 * 2^-3 and 0.6 * 2^1 */
+            mk_reduce_s8(op, px, po, 9, 9, 4, 3, -2, op == 0 ? 1518500250 : 1288490189, op == 0 ? -3 : 1);
+            report(s, red_names[op], po, 36);
+        }
+        mk_minmax_s8(x, y, out, &bc, 1, -100, 127);
+        report(s, "maximum_s8", out, 96);
+        mk_minmax_s8(x, y, out, &bc, 0, -128, 100);
+        report(s, "minimum_s8", out, 96);
         const float* fx = rand_f32(a, 64, 6.0f);
         mk_quantize_f32_s8(fx, po, 64, 0.05f, 3);
         report(s, "quantize", po, 64);
@@ -212,6 +223,8 @@ static void f32_cases(arena* a, sink* s) {
     int32_t am[20];
     mk_argmax_f32(x, am, 2, 6, 10);
     report(s, "argmax_f32", am, 80);
+    mk_argmin_f32(x, am, 2, 6, 10);
+    report(s, "argmin_f32", am, 80);
     mk_pool_params pp = {2, 2, 2, 2, 0, 0, 0, 0, 0};
     const mk_shape4 pis = {1, 4, 6, 5}, pos = {1, 2, 3, 5};
     mk_max_pool_f32(x, pis, out, pos, &pp);

@@ -55,6 +55,17 @@ void mk_argmax_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, i
         }
 }
 
+void mk_argmin_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, int32_t inner) {
+    for (int32_t o = 0; o < outer; ++o)
+        for (int32_t i = 0; i < inner; ++i) {
+            const float* v = in + o * axis * inner + i;
+            int32_t best = 0;
+            for (int32_t a = 1; a < axis; ++a)
+                if (v[a * inner] < v[best * inner]) best = a;
+            out[o * inner + i] = best;
+        }
+}
+
 /* Source coordinate of output index `o` (ONNX Resize coordinate_transformation_mode). */
 static float src_coord(int32_t o, int32_t in_size, int32_t out_size, int coord) {
     const float scale = (float)out_size / (float)in_size;

@@ -56,7 +56,7 @@ TEST_P(Ops, FullyConnected) {
 TEST_P(Ops, Binary) {
     for (const char* op : {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "DIV"}) {
         const bool q8only = std::string(op) == "ADD" || std::string(op) == "SUB" || std::string(op) == "MUL";
-        if (GetParam() && !q8only) continue;  // int8 MAXIMUM/MINIMUM need equal quantization, DIV: no kernel
+        if (GetParam() && !q8only) continue;  // int8 MAXIMUM/MINIMUM need equal quantization (below), DIV: no kernel
         for (const Ints& bs : {Ints{1, 4, 4, 6}, Ints{1, 1, 1, 6}, Ints{1, 4, 1, 1}}) {
             T t(GetParam());
             t.in("a", {1, 4, 4, 6}, 0.04f, -7).in("b", bs, 0.09f, 11).out("y", {1, 4, 4, 6}, 0.07f, 2);
@@ -64,6 +64,74 @@ TEST_P(Ops, Binary) {
             EXPECT_EQ(run(t), "") << op << " b " << bs.size();
         }
     }
+}
+
+// The converter's verdict alone (the reference refuses these graphs itself, as TFLite's Prepare does).
+std::string convert_error(T& t) {
+    std::map<std::string, num::Tensor> inputs;
+    for (size_t i = 0; i < t.graph().inputs().size(); ++i)
+        inputs[t.graph().inputs()[i]] = drv::ref::random_input(t.graph().value(t.graph().inputs()[i]), 21, i);
+    try {
+        mcu::convert_graph(t.graph(), inputs);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// int8 MAXIMUM / MINIMUM: TFLite takes the codes when both inputs share the output's quantization
+// (maximum_minimum.cc); other quantizations are refused by name.
+TEST(TfliteInt8, MaximumMinimumOnSharedQuantization) {
+    for (const char* op : {"MAXIMUM", "MINIMUM"})
+        for (const Ints& bs : {Ints{1, 4, 4, 6}, Ints{1, 1, 1, 6}, Ints{1, 4, 1, 1}})
+            for (const char* act : {"NONE", "RELU"}) {
+                T t(true);
+                t.in("a", {1, 4, 4, 6}, 0.05f, -7).in("b", bs, 0.05f, -7).out("y", {1, 4, 4, 6}, 0.05f, -7);
+                t.op(op, {"a", "b"}, {{"fused_activation_function", S(act)}});
+                EXPECT_EQ(run(t), "") << op << " b " << bs.size() << " " << act;
+            }
+    T t(true);
+    t.in("a", {1, 4, 4, 6}, 0.05f, -7).in("b", {1, 4, 4, 6}, 0.09f, 2).out("y", {1, 4, 4, 6}, 0.05f, -7);
+    t.op("MAXIMUM", {"a", "b"});
+    EXPECT_NE(run(t).find("reference: "), std::string::npos);
+    const std::string r = convert_error(t);
+    EXPECT_NE(r.find("no MCU kernel yet"), std::string::npos) << r;
+}
+
+// int8 SUM / MEAN / REDUCE_MAX / REDUCE_MIN over adjacent axes (TFLite reduce.cc: sum of x - zx
+// requantized with s_x / (s_y count); max/min on the codes with one quantization).
+TEST(TfliteInt8, Reductions) {
+    struct C {
+        const char* op;
+        Ints in, axes, out;
+        float so;
+        int32_t zo;
+    };
+    for (const C& c : {C{"SUM", {1, 4, 5, 6}, {1, 2}, {1, 6}, 0.4f, 3}, C{"SUM", {2, 3, 8}, {2}, {2, 3}, 0.2f, -4},
+                       C{"MEAN", {1, 4, 5, 6}, {3}, {1, 4, 5}, 0.03f, 1}, C{"MEAN", {1, 4, 5, 6}, {1}, {1, 5, 6}, 0.04f, -2},
+                       C{"MEAN", {3, 10}, {-1}, {3}, 0.02f, 0}, C{"REDUCE_MAX", {1, 4, 5, 6}, {1, 2}, {1, 6}, 0.05f, 3},
+                       C{"REDUCE_MIN", {1, 4, 5, 6}, {2, 3}, {1, 4}, 0.05f, 3}, C{"REDUCE_MAX", {2, 3, 8}, {0}, {3, 8}, 0.05f, 3}}) {
+        T t(true);
+        t.in("x", c.in, 0.05f, 3).ints("ax", {int64_t(c.axes.size())}, std::vector<int32_t>(c.axes.begin(), c.axes.end()));
+        t.out("y", c.out, c.so, c.zo);
+        t.op(c.op, {"x", "ax"}, {{"keep_dims", int64_t(0)}});
+        EXPECT_EQ(run(t), "") << c.op << " over " << c.axes.size() << " axes from " << c.axes[0];
+    }
+    T t(true);  // REDUCE_MAX into another quantization: TFLite refuses it, so does the converter
+    t.in("x", {1, 4, 5, 6}, 0.05f, 3).ints("ax", {1}, {3}).out("y", {1, 4, 5}, 0.07f, 3);
+    t.op("REDUCE_MAX", {"x", "ax"}, {{"keep_dims", int64_t(0)}});
+    EXPECT_NE(run(t).find("reference: "), std::string::npos);
+    EXPECT_NE(convert_error(t).find("no MCU kernel yet"), std::string::npos) << convert_error(t);
+}
+
+TEST_P(Ops, ArgMin) {
+    // Ties resolve to the first index as TFLite's ArgMinMax (std::less); the int8 codes of seeded data repeat.
+    T t(GetParam());
+    t.in("x", {3, 10}).ints("ax", {}, {1}).out("y", {3}, 1.0f, 0, num::DType::I32);
+    t.graph().value("y").dtype = num::DType::I32;
+    t.graph().value("y").quant = {};
+    t.op("ARG_MIN", {"x", "ax"});
+    EXPECT_EQ(run(t), "");
 }
 
 TEST_P(Ops, Pooling) {
@@ -93,7 +161,7 @@ TEST_P(Ops, Unary) {
     const std::vector<const char*> all{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS", "NEG", "EXP",
                                        "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE", "FLOOR", "CEIL", "ROUND", "GELU", "RELU_N1_TO_1"};
     const std::vector<std::string> float_kernels{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS",
-                                                 "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND", "LOG"};
+                                                 "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND", "LOG", "RELU_N1_TO_1"};
     for (const char* op : all) {
         T t(GetParam());
         t.in("x", {1, 4, 4, 8}, 0.04f, 0).out("y", {1, 4, 4, 8}, 0.03f, -9);

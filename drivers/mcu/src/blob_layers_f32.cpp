@@ -123,10 +123,11 @@ void Converter::argmax(const Node& n) {
     const Value& v = g_.value(n.input(0), n.label());
     const int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
     if (!(axis == -1 || axis == int64_t(v.shape.size()) - 1) || v.shape.size() == 4)
-        throw ConvertError(n.label() + ": ArgMax over the last axis of a rank <= 3 tensor only");
+        throw ConvertError(n.label() + ": " + n.op_type + " over the last axis of a rank <= 3 tensor only");
     if (drv::ir::attr_int(n.attrs, "select_last_index", 0) != 0) throw ConvertError(n.label() + ": select_last_index=1 is not supported");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
-    layer(n, MK_OP_ARGMAX, {x}, y, "argmax");
+    const bool mn = n.op_type == "ArgMin";
+    layer(n, mn ? MK_OP_ARGMIN : MK_OP_ARGMAX, {x}, y, mn ? "argmin" : "argmax");
 }
 
 int stored_axis(int64_t a, size_t r) {

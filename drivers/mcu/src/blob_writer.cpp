@@ -204,7 +204,7 @@ void Converter::node(const Node& n) {
     if (op == "GRU") return recurrent(n, 3);
     if (op == "LSTM") return recurrent(n, 4);
     if (op == "BatchNormalization") return batchnorm(n);
-    if (op == "ArgMax") return argmax(n);
+    if (op == "ArgMax" || op == "ArgMin") return argmax(n);
     throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);
 }
 
@@ -395,6 +395,9 @@ const char* op_name(uint32_t op) {
         case MK_OP_TCONV_F32: return "tconv_f32";
         case MK_OP_TCONV_S8: return "tconv_s8";
         case MK_OP_PRELU_F32: return "prelu_f32";
+        case MK_OP_REDUCE_S8: return "reduce_s8";
+        case MK_OP_MINMAX_S8: return "minmax_s8";
+        case MK_OP_ARGMIN: return "argmin";
         default: return "?";
     }
 }

@@ -537,6 +537,9 @@ const char* kernel_symbol(uint32_t op) {
         case MK_OP_SLICE: return "mk_slice4";
         case MK_OP_RESIZE_F32: return "mk_resize_f32";
         case MK_OP_REDUCE_F32: return "mk_reduce_f32";
+        case MK_OP_REDUCE_S8: return "mk_reduce_s8";
+        case MK_OP_MINMAX_S8: return "mk_minmax_s8";
+        case MK_OP_ARGMIN: return "mk_argmin";
         default: return "?";
     }
 }

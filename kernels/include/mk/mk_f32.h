@@ -59,6 +59,8 @@ typedef enum { MK_RED_MEAN = 0, MK_RED_SUM, MK_RED_MAX, MK_RED_MIN } mk_reduce;
 void mk_reduce_f32(mk_reduce op, const float* in, float* out, int32_t outer, int32_t axis, int32_t inner);
 /** ArgMax over the middle axis of [outer][axis][inner] (first maximum). */
 void mk_argmax_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, int32_t inner);
+/** ArgMin over the middle axis of [outer][axis][inner] (first minimum). */
+void mk_argmin_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, int32_t inner);
 
 /** ONNX Resize of NHWC H/W. mode 0 = nearest round_prefer_floor, 1 = bilinear, 2 = nearest
  * round_prefer_ceil, 3 = nearest floor; coord 0 = half_pixel, 1 = align_corners, 2 = asymmetric. */

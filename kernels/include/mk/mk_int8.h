@@ -132,6 +132,20 @@ void mk_transpose_conv_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* fi
 
 /** ArgMax over the last axis of [rows][cols] (first index of the maximum). */
 void mk_argmax_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out);
+/** ArgMin over the last axis of [rows][cols] (first index of the minimum, TFLite ARG_MIN / ONNX ArgMin). */
+void mk_argmin_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out);
+
+/** TFLite int8 SUM / MEAN / REDUCE_MAX / REDUCE_MIN over the middle axis of [outer][axis][inner]; `op` is an
+ * mk_reduce value (mk_f32.h: 0 mean, 1 sum, 2 max, 3 min). Max/min: the codes (input and output share the
+ * quantization). Sum/mean: the exact sum of (x - in_zp), TFLite multiplier/exponent (mk_tfl_mbqm, the
+ * converter folds the count of a mean into it), + out_zp, clamped. */
+void mk_reduce_s8(int32_t op, const int8_t* in, int8_t* out, int32_t outer, int32_t axis, int32_t inner, int32_t in_zp,
+                  int32_t out_zp, int32_t mult, int32_t shift);
+
+/** TFLite int8 MAXIMUM / MINIMUM (inputs and output share the quantization): the larger / smaller code,
+ * broadcast as mk_add_s8, clamped to [act_min, act_max]. */
+void mk_minmax_s8(const int8_t* a, const int8_t* b, int8_t* out, const mk_bcast4* bc, int32_t is_max, int32_t act_min,
+                  int32_t act_max);
 
 #ifdef __cplusplus
 }
