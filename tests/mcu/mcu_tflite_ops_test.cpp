@@ -311,6 +311,18 @@ TEST(OnnxFloatOps, ClipSqrtFloorCeilLog) {
     }
 }
 
+// ONNX ArgMax / ArgMin over the last axis (onnxruntime's convention: int64 indices, first index on ties).
+TEST(OnnxFloatOps, ArgMaxArgMin) {
+    for (const char* op : {"ArgMax", "ArgMin"})
+        for (int64_t keep : {0, 1}) {
+            T t(false, false);
+            t.in("x", {3, 2, 9});
+            t.out("y", keep ? Ints{3, 2, 1} : Ints{3, 2}, 1.0f, 0, num::DType::I64);
+            t.op(op, {"x"}, {{"axis", int64_t(-1)}, {"keepdims", keep}});
+            EXPECT_EQ(run(t), "") << op << " keepdims " << keep;
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(Tflite, Ops, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "int8" : "f32"; });
 
