@@ -210,6 +210,14 @@ static void f32_cases(arena* a, sink* s) {
         mk_unary_f32((mk_unop)op, x, out, n, 0.2f, 0.5f);
         report(s, un_names[op], out, n * 4u);
     }
+    static const char* const un2_names[] = {"sin_f32", "cos_f32", "gelu_f32", "gelu_tanh_f32"};
+    for (int op = MK_UN_SIN; op <= MK_UN_GELU_TANH; ++op) {
+        mk_unary_f32((mk_unop)op, x, out, n, 0.0f, 0.0f);
+        report(s, un2_names[op - MK_UN_SIN], out, n * 4u);
+    }
+    float large[4] = {1.0e6f, -3.3e7f, 2.0e9f, 777.7f}; /* the double-precision reduction on the target */
+    for (int k = 0; k < 4; ++k) large[k] = mk_sinf(large[k]) + mk_cosf(large[k]);
+    report(s, "sincos_large_f32", large, sizeof large);
     mk_prelu_f32(x, out, n, 20, y, 20);
     report(s, "prelu_f32", out, n * 4u);
     mk_softmax_f32(x, out, 6, 20, 0);

@@ -161,7 +161,8 @@ TEST_P(Ops, Unary) {
     const std::vector<const char*> all{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS", "NEG", "EXP",
                                        "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE", "FLOOR", "CEIL", "ROUND", "GELU", "RELU_N1_TO_1"};
     const std::vector<std::string> float_kernels{"RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "ELU", "ABS",
-                                                 "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND", "LOG", "RELU_N1_TO_1"};
+                                                 "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND", "LOG", "RELU_N1_TO_1",
+                                                 "SIN", "COS", "GELU"};
     for (const char* op : all) {
         T t(GetParam());
         t.in("x", {1, 4, 4, 8}, 0.04f, 0).out("y", {1, 4, 4, 8}, 0.03f, -9);
@@ -309,6 +310,23 @@ TEST(OnnxFloatOps, ClipSqrtFloorCeilLog) {
         t.op(op, ins);
         EXPECT_EQ(run(t), "") << op;
     }
+}
+
+// ONNX Gelu (opset 20, erf and tanh forms) and TFLite GELU approximate on the float kernels. (ONNX
+// Sin/Cos: the reference executor has no ONNX Sin/Cos, so the MCU path leaves them without a kernel.)
+TEST(OnnxFloatOps, Gelu) {
+    for (const char* op : {"Gelu", "GeluTanh"}) {
+        T t(false, false);
+        t.graph().set_opset("", 20);
+        t.in("x", {1, 8, 4, 4}).out("y", {1, 8, 4, 4});
+        if (std::string(op) == "GeluTanh") t.op("Gelu", {"x"}, {{"approximate", S("tanh")}});
+        else t.op(op, {"x"});
+        EXPECT_EQ(run(t), "") << op;
+    }
+    T t(false);
+    t.in("x", {1, 4, 4, 8}).out("y", {1, 4, 4, 8});
+    t.op("GELU", {"x"}, {{"approximate", int64_t(1)}});
+    EXPECT_EQ(run(t), "") << "GELU approximate";
 }
 
 // ONNX ArgMax / ArgMin over the last axis (onnxruntime's convention: int64 indices, first index on ties).

@@ -325,7 +325,13 @@ void Converter::tfl_unary(const Node& n) {
                                                 {"ELU", MK_UN_ELU},         {"ABS", MK_UN_ABS},         {"NEG", MK_UN_NEG},
                                                 {"EXP", MK_UN_EXP},         {"SQRT", MK_UN_SQRT},       {"RSQRT", MK_UN_RSQRT},
                                                 {"SQUARE", MK_UN_SQUARE},   {"FLOOR", MK_UN_FLOOR},     {"CEIL", MK_UN_CEIL},
-                                                {"ROUND", MK_UN_ROUND},     {"LOG", MK_UN_LOG}};
+                                                {"ROUND", MK_UN_ROUND},     {"LOG", MK_UN_LOG},         {"SIN", MK_UN_SIN},
+                                                {"COS", MK_UN_COS}};
+    if (op == "GELU") {  // approximate: the tanh form
+        mk_blob_layer& l = layer(n, MK_OP_UNARY_F32, {x}, y, "unary_f32", t_[y].rec.bytes / 4);
+        l.p[0] = drv::ir::attr_int(n.attrs, "approximate", 0) ? MK_UN_GELU_TANH : MK_UN_GELU;
+        return;
+    }
     if (op == "RELU_N1_TO_1") {  // min(max(x, -1), 1): a clip
         mk_blob_layer& l = layer(n, MK_OP_UNARY_F32, {x}, y, "unary_f32", t_[y].rec.bytes / 4);
         l.p[0] = MK_UN_CLIP;

@@ -172,6 +172,11 @@ void Converter::node(const Node& n) {
     if (op == "Floor") return unary_f32(n, MK_UN_FLOOR, 0, 0);
     if (op == "Ceil") return unary_f32(n, MK_UN_CEIL, 0, 0);
     if (op == "Log") return unary_f32(n, MK_UN_LOG, 0, 0);
+    if (op == "Gelu") {  // opset 20: approximate "none" (erf) or "tanh"
+        const std::string ap = drv::ir::attr_string(n.attrs, "approximate", "none");
+        if (ap != "none" && ap != "tanh") throw ConvertError(n.label() + ": Gelu approximate must be 'none' or 'tanh'");
+        return unary_f32(n, ap == "tanh" ? MK_UN_GELU_TANH : MK_UN_GELU, 0, 0);
+    }
     if (op == "Relu") return unary_f32(n, MK_UN_RELU, 0, 0);
     if (op == "LeakyRelu") return unary_f32(n, MK_UN_LEAKY_RELU, alpha, 0);
     if (op == "HardSwish") return unary_f32(n, MK_UN_HARD_SWISH, 0, 0);

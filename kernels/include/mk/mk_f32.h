@@ -16,6 +16,13 @@ float mk_expf(float x);
 float mk_logf(float x);
 float mk_tanhf(float x);
 float mk_sigmoidf(float x);
+/** sin / cos: the argument reduced by the nearest multiple of pi/2 in double precision (fdlibm's two-part
+ * pi/2, correctly rounded double operations on RV32 soft-float and on the host alike), then single
+ * polynomials on [-pi/4, pi/4]; within 1e-6 of the correctly rounded result for |x| < 2^31. */
+float mk_sinf(float x);
+float mk_cosf(float x);
+/** erf, Abramowitz and Stegun 7.1.26 (formula error <= 1.5e-7; <= 5e-7 absolute in float) with mk_expf. */
+float mk_erff(float x);
 
 typedef struct {
     int32_t stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
@@ -37,11 +44,13 @@ typedef enum {
     MK_UN_RELU = 0, MK_UN_RELU6, MK_UN_LEAKY_RELU, MK_UN_HARD_SWISH, MK_UN_SIGMOID, MK_UN_TANH, MK_UN_ELU,
     MK_UN_ABS, MK_UN_NEG, MK_UN_HARD_SIGMOID, MK_UN_EXP,
     MK_UN_CLIP, MK_UN_SQRT, MK_UN_RSQRT, MK_UN_SQUARE, MK_UN_FLOOR, MK_UN_CEIL, MK_UN_ROUND, MK_UN_LOG,
-    MK_UN_AFFINE, MK_UN_THRESHOLDED_RELU, MK_UN_SCALED_TANH, MK_UN_SOFTSIGN, MK_UN_SOFTPLUS
+    MK_UN_AFFINE, MK_UN_THRESHOLDED_RELU, MK_UN_SCALED_TANH, MK_UN_SOFTSIGN, MK_UN_SOFTPLUS,
+    MK_UN_SIN, MK_UN_COS, MK_UN_GELU, MK_UN_GELU_TANH
 } mk_unop;
 /** `alpha`/`beta`: LeakyReLU/Elu/ThresholdedRelu alpha, HardSigmoid/Affine/ScaledTanh alpha and beta
  * (ONNX: alpha x + beta, alpha tanh(beta x)), Clip min/max. Sqrt is IEEE (correctly rounded on every
- * FPU), Round is half to even, Log is mk_logf, Softplus log(1 + e^x). */
+ * FPU), Round is half to even, Log is mk_logf, Softplus log(1 + e^x), Gelu 0.5 x (1 + erf(x / sqrt 2)),
+ * GeluTanh 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (TFLite GELU approximate / ONNX Gelu tanh). */
 void mk_unary_f32(mk_unop op, const float* in, float* out, int32_t count, float alpha, float beta);
 
 /** PReLU over NHWC with one slope per channel (or a single slope when `slope_count` is 1). */
