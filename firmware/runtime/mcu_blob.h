@@ -92,7 +92,9 @@ enum {
     MK_OP_TCONV_S8 = 41,     /* in: x, filter, bias int32, mult; p as CONV2D_S8 with p[11] = 2 (TFLite pairs) */
     MK_OP_REDUCE_S8 = 42,    /* p: mk_reduce outer axis inner mult shift (TFLite pair; max/min: codes) */
     MK_OP_MINMAX_S8 = 43,    /* in: a, b (shared quantization); p: is_max act_min act_max, strides p[5..12] */
-    MK_OP_ARGMIN = 44        /* as ARGMAX (first minimum) */
+    MK_OP_ARGMIN = 44,       /* as ARGMAX (first minimum) */
+    MK_OP_GATHER = 45,       /* in: x, indices (s32); p: outer n inner count elem_bytes */
+    MK_OP_TILE = 46          /* p: multiples[4] elem_bytes (input dims = the input tensor's) */
 };
 
 typedef struct {

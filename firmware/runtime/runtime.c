@@ -352,6 +352,28 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
                 return 1;
             mk_reduce_s8(p[0], (const int8_t*)in[0], (int8_t*)out, p[1], p[2], p[3], t0->zero_point, to->zero_point, p[4], p[5]);
             return 0;
+        case MK_OP_GATHER: { /* sizes from p and every index checked: a corrupt blob must not read past x */
+            const uint64_t row = (uint64_t)(p[2] > 0 ? p[2] : 0) * (uint64_t)(p[4] > 0 ? p[4] : 0);
+            if (p[0] <= 0 || p[1] <= 0 || p[2] <= 0 || p[3] <= 0 || (p[4] != 1 && p[4] != 4) || l->n_in < 2 ||
+                (uint64_t)p[0] * (uint64_t)p[1] * row > t0->bytes || (uint64_t)p[0] * (uint64_t)p[3] * row > to->bytes ||
+                T[l->in[1]].bytes < (uint32_t)p[3] * 4u)
+                return 1;
+            const int32_t* idx = (const int32_t*)in[1];
+            for (int32_t k = 0; k < p[3]; ++k)
+                if (idx[k] < 0 || idx[k] >= p[1]) return 1;
+            mk_gather(in[0], p[0], p[1], p[2], idx, p[3], (size_t)p[4], out);
+            return 0;
+        }
+        case MK_OP_TILE: {
+            const int32_t mult[4] = {p[0], p[1], p[2], p[3]};
+            for (int k = 0; k < 4; ++k)
+                if (mult[k] <= 0 || t0->dims[k] <= 0 || (int64_t)t0->dims[k] * mult[k] != (int64_t)to->dims[k]) return 1;
+            if ((p[4] != 1 && p[4] != 4) || (uint64_t)mk_shape4_numel(os) * (uint64_t)p[4] > to->bytes ||
+                (uint64_t)mk_shape4_numel(is) * (uint64_t)p[4] > t0->bytes)
+                return 1;
+            mk_tile4(in[0], t0->dims, mult, (size_t)p[4], out);
+            return 0;
+        }
         case MK_OP_MINMAX_S8: {
             const mk_bcast4 bc = bcast_of(l, os);
             mk_minmax_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, p[0], p[1], p[2]);

@@ -281,6 +281,12 @@ static void layout_cases(arena* a, sink* s) {
     const int32_t sizes[2] = {3, 2};
     mk_concat(ins, sizes, 2, 2, 4, 1, out);
     report(s, "concat", out, 40);
+    const int32_t idx[5] = {3, 0, 3, 1, 2};
+    mk_gather(x, 6, 4, 5, idx, 5, 1, out);
+    report(s, "gather", out, 150);
+    const int32_t tdims[4] = {1, 3, 4, 5}, mult[4] = {2, 1, 2, 2};
+    mk_tile4(x, tdims, mult, 1, out);
+    report(s, "tile", out, 480);
 }
 
 /* TFLite resize, batched matmul and transposed convolution (float and int8). */

@@ -124,6 +124,38 @@ TEST(TfliteInt8, Reductions) {
     EXPECT_NE(convert_error(t).find("no MCU kernel yet"), std::string::npos) << convert_error(t);
 }
 
+// GATHER of constant indices (any axis, repeated and scalar indices) and TILE (rank 2-4), int8 codes
+// copied, against the reference's tflite GATHER / TILE; runtime indices are refused by name.
+TEST_P(Ops, GatherTile) {
+    struct G {
+        Ints x, ishape;
+        std::vector<int32_t> idx;
+        int64_t axis;
+        Ints y;
+    };
+    for (const G& c : {G{{1, 4, 5, 6}, {3}, {2, 0, 2}, 3, {1, 4, 5, 3}}, G{{6, 10}, {4}, {5, 0, 1, 5}, 0, {4, 10}},
+                       G{{2, 7, 3}, {2, 2}, {6, 1, 0, 3}, 1, {2, 2, 2, 3}}, G{{2, 7, 3}, {}, {4}, -2, {2, 3}}}) {
+        T t(GetParam());
+        t.in("x", c.x).ints("i", c.ishape, c.idx).out("y", c.y, 0.05f, 3);
+        t.op("GATHER", {"x", "i"}, {{"axis", c.axis}, {"batch_dims", int64_t(0)}});
+        EXPECT_EQ(run(t), "") << "GATHER axis " << c.axis;
+    }
+    for (auto [xs, m] : {std::pair<Ints, std::vector<int32_t>>{{3, 5}, {2, 3}}, {{2, 3, 4}, {1, 3, 2}}, {{1, 2, 3, 4}, {2, 1, 2, 3}}}) {
+        Ints ys = xs;
+        for (size_t k = 0; k < xs.size(); ++k) ys[k] *= m[k];
+        T t(GetParam());
+        t.in("x", xs).ints("m", {int64_t(m.size())}, m).out("y", ys, 0.05f, 3);
+        t.op("TILE", {"x", "m"});
+        EXPECT_EQ(run(t), "") << "TILE rank " << xs.size();
+    }
+    T t(GetParam());
+    t.in("x", {6, 10}).in("i", {2}).out("y", {2, 10}, 0.05f, 3);
+    t.graph().value("i").dtype = num::DType::I32;
+    t.graph().value("i").quant = {};
+    t.op("GATHER", {"x", "i"}, {{"axis", int64_t(0)}});
+    EXPECT_NE(convert_error(t).find("no MCU kernel yet for GATHER of runtime indices"), std::string::npos) << convert_error(t);
+}
+
 TEST_P(Ops, ArgMin) {
     // Ties resolve to the first index as TFLite's ArgMinMax (std::less); the int8 codes of seeded data repeat.
     T t(GetParam());

@@ -159,6 +159,9 @@ class Converter {
     void tfl_resize(const Node& n, bool bilinear);
     void tfl_batch_matmul(const Node& n);
     void tfl_transpose_conv(const Node& n);
+    void tfl_gather(const Node& n);
+    void copy_quant_or_refuse(const Node& n, uint32_t x, uint32_t y);
+    void tfl_tile(const Node& n);
     void conv_transpose_f32(const Node& n);
     void matmul_rt(const Node& n);  ///< ONNX MatMul whose B is a runtime tensor (or rank > 2): batched
     void clamp_f32(const Node& n, uint32_t t, const std::string& act);

@@ -23,6 +23,13 @@ ConvertError no_kernel(const Node& n, const std::string& what) {
 
 }  // namespace
 
+/// Data movement keeps the codes: an int8 output quantized unlike its input has no kernel.
+void Converter::copy_quant_or_refuse(const Node& n, uint32_t x, uint32_t y) {
+    if (t_[x].rec.dtype != t_[y].rec.dtype) throw no_kernel(n, n.op_type + " changing the type");
+    if (t_[x].rec.dtype == MK_DT_S8 && (t_[x].rec.scale != t_[y].rec.scale || t_[x].rec.zero_point != t_[y].rec.zero_point))
+        throw no_kernel(n, "a requantizing " + n.op_type);
+}
+
 void Converter::same_quant(uint32_t from, uint32_t to) {
     t_[to].rec.scale = t_[from].rec.scale;
     t_[to].rec.zero_point = t_[from].rec.zero_point;
@@ -605,6 +612,55 @@ void Converter::tfl_reduce(const Node& n) {
     l.p[5] = q.shift;
 }
 
+/// GATHER of constant indices (batch_dims 0) along any axis: one row copy per index.
+void Converter::tfl_gather(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    if (!g_.value(n.input(1), n.label()).is_constant()) throw no_kernel(n, "GATHER of runtime indices");
+    if (drv::ir::attr_int(n.attrs, "batch_dims", 0) != 0) throw no_kernel(n, "GATHER with batch_dims != 0");
+    const std::vector<int64_t> idx = const_ints(n, 1);
+    const int64_t r = int64_t(xv.shape.size());
+    int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r || r > 4) throw ConvertError(n.label() + ": axis out of range");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    copy_quant_or_refuse(n, x, y);
+    const int saxis = int(axis) + int(4 - r);
+    const auto& d = t_[x].rec.dims;
+    int32_t outer = 1, inner = 1;
+    for (int j = 0; j < saxis; ++j) outer *= d[j];
+    for (int j = saxis + 1; j < 4; ++j) inner *= d[j];
+    std::vector<int32_t> iv;
+    for (int64_t k : idx) {
+        if (k < 0 || k >= d[saxis]) throw ConvertError(n.label() + ": index " + std::to_string(k) + " out of range [0, " + std::to_string(d[saxis]) + ")");
+        iv.push_back(int32_t(k));
+    }
+    if (iv.empty() || uint64_t(outer) * iv.size() * uint64_t(inner) != t_[y].rec.bytes / mk_elem(t_[y].rec.dtype))
+        throw ConvertError(n.label() + ": output size differs from the gather's");
+    const uint32_t it = add_const(MK_DT_S32, as_bytes(iv), {1, 1, 1, int32_t(iv.size())});
+    mk_blob_layer& l = layer(n, MK_OP_GATHER, {x, it}, y, "gather");
+    const int32_t p[5] = {outer, d[saxis], inner, int32_t(iv.size()), int32_t(mk_elem(t_[x].rec.dtype))};
+    std::copy(p, p + 5, l.p);
+}
+
+/// TILE by constant multiples, rank <= 4.
+void Converter::tfl_tile(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const std::vector<int64_t> m = const_ints(n, 1);
+    const size_t r = xv.shape.size();
+    if (m.size() != r || r > 4) throw ConvertError(n.label() + ": multiples must have one entry per axis (rank <= 4)");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    copy_quant_or_refuse(n, x, y);
+    mk_blob_layer& l = layer(n, MK_OP_TILE, {x}, y, "tile");
+    for (int j = 0; j < 4; ++j) l.p[j] = 1;
+    for (size_t a = 0; a < r; ++a) {
+        if (m[a] <= 0) throw no_kernel(n, "TILE with a multiple <= 0");
+        l.p[a + (4 - r)] = int32_t(m[a]);
+    }
+    for (int j = 0; j < 4; ++j)
+        if (int64_t(t_[x].rec.dims[j]) * l.p[j] != t_[y].rec.dims[j]) throw ConvertError(n.label() + ": output shape differs from the tile's");
+    l.p[4] = int32_t(mk_elem(t_[x].rec.dtype));
+}
+
 void Converter::tfl_node(const Node& n) {
     const std::string& op = n.op_type;
     if (op == "CONV_2D") return tfl_conv(n, false);
@@ -629,6 +685,8 @@ void Converter::tfl_node(const Node& n) {
     if (op == "RESIZE_NEAREST_NEIGHBOR" || op == "RESIZE_BILINEAR") return tfl_resize(n, op == "RESIZE_BILINEAR");
     if (op == "BATCH_MATMUL") return tfl_batch_matmul(n);
     if (op == "TRANSPOSE_CONV") return tfl_transpose_conv(n);
+    if (op == "GATHER") return tfl_gather(n);
+    if (op == "TILE") return tfl_tile(n);
     static const std::set<std::string> kUnary{"RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
                                               "ELU", "ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE",
                                               "FLOOR", "CEIL", "ROUND", "GELU"};

@@ -403,6 +403,8 @@ const char* op_name(uint32_t op) {
         case MK_OP_REDUCE_S8: return "reduce_s8";
         case MK_OP_MINMAX_S8: return "minmax_s8";
         case MK_OP_ARGMIN: return "argmin";
+        case MK_OP_GATHER: return "gather";
+        case MK_OP_TILE: return "tile";
         default: return "?";
     }
 }

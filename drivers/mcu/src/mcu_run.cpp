@@ -540,6 +540,8 @@ const char* kernel_symbol(uint32_t op) {
         case MK_OP_REDUCE_S8: return "mk_reduce_s8";
         case MK_OP_MINMAX_S8: return "mk_minmax_s8";
         case MK_OP_ARGMIN: return "mk_argmin";
+        case MK_OP_GATHER: return "mk_gather";
+        case MK_OP_TILE: return "mk_tile4";
         default: return "?";
     }
 }
