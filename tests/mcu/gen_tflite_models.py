@@ -16,6 +16,7 @@ channel (CONV_2D/FULLY_CONNECTED dimension 0, DEPTHWISE_CONV_2D dimension 3); bi
 s_x * s_w; SOFTMAX output 1/256 with zero point -128; pooling/reshape/pad/concat keep their input's
 quantization. Usage: gen_tflite_models.py OUTDIR FLATC SCHEMA"""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -27,7 +28,8 @@ import onnx
 BUILTIN = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4, "DEQUANTIZE": 6,
            "FULLY_CONNECTED": 9, "MAX_POOL_2D": 17, "RESHAPE": 22, "SOFTMAX": 25, "PAD": 34, "MEAN": 40,
            "QUANTIZE": 114, "RELU": 19, "RELU6": 21, "RESIZE_BILINEAR": 23, "TRANSPOSE_CONV": 67,
-           "RESIZE_NEAREST_NEIGHBOR": 97, "BATCH_MATMUL": 126}
+           "RESIZE_NEAREST_NEIGHBOR": 97, "BATCH_MATMUL": 126, "GATHER": 36, "TILE": 69, "MAXIMUM": 55, "MINIMUM": 57,
+           "SUM": 74, "REDUCE_MAX": 82, "REDUCE_MIN": 89, "GELU": 150}
 ACT = {"NONE": None, "RELU": (0.0, None), "RELU6": (0.0, 6.0)}
 
 
@@ -207,6 +209,26 @@ class Net:
     def bmm(self, a, b):
         return self.op("BATCH_MATMUL", [a, b], self.v(a) @ self.v(b), {"adj_x": False, "adj_y": False})
 
+    def gather(self, x, idx, axis):
+        return self.op("GATHER", [x, self.tensor("idx", np.array(idx, np.int32), True)], np.take(self.v(x), idx, axis=axis),
+                       {"axis": axis, "batch_dims": 0})
+
+    def tile(self, x, mult):
+        return self.op("TILE", [x, self.tensor("mult", np.array(mult, np.int32), True)], np.tile(self.v(x), [1] + mult[1:]))
+
+    def minmax(self, a, b, mx):
+        return self.op("MAXIMUM" if mx else "MINIMUM", [a, b], (np.maximum if mx else np.minimum)(self.v(a), self.v(b)))
+
+    def reduce(self, op, x, axes):
+        f = {"SUM": np.sum, "REDUCE_MAX": np.max, "REDUCE_MIN": np.min}[op]
+        return self.op(op, [x, self.tensor("axes", np.array(axes, np.int32), True)], f(self.v(x), axis=tuple(axes)),
+                       {"keep_dims": False})
+
+    def gelu(self, x):
+        v = self.v(x).astype(np.float64)
+        erf = np.vectorize(math.erf)
+        return self.op("GELU", [x], (0.5 * v * (1.0 + erf(v / math.sqrt(2.0)))).astype(np.float32), {"approximate": False})
+
     def concat(self, xs, axis):
         return self.op("CONCATENATION", xs, np.concatenate([self.v(x) for x in xs], axis=axis),
                        {"axis": axis, "fused_activation_function": "NONE"})
@@ -221,7 +243,7 @@ def act_q(v):
 
 
 PASS_Q = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "CONCATENATION", "MEAN_SAME", "RESIZE_BILINEAR",
-          "RESIZE_NEAREST_NEIGHBOR"}
+          "RESIZE_NEAREST_NEIGHBOR", "GATHER", "TILE", "MAXIMUM", "MINIMUM", "REDUCE_MAX", "REDUCE_MIN"}
 
 
 def quantize_net(net):
@@ -335,7 +357,8 @@ def tflite_json(net, int8, int8_io, fp16_weights=False):
                     "AVERAGE_POOL_2D": "Pool2DOptions", "RESHAPE": "ReshapeOptions", "SOFTMAX": "SoftmaxOptions",
                     "MEAN": "ReducerOptions", "CONCATENATION": "ConcatenationOptions", "TRANSPOSE_CONV": "TransposeConvOptions",
                     "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
-                    "BATCH_MATMUL": "BatchMatMulOptions"}.get(o["op"])
+                    "BATCH_MATMUL": "BatchMatMulOptions", "GATHER": "GatherOptions", "SUM": "ReducerOptions",
+                    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "GELU": "GeluOptions"}.get(o["op"])
         if opt_type:
             e["builtin_options_type"] = opt_type
             e["builtin_options"] = o["opt"]
@@ -628,6 +651,20 @@ def upsample(rng):
     return n
 
 
+def misc(rng):
+    """The data-movement and reduction builtins beyond the model families (no ONNX twin): GATHER of
+    channels, MAXIMUM / MINIMUM of two gathers sharing a quantization, REDUCE_MAX / REDUCE_MIN, TILE, SUM,
+    GELU, FULLY_CONNECTED, SOFTMAX."""
+    n = Net("tfl_misc", (1, 6, 6, 4), rng)
+    a = n.reshape(n.conv(n.input, 8, 3, act="NONE"), [1, 36, 8])   # seed 000 Gather: rank 2 or 3
+    g1 = n.gather(a, [0, 2, 4, 6, 7, 1], 2)                        # [1, 36, 6]
+    g2 = n.gather(a, [7, 5, 3, 1, 0, 2], 2)
+    m = n.minmax(n.minmax(g1, g2, True), g1, False)                # min(max(g1, g2), g1)
+    r = n.reduce("REDUCE_MAX", n.tile(m, [1, 1, 2]), [1])          # [1, 36, 12] -> [1, 12]
+    n.outputs = [n.softmax(n.fc(n.gelu(r), 5)), n.reduce("SUM", g2, [2]), n.reduce("REDUCE_MIN", g1, [1])]
+    return n
+
+
 def main():
     out, flatc, schema = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(out, exist_ok=True)
@@ -637,14 +674,17 @@ def main():
             net = fn(np.random.RandomState(seed))
             jobs.append((net, int8, net.name == "tfl_kws", False))
     jobs.append((facedet(np.random.RandomState(24)), False, False, True))
+    for int8 in (False, True):
+        jobs.append((misc(np.random.RandomState(26)), int8, False, False))
     for net, int8, int8_io, fp16 in jobs:
         base = os.path.join(out, "%s_%s" % (net.name, "int8" if int8 else "f32"))
         with open(base + ".json", "w") as f:
             json.dump(tflite_json(net, int8, int8_io, fp16), f)
         subprocess.check_call([flatc, "-b", "-o", out, schema, base + ".json"])
-        onnx.save(onnx_twin(net, int8, int8_io), base + "_twin.onnx")
+        if net.name != "tfl_misc":
+            onnx.save(onnx_twin(net, int8, int8_io), base + "_twin.onnx")
         os.remove(base + ".json")
-        print("wrote", base + ".tflite", "and", base + "_twin.onnx")
+        print("wrote", base + ".tflite", "" if net.name == "tfl_misc" else "and " + base + "_twin.onnx")
 
 
 if __name__ == "__main__":

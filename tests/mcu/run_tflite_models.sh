@@ -15,7 +15,8 @@ expect() {  # expect CODE PATTERN args...
   if [ -n "$pat" ] && ! echo "$out" | grep -qE -e "$pat"; then echo "FAIL: no '$pat'"; fail=1; fi
 }
 for p in ws63 3066h; do
-  for m in tfl_cnn_f32 tfl_cnn_int8 tfl_kws_f32 tfl_kws_int8 tfl_mobilenet_int8 tfl_facedet_f32 tfl_upsample_f32 tfl_upsample_int8; do
+  for m in tfl_cnn_f32 tfl_cnn_int8 tfl_kws_f32 tfl_kws_int8 tfl_mobilenet_int8 tfl_facedet_f32 tfl_upsample_f32 tfl_upsample_int8 \
+           tfl_misc_f32 tfl_misc_int8; do
     expect 0 "equal to the reference" "$work/$m.tflite" --platform $p
   done
 done
