@@ -21,6 +21,7 @@
 #include "app/replay.h"
 #include "trace/regcmd_disasm.h"
 #include "app/report.h"
+#include "drv/rknpu/check_placement.h"
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
@@ -243,6 +244,7 @@ int cmd_run(const RunArgs& a) {
             mo.mode = a.mode;
             mo.core_mask = a.core_mask;
             mo.inputs = a.ref.inputs;
+            mo.outputs = a.ref.outputs;
             mo.input_shapes = a.ref.input_shapes;
             mo.cpu_nodes = a.cpu_nodes;
             mo.seed = a.ref.seed;
@@ -425,7 +427,7 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--sram", ra.sram, "Place input and output in the NPU's on-chip SRAM (NBUF) when the SoC has one");
     run->add_flag("--reference", ra.reference, "Run MODEL (.onnx/.tflite) on the reference executor (golden numerics)");
     run->add_option("--input", ra.ref.inputs, "Model runs: .npy per graph input, in order (default: seeded random)");
-    run->add_option("--output", ra.ref.outputs, "--reference: .npy per graph output");
+    run->add_option("--output", ra.ref.outputs, "Model runs (full mode, and --reference): .npy per graph output");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
@@ -538,6 +540,11 @@ int sc_main(int argc, char* argv[]) {
     if (*rep) return cmd_replay(pa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
+        // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).
+        co.placement = [&co](const std::string& model, const std::string& platform, const drv::check::PlatformSpec& spec) {
+            return drv::rknpu::check_placement(model, platform, spec, co.input_shapes);
+        };
+        if (!co.specs_dir.empty()) co.placement = nullptr;  // the compiler reads the bundled DB
         // ws63/3066H: the MCU path's own refusals (no kernel yet, QDQ models) next to the seed rules.
         co.engine_refusals = [](const std::string& model, const drv::ir::Graph& g) { return mcu::engine_refusals(model, g); };
         if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())

@@ -68,12 +68,14 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     }
     if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
+    if (!full && !o.outputs.empty()) return fail(kExitBadInput, "--output needs --mode full (timing mode moves no data)");
 
     PhaseTimes phases(err);
     drv::ir::Graph g;
     try {
         drv::importer::ImportOptions io;
         io.qdq = drv::importer::QdqMode::Rewrite;  // the graph the reference executor runs
+        io.ort_cpu = drv::importer::OrtCpu::X86_64;  // as the onnxruntime-node oracle on this host
         // Timing mode reads no weights (timing-only compile, no CPU node runs): not even copied.
         if (!full) io.skip_data_from_bytes = 64 * 1024;
         for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
@@ -156,6 +158,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
     ro.expect_exact = o.expect_exact;
     if (o.rtl.any()) ro.rtl = &o.rtl;
+    ro.output_paths = o.outputs;
     trace::TraceWriter tw;
     ModelRunResult r;
     try {

@@ -611,6 +611,7 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     r.platform = soc.name;
     r.platform_name = soc.display_name;
     r.model = o.model_name;
+    r.rewrites = m.graph.rewrites();
     r.mode = o.mode == SimMode::Full ? "full" : "timing";
     r.clock_hz = soc.npu.core_clock_hz.value;
     r.cores = m.cores;
@@ -666,6 +667,20 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         const bool nbuf_unused = pv.path.rfind("memory.nbuf_", 0) == 0 && soc.mem.nbuf_bytes.value == 0;
         if (pv.grade == hw::Grade::Unknown && timing && !nbuf_unused) r.unknown_params.push_back(pv.path);
     }
+    if (full && r.errors.empty())
+        for (size_t k = 0; k < m.graph.outputs().size() && !o.output_paths.empty(); ++k) {
+            std::string path = k < o.output_paths.size() ? o.output_paths[k] : std::string();
+            if (path.empty()) {
+                std::string base = o.output_paths[0];
+                if (base.size() > 4 && base.compare(base.size() - 4, 4, ".npy") == 0) base.resize(base.size() - 4);
+                path = base + "_" + std::to_string(k) + ".npy";
+            }
+            try {
+                num::write_npy(path, run.final_outputs_.at(m.graph.outputs()[k]));
+            } catch (const std::exception& e) {
+                r.errors.push_back(fmt::format("--output '{}': {}", path, e.what()));
+            }
+        }
 
     // Per-layer rows from the task records.
     const uint64_t hz = r.clock_hz;
@@ -680,6 +695,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         row.input_shape = L.in_shape;
         row.output_shape = L.out_shape;
         row.note = L.note;
+        row.cpu_reason = rk::cpu_reason_name(L.cpu_reason);
+        row.rewrites = L.rewrites;
         row.macs = L.macs;
         for (size_t ni : L.ir_nodes)
             if (ni < m.graph.nodes().size()) row.nodes.push_back(m.graph.nodes()[ni].name);

@@ -29,6 +29,8 @@ struct ModelLayerRow {
     std::string input_shape, output_shape;
     std::string cores;           ///< "0", "0,1,2", "host", "-"
     std::string note;            ///< CPU: why it fell back; view: how
+    std::string cpu_reason;      ///< CPU: "vendor rule", "no NPU lowering yet", "forced"
+    std::vector<std::string> rewrites;  ///< graph rewrites that formed the layer
     std::vector<std::string> nodes;  ///< the IR nodes the layer covers
     int tasks = 0;
     uint64_t macs = 0, macs_padded = 0, regcmd_entries = 0;
@@ -95,6 +97,7 @@ struct ModelRunResult {
     size_t layers_checked = 0, layers_exact = 0, layers_off_by_one = 0, layers_worse = 0;
     bool expect_exact = false;   ///< --expect-exact: any difference is a failure
     std::vector<std::string> notes;
+    std::vector<std::string> rewrites;  ///< whole-model import rewrites (constant folding, If inlined)
     std::vector<std::string> errors;  ///< faults, timeouts, host errors (one line each)
     bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
     npu::rtl::RtlOptions rtl_opts;
@@ -120,6 +123,9 @@ struct ModelRunOptions {
     bool expect_exact = false;
     uint64_t job_timeout_ns = 5'000'000'000ull;  ///< per kick, simulated time
     const npu::rtl::RtlOptions* rtl = nullptr;    ///< co-simulate on the RTL datapath (rtl/cosim.h)
+    /// Full mode: write graph output k to output_paths[k] (.npy); paths beyond the list derive from
+    /// the first (<base>_k.npy), as `npusim run --reference --output` names them.
+    std::vector<std::string> output_paths;
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -143,7 +149,7 @@ uint64_t host_node_ps(const hw::SocProfile& soc, const drv::ir::Graph& g, const 
 struct ModelCliOptions {
     std::string model, platform = "rk3588", mode = "full";
     std::string core_mask = "auto";
-    std::vector<std::string> inputs, input_shapes, cpu_nodes;
+    std::vector<std::string> inputs, input_shapes, cpu_nodes, outputs;
     uint64_t seed = 0;
     std::string report_path, trace_path;
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;

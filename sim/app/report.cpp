@@ -268,6 +268,21 @@ std::string report_text(const ModelRunResult& r) {
                      bytes(r.weight_bytes), bytes(r.arena_bytes));
     for (const ModelLayerRow& l : r.layers)
         if (l.unit == "CPU" && !l.note.empty()) o += fmt::format("CPU fallback: {} ({}): {}\n", l.name, l.op, l.note);
+    // Graph rewrites: the import's, then each layer rewrite with the layers it formed.
+    for (const std::string& w : r.rewrites) o += "rewrite: " + w + "\n";
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_kind;
+    for (const ModelLayerRow& l : r.layers)
+        for (const std::string& w : l.rewrites) {
+            auto it = std::find_if(by_kind.begin(), by_kind.end(), [&](const auto& k) { return k.first == w; });
+            if (it == by_kind.end()) it = by_kind.insert(by_kind.end(), {w, {}});
+            it->second.push_back(l.name);
+        }
+    for (const auto& [w, names] : by_kind) {
+        std::string list;
+        for (size_t k = 0; k < names.size() && k < 3; ++k) list += (k ? ", " : "") + names[k];
+        if (names.size() > 3) list += ", ...";
+        o += fmt::format("rewrite: {}: {} layer{} ({})\n", w, names.size(), names.size() == 1 ? "" : "s", list);
+    }
     if (r.outputs_checked)
         for (const OutputRow& out : r.outputs) {
             const OutputCheck& c = out.check;
@@ -339,6 +354,8 @@ std::string report_json(const ModelRunResult& r) {
         x["bound"] = l.bound;
         x["nodes"] = l.nodes;
         if (!l.note.empty()) x["note"] = l.note;
+        if (!l.cpu_reason.empty()) x["cpu_reason"] = l.cpu_reason;
+        if (!l.rewrites.empty()) x["rewrites"] = l.rewrites;
         if (l.checked) x["isolated_check"] = check_json(l.check);
         if (l.host_io) x["host_io"] = true;
         if (l.scaling.cores > 1) {
@@ -400,6 +417,7 @@ std::string report_json(const ModelRunResult& r) {
     }
     if (r.rtl) j["rtl"] = npu::rtl::report_json(r.rtl_tasks, r.rtl_opts, r.rtl_layers);
     j["notes"] = r.notes;
+    j["rewrites"] = r.rewrites;
     j["errors"] = r.errors;
     j["ok"] = r.ok();
     return j.dump(2) + "\n";

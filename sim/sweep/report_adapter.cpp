@@ -51,6 +51,7 @@ PointSummary summarize_report(const nlohmann::json& r) {
     const nlohmann::json& t = field(r, "totals", "");
     s.latency_ps = u64(t, "latency_ps", "totals");
     s.latency_ms = f64(t, "latency_ms", "totals");
+    if (t.contains("inference_ms")) s.inference_ms = f64(t, "inference_ms", "totals");
     s.fps = f64(t, "fps", "totals");
     s.npu_ps = u64(t, "npu_ps", "totals");
     s.cpu_ps = u64(t, "cpu_ps", "totals");

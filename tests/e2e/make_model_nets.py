@@ -10,11 +10,15 @@ like the zoo models: uint8 activations, per-channel int8 weights, int32 biases.
   bigk_qdq.onnx   1x8x40x40: conv 3x3 + ReLU, conv 33x33 (outside RKNN's kernel range [1, 31]: the
                   checker sends it to the CPU), conv 1x1
 
+With --convention C1,C2,... only tiny and plain are written, once per producer convention
+(tools/zoo/conventions.py: ort_qdq_s8, ort_qoperator, pytorch_fx, tensorrt ...) as <net>_<convention>.onnx.
+
 Deterministic: same arguments, same bytes. Run with /usr/bin/python3 (python3-onnx, numpy)."""
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "zoo"))
+import conventions  # noqa: E402
 import make_zoo  # noqa: E402
 
 
@@ -50,11 +54,20 @@ def bigk():
     return n
 
 
-def main(out):
+def main(out, convs=None):
     os.makedirs(out, exist_ok=True)
+    if convs:
+        for c in convs:
+            for name, build in (("tiny", tiny), ("plain", plain)):
+                m = conventions.emit(build(), c, lambda n, act: make_zoo.Emitter(n, True, act).emit())
+                make_zoo.save(m, os.path.join(out, "%s_%s.onnx" % (name, c)))
+        return
     for name, build in (("tiny", tiny), ("plain", plain), ("bigk", bigk)):
         make_zoo.save(make_zoo.Emitter(build(), True).emit(), os.path.join(out, name + "_qdq.onnx"))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) > 3 and sys.argv[2] == "--convention":
+        main(sys.argv[1], sys.argv[3].split(","))
+    else:
+        main(sys.argv[1])

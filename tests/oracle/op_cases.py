@@ -151,6 +151,24 @@ def generate(g, np):
         g.case("pad_" + mode, "Pad", [(u(r, 1, 2, 4, 5), False), (i64([0, 0, 2, 1, 0, 0, 1, 3]), True)] + extra, dict(mode=mode))
     g.case("identity", "Identity", [(u(r, 3, 4), False)])
 
+    # Indexing and generators (exact): what exported shape / mask subgraphs compute.
+    r = R("index")
+    g.case("gather_axis1_neg", "Gather", [(u(r, 3, 5, 4), False), (i64([[4, -1], [0, 2]]), True)], dict(axis=1))
+    g.case("gather_scalar_idx", "Gather", [(i64([7, 3, 9, 4]), False), (i64(2), True)], dict(axis=0))
+    g.case("expand", "Expand", [(u(r, 3, 1), False), (i64([2, 3, 4]), True)])
+    g.case("tile", "Tile", [(u(r, 2, 3), False), (i64([2, 3]), True)])
+    cond = r.uniform(size=(2, 1, 4)) > 0.5
+    g.case("where", "Where", [(cond, False), (u(r, 3, 4), False), (u(r, 2, 3, 1), False)], out_types=[f32])
+    g.case("range_i64", "Range", [(i64(10), False), (i64(-3), False), (i64(-4), False)])
+    g.case("range_f32", "Range", [(np.array(0.5, f32), False), (np.array(3.0, f32), False), (np.array(0.75, f32), False)])
+    g.case("constantofshape", "ConstantOfShape", [(i64([2, 3]), False)], out_types=[f32])  # default value: float 0
+    g.case("round_half_even", "Round", [(np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6], f32), False)])
+    bools = r.uniform(size=(3, 4)) > 0.5
+    g.case("not", "Not", [(bools, False)])
+    g.case("and", "And", [(bools, False), (r.uniform(size=(4,)) > 0.5, False)])
+    g.case("or", "Or", [(bools, False), (r.uniform(size=(3, 1)) > 0.5, False)])
+    g.case("greaterorequal", "GreaterOrEqual", [(i64([[1, 5, 3]]), False), (i64([[1], [4]]), False)], out_types=[np.bool_])
+
     # Resize.
     resize = [
         ("resize_nearest_half_pixel", dict(mode="nearest"), [1, 1, 2.0, 1.5], None),

@@ -16,8 +16,15 @@ by default: onnxruntime on x86 does not run int8-activation QDQ units as integer
 simple int8 Q->DQ pairs to uint8 and leaves units whose Q feeds several consumers (residual
 branches) in float, so only uint8 activations give an all-integer graph there.
 
+Other producers' conventions of the same nets (tools/zoo/conventions.py: onnxruntime QDQ with int8
+activations and QOperator format, PyTorch FX / QAT export, TensorRT explicit quantization):
+--convention ort_qdq,ort_qdq_s8,ort_qoperator,pytorch_fx,tensorrt writes <model>_<convention>.onnx
+(ort_qdq and ort_qdq_s8 keep their names <model>_qdq.onnx and <model>_qdq_s8.onnx) instead of the
+default float + QDQ set.
+
 Run with /usr/bin/python3 (needs python3-onnx and python3-numpy from Debian):
     /usr/bin/python3 tools/zoo/make_zoo.py OUT_DIR [--models mobilenetv2,resnet50v2,yolov5s,tests]
+                                                   [--convention ort_qdq,pytorch_fx,...]
 Same arguments, same bytes: no timestamps, no host paths, seeded generators only.
 """
 import argparse
@@ -27,6 +34,8 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import conventions
 
 OPSET = 13
 CITED = {  # (parameters, MACs) commonly cited; calibration/README.md
@@ -523,7 +532,14 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--models", default="mobilenetv2,resnet50v2,yolov5s,tests")
     ap.add_argument("--no-qdq", action="store_true", help="float models only")
+    ap.add_argument("--convention", default="",
+                    help="write these quantized conventions only: " + ",".join(conventions.CONVENTIONS))
     args = ap.parse_args()
+    convs = [c for c in args.convention.split(",") if c]
+    for c in convs:
+        if c not in conventions.CONVENTIONS:
+            print("unknown convention '%s' (known: %s)" % (c, ", ".join(conventions.CONVENTIONS)), file=sys.stderr)
+            return 2
     os.makedirs(args.out_dir, exist_ok=True)
     builders = {"mobilenetv2": mobilenetv2, "resnet50v2": resnet50v2, "yolov5s": yolov5s}
     status = 0
@@ -537,6 +553,12 @@ def main():
             print("unknown model '%s'" % name, file=sys.stderr)
             return 2
         net = builders[name]()
+        if convs:
+            for c in convs:
+                fname = {"ort_qdq": "_qdq", "ort_qdq_s8": "_qdq_s8"}.get(c, "_" + c)
+                m = conventions.emit(net, c, lambda n, act: Emitter(n, True, act).emit())
+                save(m, os.path.join(args.out_dir, name + fname + ".onnx"))
+            continue
         save(Emitter(net, False).emit(), os.path.join(args.out_dir, name + ".onnx"))
         if not args.no_qdq:
             save(Emitter(net, True).emit(), os.path.join(args.out_dir, name + "_qdq.onnx"))

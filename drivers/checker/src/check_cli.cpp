@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -47,32 +48,56 @@ std::string citation(const PlatformSpec& p, const NodeResult& n, const Violation
     return p.id + " " + v.op + via + ", " + v.rule->source.text();
 }
 
-void print_text(const CheckResult& r, const PlatformSpec& p, const std::string& model, std::ostream& out) {
+/// One node's line(s): vendor verdict, violated rules, rewrites, and npusim's placement when known.
+void print_node(const NodeResult& n, const PlatformSpec& p, const NodePlacement* pl, std::ostream& out) {
+    out << n.node << " (" << n.op_type << "): " << verdict_name(n.verdict, p);
+    if (!n.spec_op.empty() && n.verdict != Verdict::Fused) out << " [" << n.spec_op << "]";
+    if (!n.reason.empty()) out << " - " << n.reason;
+    if (pl) {
+        out << " -> npusim: " << pl->unit;
+        if (pl->unit == "CPU") out << " (" << (pl->note.empty() ? pl->reason : pl->note) << ")";
+        else if (pl->layer != n.node) out << " (layer " << pl->layer << ")";
+    }
+    out << "\n";
+    for (const auto& v : n.violations)
+        out << "  " << n.node << " (" << n.op_type << "): " << v.text << " \u2014 " << citation(p, n, v) << "\n";
+    for (const auto& rw : n.rewrites) out << "  " << n.node << " rewrite: " << rw << "\n";
+}
+
+void print_text(const CheckResult& r, const PlatformSpec& p, const std::string& model, std::ostream& out,
+                const std::vector<NodePlacement>* placed = nullptr) {
     out << "model " << model << " on " << p.id << " (" << p.toolchain << ", " << Source{p.seed, p.section}.text()
         << ")\n";
-    for (const auto& n : r.nodes) {
-        out << n.node << " (" << n.op_type << "): " << verdict_name(n.verdict, p);
-        if (!n.spec_op.empty() && n.verdict != Verdict::Fused) out << " [" << n.spec_op << "]";
-        if (!n.reason.empty()) out << " - " << n.reason;
-        out << "\n";
-        for (const auto& v : n.violations)
-            out << "  " << n.node << " (" << n.op_type << "): " << v.text << " \u2014 " << citation(p, n, v) << "\n";
-    }
+    for (size_t k = 0; k < r.nodes.size(); ++k) print_node(r.nodes[k], p, placed ? &(*placed)[k] : nullptr, out);
     out << "summary: " << r.nodes.size() << " nodes: " << r.count(Verdict::Target) << " " << verdict_name(Verdict::Target, p)
         << ", " << r.count(Verdict::Fused) << " fused, " << r.count(Verdict::CpuFallback) << " CPU fallback, "
         << r.count(Verdict::Unsupported) << " unsupported";
     if (r.count(Verdict::NotInSeed)) out << ", " << r.count(Verdict::NotInSeed) << " not in the seed";
     out << "\n";
+    if (placed) {
+        size_t npu = 0, view = 0, rule = 0, lowering = 0, forced = 0;
+        for (const auto& q : *placed) {
+            npu += q.unit == "NPU", view += q.unit == "view";
+            rule += q.unit == "CPU" && q.reason == "vendor rule";
+            lowering += q.unit == "CPU" && q.reason == "no NPU lowering yet";
+            forced += q.unit == "CPU" && q.reason == "forced";
+        }
+        out << "npusim: " << npu << " nodes in NPU layers, " << view << " in views, " << rule + lowering + forced
+            << " on the CPU (" << rule << " by the vendor rules, " << lowering << " with no NPU lowering in npusim yet"
+            << (forced ? ", " + std::to_string(forced) + " forced" : std::string()) << ")\n";
+    }
     if (!p.cpu_fallback_note.empty() && r.count(Verdict::CpuFallback)) out << "note: " << p.cpu_fallback_note << "\n";
 }
 
-nlohmann::json to_json(const CheckResult& r, const PlatformSpec& p, const std::string& model) {
+nlohmann::json to_json(const CheckResult& r, const PlatformSpec& p, const std::string& model,
+                       const std::vector<NodePlacement>* placed = nullptr) {
     nlohmann::json j;
     j["model"] = model;
     j["platform"] = p.id;
     j["toolchain"] = p.toolchain;
     j["nodes"] = nlohmann::json::array();
-    for (const auto& n : r.nodes) {
+    for (size_t k = 0; k < r.nodes.size(); ++k) {
+        const NodeResult& n = r.nodes[k];
         nlohmann::json jn{{"name", n.node}, {"op_type", n.op_type}, {"verdict", verdict_name(n.verdict, p)},
                           {"spec_op", n.spec_op}, {"heading", n.heading}, {"reason", n.reason}};
         if (!n.fused_into.empty()) jn["fused_into"] = n.fused_into;
@@ -81,6 +106,11 @@ nlohmann::json to_json(const CheckResult& r, const PlatformSpec& p, const std::s
             jn["violations"].push_back({{"kind", rule_kind_name(v.rule->kind)}, {"text", v.text},
                                         {"op", v.op}, {"message", v.rule->message},
                                         {"seed", v.rule->source.seed}, {"section", v.rule->source.section}});
+        if (placed) {
+            const NodePlacement& q = (*placed)[k];
+            jn["rewrites"] = n.rewrites;
+            jn["npusim"] = {{"unit", q.unit}, {"layer", q.layer}, {"reason", q.reason}, {"note", q.note}};
+        }
         j["nodes"].push_back(std::move(jn));
     }
     j["summary"] = {{"nodes", r.nodes.size()},
@@ -123,10 +153,19 @@ int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Gr
         for (const auto& p : db.platforms()) {
             std::string c;
             try {
-                CheckResult r = check_graph(g, p, co);
+                // RKNPU platforms: the compiler's vendor verdicts (as single-platform check reports).
+                std::optional<std::vector<NodePlacement>> placed;
+                if (opts.placement && !opts.prepare && p.tables_in_seed) placed = opts.placement(name, p.id, p);
+                CheckResult r;
+                if (placed) {
+                    r.platform = p.id;
+                    for (const auto& q : *placed) r.nodes.push_back(q.vendor);
+                } else {
+                    r = check_graph(g, p, co);
+                }
                 c = cell(r, p);
                 if (p.tables_in_seed) worst = worse(worst, exit_for(r.overall()));
-            } catch (const CheckError&) {
+            } catch (const std::exception&) {
                 c = "error";
                 worst = worse(worst, kExitModelError);
             }
@@ -172,12 +211,35 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     }
     importer::ImportOptions io;
     io.qdq = importer::QdqMode::Fold;
-    std::vector<std::pair<std::string, ir::Graph>> models;
     try {
         for (const auto& s : opts.input_shapes) importer::parse_input_shape(s, io);
-        for (const auto& m : opts.models) {
-            ir::Graph g = importer::load_model(m, io);
-            models.emplace_back(m, quantized_view(opts.prepare ? opts.prepare(m, std::move(g)) : g));
+    } catch (const std::exception& e) {
+        err << "npusim check: cannot load model: " << e.what() << "\n";
+        return kExitModelError;
+    }
+    // RKNPU platforms: the compiler's own per-node decision (vendor rules + rewrites + what it can
+    // lower), the same one `npusim run` executes. Other platforms: the rule engine on the graph.
+    std::vector<std::optional<std::vector<NodePlacement>>> placed(opts.models.size());
+    if (!opts.all_platforms && opts.placement && !opts.prepare) {
+        for (size_t k = 0; k < opts.models.size(); ++k) {
+            try {
+                placed[k] = opts.placement(opts.models[k], opts.platform, *plat);
+            } catch (const std::exception& e) {
+                err << "npusim check: cannot load model: " << e.what() << "\n";
+                return kExitModelError;
+            }
+        }
+    }
+    std::vector<std::pair<std::string, ir::Graph>> models;
+    try {
+        for (size_t k = 0; k < opts.models.size(); ++k) {
+            if (placed[k]) {
+                models.emplace_back(opts.models[k], ir::Graph());
+                continue;
+            }
+            ir::Graph g = importer::load_model(opts.models[k], io);
+            models.emplace_back(opts.models[k],
+                                quantized_view(opts.prepare ? opts.prepare(opts.models[k], std::move(g)) : g));
         }
     } catch (const std::exception& e) {
         err << "npusim check: cannot load model: " << e.what() << "\n";
@@ -188,9 +250,16 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     co.quant_bits = opts.quant_bits;
     int worst = kExitOk;
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& [name, g] : models) {
+    for (size_t k = 0; k < models.size(); ++k) {
+        const auto& [name, g] = models[k];
         try {
-            CheckResult r = check_graph(g, *plat, co);
+            CheckResult r;
+            if (placed[k]) {
+                r.platform = plat->id;
+                for (const auto& q : *placed[k]) r.nodes.push_back(q.vendor);
+            } else {
+                r = check_graph(g, *plat, co);
+            }
             if (opts.engine_refusals && plat->engine == "MCU") {
                 for (const auto& [node, why] : opts.engine_refusals(name, g)) {
                     auto it = std::find_if(r.nodes.begin(), r.nodes.end(), [&](const NodeResult& x) { return x.node == node; });
@@ -207,8 +276,9 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
                     }
                 }
             }
-            if (opts.json) all.push_back(to_json(r, *plat, name));
-            else print_text(r, *plat, name, out);
+            const std::vector<NodePlacement>* pl = placed[k] ? &*placed[k] : nullptr;
+            if (opts.json) all.push_back(to_json(r, *plat, name, pl));
+            else print_text(r, *plat, name, out, pl);
             worst = worse(worst, exit_for(r.overall()));
         } catch (const CheckError& e) {
             err << "npusim check: " << name << ": " << e.what() << "\n";

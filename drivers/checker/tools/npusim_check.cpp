@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/cli.h"
+#ifdef NPUSIM_CHECK_PLACEMENT
+#include "drv/rknpu/check_placement.h"
+#endif
 
 int main(int argc, char** argv) {
     CLI::App app{"npusim-check: operator-spec DB and constraint checker (issue 4)"};
@@ -31,6 +34,14 @@ int main(int argc, char** argv) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : drv::check::kExitUsage;
     }
+#ifdef NPUSIM_CHECK_PLACEMENT
+    // RKNPU platforms: the model compiler's own per-node decision, as `npusim check` reports it
+    // (not with --specs-dir: the compiler reads the bundled DB).
+    if (co.specs_dir.empty())
+        co.placement = [&co](const std::string& model, const std::string& platform, const drv::check::PlatformSpec& spec) {
+            return drv::rknpu::check_placement(model, platform, spec, co.input_shapes);
+        };
+#endif
     if (check->parsed()) return drv::check::run_check_cli(co, std::cout, std::cerr);
     return drv::check::run_specs_cli(so, std::cout, std::cerr);
 }

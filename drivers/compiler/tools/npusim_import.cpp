@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
         drv::importer::ImportOptions o;
         for (const auto& s : shapes) drv::importer::parse_input_shape(s, o);
         o.qdq = keep_qdq ? drv::importer::QdqMode::Fold : drv::importer::QdqMode::Rewrite;
+        o.ort_cpu = drv::importer::OrtCpu::X86_64;
         drv::ir::Graph g = drv::importer::load_model(model, o);
         if (!quiet) std::cout << g.dump();
         std::map<std::string, int> hist;

@@ -23,6 +23,50 @@
 
 namespace drv::rknpu::compiler_detail {
 
+/// The graph the compiler partitions (model_compiler_units.cpp): the imported graph's nodes with
+/// every QDQ unit onnxruntime left in float - DequantizeLinear inputs -> Conv / Gemm / MatMul /
+/// Add / Mul / GlobalAveragePool / Concat -> [Relu / Clip] -> QuantizeLinear, as int8 activations,
+/// float biases, Relu/Clip the Q does not make redundant or several quantized consumers leave it
+/// (PyTorch FX, TensorRT-style, x86 int8) - replaced by the fused integer op the NPU runs
+/// (QLinearConv, QGemm, ...; a float bias quantized as onnxruntime would, the Relu/Clip as integer
+/// bounds in attributes npusim_clip_lo/hi). Values are the imported graph's (no copy of the
+/// weights) plus the new int32 biases. Each node lists the imported nodes it covers: a layer's
+/// IR nodes, which the runtime executes on the CPU or checks the NPU against.
+class UnitGraph {
+   public:
+    explicit UnitGraph(const ir::Graph& ref);
+    const ir::Graph& ref() const { return ref_; }
+    const std::vector<ir::Node>& nodes() const { return nodes_; }
+    const std::vector<std::string>& inputs() const { return ref_.inputs(); }
+    const std::vector<std::string>& outputs() const { return ref_.outputs(); }
+    const ir::Value* find_value(const std::string& name) const;
+    const ir::Value& value(const std::string& name) const;
+    int64_t opset(const std::string& domain = "") const { return ref_.opset(domain); }
+    /// Index of the node producing `v`, -1 for graph inputs and constants.
+    int producer(const std::string& v) const;
+    /// Indices of the nodes reading `v`.
+    std::vector<size_t> consumers(const std::string& v) const;
+    /// Imported-graph nodes node i covers, ascending.
+    const std::vector<size_t>& members(size_t i) const { return members_[i]; }
+    /// How node i was formed ("DequantizeLinear -> Conv -> Relu -> QuantizeLinear as QLinearConv").
+    const std::vector<std::string>& rewrites(size_t i) const { return rewrites_[i]; }
+    /// The graph for the vendor checker: these nodes, large constants as shape-only stand-ins.
+    ir::Graph checker_graph() const;
+
+   private:
+    const ir::Graph& ref_;
+    std::vector<ir::Node> nodes_;
+    std::vector<std::vector<size_t>> members_;
+    std::vector<std::vector<std::string>> rewrites_;
+    std::map<std::string, ir::Value> extra_;  // new constants (int32 biases)
+    std::map<std::string, size_t> producer_;
+    std::map<std::string, std::vector<size_t>> consumers_;
+    std::map<std::string, size_t> uses_;  // imported graph: node inputs + graph outputs per value
+    std::map<std::string, std::vector<size_t>> ref_consumers_;  // imported graph: readers per value
+    void index();
+    bool fuse(size_t q, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
+              std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how);
+};
 
 /// Provisional base of the activation region while lowering (above any initialised offset).
 constexpr uint64_t kActVirtual = 0x80000000ull;
@@ -34,7 +78,7 @@ struct NpuUnsupported : std::invalid_argument {
 };
 [[noreturn]] inline void unsupported(const std::string& why) { throw NpuUnsupported(why); }
 
-inline const num::Tensor* const_of(const ir::Graph& g, const ir::Node& n, size_t i) {
+inline const num::Tensor* const_of(const UnitGraph& g, const ir::Node& n, size_t i) {
     if (!n.has_input(i)) return nullptr;
     const ir::Value* v = g.find_value(n.input(i));
     return v && v->is_constant() ? &*v->data : nullptr;
@@ -69,13 +113,13 @@ inline std::vector<int32_t> ints_of(const num::Tensor& t) {
     return out;
 }
 
-inline const num::Tensor& required(const ir::Graph& g, const ir::Node& n, size_t i) {
+inline const num::Tensor& required(const UnitGraph& g, const ir::Node& n, size_t i) {
     const num::Tensor* t = const_of(g, n, i);
     if (!t) unsupported(fmt::format("input {} is not constant", i));
     return *t;
 }
 
-inline float scalar_scale(const ir::Graph& g, const ir::Node& n, size_t i) {
+inline float scalar_scale(const UnitGraph& g, const ir::Node& n, size_t i) {
     const num::Tensor* t = const_of(g, n, i);
     if (!t) unsupported(fmt::format("input {} (scale) is not constant", i));
     const auto v = floats_of(*t);
@@ -84,7 +128,7 @@ inline float scalar_scale(const ir::Graph& g, const ir::Node& n, size_t i) {
     return v[0];
 }
 
-inline int32_t scalar_zp(const ir::Graph& g, const ir::Node& n, size_t i) {
+inline int32_t scalar_zp(const UnitGraph& g, const ir::Node& n, size_t i) {
     if (!n.has_input(i)) return 0;
     const num::Tensor* t = const_of(g, n, i);
     if (!t) unsupported(fmt::format("input {} (zero point) is not constant", i));
@@ -96,6 +140,27 @@ inline int32_t scalar_zp(const ir::Graph& g, const ir::Node& n, size_t i) {
 }
 
 inline bool is_q8(num::DType t) { return t == num::DType::U8 || t == num::DType::I8; }
+
+/// A real bound quantized as QuantizeLinear does (RNE(v / scale) + zp, saturated to the graph
+/// dtype), in the device's int8 domain (uint8 shifted by -128); infinities give the type's ends.
+inline int32_t device_bound(float v, float scale, int32_t graph_zp, bool u8) {
+    const int32_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    int32_t q = v < 0 ? lo : hi;
+    if (std::isfinite(v)) {
+        const float r = std::nearbyint(v / scale) + static_cast<float>(graph_zp);
+        q = static_cast<int32_t>(std::max(static_cast<float>(lo), std::min(static_cast<float>(hi), r)));
+    }
+    return u8 ? q - 128 : q;
+}
+
+/// The integer bounds of a Relu/Clip folded into a unit (UnitGraph: attributes npusim_clip_lo/hi),
+/// as Act::Clip on the conv lowering; no attributes: no activation stage.
+inline void fused_clip(const ir::Node& n, float out_scale, int32_t graph_zp, bool u8, ConvOp& op) {
+    if (!n.attrs.has("npusim_clip_lo")) return;
+    op.act = Act::Clip;
+    op.clip_lo = device_bound(ir::attr_float(n.attrs, "npusim_clip_lo", 0.0f), out_scale, graph_zp, u8);
+    op.clip_hi = device_bound(ir::attr_float(n.attrs, "npusim_clip_hi", 0.0f), out_scale, graph_zp, u8);
+}
 
 /// (c, h, w) of an IR shape the device layout supports: [1,C,H,W], [1,C] (a vector as channels).
 inline bool device_dims(const std::vector<int64_t>& s, int& c, int& h, int& w) {
@@ -113,17 +178,19 @@ struct PendingLayer {
     Layer layer;
     std::function<std::vector<TaskBody>()> lower;  ///< NPU layers
     bool multicore = false;                        ///< split across the cores (conv family)
+    size_t unit_node = 0;                          ///< the UnitGraph node the layer was made from
 };
 
 class Compiler {
    public:
     Compiler(const ir::Graph& g, const hw::SocProfile& soc, const CompileOptions& opts, CompiledModel& m)
-        : g_(g), soc_(soc), opts_(opts), m_(m) {}
+        : ref_(g), g_(g), soc_(soc), opts_(opts), m_(m) {}
 
     void run();
 
    private:
-    const ir::Graph& g_;
+    const ir::Graph& ref_;  ///< the imported graph: layers' ir_nodes index it (CompiledModel::graph)
+    const UnitGraph g_;     ///< what is partitioned and lowered
     const hw::SocProfile& soc_;
     const CompileOptions& opts_;
     CompiledModel& m_;
@@ -131,6 +198,7 @@ class Compiler {
     std::vector<PendingLayer> pending_;
     std::vector<std::vector<TaskBody>> bodies_;  ///< per layer
     std::set<size_t> consumed_;                  ///< nodes folded into an earlier layer
+    size_t cur_unit_ = 0;                        ///< the node classify() is placing
     std::set<std::string> aliased_;              ///< values already placed inside a concat buffer
 
     // ---- device tensors -------------------------------------------------------------------
@@ -149,6 +217,14 @@ class Compiler {
     /// CPU-fallback notes by node name, from the constraint checker for this SoC's platform.
     /// An unsupported node rejects the model (the vendor toolchain would not convert it).
     std::map<std::string, std::string> checker_cpu_;
+    /// The vendor verdict of every node of g_ (check::check_model), empty without a spec.
+    std::vector<check::NodeResult> vendor_;
+    bool vendor_checked_ = false;
+
+    /// Imported-graph nodes a set of g_ nodes covers, ascending.
+    std::vector<size_t> ref_nodes(const std::vector<size_t>& unit_nodes) const;
+    /// Per imported node: vendor verdict and the layer it ended in (CompiledModel::decisions).
+    void record_decisions();
 
     void consult_checker();
 
@@ -156,13 +232,16 @@ class Compiler {
 
     bool forced_cpu(const ir::Node& n) const;
 
-    void add_cpu(size_t i, const std::string& note);
+    void add_cpu(size_t i, const std::string& note, CpuReason why);
 
     void classify();
 
     /// Returns false when the op has no NPU lowering at all; throws NpuUnsupported for a
     /// lowering whose preconditions fail.
     bool classify_npu(size_t i);
+
+    /// A unit with several identical QuantizeLinear outputs (UnitGraph): outputs 1.. alias output 0.
+    void alias_extra_outputs(size_t i);
 
     void push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool multicore);
 

@@ -63,73 +63,6 @@ const check::PlatformSpec* platform_spec(const std::string& soc) {
     return it->second ? it->second->find(soc) : nullptr;
 }
 
-/// The graph as the vendor toolchain's checker sees it: the fused integer ops of the QDQ rewrite
-/// turned back into the ONNX ops the spec DB describes (QLinearConv -> Conv, QLinearAdd -> Add,
-/// QGemm -> Gemm, ...), Q/DQ pairs removed (check::quantized_view), and uint8 activations shown as
-/// int8 because the NPU stores them as int8 shifted by -128 (what RKNN's asymmetric int8 does).
-/// Large constants keep their shape with a one-element stand-in for their data (the rules read
-/// shapes of weights, elements only of small constants such as pads or scales).
-ir::Graph checker_view(const ir::Graph& g) {
-    ir::Graph v;
-    for (const auto& [name, val] : g.values()) {
-        ir::Value c;
-        c.name = val.name;
-        c.dtype = val.dtype;
-        c.shape = val.shape;
-        c.shape_known = val.shape_known;
-        c.quant = val.quant;
-        if (val.is_constant()) c.data = val.data->numel() <= 4096 ? *val.data : num::Tensor(val.dtype, {1});
-        v.add_value(std::move(c));
-    }
-    // Rewritten op -> (ONNX op, input indices kept).
-    static const std::map<std::string, std::pair<std::string, std::vector<size_t>>> back = {
-        {"QLinearConv", {"Conv", {0, 3, 8}}},
-        {"QLinearMatMul", {"MatMul", {0, 3}}},
-        {"com.microsoft.QLinearAdd", {"Add", {0, 3}}},
-        {"com.microsoft.QLinearMul", {"Mul", {0, 3}}},
-        {"com.microsoft.QGemm", {"Gemm", {0, 3, 6}}},
-        {"com.microsoft.QLinearGlobalAveragePool", {"GlobalAveragePool", {0}}},
-        {"com.microsoft.QLinearAveragePool", {"AveragePool", {0}}},
-        {"com.microsoft.QLinearSigmoid", {"Sigmoid", {0}}},
-        {"com.microsoft.QLinearLeakyRelu", {"LeakyRelu", {0}}},
-    };
-    for (const ir::Node& n : g.nodes()) {
-        ir::Node c = n;
-        const std::string key = n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;
-        if (auto it = back.find(key); it != back.end()) {
-            c.op_type = it->second.first;
-            c.domain.clear();
-            c.inputs.clear();
-            for (size_t k : it->second.second)
-                if (n.has_input(k)) c.inputs.push_back(n.input(k));
-        } else if (key == "com.microsoft.QLinearConcat") {
-            c.op_type = "Concat";
-            c.domain.clear();
-            c.inputs.clear();
-            for (size_t k = 2; k < n.inputs.size(); k += 3) c.inputs.push_back(n.inputs[k]);
-        }
-        v.add_node(std::move(c));
-    }
-    v.inputs() = g.inputs();
-    v.outputs() = g.outputs();
-    for (const auto& [d, ver] : g.opsets()) v.set_opset(d, ver);
-    ir::Graph q = check::quantized_view(v);
-    ir::Graph out;
-    for (const auto& [name, val] : q.values()) {
-        ir::Value c = val;
-        if (!c.is_constant() && c.dtype == num::DType::U8 && c.is_quantized()) {
-            c.dtype = num::DType::I8;
-            for (auto& z : c.quant.zero_point) z -= 128;
-        }
-        out.add_value(std::move(c));
-    }
-    for (const auto& n : q.nodes()) out.add_node(n);
-    out.inputs() = q.inputs();
-    out.outputs() = q.outputs();
-    for (const auto& [d, ver] : q.opsets()) out.set_opset(d, ver);
-    return out;
-}
-
 }  // namespace
 
 void Compiler::run() {
@@ -141,7 +74,51 @@ void Compiler::run() {
     plan_memory();
     lower_all();
     build_steps();
+    record_decisions();
     place();
+}
+
+std::vector<size_t> Compiler::ref_nodes(const std::vector<size_t>& unit_nodes) const {
+    std::vector<size_t> out;
+    for (size_t u : unit_nodes) out.insert(out.end(), g_.members(u).begin(), g_.members(u).end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+void Compiler::record_decisions() {
+    const auto& rn = ref_.nodes();
+    std::vector<int> layer_of(rn.size(), -1), unit_of(rn.size(), -1);
+    for (size_t l = 0; l < m_.layers.size(); ++l)
+        for (size_t r : m_.layers[l].ir_nodes) layer_of[r] = static_cast<int>(l);
+    for (size_t u = 0; u < g_.nodes().size(); ++u)
+        for (size_t r : g_.members(u)) unit_of[r] = static_cast<int>(u);
+    m_.decisions.clear();
+    for (size_t r = 0; r < rn.size(); ++r) {
+        NodeDecision d;
+        d.node = rn[r].name;
+        d.layer = layer_of[r];
+        d.vendor_checked = vendor_checked_ && unit_of[r] >= 0;
+        if (d.vendor_checked) {
+            const size_t u = static_cast<size_t>(unit_of[r]);
+            d.vendor = vendor_[u];
+            if (g_.nodes()[u].name != rn[r].name) {  // a DQ/act/Q member of a QDQ unit
+                d.vendor.fused_into = g_.nodes()[u].name;
+                d.vendor.reason = g_.rewrites(u).empty() ? std::string("part of ") + g_.nodes()[u].name
+                                                         : g_.rewrites(u)[0];
+                d.vendor.violations.clear();
+                d.vendor.rewrites = g_.rewrites(u);
+                if (d.vendor.verdict == check::Verdict::Target) d.vendor.verdict = check::Verdict::Fused;
+            } else {
+                for (const auto& rw : g_.rewrites(u))
+                    if (std::find(d.vendor.rewrites.begin(), d.vendor.rewrites.end(), rw) == d.vendor.rewrites.end())
+                        d.vendor.rewrites.push_back(rw);
+            }
+            d.vendor.node = rn[r].name;
+            d.vendor.op_type = rn[r].domain.empty() ? rn[r].op_type : rn[r].domain + "." + rn[r].op_type;
+        }
+        m_.decisions.push_back(std::move(d));
+    }
 }
 
 DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_zp) {
@@ -202,7 +179,11 @@ Layer Compiler::base_layer(size_t i, const std::string& op, Unit unit) const {
     L.outputs = n.outputs;
     if (!L.inputs.empty()) L.in_shape = shape_of(L.inputs[0]);
     if (!L.outputs.empty()) L.out_shape = shape_of(L.outputs[0]);
-    L.ir_nodes = {i};
+    L.ir_nodes = g_.members(i);
+    L.rewrites = g_.rewrites(i);
+    if (i < vendor_.size())
+        for (const auto& r : vendor_[i].rewrites)
+            if (std::find(L.rewrites.begin(), L.rewrites.end(), r) == L.rewrites.end()) L.rewrites.push_back(r);
     return L;
 }
 
@@ -212,7 +193,8 @@ void Compiler::consult_checker() {
     if (!spec) return;
     check::CheckResult r;
     try {
-        r = check::check_graph(checker_view(g_), *spec);
+        // The vendor's view: its rewrites, then its operator rules (the same call `npusim check` makes).
+        r = check::check_model(g_.checker_graph(), *spec);
     } catch (const check::CheckError& e) {
         throw std::invalid_argument(fmt::format("{}: {}", spec->id, e.what()));
     } catch (const std::exception&) {
@@ -220,17 +202,23 @@ void Compiler::consult_checker() {
         // compiler's own lowering preconditions still decide NPU or CPU per node.
         return;
     }
+    vendor_ = r.nodes;
+    vendor_checked_ = true;
     for (const auto& nr : r.nodes) {
         std::string why;
-        for (const auto& v : nr.violations) why += (why.empty() ? "" : "; ") + v.text;
+        for (const auto& v : nr.violations)
+            why += (why.empty() ? "" : "; ") + v.text + " [" + v.rule->source.text() + "]";
         if (why.empty()) why = nr.reason;
-        if (nr.verdict == check::Verdict::Unsupported)
+        if (nr.verdict == check::Verdict::Unsupported && opts_.reject_unsupported)
             throw std::invalid_argument(fmt::format("{} cannot run node '{}' ({}): {}", spec->id, nr.node,
                                                     nr.op_type, why.empty() ? "unsupported operator" : why));
+        if (nr.verdict == check::Verdict::Unsupported)
+            checker_cpu_[nr.node] = fmt::format("vendor rule: unsupported on {} ({}): {}", spec->id,
+                                                nr.spec_op.empty() ? nr.op_type : nr.spec_op, why);
         if (nr.verdict == check::Verdict::CpuFallback)
             checker_cpu_[nr.node] =
-                fmt::format("checker ({} {}): {}", spec->id, nr.spec_op.empty() ? nr.op_type : nr.spec_op,
-                            why.empty() ? "CPU fallback" : why);
+                fmt::format("vendor rule sends it to the CPU ({} {}): {}", spec->id,
+                            nr.spec_op.empty() ? nr.op_type : nr.spec_op, why.empty() ? "CPU fallback" : why);
     }
 }
 
@@ -240,10 +228,12 @@ bool Compiler::forced_cpu(const ir::Node& n) const {
     return false;
 }
 
-void Compiler::add_cpu(size_t i, const std::string& note) {
+void Compiler::add_cpu(size_t i, const std::string& note, CpuReason why) {
     PendingLayer p;
     p.layer = base_layer(i, g_.nodes()[i].op_type, Unit::Cpu);
     p.layer.note = note;
+    p.layer.cpu_reason = why;
+    p.unit_node = i;
     pending_.push_back(std::move(p));
 }
 
@@ -252,28 +242,58 @@ void Compiler::classify() {
     for (size_t i = 0; i < nodes.size(); ++i) {
         if (consumed_.count(i)) continue;
         const ir::Node& n = nodes[i];
+        cur_unit_ = i;
         if (forced_cpu(n)) {
-            add_cpu(i, "forced onto the CPU (--cpu-nodes)");
+            add_cpu(i, "forced onto the CPU (--cpu-nodes)", CpuReason::Forced);
             continue;
         }
         if (auto it = checker_cpu_.find(n.name); it != checker_cpu_.end()) {
-            add_cpu(i, it->second);
+            add_cpu(i, it->second, CpuReason::VendorRule);
             continue;
         }
         // Device tensors created for a layer that then fails are harmless (unused buffers are
         // dropped by the planner only if untouched; keep it simple: erase what this attempt added).
         const auto before = m_.tensors;
+        const std::string no_lowering = "npusim has no NPU lowering yet";
         try {
-            if (!classify_npu(i))
+            if (!classify_npu(i)) {
+                bool float_io = false;
+                for (const auto* names : {&n.inputs, &n.outputs})
+                    for (const auto& v : *names) {
+                        const ir::Value* x = v.empty() ? nullptr : g_.find_value(v);
+                        float_io |= x && !x->is_constant() && x->dtype == num::DType::F32;
+                    }
+                const bool qdq = n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
                 add_cpu(i,
-                        fmt::format("no NPU lowering for {}{}", n.domain.empty() ? "" : n.domain + ".", n.op_type));
+                        qdq ? fmt::format("{} for {} ({} conversion)", no_lowering, n.op_type,
+                                          n.op_type == "QuantizeLinear" ? "float to int8" : "int8 to float")
+                            : fmt::format("{} for {}{}{}", no_lowering, float_io ? "float " : "",
+                                          n.domain.empty() ? "" : n.domain + ".", n.op_type),
+                        CpuReason::NoLowering);
+            } else {
+                alias_extra_outputs(i);
+            }
         } catch (const NpuUnsupported& e) {
             m_.tensors = before;
-            add_cpu(i, e.what());
+            add_cpu(i, no_lowering + ": " + e.what(), CpuReason::NoLowering);
         } catch (const std::invalid_argument& e) {
             m_.tensors = before;
-            add_cpu(i, e.what());
+            add_cpu(i, no_lowering + ": " + e.what(), CpuReason::NoLowering);
         }
+    }
+}
+
+void Compiler::alias_extra_outputs(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    if (n.outputs.size() < 2 || pending_.empty() || n.op_type == "MaxPool") return;
+    const auto it = m_.tensors.find(n.outputs[0]);
+    if (it == m_.tensors.end()) return;
+    for (size_t k = 1; k < n.outputs.size(); ++k) {
+        DeviceTensor& t = dev_q(n.outputs[k]);
+        if (t.scale != it->second.scale || t.zp != it->second.zp)
+            unsupported(fmt::format("outputs '{}' and '{}' differ in quantization", n.outputs[0], n.outputs[k]));
+        t.alias_of = n.outputs[0];
+        pending_.back().layer.outputs.push_back(n.outputs[k]);
     }
 }
 
@@ -287,7 +307,7 @@ bool Compiler::classify_npu(size_t i) {
     if ((op == "QLinearAdd" || op == "QLinearMul") && n.domain == "com.microsoft") return add(i);
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
-    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return view(i);
+    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") return view(i);
     if (op == "DequantizeLinear") return bn(i);
     return false;
 }
@@ -297,6 +317,16 @@ bool Compiler::classify_npu(size_t i) {
 namespace drv::rknpu {
 
 using compiler_detail::Compiler;
+
+const char* cpu_reason_name(CpuReason r) {
+    switch (r) {
+        case CpuReason::None: return "";
+        case CpuReason::VendorRule: return "vendor rule";
+        case CpuReason::NoLowering: return "no NPU lowering yet";
+        case CpuReason::Forced: return "forced";
+    }
+    return "";
+}
 
 
 std::vector<int> parse_core_mask(const std::string& mask, const hw::SocProfile& soc) {

@@ -11,6 +11,7 @@ void Compiler::push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool 
     p.layer = std::move(L);
     p.lower = std::move(f);
     p.multicore = multicore;
+    p.unit_node = cur_unit_;
     pending_.push_back(std::move(p));
 }
 
@@ -32,10 +33,13 @@ bool Compiler::conv(size_t i) {
     op.out_c = static_cast<int>(w->dim(0));
     op.kernel_h = static_cast<int>(w->dim(2));
     op.kernel_w = static_cast<int>(w->dim(3));
-    op.depthwise = group > 1;
-    if (group != 1 && !(group == op.in_c && op.out_c == op.in_c && w->dim(1) == 1))
-        unsupported(fmt::format("grouped convolution (group {}) is not lowered", group));
-    if (w->dim(1) != (op.depthwise ? 1 : op.in_c))  // the lowering reads out_c x in_c x KH x KW values
+    op.depthwise = group > 1 && group == op.in_c && op.out_c == op.in_c && w->dim(1) == 1;
+    // Other grouped convolutions run as one dense convolution with block-diagonal weights (zeros
+    // between groups): exact, the MAC array doing group x the real MACs.
+    const bool grouped = group > 1 && !op.depthwise;
+    if (group < 1 || op.in_c % group != 0 || op.out_c % group != 0)
+        unsupported(fmt::format("group {} does not divide the channels", group));
+    if (w->dim(1) != (op.depthwise ? 1 : op.in_c / group))  // the lowering reads out_c x in_c x KH x KW values
         unsupported("weight input channels differ from the input's");
     const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
     const auto dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
@@ -56,10 +60,24 @@ bool Compiler::conv(size_t i) {
     const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
     const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
     op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
     Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
     const auto& ys_shape = g_.value(n.outputs[0]).shape;
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
-             static_cast<uint64_t>(op.depthwise ? 1 : op.in_c) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
+             static_cast<uint64_t>(op.depthwise ? 1 : op.in_c / group) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
+    if (grouped) {
+        L.note = fmt::format("group {} as a dense convolution with block-diagonal weights", group);
+        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [w, group](ConvOp& o) {
+            const size_t cg = static_cast<size_t>(o.in_c / group), mg = static_cast<size_t>(o.out_c / group);
+            const size_t k = static_cast<size_t>(o.kernel_h * o.kernel_w), C = static_cast<size_t>(o.in_c);
+            o.weights.assign(static_cast<size_t>(o.out_c) * C * k, 0);
+            const int8_t* src = w->data<int8_t>();
+            for (size_t oc = 0; oc < static_cast<size_t>(o.out_c); ++oc)
+                for (size_t c = 0; c < cg; ++c)
+                    std::memcpy(&o.weights[(oc * C + (oc / mg) * cg + c) * k], src + (oc * cg + c) * k, k);
+        });
+        return true;
+    }
     push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
@@ -121,6 +139,7 @@ bool Compiler::gemm(size_t i, bool matmul) {
     const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
     const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
     op.in_scale = as, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    fused_clip(n, ys, scalar_zp(g_, n, ys_at + 1), out.graph_uint8, op);
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
     L.note = what + " as a 1x1 convolution on a 1x1xK input";
@@ -233,7 +252,7 @@ bool Compiler::view(size_t i) {
     out.alias_of = in.name;
     Layer L = base_layer(i, n.op_type, Unit::View);
     L.note = fmt::format("same bytes as '{}'", in.name);
-    pending_.push_back({std::move(L), nullptr, false});
+    pending_.push_back({std::move(L), nullptr, false, cur_unit_});
     return true;
 }
 
@@ -282,7 +301,7 @@ bool Compiler::concat(size_t i) {
     L.note = copies ? fmt::format("{} of {} inputs written in place, {} requantizing copies", k - copies, k, copies)
                     : fmt::format("concat by addressing: all {} inputs written in place", k);
     if (!copies) {
-        pending_.push_back({std::move(L), nullptr, false});
+        pending_.push_back({std::move(L), nullptr, false, cur_unit_});
         return true;
     }
     push_npu(
@@ -385,7 +404,7 @@ bool Compiler::bn(size_t i) {
     Layer L = base_layer(i, "BatchNorm", Unit::Npu);
     L.outputs = {y};
     L.out_shape = shape_of(y);
-    L.ir_nodes = {i, c1[0], c2[0]};
+    L.ir_nodes = ref_nodes({i, c1[0], c2[0]});
     L.note = "DequantizeLinear -> BatchNormalization -> QuantizeLinear as a DPU per-channel affine task";
     consumed_.insert(c1[0]);
     consumed_.insert(c2[0]);

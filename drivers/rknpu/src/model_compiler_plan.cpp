@@ -114,14 +114,15 @@ void Compiler::lower_all() {
             // Falls back to the CPU; its device tensors stay (the CPU step reads/writes them).
             bodies_[l].clear();
             p.layer.unit = Unit::Cpu;
-            p.layer.op = g_.nodes()[p.layer.ir_nodes[0]].op_type;
-            p.layer.note = e.what();
+            p.layer.op = g_.nodes()[p.unit_node].op_type;
+            p.layer.note = std::string("npusim has no NPU lowering yet: ") + e.what();
+            p.layer.cpu_reason = CpuReason::NoLowering;
         }
     }
 }
 
 void Compiler::build_steps() {
-    if (&g_ != &m_.graph) m_.graph = g_;
+    if (&ref_ != &m_.graph) m_.graph = ref_;
     for (size_t l = 0; l < pending_.size(); ++l) {
         Layer L = pending_[l].layer;
         for (auto& b : bodies_[l]) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "numerics/tensor.h"
 
+#include <limits>
 #include <stdexcept>
 
 namespace num {
@@ -35,19 +36,30 @@ const char* dtype_name(DType t) {
     return "?";
 }
 
-Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-    for (int64_t d : shape_)
+namespace {
+/// Byte size of a dtype x shape, refusing products that overflow (a crafted shape must give an
+/// error, not a small buffer and a large write).
+size_t checked_bytes(DType dtype, const std::vector<int64_t>& shape) {
+    size_t n = dtype_size(dtype);
+    for (int64_t d : shape) {
         if (d < 0) throw std::invalid_argument("Tensor: negative dimension");
-    bytes_.assign(numel() * dtype_size(dtype_), 0);
+        const size_t u = static_cast<size_t>(d);
+        if (u && n > std::numeric_limits<size_t>::max() / 2 / u) throw std::length_error("Tensor: size overflows");
+        n *= u;
+    }
+    return n;
+}
+}  // namespace
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+    bytes_.assign(checked_bytes(dtype_, shape_), 0);
 }
 
 Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
     Tensor t;
     t.dtype_ = dtype;
     t.shape_ = std::move(shape);
-    for (int64_t d : t.shape_)
-        if (d < 0) throw std::invalid_argument("Tensor: negative dimension");
-    t.bytes_.resize(t.numel() * dtype_size(dtype));  // default-init: no zeroing
+    t.bytes_.resize(checked_bytes(dtype, t.shape_));  // default-init: no zeroing
     return t;
 }
 

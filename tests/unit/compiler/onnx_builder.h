@@ -81,6 +81,13 @@ class ModelBuilder {
         a->set_type(::onnx::AttributeProto::FLOAT);
         a->set_f(v);
     }
+    /// Graph-valued attribute (If then_branch / else_branch).
+    static void attr_graph(::onnx::NodeProto& n, const std::string& name, const ::onnx::GraphProto& g) {
+        auto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(::onnx::AttributeProto::GRAPH);
+        *a->mutable_g() = g;
+    }
     std::string bytes() const { return m_.SerializeAsString(); }
 
    private:

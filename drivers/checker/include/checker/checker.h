@@ -44,6 +44,9 @@ struct NodeResult {
     Verdict verdict = Verdict::Target;
     std::string reason;      ///< why, when not in the table or not in the seed
     std::vector<Violation> violations;
+    /// check_model: the vendor graph rewrites that touched this node ("Gemm with constant B ->
+    /// 1x1 Conv", "x * Sigmoid(x) -> exSwish (SiLU)", ...), in the order applied.
+    std::vector<std::string> rewrites;
 };
 
 struct CheckResult {
@@ -73,5 +76,27 @@ ir::Graph quantized_view(const ir::Graph& g, size_t* folded = nullptr);
 
 /// "int8", "float32", ... (the spec DB's dtype names).
 std::string dtype_spec_name(num::DType t);
+
+/// The graph the vendor toolchain's checker sees for an imported graph (vendor_view.cpp): fused
+/// integer ops back as the ONNX ops the spec describes, Q/DQ folded into quantized tensors, uint8
+/// activations as RKNN's int8, then the vendor compiler's rewrites (Identity removed,
+/// Flatten/Squeeze/Unsqueeze as Reshape, SiLU/HardSwish/GELU patterns recognised, Gemm/MatMul with a
+/// constant B as 1x1 Conv, BatchNormalization after Conv folded, Div/Sub by a constant as Mul/Add,
+/// scalar-constant Add/Mul folded into a Conv or run as a per-tensor affine).
+struct VendorGraph {
+    ir::Graph graph;
+    std::vector<size_t> primary;                      ///< vendor node -> source node it reports on
+    std::vector<int> vendor_node;                     ///< source node -> vendor node, -1 when folded away
+    std::vector<int> folded_into;                     ///< source node -> source node it was folded into, -1
+    std::vector<std::vector<std::string>> rewrites;   ///< per source node
+    std::vector<std::string> folded_reason;           ///< per source node: Q/DQ folded into a tensor, or ""
+};
+VendorGraph vendor_graph(const ir::Graph& g);
+
+/// check_graph on vendor_graph(g), reported per node of `g` (same order): a node folded away by a
+/// rewrite gets Verdict::Fused (or the CPU/unsupported verdict of the node it went into) with
+/// fused_into and the rewrite as reason; every node carries its rewrites. What `npusim check` and
+/// the RKNPU model compiler both use, so their vendor verdicts are the same.
+CheckResult check_model(const ir::Graph& g, const PlatformSpec& spec, const CheckOptions& opts = {});
 
 }  // namespace drv::check

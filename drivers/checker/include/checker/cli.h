@@ -5,14 +5,33 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <utility>
 #include <string>
 #include <vector>
 
+#include "checker/checker.h"
 #include "compiler/ir/graph.h"
 
 namespace drv::check {
+
+/// How npusim's own compiler places one node (RKNPU platforms): the vendor verdict the compiler
+/// applied (check_model on the graph it partitions) and the layer the node ended in. `npusim check`
+/// prints these, so that check and run come from one decision.
+struct NodePlacement {
+    NodeResult vendor;   ///< node, op_type, vendor verdict, violated rules, rewrites
+    std::string unit;    ///< "NPU", "CPU", "view"
+    std::string layer;   ///< the layer's name
+    std::string reason;  ///< CPU: "vendor rule", "no NPU lowering yet", "forced"
+    std::string note;    ///< CPU: why; view: how
+};
+/// Returns the placement of every node of `model` on `platform` (the --platform text) whose spec
+/// is `spec`, or nullopt when npusim has no NPU compiler for that platform (MCU, tnpuv2). Throws
+/// std::exception with a one-line message when the model cannot be compiled at all.
+using PlacementFn =
+    std::function<std::optional<std::vector<NodePlacement>>(const std::string& model, const std::string& platform,
+                                                            const PlatformSpec& spec)>;
 
 /// Exit codes of run_check_cli / run_specs_cli.
 enum ExitCode : int {
@@ -34,6 +53,9 @@ struct CheckCliOptions {
     std::vector<std::string> input_shapes;  ///< "name=1x3x224x224" (fixes dynamic dims)
     int64_t quant_bits = 0;                 ///< --bits: quantization width (tnpuv2 4..20); 0 = dtype
     std::string specs_dir;                  ///< empty = default_specs_dir()
+    /// Set by sim/ (which links the compiler): per-node placement on RKNPU platforms (not used
+    /// with `prepare`: the placement compiles the model file itself).
+    PlacementFn placement;
     /// Refusals of the target's own engine that the rule tables cannot express (sim/ sets it for the
     /// MCU platforms: drivers/mcu's "no MCU kernel yet" and the seed's QDQ verdict), given the model
     /// file and the checked graph: {node name, reason}; node "" = the whole model. Such nodes are

@@ -203,9 +203,82 @@ def translate(op, c):
     if k == "broadcast" and t.startswith("broadcast only [b,c,1,1] or [scalar]"):
         return [rule("broadcast", eng, tensor="in*", patterns=["bc11", "scalar"], dims="bchw")]
     if k == "broadcast" and t == "no broadcast":
-        return [rule("broadcast", eng, tensor="in*", patterns=["none"], dims="bchw")]
+        # The seed lists "no broadcast" under the data input; PRelu's slope has its own note.
+        return [rule("broadcast", eng, tensor="in0" if op["op"] == "PRelu" else "in*", patterns=["none"], dims="bchw")]
     if k == "broadcast" and prm == "broadcast" and "->" in t:
         return []  # Expand patterns: encoded once as the Expand broadcast rule below
+    # Support notes that can be checked on a graph (issue 13): each becomes a rule citing the op's heading.
+    if k == "dtype" and prm == "A,B" and "float constant" in t:
+        return [rule("dtype", "B: T1 unless it is a constant tensor (T2 = float constant allowed)", tensor="in1",
+                     dtypes=op.get("dtypes") or ["int8", "float16"], when="!in1.const")]
+    if k == "dtype" and prm == "shape" and op["op"] == "Expand":
+        return [rule("dtype", eng, tensor="in1", dtypes=["int64"])]
+    if k == "rank" and prm == "Indices":
+        return [rule("rank", "Indices: rank 1", tensor="in1", ranks=[1], param="indices rank"),
+                rule("dtype", "Indices: int", tensor="in1", dtypes=["int32", "int64"])]
+    if k == "rank" and prm == "pads":
+        return [rule("dtype", "pads: int64", tensor="in1", dtypes=["int64"]),
+                rule("formula", "pads: 8 values [n_b,c_b,h_b,w_b,n_e,c_e,h_e,w_e]", param="pads",
+                     expr="(data.in1.len ?? attr.pads.len ?? 8) == 8")]
+    if k == "dtype" and prm == "constant_value":
+        return [rule("formula", "constant_value: shape [1] (a scalar)", param="constant_value",
+                     expr="(in2.numel ?? 1) == 1"),
+                rule("dtype", "constant_value: float, int8 or float16 scalar", tensor="in2",
+                     dtypes=["float32", "int8", "float16"])]
+    if k == "dim_max" and prm == "mode=reflect":
+        when = "(attr.mode ?? 'constant') == 'reflect'"
+        return [rule("interval", "mode=reflect: channel in (0,8192]", param="channel", value="channel", min=0,
+                     min_open=True, max=8192, when=when),
+                rule("interval", "mode=reflect: height in (0,8192]", param="height", value="height", min=0,
+                     min_open=True, max=8192, when=when),
+                rule("interval", "mode=reflect: width in (0,8176]", param="width", value="width", min=0,
+                     min_open=True, max=8176, when=when)]
+    if k == "note" and op["op"] == "Clip/ReLU6" and "clip to [0,6]" in t:
+        return [rule("formula", "clip to [0,6] (ReLU6): min = 0, max = 6", param="min/max",
+                     expr="(data.in1.0 ?? attr.min ?? -1) == 0 && (data.in2.0 ?? attr.max ?? -1) == 6")]
+    if k == "broadcast" and prm == "slope":
+        return [rule("formula", "slope: a single scalar or one coefficient per channel ([C,1,1] / [1,C,1,1])",
+                     param="slope", expr="in1.numel == 1 || (in1.rank == 3 && in1.d0 == channel && in1.d1 == 1 && "
+                     "in1.d2 == 1) || (in1.rank == 4 && in1.d0 == 1 && in1.d1 == channel && in1.d2 == 1 && in1.d3 == 1)")]
+    if k == "unsupported_attr" and prm == "roi":
+        return [rule("formula", "roi: not supported", param="roi", expr="(in1.numel ?? 0) == 0")]
+    if k == "dtype" and prm == "scales/sizes":
+        return [rule("dtype", "scales: float", tensor="in2", dtypes=["float32"], when="(in2.numel ?? 0) > 0"),
+                rule("dtype", "sizes: int64", tensor="in3", dtypes=["int64"])]
+    if k == "unsupported_attr" and prm.startswith("antialias"):
+        dflt = [("antialias", "0"), ("cubic_coeff_a", "-0.75"), ("exclude_outside", "0"),
+                ("extrapolation_value", "0"), ("keep_aspect_ratio_policy", "'stretch'"),
+                ("nearest_mode", "'round_prefer_floor'")]
+        out = [rule("set", "%s: cannot be set (default only)" % a, param=a, value="attr.%s ?? %s" % (a, d),
+                    values=[d.strip("'") if d.startswith("'") else float(d) if "." in d else int(d)]) for a, d in dflt]
+        out.append(rule("formula", "axes: cannot be set", param="axes", expr="!defined(attr.axes)"))
+        return out
+    if k == "enum" and prm == "scale" and "2..8" in t:
+        factor = "out0.d2 %% in0.d2 == 0 && out0.d3 %% in0.d3 == 0 && %s >= 2 && %s <= 8 && %s >= 2 && %s <= 8" % (
+            "out0.d2 / in0.d2", "out0.d2 / in0.d2", "out0.d3 / in0.d3", "out0.d3 / in0.d3")
+        return [rule("formula", "only integer scaling in H and W by a factor 2..8 each, batch and channel kept; "
+                     "a (1,c,1,1) input may be upscaled to any (1,c,h,w)", param="scale",
+                     expr="out0.d0 == in0.d0 && out0.d1 == in0.d1 && ((in0.d2 == 1 && in0.d3 == 1) || (%s))" % factor)]
+    if k == "conditional" and prm == "scale" and "(1,c,1,1)" in t:
+        return []  # encoded with the 2..8 rule above
+    if k == "alignment" and prm == "steps":
+        steps_one = " && ".join("(data.in4.%d ?? 1) == 1" % i for i in range(4))
+        return [rule("formula", "steps != 1 only when height*width == 1 (and channel/starts/ends aligned to subc, "
+                     "which the seed does not define); otherwise steps must be [1,1,1,1]", param="steps",
+                     expr="(%s) || in0.d2 * in0.d3 == 1" % steps_one)]
+    if k == "dtype" and prm == "repeats":
+        return [rule("dtype", "repeats: int64", tensor="in1", dtypes=["int64"]),
+                rule("formula", "repeats: 4 values", param="repeats", expr="(data.in1.len ?? 4) == 4")]
+    if k == "dtype" and prm == "mask_tensor":
+        return [rule("dtype", "mask: bool", tensor="in0", dtypes=["bool"])]
+    if k == "note" and op["op"] == "HardSigmoid":
+        return [rule("formula", "y = max(0, min(1, x/6 + 0.5)): alpha = 1/6, beta = 0.5", param="alpha/beta",
+                     expr="abs((attr.alpha ?? 0.2) - 1/6) < 0.0001 && abs((attr.beta ?? 0.5) - 0.5) < 0.0001")]
+    if k == "note" and op["op"] == "Elu":
+        return [rule("formula", "alpha = 1", param="alpha", expr="(attr.alpha ?? 1) == 1")]
+    if k == "enum" and prm == "axes" and op["op"] == "exNorm":
+        return [rule("formula", "axes: only [1] or [1,2,3] (LayerNormalization axis 1)", param="axis",
+                     expr="(attr.axis ?? -1) + ((attr.axis ?? -1) < 0) * in0.rank == 1")]
     if k == "product_limit" and prm.startswith("axis="):
         ax = int(prm.split("=")[1])
         if ax == 1:

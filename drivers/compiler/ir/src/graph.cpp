@@ -12,7 +12,7 @@ namespace drv::ir {
 int64_t Value::numel() const {
     int64_t n = 1;
     for (int64_t d : shape) {
-        if (d < 0) return -1;
+        if (d < 0 || (d && n > kMaxTensorElements / d)) return -1;
         n *= d;
     }
     return n;

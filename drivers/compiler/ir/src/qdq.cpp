@@ -8,13 +8,16 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
+
+#include "qdq_internal.h"
 
 namespace drv::ir {
 
 namespace {
 
-bool is_q(const Node& n) { return n.op_type == "QuantizeLinear" && (n.domain.empty() || n.domain == "com.microsoft"); }
-bool is_dq(const Node& n) { return n.op_type == "DequantizeLinear" && (n.domain.empty() || n.domain == "com.microsoft"); }
+using qdq::is_dq;
+using qdq::is_q;
 bool is_int8ish(num::DType d) { return d == num::DType::I8 || d == num::DType::U8; }
 
 std::vector<int32_t> ints_as_i32(const num::Tensor& t) {
@@ -38,7 +41,8 @@ struct Units {
     std::map<std::string, size_t> uses;      // value -> number of consuming node inputs
     std::set<std::string> graph_outputs;
 
-    explicit Units(Graph& graph) : g(graph) { refresh(); }
+    bool x86_64 = false;
+    explicit Units(Graph& graph, bool x86) : g(graph), x86_64(x86) { refresh(); }
     void refresh() {
         producer.clear();
         uses.clear();
@@ -139,6 +143,9 @@ bool fuse_unit(const Units& u, const Node& p, const Node& q, Node& out) {
     if (op == "Conv" || op == "MatMul") {
         const Node *x = dq(0), *w = dq(1);
         if (!act_ok(x) || !w || !is_int8ish(u.g.value(w->input(0)).dtype)) return false;
+        // onnxruntime on x86-64 does not run int8-activation Conv/MatMul units as integer ops
+        // (QDQIsInt8Allowed() is false off ARM): they stay DQ -> float op -> Q.
+        if (u.x86_64 && yt == num::DType::I8) return false;
         auto in = triple(*x);
         for (auto& s : triple(*w)) in.push_back(s);
         in.insert(in.end(), qy.begin(), qy.end());
@@ -219,18 +226,84 @@ bool fuse_unit(const Units& u, const Node& p, const Node& q, Node& out) {
     return false;
 }
 
+/// Records `p` on value `name` unless it already carries different parameters (two different
+/// quantizations of one tensor: the first stays, the nodes stay explicit).
+void record(Graph& g, const std::string& name, const num::QuantParams& p) {
+    Value* v = g.find_value(name);
+    if (!v || !v->shape_known || p.empty()) return;
+    if (!v->quant.empty() && (v->quant.scale != p.scale || v->quant.zero_point != p.zero_point)) return;
+    v->quant = p;
+    if (v->is_constant()) v->data->quant = p;
+}
+
+/// Quantization of the (x, scale, zero point) triple at inputs [x_at, x_at + 2] of a QLinear op;
+/// per-axis scales apply along `axis`.
+bool triple_params(const Graph& g, const Node& n, size_t s_at, int axis, num::QuantParams& p) {
+    Node view;
+    view.name = n.name;
+    view.op_type = n.op_type;
+    view.inputs = {"", n.input(s_at), n.input(s_at + 1)};
+    view.attrs.set("axis", static_cast<int64_t>(axis));
+    return quant_params_of(g, view, 0, p);
+}
+
+/// The quantized tensors of the QOperator format (seed 002 signatures): (value, scale index, axis).
+std::vector<std::tuple<std::string, size_t, int>> qoperator_tensors(const Node& n) {
+    const std::string& op = n.op_type;
+    const std::string y = n.outputs.empty() ? std::string() : n.outputs[0];
+    if (op == "QLinearConv" || op == "QLinearMatMul")
+        return {{n.input(0), 1, 1}, {n.input(3), 4, op == "QLinearConv" ? 0 : 1}, {y, 6, 1}};
+    if (op == "QLinearAdd" || op == "QLinearMul") return {{n.input(0), 1, 1}, {n.input(3), 4, 1}, {y, 6, 1}};
+    if (op == "QGemm") {
+        std::vector<std::tuple<std::string, size_t, int>> t{{n.input(0), 1, 1}, {n.input(3), 4, 0}};
+        if (n.has_input(7)) t.push_back({y, 7, 1});
+        return t;
+    }
+    if (op == "QLinearGlobalAveragePool" || op == "QLinearAveragePool" || op == "QLinearSigmoid" ||
+        op == "QLinearLeakyRelu" || op == "QLinearSoftmax" || op == "QLinearReduceMean")
+        return {{n.input(0), 1, 1}, {y, 3, 1}};
+    if (op == "QLinearConcat") {
+        std::vector<std::tuple<std::string, size_t, int>> t{{y, 0, 1}};
+        for (size_t k = 2; k + 2 < n.inputs.size() + 1; k += 3) t.push_back({n.input(k), k + 1, 1});
+        return t;
+    }
+    return {};
+}
+
+/// Data-movement ops whose int8 output carries its input's quantization (onnxruntime runs them on
+/// the quantized tensor in the QOperator format).
+bool keeps_quant(const Node& n) {
+    static const std::set<std::string> k{"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                                         "Identity", "Slice", "Resize", "Gather", "Split", "DepthToSpace",
+                                         "SpaceToDepth", "Upsample"};
+    return n.domain.empty() && k.count(n.op_type);
+}
+
 void annotate(Graph& g) {
     for (const auto& n : g.nodes()) {
-        if (!is_q(n) && !is_dq(n)) continue;
-        const std::string& qname = is_q(n) ? n.outputs[0] : n.input(0);
-        Value* v = g.find_value(qname);
-        if (!v || !v->shape_known) continue;
-        num::QuantParams p;
-        if (!quant_params_of(g, n, v->shape.size(), p)) continue;
-        if (!v->quant.empty() && (v->quant.scale != p.scale || v->quant.zero_point != p.zero_point))
-            continue;  // two different DQs of one tensor: keep the first; the nodes stay explicit
-        v->quant = p;
-        if (v->is_constant()) v->data->quant = p;
+        if (is_q(n) || is_dq(n)) {
+            const std::string& qname = is_q(n) ? n.outputs[0] : n.input(0);
+            const Value* v = g.find_value(qname);
+            num::QuantParams p;
+            if (v && v->shape_known && quant_params_of(g, n, v->shape.size(), p)) record(g, qname, p);
+            continue;
+        }
+        for (const auto& [name, s_at, axis] : qoperator_tensors(n)) {
+            num::QuantParams p;
+            const Value* v = g.find_value(name);
+            if (!v || !is_int8ish(v->dtype) || !triple_params(g, n, s_at, axis, p)) continue;
+            record(g, name, p);
+        }
+    }
+    // Through data movement, in node order (the graph is sorted): output = input quantization.
+    for (const auto& n : g.nodes()) {
+        if (!keeps_quant(n) || !n.has_input(0)) continue;
+        const Value* x = g.find_value(n.input(0));
+        if (!x || !is_int8ish(x->dtype) || x->quant.empty() || x->quant.per_axis()) continue;
+        for (const auto& o : n.outputs) {
+            const Value* y = o.empty() ? nullptr : g.find_value(o);
+            if (y && y->dtype == x->dtype && y->quant.empty()) record(g, o, x->quant);
+        }
     }
 }
 
@@ -261,10 +334,18 @@ bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantPar
     return true;
 }
 
-void fold_qdq(Graph& g, bool rewrite) {
+void fold_qdq(Graph& g, bool rewrite, bool x86_64) {
+    if (rewrite) {  // onnxruntime's rewrites ahead of its QDQ fusions (qdq_ort.cpp), in its order
+        qdq::ensure_unique_dq(g);
+        qdq::propagate_qdq(g);
+        qdq::quantize_weight_bias(g);
+        qdq::ensure_unique_dq(g);
+        if (x86_64) qdq::s8_to_u8(g);
+        g.sort_topologically();
+    }
     annotate(g);
     if (!rewrite) return;
-    Units u(g);
+    Units u(g, x86_64);
     for (size_t i = 0; i < g.nodes().size(); ++i)
         if (is_q(g.nodes()[i]) && remove_clamp_before_q(u, i)) u.refresh();
     g.remove_dead_nodes();

@@ -63,8 +63,14 @@ const Value& Ctx::in(size_t i) const {
 
 void Ctx::set(size_t i, num::DType dt, std::vector<int64_t> shape) const {
     if (i >= node.outputs.size() || node.outputs[i].empty()) return;
-    for (int64_t d : shape)
+    int64_t n = 1;
+    for (int64_t d : shape) {
         if (d < 0) throw GraphError(node.label() + ": output '" + node.outputs[i] + "' gets a negative dimension " + shape_to_string(shape));
+        if (d && n > kMaxTensorElements / d)
+            throw GraphError(node.label() + ": output '" + node.outputs[i] + "' shape " + shape_to_string(shape) +
+                             " has more than 2^31 elements (limit of the importer)");
+        n *= d;
+    }
     Value& v = g.get_or_add_value(node.outputs[i]);
     v.dtype = dt;
     v.shape = std::move(shape);
@@ -196,7 +202,12 @@ std::vector<std::string> shape_rule_ops() {
 void infer_shapes(Graph& g) {
     g.sort_topologically();
     const auto& table = shape::rules();
+    std::map<std::string, int> folded;  // op type -> nodes folded into constants
     for (size_t i = 0; i < g.nodes().size();) {
+        if (g.nodes()[i].op_type == "If" && g.nodes()[i].domain.empty()) {
+            shape::inline_if(g, i);  // the chosen branch's nodes now start at i
+            continue;
+        }
         const Node& n = g.nodes()[i];
         auto it = table.find(n.domain + ":" + n.op_type);
         if (it == table.end())
@@ -210,7 +221,15 @@ void infer_shapes(Graph& g) {
             if (!v || !v->shape_known)
                 throw GraphError("node " + n.label() + ": output '" + o + "' shape could not be inferred");
         }
-        if (!shape::try_fold(g, i)) ++i;  // a folded node is erased; i then names the next one
+        const std::string op = n.op_type;
+        if (shape::try_fold(g, i)) ++folded[op];  // a folded node is erased; i then names the next one
+        else ++i;
+    }
+    if (!folded.empty()) {
+        std::string s = "constant subgraph folded:";
+        for (const auto& [op, k] : folded) s += " " + std::to_string(k) + " " + op + ",";
+        s.pop_back();
+        g.rewrites().push_back(s);
     }
 }
 

@@ -31,5 +31,9 @@ num::DType onnx_dtype(int64_t code, const Ctx& c);
 /// Replaces node `index`'s outputs with constants when all inputs are constant and the op is
 /// foldable here (shape arithmetic only); leaves the node in place otherwise.
 bool try_fold(Graph& g, size_t index);  ///< true when folded (node erased)
+/// Replaces If node `index` by the nodes of the branch its (constant) condition selects, renamed
+/// under "<if name>/then/" or ".../else/"; throws GraphError naming the node when the condition is
+/// not a constant (a data-dependent If has no static graph).
+void inline_if(Graph& g, size_t index);
 
 }  // namespace drv::ir::shape

@@ -155,8 +155,10 @@ void slice(const Ctx& c) {
             return std::clamp<int64_t>(v, is_start ? 0 : -1, d - 1);
         };
         int64_t s = clampi(starts[i], true), e = clampi(ends[i], false);
-        int64_t len = st > 0 ? (e - s + st - 1) / st : (s - e + (-st) - 1) / (-st);
-        out[a] = std::max<int64_t>(0, len);
+        // ceil(|e - s| / |step|) without overflow for steps near INT64_MIN/MAX (issue 23).
+        const uint64_t mag = st > 0 ? static_cast<uint64_t>(st) : static_cast<uint64_t>(-(st + 1)) + 1;
+        const int64_t span = st > 0 ? e - s : s - e;
+        out[a] = span <= 0 ? 0 : static_cast<int64_t>(1 + static_cast<uint64_t>(span - 1) / mag);
     }
     c.set(0, x.dtype, out);
 }

@@ -5,6 +5,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -89,7 +90,51 @@ void import_inputs(const ::onnx::GraphProto& gp, ir::Graph& g, const ImportOptio
                               (name.empty() ? " (the model has " + std::to_string(real.size()) + " inputs; name one)" : ""));
 }
 
-void import_nodes(const ::onnx::GraphProto& gp, ir::Graph& g, const std::string& src) {
+constexpr int kMaxSubgraphDepth = 16;  // nested If branches; deeper nesting is refused
+
+void import_nodes(const ::onnx::GraphProto& gp, ir::Graph& g, const std::string& src, int depth = 0);
+
+/// Names a subgraph reads but does not define (outer-scope captures), nested subgraphs included.
+std::vector<std::string> free_values(const ir::Graph& sub) {
+    std::set<std::string> defined, seen;
+    for (const auto& [name, v] : sub.values())
+        if (v.is_constant()) defined.insert(name);
+    for (const auto& in : sub.inputs()) defined.insert(in);
+    for (const auto& n : sub.nodes())
+        for (const auto& o : n.outputs) defined.insert(o);
+    std::vector<std::string> out;
+    auto use = [&](const std::string& v) {
+        if (!v.empty() && !defined.count(v) && seen.insert(v).second) out.push_back(v);
+    };
+    for (const auto& n : sub.nodes()) {
+        for (const auto& in : n.inputs) use(in);
+        for (const auto& [attr, sg] : n.subgraphs)
+            for (const auto& v : free_values(*sg)) use(v);
+    }
+    for (const auto& o : sub.outputs()) use(o);
+    return out;
+}
+
+/// A graph attribute (If then_branch / else_branch) as an IR graph: its initializers, Constant
+/// nodes and nodes, outputs by name; nothing inferred (it refers to outer values).
+std::shared_ptr<const ir::Graph> import_subgraph(const ::onnx::GraphProto& gp, const std::string& where, int depth) {
+    if (depth >= kMaxSubgraphDepth)
+        throw ImportError(where + ": subgraphs nested more than " + std::to_string(kMaxSubgraphDepth) + " deep");
+    auto sub = std::make_shared<ir::Graph>();
+    for (const auto& t : gp.initializer()) {
+        if (t.name().empty()) throw ImportError(where + ": subgraph initializer with an empty name");
+        add_constant(*sub, t.name(), tensor_from_proto(t, where + " initializer"), where);
+    }
+    if (gp.input_size() > 0) throw ImportError(where + ": an If branch must not declare inputs");
+    import_nodes(gp, *sub, where, depth + 1);
+    for (const auto& o : gp.output()) {
+        if (o.name().empty()) throw ImportError(where + ": subgraph output with an empty name");
+        sub->outputs().push_back(o.name());
+    }
+    return sub;
+}
+
+void import_nodes(const ::onnx::GraphProto& gp, ir::Graph& g, const std::string& src, int depth) {
     std::set<std::string> names;
     for (int i = 0; i < gp.node_size(); ++i) {
         const auto& np = gp.node(i);
@@ -111,8 +156,26 @@ void import_nodes(const ::onnx::GraphProto& gp, ir::Graph& g, const std::string&
         n.outputs.assign(np.output().begin(), np.output().end());
         for (const auto& a : np.attribute()) {
             if (a.name().empty()) throw ImportError(where + ": attribute with an empty name");
-            if (n.attrs.has(a.name())) throw ImportError(where + ": attribute '" + a.name() + "' given twice");
+            if (n.attrs.has(a.name()) || n.subgraphs.count(a.name()))
+                throw ImportError(where + ": attribute '" + a.name() + "' given twice");
+            if (a.type() == ::onnx::AttributeProto::GRAPH || a.type() == ::onnx::AttributeProto::GRAPHS) {
+                if (n.op_type != "If" || !n.domain.empty() || a.type() != ::onnx::AttributeProto::GRAPH)
+                    throw ImportError(where + ": attribute '" + a.name() + "' is a subgraph; control flow other than If " +
+                                      "(Loop, Scan) is not supported");
+                n.subgraphs[a.name()] = import_subgraph(a.g(), where + " " + a.name(), depth);
+                continue;
+            }
             n.attrs.set(a.name(), attribute_from_proto(a, where));
+        }
+        if (n.op_type == "If" && n.domain.empty()) {
+            if (!n.subgraphs.count("then_branch") || !n.subgraphs.count("else_branch"))
+                throw ImportError(where + ": If needs both then_branch and else_branch");
+            // Outer values the branches read become extra inputs (ordering, liveness); the
+            // condition stays input 0.
+            std::set<std::string> listed(n.inputs.begin(), n.inputs.end());
+            for (const char* b : {"then_branch", "else_branch"})
+                for (const auto& v : free_values(*n.subgraphs.at(b)))
+                    if (listed.insert(v).second) n.inputs.push_back(v);
         }
         g.add_node(std::move(n));
     }
@@ -189,6 +252,7 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
         RawSpan r = static_cast<size_t>(i) < raw.size() ? raw[static_cast<size_t>(i)] : RawSpan{};
         if (opts.skip_data_from_bytes && r.size >= opts.skip_data_from_bytes) r.contents = false;
         add_constant(g, t.name(), tensor_from_proto(t, src + ": initializer", &r), src + ": initializer");
+        if (!r.contents) g.value(t.name()).contents_unspecified = true;
     }
     if (gp.sparse_initializer_size()) throw ImportError(src + ": sparse initializers are not supported");
     import_inputs(gp, g, opts, src);
@@ -200,7 +264,7 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
     if (g.outputs().empty()) throw ImportError(src + ": graph has no outputs");
     g.validate();
     ir::infer_shapes(g);
-    if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite);
+    if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite, opts.ort_cpu == OrtCpu::X86_64);
     g.remove_dead_nodes();
     g.validate();
     return g;

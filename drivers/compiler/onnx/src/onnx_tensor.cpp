@@ -9,7 +9,7 @@
 namespace drv::importer {
 
 namespace {
-constexpr int64_t kMaxElements = int64_t{1} << 31;  // 2^31 elements: far above any supported model
+constexpr int64_t kMaxElements = ir::kMaxTensorElements;
 
 template <typename Src, typename Dst>
 void copy_typed(const Src& src, num::Tensor& t) {
@@ -126,18 +126,24 @@ ir::Value value_from_info(const ::onnx::ValueInfoProto& vi, const std::string& w
         if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(override_shape->size()))
             throw ImportError(where + " '" + vi.name() + "': --input-shape gives rank " + std::to_string(override_shape->size()) + " but the model declares rank " + std::to_string(tt.shape().dim_size()));
         v.shape = *override_shape;
-        v.shape_known = true;
-        return v;
-    }
-    if (!tt.has_shape())
-        throw ImportError(where + " '" + vi.name() + "' has no shape; fix it with --input-shape " + vi.name() + "=AxBxC...");
-    for (int i = 0; i < tt.shape().dim_size(); ++i) {
-        const auto& d = tt.shape().dim(i);
-        if (!d.has_dim_value() || d.dim_value() <= 0) {
-            std::string why = d.has_dim_param() ? "dynamic ('" + d.dim_param() + "')" : "unknown";
-            throw ImportError(where + " '" + vi.name() + "' dimension " + std::to_string(i) + " is " + why + "; fix it with --input-shape " + vi.name() + "=AxBxC...");
+    } else {
+        if (!tt.has_shape())
+            throw ImportError(where + " '" + vi.name() + "' has no shape; fix it with --input-shape " + vi.name() + "=AxBxC...");
+        for (int i = 0; i < tt.shape().dim_size(); ++i) {
+            const auto& d = tt.shape().dim(i);
+            if (!d.has_dim_value() || d.dim_value() <= 0) {
+                std::string why = d.has_dim_param() ? "dynamic ('" + d.dim_param() + "')" : "unknown";
+                throw ImportError(where + " '" + vi.name() + "' dimension " + std::to_string(i) + " is " + why + "; fix it with --input-shape " + vi.name() + "=AxBxC...");
+            }
+            v.shape.push_back(d.dim_value());
         }
-        v.shape.push_back(d.dim_value());
+    }
+    int64_t n = 1;
+    for (int64_t d : v.shape) {
+        if (d > 0 && n > kMaxElements / d)
+            throw ImportError(where + " '" + vi.name() + "' shape " + ir::shape_to_string(v.shape) +
+                              " has more than 2^31 elements (limit of the importer)");
+        n *= d;
     }
     v.shape_known = true;
     return v;

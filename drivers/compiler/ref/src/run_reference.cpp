@@ -51,6 +51,7 @@ int run_reference(const RefRunOptions& o, std::ostream& log) {
         importer::ImportOptions io;
         for (const auto& s : o.input_shapes) importer::parse_input_shape(s, io);
         io.qdq = o.keep_qdq ? importer::QdqMode::Fold : importer::QdqMode::Rewrite;
+        io.ort_cpu = importer::OrtCpu::X86_64;  // the onnxruntime-node oracle (x86-64)
         g = importer::load_model(o.model, io);
         for (const auto& n : g.nodes())
             if (!num::op_supported(n.op_type, n.domain))

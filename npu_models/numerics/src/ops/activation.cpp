@@ -2,6 +2,7 @@
 // Unary element-wise operators (activations and math): fp32, evaluated per element in float with
 // the C library's functions; onnxruntime uses its own vectorised approximations (MLAS logistic,
 // tanh, erf), hence the oracle tests' relative tolerance on these.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -57,7 +58,7 @@ void clip_typed(const Tensor& x, const Inputs& in, const Attributes& a, Tensor& 
     if (const Tensor* m = opt(in, 2)) hi = m->data<T>()[0];
     for (size_t i = 0; i < x.numel(); ++i) {
         const T v = x.data<T>()[i];
-        y.data<T>()[i] = v < lo ? lo : (v > hi ? hi : v);
+        y.data<T>()[i] = std::min(std::max(v, lo), hi);  // min > max gives max everywhere (ONNX Clip-11+)
     }
 }
 

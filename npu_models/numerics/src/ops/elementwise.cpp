@@ -2,6 +2,8 @@
 // Binary element-wise operators with numpy multidirectional broadcasting: Add, Sub, Mul, Div,
 // Pow, Max, Min (variadic Max/Min/Sum/Mean folded pairwise), PRelu, comparison and Where.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "op_common.h"
 
@@ -41,6 +43,17 @@ Tensor arith(const Tensor& a, const Tensor& b, const std::string& op, F f) {
     }
 }
 
+/// Integer + - * in two's complement (unsigned arithmetic: no signed-overflow UB); floats as is.
+template <typename T, typename F>
+T wrapping(T x, T y, F f) {
+    if constexpr (std::is_integral<T>::value) {
+        using U = typename std::make_unsigned<T>::type;
+        return static_cast<T>(f(static_cast<U>(x), static_cast<U>(y)));
+    } else {
+        return f(x, y);
+    }
+}
+
 template <typename F>
 OpFn binary_op(const std::string& op, F f) {
     return [op, f](const Attributes&, const Inputs& in) -> Outputs {
@@ -73,7 +86,13 @@ Outputs int_div_guard(const Attributes&, const Inputs& in) {
             for (size_t i = 0; i < b.numel(); ++i)
                 if (b.data<int32_t>()[i] == 0) fail("Div", "integer division by zero");
     }
-    return single(arith(a, b, "Div", [](auto x, auto y) { return x / y; }));
+    // The one integer quotient that does not fit (INT_MIN / -1) is an error, not a trap.
+    return single(arith(a, b, "Div", [](auto x, auto y) {
+        using T = decltype(x);
+        if constexpr (std::is_integral<T>::value)
+            if (y == T(-1) && x == std::numeric_limits<T>::min()) fail("Div", "integer quotient overflows (MIN / -1)");
+        return x / y;
+    }));
 }
 
 Outputs prelu(const Attributes&, const Inputs& in) {
@@ -104,9 +123,9 @@ OpFn compare_op(const std::string& op, Cmp cmp) {
 }  // namespace
 
 void register_elementwise(OpTable& t) {
-    t[":Add"] = binary_op("Add", [](auto x, auto y) { return x + y; });
-    t[":Sub"] = binary_op("Sub", [](auto x, auto y) { return x - y; });
-    t[":Mul"] = binary_op("Mul", [](auto x, auto y) { return x * y; });
+    t[":Add"] = binary_op("Add", [](auto x, auto y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
+    t[":Sub"] = binary_op("Sub", [](auto x, auto y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
+    t[":Mul"] = binary_op("Mul", [](auto x, auto y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
     t[":Div"] = int_div_guard;
     t[":Pow"] = binary_op("Pow", [](auto x, auto y) { return std::pow(x, y); });
     t[":Max"] = variadic_op("Max", [](auto x, auto y) { return x > y ? x : y; }, false);
@@ -117,6 +136,8 @@ void register_elementwise(OpTable& t) {
     t[":Equal"] = compare_op("Equal", [](auto x, auto y) { return x == y; });
     t[":Less"] = compare_op("Less", [](auto x, auto y) { return x < y; });
     t[":Greater"] = compare_op("Greater", [](auto x, auto y) { return x > y; });
+    t[":GreaterOrEqual"] = compare_op("GreaterOrEqual", [](auto x, auto y) { return x >= y; });
+    t[":LessOrEqual"] = compare_op("LessOrEqual", [](auto x, auto y) { return x <= y; });
 }
 
 }  // namespace num::ops

@@ -84,10 +84,13 @@ Outputs slice(const Attributes& a, const Inputs& in) {
             s = std::min(std::max<int64_t>(s, 0), dim - 1);
             e = std::min(std::max<int64_t>(e, -1), dim - 1);
         }
-        const int64_t n = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
-        os[static_cast<size_t>(d)] = std::max<int64_t>(0, n);
+        // Element count ceil(|e - s| / |step|) without overflow for steps near INT64_MIN/MAX.
+        const uint64_t mag = step > 0 ? static_cast<uint64_t>(step) : static_cast<uint64_t>(-(step + 1)) + 1;
+        const int64_t span = step > 0 ? e - s : s - e;
+        const int64_t n = span <= 0 ? 0 : static_cast<int64_t>(1 + static_cast<uint64_t>(span - 1) / mag);
+        os[static_cast<size_t>(d)] = n;
         base += s * cs[static_cast<size_t>(d)];
-        st[static_cast<size_t>(d)] = step * cs[static_cast<size_t>(d)];
+        st[static_cast<size_t>(d)] = n > 1 ? step * cs[static_cast<size_t>(d)] : 0;  // one element: step unused
     }
     Tensor y = same_type_like(x, os);
     if (y.numel()) strided_gather(x, base, st, y);

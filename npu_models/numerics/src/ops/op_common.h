@@ -32,6 +32,7 @@ void register_layout(OpTable& t);
 void register_reduce(OpTable& t);
 void register_resize(OpTable& t);
 void register_rnn(OpTable& t);
+void register_index(OpTable& t);
 
 /// One-output result without copying the tensor (a braced list would copy it).
 inline Outputs single(Tensor t) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/checker.h"
 #include "compiler/ir/graph.h"
 #include "hw/profile.h"
 #include "numerics/tensor.h"
@@ -61,6 +62,11 @@ struct NpuTask {
 
 enum class Unit { Npu, Cpu, View };
 
+/// Why a layer runs on the CPU: the SoC's operator rules send it there (the vendor toolchain would),
+/// npusim has no NPU lowering for it yet (or the lowering's preconditions fail), or --cpu-node.
+enum class CpuReason { None, VendorRule, NoLowering, Forced };
+const char* cpu_reason_name(CpuReason r);  ///< "", "vendor rule", "no NPU lowering yet", "forced"
+
 /// One layer of the report: a graph node (or a fused group of nodes).
 struct Layer {
     std::string name;                  ///< first IR node's name
@@ -72,7 +78,20 @@ struct Layer {
     std::vector<size_t> tasks;         ///< indices into CompiledModel::tasks (Npu)
     std::vector<size_t> ir_nodes;      ///< IR node indices this layer covers (all units)
     std::string note;                  ///< CPU: why it falls back (checker rule or "no NPU lowering"); View: how
+    CpuReason cpu_reason = CpuReason::None;  ///< Unit::Cpu: which kind of reason `note` gives
+    /// Graph rewrites that formed this layer (vendor compiler rewrites of its nodes, QDQ units folded).
+    std::vector<std::string> rewrites;
     int tiles_h = 1, tiles_k = 1;      ///< tiling summary: row bands x kernel groups
+};
+
+/// The decision about one node of CompiledModel::graph: what the SoC's operator rules say (the
+/// vendor verdict, with its rewrites) and the layer it ended in. `npusim check` on an RKNPU
+/// platform reports exactly these (one verdict for check and run).
+struct NodeDecision {
+    std::string node;
+    check::NodeResult vendor;    ///< vendor verdict; meaningful when vendor_checked
+    bool vendor_checked = false; ///< the SoC has an operator spec that was consulted
+    int layer = -1;              ///< index into CompiledModel::layers
 };
 
 /// A run of work between two synchronisation points.
@@ -96,6 +115,9 @@ struct CompileOptions {
     /// node = model rejected). Off: every node with an NPU lowering goes to the NPU (tests of
     /// lowerings the seed tables do not list, e.g. Gemm on RK3588).
     bool consult_checker = true;
+    /// A node the checker calls unsupported rejects the model (std::invalid_argument), as the vendor
+    /// toolchain would refuse it. Off (`npusim check`): it becomes a CPU layer with the rule as note.
+    bool reject_unsupported = true;
     /// Timing-mode compile: the same layers, tasks, regcmd, arena layout and relocations as the
     /// full compile, but the weights and DPU operands are only laid out, never packed (timing mode
     /// moves no data): arena_init then holds only the regcmd (from arena_init_base). Registers that
@@ -119,6 +141,7 @@ struct CompiledModel {
     std::vector<NpuTask> tasks;
     std::vector<Layer> layers;           ///< execution order
     std::vector<Step> steps;             ///< execution order
+    std::vector<NodeDecision> decisions; ///< one per graph node, in node order
     ir::Graph graph;                     ///< the (QDQ-folded) graph the layers refer to
     uint64_t weight_bytes = 0, regcmd_bytes = 0;
 };

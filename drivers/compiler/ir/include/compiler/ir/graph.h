@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,12 @@ class GraphError : public std::runtime_error {
 /// fixed by --input-shape or rejected).
 constexpr int64_t kUnknownDim = -1;
 
+/// Largest element count of any tensor the importers and shape inference accept (2^31: far above
+/// every supported model; a crafted shape beyond it is an error, never an overflowing size).
+constexpr int64_t kMaxTensorElements = int64_t{1} << 31;
+
+class Graph;
+
 /// One tensor of the graph: activation, graph input/output or constant (initializer).
 struct Value {
     std::string name;
@@ -34,10 +41,13 @@ struct Value {
     bool shape_known = false;         ///< false until import or shape inference sets it
     num::QuantParams quant;           ///< empty for float tensors; per-tensor or per-axis
     std::optional<num::Tensor> data;  ///< set for constants (initializers, folded nodes)
+    /// Timing-only import (ImportOptions::skip_data_from_bytes): `data` has the right dtype and
+    /// shape but unspecified contents; nothing may read them (folding gives unspecified results).
+    bool contents_unspecified = false;
 
     bool is_constant() const { return data.has_value(); }
     bool is_quantized() const { return !quant.empty(); }
-    int64_t numel() const;  ///< product of dims; -1 if any is unknown
+    int64_t numel() const;  ///< product of dims; -1 if any is unknown or the product exceeds kMaxTensorElements
     std::string shape_str() const;
 };
 
@@ -50,6 +60,10 @@ struct Node {
     std::vector<std::string> inputs;
     std::vector<std::string> outputs;
     num::Attributes attrs;
+    /// Graph-valued attributes (If: then_branch / else_branch) by attribute name. A subgraph refers
+    /// to outer values by name; the importer also lists those outer values after the node's own
+    /// inputs so that ordering and dead-node removal see the dependency.
+    std::map<std::string, std::shared_ptr<const Graph>> subgraphs;
 
     /// Input i's name or "" when absent/out of range.
     const std::string& input(size_t i) const;
@@ -108,12 +122,18 @@ class Graph {
     /// Human-readable dump (one line per node) for debugging and golden tests; deterministic.
     std::string dump() const;
 
+    /// Import-time rewrites of the whole model, in order ("constant subgraph folded: 3 Shape, 2
+    /// Gather", "If 'cond_if' inlined (condition constant: then branch)"); reports list them.
+    std::vector<std::string>& rewrites() { return rewrites_; }
+    const std::vector<std::string>& rewrites() const { return rewrites_; }
+
    private:
     std::map<std::string, Value> values_;
     std::vector<Node> nodes_;
     std::vector<std::string> inputs_;
     std::vector<std::string> outputs_;
     std::map<std::string, int64_t> opsets_;
+    std::vector<std::string> rewrites_;
 };
 
 /// Attribute helpers that do not depend on the operator library's implementation.

@@ -13,12 +13,21 @@ namespace drv::ir {
 bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantParams& out);
 
 /// Records quant params on every int8/uint8/int32 tensor read by a DequantizeLinear or written by a
-/// QuantizeLinear with constant parameters. With `rewrite`, additionally (1) removes Relu/Clip
+/// QuantizeLinear with constant parameters, or read/written by a QOperator-format op (QLinearConv,
+/// QLinearAdd, ... with their scale/zero-point inputs), and carries them through data movement. With
+/// `rewrite`, first applies onnxruntime's graph rewrites (unique DQ per consumer, QDQ propagation,
+/// float bias/weight quantization; on `x86_64` also int8 -> uint8 Q/DQ pairs), then (1) removes Relu/Clip
 /// feeding a QuantizeLinear whose range already clamps the same way (onnxruntime's ReluQuantFusion
 /// and ClipQuantFusion), (2) replaces DQ -> op -> Q units by the fused integer op, (3) runs
 /// data-movement ops (MaxPool, Reshape, Transpose, ...) directly on the quantized tensor when input
 /// and output quantization agree, then drops unused Q/DQ nodes. Throws GraphError on inconsistent
 /// quantization parameters.
-void fold_qdq(Graph& g, bool rewrite);
+void fold_qdq(Graph& g, bool rewrite, bool x86_64 = false);
+
+/// A float bias as onnxruntime quantizes it (WeightBiasQuantization): bias_scale = x_scale *
+/// w_scale in float32 (per tensor or per output channel), int32(Round(bias / bias_scale)) with
+/// round half to even, saturated to int32. Returns the int32 tensor; `bias_scale` receives the scale.
+num::Tensor quantize_bias(const num::Tensor& x_scale, const num::Tensor& w_scale, const num::Tensor& bias,
+                          num::Tensor* bias_scale = nullptr);
 
 }  // namespace drv::ir

@@ -28,10 +28,18 @@ enum class QdqMode {
               ///< (QLinearConv, QLinearMatMul, QGemm, QLinearAdd, ...): bit-exact executor input
 };
 
+/// The onnxruntime CPU execution provider whose QDQ handling QdqMode::Rewrite mirrors. The two differ
+/// only for int8 activations (onnxruntime QDQIsInt8Allowed()): on ARM64 int8 Conv/MatMul units run as
+/// integer ops; on x86-64 int8 Q->DQ pairs with one consumer are first turned into uint8 and the int8
+/// Conv/MatMul units left run in float (DQ -> float op -> Q). npusim's oracle is onnxruntime-node on
+/// an x86-64 host, so the simulator's reference uses X86_64.
+enum class OrtCpu { Arm64, X86_64 };
+
 struct ImportOptions {
     /// Fixed shapes for graph inputs with dynamic/unknown dims ("--input-shape name=1x3x224x224").
     std::map<std::string, std::vector<int64_t>> input_shapes;
     QdqMode qdq = QdqMode::Rewrite;
+    OrtCpu ort_cpu = OrtCpu::Arm64;
     /// Timing-only runs (no data moves): raw_data initializers of at least this many bytes get
     /// their dtype, shape and quantization but unspecified contents, saving the copy of the
     /// weights (ResNet50: 25 MB). Import decisions read only small constants (shapes, scales, zero

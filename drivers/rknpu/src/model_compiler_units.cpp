@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+// Model compiler, phase 0: the graph it partitions (UnitGraph, compiler_internal.h). A QDQ unit
+// onnxruntime runs in float (x86 int8 activations, a Relu/Clip its Q does not make redundant, a float
+// bias it could not quantize) is still one integer operation for the NPU, as for the vendor
+// compiler: the unit becomes the fused op the lowerings read (QLinearConv / QGemm / QLinearMatMul /
+// QLinearAdd / QLinearMul / QLinearGlobalAveragePool / QLinearConcat), while the layer keeps the
+// unit's own nodes as its reference (the runtime's CPU fallback and isolated check run those, so the
+// NPU is compared with what onnxruntime computes). Exact integer bounds replace the Relu/Clip:
+// Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) since Q is monotonic.
+#include "compiler/ir/qdq.h"
+#include "compiler_internal.h"
+
+namespace drv::rknpu::compiler_detail {
+
+namespace {
+
+bool is_q(const ir::Node& n) { return n.op_type == "QuantizeLinear" && (n.domain.empty() || n.domain == "com.microsoft"); }
+bool is_dq(const ir::Node& n) {
+    return n.op_type == "DequantizeLinear" && (n.domain.empty() || n.domain == "com.microsoft");
+}
+
+/// Per-tensor constant scale (and zero point, or none) of a Q/DQ node.
+bool per_tensor(const ir::Graph& g, const ir::Node& n) {
+    num::QuantParams p;
+    try {
+        return ir::quant_params_of(g, n, 0, p) && !p.per_axis();
+    } catch (const ir::GraphError&) {
+        return false;
+    }
+}
+
+/// Real interval a Relu / Clip keeps; false when its bounds are not constant scalars.
+bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi) {
+    if (n.op_type == "Relu") {
+        lo = std::max(lo, 0.0f);
+        return true;
+    }
+    if (n.op_type != "Clip") return false;
+    float a = -std::numeric_limits<float>::infinity(), b = std::numeric_limits<float>::infinity();
+    if (g.opset("") < 11) {
+        a = ir::attr_float(n.attrs, "min", a);
+        b = ir::attr_float(n.attrs, "max", b);
+    } else {
+        for (size_t k = 1; k <= 2; ++k) {
+            if (!n.has_input(k)) continue;
+            const ir::Value* v = g.find_value(n.input(k));
+            if (!v || !v->is_constant() || v->data->dtype() != num::DType::F32 || v->data->numel() != 1) return false;
+            (k == 1 ? a : b) = v->data->data<float>()[0];
+        }
+    }
+    if (a > b) a = b;  // ONNX Clip-11: min > max gives max everywhere
+    lo = std::max(lo, a);
+    hi = std::min(hi, b);
+    return true;
+}
+
+}  // namespace
+
+UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
+    const auto& rn = ref.nodes();
+    std::map<std::string, size_t> prod;
+    std::map<std::string, size_t> uses;
+    for (size_t i = 0; i < rn.size(); ++i) {
+        for (const auto& o : rn[i].outputs) prod[o] = i;
+        for (const auto& in : rn[i].inputs)
+            if (!in.empty()) ++uses[in];
+    }
+    for (const auto& o : ref.outputs()) ++uses[o];  // a graph output is one more use
+    producer_ = prod;
+    uses_ = uses;
+    for (size_t i = 0; i < rn.size(); ++i)
+        for (const auto& in : rn[i].inputs)
+            if (!in.empty() && (ref_consumers_[in].empty() || ref_consumers_[in].back() != i)) ref_consumers_[in].push_back(i);
+    std::vector<bool> claimed(rn.size(), false);
+    std::map<size_t, ir::Node> fused;           // op node index -> fused node
+    std::map<size_t, std::vector<size_t>> unit;  // op node index -> member nodes
+    std::map<size_t, std::string> how;
+    for (size_t i = 0; i < rn.size(); ++i)
+        if (is_q(rn[i])) fuse(i, claimed, fused, unit, how);
+    for (size_t i = 0; i < rn.size(); ++i) {
+        if (auto f = fused.find(i); f != fused.end()) {
+            nodes_.push_back(f->second);
+            members_.push_back(unit.at(i));
+            rewrites_.push_back({how.at(i)});
+        } else if (!claimed[i]) {
+            nodes_.push_back(rn[i]);
+            members_.push_back({i});
+            rewrites_.push_back({});
+        }
+    }
+    index();
+}
+
+void UnitGraph::index() {
+    producer_.clear();
+    consumers_.clear();
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        for (const auto& o : nodes_[i].outputs) producer_[o] = i;
+        for (const auto& in : nodes_[i].inputs)
+            if (!in.empty()) consumers_[in].push_back(i);
+    }
+    for (auto& [v, c] : consumers_) c.erase(std::unique(c.begin(), c.end()), c.end());
+}
+
+bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
+                     std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how) {
+    const auto& rn = ref_.nodes();
+    const ir::Node& q = rn[qi];
+    const ir::Value* yv = ref_.find_value(q.outputs[0]);
+    if (claimed[qi] || !yv || !is_q8(yv->dtype) || !per_tensor(ref_, q)) return false;
+    // Uses of a value: node inputs plus graph outputs.
+    auto uses = [&](const std::string& v) {
+        auto it = uses_.find(v);
+        return it == uses_.end() ? size_t{0} : it->second;
+    };
+    auto prod = [&](const std::string& v) -> int {
+        auto it = producer_.find(v);
+        return it == producer_.end() ? -1 : static_cast<int>(it->second);
+    };
+    // Walk back through Relu/Clip (single use each) to the op.
+    std::vector<size_t> acts;
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    std::string v = q.input(0);
+    int p = prod(v);
+    // Several QuantizeLinear of one value with the same parameters (TensorRT style: one input
+    // quantizer per consumer) are one output: the others become aliases of the first.
+    std::vector<size_t> qs{qi};
+    {
+        num::QuantParams mine;
+        ir::quant_params_of(ref_, q, 0, mine);
+        auto rc = ref_consumers_.find(v);
+        for (size_t k : rc == ref_consumers_.end() ? std::vector<size_t>{} : rc->second) {
+            if (k == qi || !is_q(rn[k]) || rn[k].input(0) != v || claimed[k]) continue;
+            num::QuantParams other;
+            const ir::Value* ov = ref_.find_value(rn[k].outputs[0]);
+            if (!per_tensor(ref_, rn[k]) || !ir::quant_params_of(ref_, rn[k], 0, other) || other.scale != mine.scale ||
+                other.zero_point != mine.zero_point || !ov || ov->dtype != yv->dtype)
+                return false;
+            qs.push_back(k);
+        }
+    }
+    if (uses(v) != qs.size()) return false;
+    auto single_use = [&](const std::string& val) { return uses(val) == 1; };
+    while (p >= 0 && rn[static_cast<size_t>(p)].domain.empty() && (v == q.input(0) || single_use(v)) &&
+           (rn[static_cast<size_t>(p)].op_type == "Relu" || rn[static_cast<size_t>(p)].op_type == "Clip")) {
+        if (!clamp_of(ref_, rn[static_cast<size_t>(p)], lo, hi)) return false;
+        acts.insert(acts.begin(), static_cast<size_t>(p));
+        v = rn[static_cast<size_t>(p)].input(0);
+        p = prod(v);
+    }
+    if (p < 0 || claimed[static_cast<size_t>(p)]) return false;
+    if (acts.empty() ? uses(v) != qs.size() : uses(v) != 1) return false;
+    const ir::Node& op = rn[static_cast<size_t>(p)];
+    static const std::set<std::string> kOps{"Conv", "Gemm", "MatMul", "Add", "Mul", "GlobalAveragePool", "Concat"};
+    // Data movement between a DQ and a Q of the same quantization in the device's int8 domain (a
+    // uint8 zero point z and an int8 one z - 128 are the same bytes on the NPU): the op on the
+    // quantized tensor, as onnxruntime's drop-QDQ units, also where it kept them in float for a
+    // uint8/int8 mismatch.
+    static const std::set<std::string> kMove{"MaxPool", "Resize", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                             "Transpose", "Slice", "Identity"};
+    if (op.domain.empty() && kMove.count(op.op_type) && acts.empty() && qs.size() == 1 && op.outputs.size() == 1) {
+        const int d = prod(op.input(0));
+        if (d < 0 || !is_dq(rn[static_cast<size_t>(d)]) || claimed[static_cast<size_t>(d)] || uses(op.input(0)) != 1)
+            return false;
+        const ir::Node& dq = rn[static_cast<size_t>(d)];
+        const ir::Value* xv = ref_.find_value(dq.input(0));
+        num::QuantParams a, b;
+        if (!xv || xv->is_constant() || !is_q8(xv->dtype) || !per_tensor(ref_, dq) ||
+            !ir::quant_params_of(ref_, dq, 0, a) || !ir::quant_params_of(ref_, q, 0, b) || a.scale != b.scale)
+            return false;
+        auto device_zp = [](num::DType t, int32_t z) { return t == num::DType::U8 ? z - 128 : z; };
+        if (device_zp(xv->dtype, a.zero_point[0]) != device_zp(yv->dtype, b.zero_point[0])) return false;
+        if (op.op_type == "Resize" && ir::attr_string(op.attrs, "mode", "nearest") != "nearest") return false;
+        for (size_t k = 1; k < op.inputs.size(); ++k) {
+            const ir::Value* c = op.input(k).empty() ? nullptr : ref_.find_value(op.input(k));
+            if (c && !c->is_constant()) return false;
+        }
+        ir::Node f = op;
+        f.inputs[0] = dq.input(0);
+        f.outputs = {q.outputs[0]};
+        std::vector<size_t> members{static_cast<size_t>(d), static_cast<size_t>(p), qi};
+        std::sort(members.begin(), members.end());
+        for (size_t m : members) claimed[m] = true;
+        how[static_cast<size_t>(p)] = "QDQ unit DequantizeLinear -> " + op.op_type + " -> QuantizeLinear on the quantized tensor";
+        unit[static_cast<size_t>(p)] = members;
+        fused[static_cast<size_t>(p)] = std::move(f);
+        return true;
+    }
+    if (!op.domain.empty() || !kOps.count(op.op_type) || op.outputs.size() != 1) return false;
+    const bool conv_like = op.op_type == "Conv" || op.op_type == "Gemm" || op.op_type == "MatMul";
+    if (!acts.empty() && !conv_like) return false;  // the DPU-only lowerings have no activation stage
+    std::vector<size_t> members = acts;
+    members.push_back(static_cast<size_t>(p));
+    members.insert(members.end(), qs.begin(), qs.end());
+    // An activation input: a per-tensor DQ of a non-constant int8/uint8 tensor, read only here.
+    auto act_dq = [&](size_t k, std::vector<std::string>& triple) {
+        const int d = prod(op.input(k));
+        if (d < 0 || !is_dq(rn[static_cast<size_t>(d)]) || claimed[static_cast<size_t>(d)] || uses(op.input(k)) != 1)
+            return false;
+        const ir::Node& dq = rn[static_cast<size_t>(d)];
+        const ir::Value* xv = ref_.find_value(dq.input(0));
+        if (!xv || xv->is_constant() || !is_q8(xv->dtype) || !per_tensor(ref_, dq)) return false;
+        triple = {dq.input(0), dq.input(1), dq.input(2)};
+        members.push_back(static_cast<size_t>(d));
+        return true;
+    };
+    // A weight: a DQ of a constant int8 tensor (per tensor or per output channel).
+    auto weight_dq = [&](size_t k, std::vector<std::string>& triple) {
+        const int d = prod(op.input(k));
+        if (d < 0 || !is_dq(rn[static_cast<size_t>(d)]) || claimed[static_cast<size_t>(d)] || uses(op.input(k)) != 1)
+            return false;
+        const ir::Node& dq = rn[static_cast<size_t>(d)];
+        const ir::Value* wv = ref_.find_value(dq.input(0));
+        if (!wv || !wv->is_constant() || wv->dtype != num::DType::I8) return false;
+        triple = {dq.input(0), dq.input(1), dq.input(2)};
+        members.push_back(static_cast<size_t>(d));
+        return true;
+    };
+    ir::Node f;
+    f.name = op.name;
+    f.attrs = op.attrs;
+    f.outputs.clear();
+    for (size_t k : qs) f.outputs.push_back(rn[k].outputs[0]);
+    const std::vector<std::string> qy{q.input(1), q.input(2)};
+    std::vector<std::string> x, w;
+    std::string desc;
+    if (conv_like) {
+        if (!act_dq(0, x) || !weight_dq(1, w)) return false;
+        f.inputs = x;
+        f.inputs.insert(f.inputs.end(), w.begin(), w.end());
+        std::string bias;
+        if (op.op_type != "MatMul" && op.has_input(2)) {
+            const int d = prod(op.input(2));
+            if (d >= 0 && is_dq(rn[static_cast<size_t>(d)]) && uses(op.input(2)) == 1) {
+                const ir::Value* bv = ref_.find_value(rn[static_cast<size_t>(d)].input(0));
+                if (!bv || !bv->is_constant() || bv->dtype != num::DType::I32) return false;
+                bias = bv->name;
+                members.push_back(static_cast<size_t>(d));
+            } else {
+                const ir::Value* bv = ref_.find_value(op.input(2));
+                const ir::Value* xs = ref_.find_value(x[1]);
+                const ir::Value* ws = ref_.find_value(w[1]);
+                if (!bv || !bv->is_constant() || bv->dtype != num::DType::F32 || !xs || !ws) return false;
+                ir::Value b;
+                b.name = op.name + "/bias_int32";
+                b.data = ir::quantize_bias(*xs->data, *ws->data, *bv->data);  // as onnxruntime would
+                b.dtype = num::DType::I32;
+                b.shape = b.data->shape();
+                b.shape_known = true;
+                bias = b.name;
+                extra_[b.name] = std::move(b);
+                desc = ", float bias quantized (x_scale * w_scale, round half to even)";
+            }
+        }
+        if (op.op_type == "Conv") {
+            f.op_type = "QLinearConv";
+            f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
+            if (!bias.empty()) f.inputs.push_back(bias);
+        } else if (op.op_type == "MatMul") {
+            f.op_type = "QLinearMatMul";
+            f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
+        } else {
+            if (ir::attr_float(op.attrs, "beta", 1.0f) != 1.0f) return false;
+            f.op_type = "QGemm";
+            f.domain = "com.microsoft";
+            f.inputs.push_back(bias);
+            f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
+            f.attrs = num::Attributes();
+            f.attrs.set("alpha", ir::attr_float(op.attrs, "alpha", 1.0f));
+            f.attrs.set("transA", ir::attr_int(op.attrs, "transA", 0));
+            f.attrs.set("transB", ir::attr_int(op.attrs, "transB", 0));
+        }
+        if (!acts.empty()) {
+            f.attrs.set("npusim_clip_lo", lo);
+            f.attrs.set("npusim_clip_hi", hi);
+        }
+    } else if (op.op_type == "Add" || op.op_type == "Mul") {
+        std::vector<std::string> b;
+        if (!act_dq(0, x) || !act_dq(1, b)) return false;
+        f.op_type = op.op_type == "Add" ? "QLinearAdd" : "QLinearMul";
+        f.domain = "com.microsoft";
+        f.inputs = x;
+        f.inputs.insert(f.inputs.end(), b.begin(), b.end());
+        f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
+    } else if (op.op_type == "GlobalAveragePool") {
+        if (!act_dq(0, x)) return false;
+        f.op_type = "QLinearGlobalAveragePool";
+        f.domain = "com.microsoft";
+        f.inputs = x;
+        f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
+        f.attrs.set("channels_last", int64_t{0});
+    } else {  // Concat
+        f.op_type = "QLinearConcat";
+        f.domain = "com.microsoft";
+        f.inputs = qy;
+        for (size_t k = 0; k < op.inputs.size(); ++k) {
+            if (!act_dq(k, x)) return false;
+            f.inputs.insert(f.inputs.end(), x.begin(), x.end());
+        }
+    }
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    for (size_t m : members) claimed[m] = true;
+    std::string chain;
+    for (size_t a : acts) chain += " -> " + rn[a].op_type;
+    how[static_cast<size_t>(p)] = "QDQ unit DequantizeLinear -> " + op.op_type + chain + " -> QuantizeLinear as " +
+                                  f.op_type + desc;
+    unit[static_cast<size_t>(p)] = members;
+    fused[static_cast<size_t>(p)] = std::move(f);
+    return true;
+}
+
+const ir::Value* UnitGraph::find_value(const std::string& name) const {
+    auto it = extra_.find(name);
+    return it != extra_.end() ? &it->second : ref_.find_value(name);
+}
+
+const ir::Value& UnitGraph::value(const std::string& name) const {
+    const ir::Value* v = find_value(name);
+    if (!v) throw ir::GraphError("unknown value '" + name + "'");
+    return *v;
+}
+
+int UnitGraph::producer(const std::string& v) const {
+    auto it = producer_.find(v);
+    return it == producer_.end() ? -1 : static_cast<int>(it->second);
+}
+
+std::vector<size_t> UnitGraph::consumers(const std::string& v) const {
+    auto it = consumers_.find(v);
+    return it == consumers_.end() ? std::vector<size_t>{} : it->second;
+}
+
+ir::Graph UnitGraph::checker_graph() const {
+    ir::Graph g;
+    auto add = [&](const ir::Value& val) {
+        ir::Value c;
+        c.name = val.name;
+        c.dtype = val.dtype;
+        c.shape = val.shape;
+        c.shape_known = val.shape_known;
+        c.quant = val.quant;
+        if (val.is_constant()) c.data = val.data->numel() <= 4096 ? *val.data : num::Tensor(val.dtype, {1});
+        g.add_value(std::move(c));
+    };
+    for (const auto& [name, val] : ref_.values()) add(val);
+    for (const auto& [name, val] : extra_) add(val);
+    for (const auto& n : nodes_) g.add_node(n);
+    g.inputs() = ref_.inputs();
+    g.outputs() = ref_.outputs();
+    for (const auto& [d, ver] : ref_.opsets()) g.set_opset(d, ver);
+    return g;
+}
+
+}  // namespace drv::rknpu::compiler_detail

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// Producer conventions (issue 13): the tiny, plain and MobileNetV2 nets as onnxruntime (QDQ uint8 /
+// int8, QOperator), PyTorch FX and TensorRT-style explicit quantization write them
+// (tools/zoo/conventions.py), compiled for RK3588 and RK3566 and run by the direct executor in isolated
+// mode: every NPU layer within 1 LSB of its reference nodes (the unit's own DQ -> op -> Q as
+// onnxruntime runs it), and as many layers off the CPU (NPU layers + views: a concat whose inputs share
+// the output's quantization is a view, one that requantizes an NPU copy) as the onnxruntime-QDQ form
+// of the same net. The one expected exception: TensorRT-style nets end in a float op (no output
+// quantizer), which has no int8 output to put on the NPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "compiler/model_loader.h"
+#include "compiler/ref/reference.h"
+#include "drv/rknpu/direct_exec.h"
+#include "drv/rknpu/model.h"
+#include "hw/profile.h"
+
+namespace {
+
+using namespace drv::rknpu;
+
+drv::ir::Graph load(const std::string& path) {
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Rewrite;
+    io.ort_cpu = drv::importer::OrtCpu::X86_64;  // as npusim run imports
+    return drv::importer::load_model(path, io);
+}
+
+size_t npu_layers(const CompiledModel& m) {
+    size_t k = 0;
+    for (const auto& L : m.layers) k += L.unit == Unit::Npu;
+    return k;
+}
+
+size_t off_cpu(const CompiledModel& m) {
+    size_t k = 0;
+    for (const auto& L : m.layers) k += L.unit != Unit::Cpu;
+    return k;
+}
+
+/// Graph outputs produced by a float (non-QDQ) compute node: nothing quantizes them.
+size_t float_heads(const drv::ir::Graph& g) {
+    size_t k = 0;
+    for (const auto& o : g.outputs()) {
+        const int p = g.producer(o);
+        if (p >= 0 && g.value(o).dtype == num::DType::F32 && g.nodes()[static_cast<size_t>(p)].op_type != "DequantizeLinear")
+            ++k;
+    }
+    return k;
+}
+
+struct Case {
+    std::string net, soc;
+};
+
+class Conventions : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Conventions, SameNpuLayersAndWithinOneLsb) {
+    const Case c = GetParam();
+    const std::string dir = NPUSIM_TEST_CONV_DIR;
+    const std::string base = dir + "/" + c.net + (c.net == "mobilenetv2" ? "_qdq.onnx" : "_ort_qdq.onnx");
+    if (!std::filesystem::exists(base)) GTEST_SKIP() << base << " not generated";
+    const hw::SocProfile soc = hw::load_named_profile(c.soc);
+    const size_t want = off_cpu(compile_model(load(base), soc));
+    for (const std::string conv : {"ort_qdq_s8", "ort_qoperator", "pytorch_fx", "tensorrt"}) {
+        const bool zoo_name = c.net == "mobilenetv2" && conv == "ort_qdq_s8";  // make_zoo's <model>_qdq_s8
+        const std::string path = dir + "/" + c.net + "_" + (zoo_name ? std::string("qdq_s8") : conv) + ".onnx";
+        ASSERT_TRUE(std::filesystem::exists(path)) << path;
+        SCOPED_TRACE(path + " on " + c.soc);
+        drv::ir::Graph g = load(path);
+        const size_t heads = float_heads(g);
+        std::map<std::string, num::Tensor> in;
+        for (size_t k = 0; k < g.inputs().size(); ++k)
+            in[g.inputs()[k]] = drv::ref::random_input(g.value(g.inputs()[k]), 7, k);
+        CompileOptions co;
+        co.keep_all_tensors = true;
+        const CompiledModel m = compile_model(std::move(g), soc, co);
+        EXPECT_EQ(off_cpu(m) + heads, want) << conv;
+        const auto ref = reference_values(m.graph, in);
+        DirectOptions o;
+        o.isolated_reference = &ref;
+        const DirectResult r = run_direct(m, soc, in, o);
+        EXPECT_EQ(r.layers.size(), npu_layers(m));
+        for (const auto& lc : r.layers)
+            EXPECT_LE(lc.diff.max_diff, 1) << conv << " layer " << m.layers[lc.layer].name << ": " << lc.diff.str();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Nets, Conventions,
+                         ::testing::Values(Case{"tiny", "rk3588"}, Case{"plain", "rk3588"}, Case{"tiny", "rk3566"},
+                                           Case{"plain", "rk3566"}, Case{"mobilenetv2", "rk3588"},
+                                           Case{"mobilenetv2", "rk3566"}),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.net + "_" + i.param.soc; });
+
+}  // namespace
