@@ -361,6 +361,45 @@ TEST(OnnxFloatOps, Gelu) {
     EXPECT_EQ(run(t), "") << "GELU approximate";
 }
 
+// ONNX Gather (constant int64 indices, negative ones too, NCHW axes of a rank-4 tensor stored NHWC, a
+// scalar index on rank 3) and Tile against the reference executor's ONNX Gather / Tile.
+TEST(OnnxFloatOps, GatherTile) {
+    struct G {
+        Ints x, ishape;
+        std::vector<int64_t> idx;
+        int64_t axis;
+        Ints y;
+    };
+    for (const G& c : {G{{1, 6, 4, 5}, {3}, {5, 0, -1}, 1, {1, 3, 4, 5}}, G{{1, 6, 4, 5}, {2}, {3, 1}, 3, {1, 6, 4, 2}},
+                       G{{1, 6, 4, 5}, {4}, {0, 3, 3, 2}, -2, {1, 6, 4, 5}}, G{{2, 7, 3}, {}, {4}, 1, {2, 3}},
+                       G{{6, 10}, {2, 2}, {5, 0, 1, 5}, 0, {2, 2, 10}}}) {
+        T t(false, false);
+        t.in("x", c.x).out("y", c.y);
+        ir::Value iv;
+        iv.name = "i";
+        iv.shape_known = true;
+        iv.data = num::Tensor(num::DType::I64, c.ishape);
+        std::copy(c.idx.begin(), c.idx.end(), iv.data->data<int64_t>());
+        t.graph().add_value(iv);
+        t.op("Gather", {"x", "i"}, {{"axis", c.axis}});
+        EXPECT_EQ(run(t), "") << "Gather axis " << c.axis << " of rank " << c.x.size();
+    }
+    for (auto [xs, m] : {std::pair<Ints, std::vector<int64_t>>{{1, 3, 2, 4}, {1, 2, 3, 1}}, {{2, 3, 4}, {2, 1, 3}}}) {
+        Ints ys = xs;
+        for (size_t k = 0; k < xs.size(); ++k) ys[k] *= m[k];
+        T t(false, false);
+        t.in("x", xs).out("y", ys);
+        ir::Value rv;
+        rv.name = "rep";
+        rv.shape_known = true;
+        rv.data = num::Tensor(num::DType::I64, {int64_t(m.size())});
+        std::copy(m.begin(), m.end(), rv.data->data<int64_t>());
+        t.graph().add_value(rv);
+        t.op("Tile", {"x", "rep"});
+        EXPECT_EQ(run(t), "") << "Tile rank " << xs.size();
+    }
+}
+
 // ONNX ArgMax / ArgMin over the last axis (onnxruntime's convention: int64 indices, first index on ties).
 TEST(OnnxFloatOps, ArgMaxArgMin) {
     for (const char* op : {"ArgMax", "ArgMin"})

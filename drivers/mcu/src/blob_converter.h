@@ -122,6 +122,8 @@ class Converter {
     void softmax(const Node& n, bool log);
     void concat(const Node& n);
     void argmax(const Node& n);
+    void gather(const Node& n);
+    void tile(const Node& n);
     void transpose(const Node& n);
     void pad(const Node& n);
     void slice(const Node& n);

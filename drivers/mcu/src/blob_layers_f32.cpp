@@ -130,6 +130,63 @@ void Converter::argmax(const Node& n) {
     layer(n, mn ? MK_OP_ARGMIN : MK_OP_ARGMAX, {x}, y, mn ? "argmin" : "argmax");
 }
 
+int stored_axis(int64_t a, size_t r);
+
+/// ONNX Gather of constant indices: mk_gather over the stored axis. 1-D indices keep the rank (and the
+/// NHWC storage of a rank-4 tensor); other index ranks only where input and output are stored row-major
+/// (rank <= 3), where the flat result is the same.
+void Converter::gather(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const Value& iv = g_.value(n.input(1), n.label());
+    const Value& ov = g_.value(n.outputs.at(0), n.label());
+    if (!iv.is_constant()) throw ConvertError(n.label() + ": no MCU kernel yet for Gather of runtime indices");
+    const size_t r = xv.shape.size();
+    if (r == 0 || r > 4 || (iv.data->rank() != 1 && (r == 4 || ov.shape.size() > 3)))
+        throw ConvertError(n.label() + ": no MCU kernel yet for this Gather (1-D indices, or tensors of rank <= 3)");
+    int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
+    if (axis < 0) axis += int64_t(r);
+    if (axis < 0 || axis >= int64_t(r)) throw ConvertError(n.label() + ": axis out of range");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    const int sa = stored_axis(axis, r);
+    const auto& d = t_[x].rec.dims;
+    int32_t outer = 1, inner = 1;
+    for (int j = 0; j < sa; ++j) outer *= d[j];
+    for (int j = sa + 1; j < 4; ++j) inner *= d[j];
+    std::vector<int32_t> idx;
+    for (int64_t k : const_ints(n, 1)) {
+        if (k < -int64_t(d[sa]) || k >= d[sa]) throw ConvertError(n.label() + ": index " + std::to_string(k) + " out of range");
+        idx.push_back(int32_t(k < 0 ? k + d[sa] : k));
+    }
+    if (idx.empty() || uint64_t(outer) * idx.size() * uint64_t(inner) != t_[y].rec.bytes / mk_elem(t_[y].rec.dtype))
+        throw ConvertError(n.label() + ": output size differs from the gather's");
+    const uint32_t it = add_const(MK_DT_S32, as_bytes(idx), {1, 1, 1, int32_t(idx.size())});
+    mk_blob_layer& l = layer(n, MK_OP_GATHER, {x, it}, y, "gather");
+    const int32_t p[5] = {outer, d[sa], inner, int32_t(idx.size()), int32_t(mk_elem(t_[x].rec.dtype))};
+    std::copy(p, p + 5, l.p);
+}
+
+/// ONNX Tile by constant repeats (rank <= 4, the stored axes).
+void Converter::tile(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const size_t r = xv.shape.size();
+    const std::vector<int64_t> rep = const_ints(n, 1);
+    if (rep.size() != r || r == 0 || r > 4) throw ConvertError(n.label() + ": repeats must have one entry per axis (rank <= 4)");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    mk_blob_layer& l = layer(n, MK_OP_TILE, {x}, y, "tile");
+    for (int j = 0; j < 4; ++j) l.p[j] = 1;
+    for (size_t a = 0; a < r; ++a) {
+        if (rep[a] <= 0) throw ConvertError(n.label() + ": no MCU kernel yet for Tile with a repeat <= 0");
+        l.p[stored_axis(int64_t(a), r)] = int32_t(rep[a]);
+    }
+    for (int j = 0; j < 4; ++j)
+        if (int64_t(t_[x].rec.dims[j]) * l.p[j] != t_[y].rec.dims[j]) throw ConvertError(n.label() + ": output shape differs from the tile's");
+    l.p[4] = int32_t(mk_elem(t_[x].rec.dtype));
+}
+
 int stored_axis(int64_t a, size_t r) {
     if (r == 4) {
         static const int kMap[4] = {0, 3, 1, 2};

@@ -210,6 +210,8 @@ void Converter::node(const Node& n) {
     if (op == "LSTM") return recurrent(n, 4);
     if (op == "BatchNormalization") return batchnorm(n);
     if (op == "ArgMax" || op == "ArgMin") return argmax(n);
+    if (op == "Gather") return gather(n);
+    if (op == "Tile") return tile(n);
     throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);
 }
 
