@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Graph -> MCU blob: float layers and data movement (conv, gemm, activations, softmax, shape ops, BN).
+#include <array>
+
 #include "blob_converter.h"
 
 namespace mcu::detail {
@@ -150,7 +152,7 @@ void Converter::gather(const Node& n) {
     t_[y].rec.scale = t_[x].rec.scale;
     t_[y].rec.zero_point = t_[x].rec.zero_point;
     const int sa = stored_axis(axis, r);
-    const auto& d = t_[x].rec.dims;
+    const std::array<int32_t, 4> d{t_[x].rec.dims[0], t_[x].rec.dims[1], t_[x].rec.dims[2], t_[x].rec.dims[3]};  // add_const grows t_
     int32_t outer = 1, inner = 1;
     for (int j = 0; j < sa; ++j) outer *= d[j];
     for (int j = sa + 1; j < 4; ++j) inner *= d[j];

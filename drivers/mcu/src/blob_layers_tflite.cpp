@@ -6,6 +6,7 @@
 // round-half-away pooling/quantize, the look-up-table softmax), bit-exact with the reference
 // executor's tflite operators; element-wise int8 functions are 256-entry tables made by running the
 // reference operator on every code. Anything else is refused with "no MCU kernel yet".
+#include <array>
 #include <set>
 
 #include "blob_converter.h"
@@ -625,7 +626,7 @@ void Converter::tfl_gather(const Node& n) {
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
     copy_quant_or_refuse(n, x, y);
     const int saxis = int(axis) + int(4 - r);
-    const auto& d = t_[x].rec.dims;
+    const std::array<int32_t, 4> d{t_[x].rec.dims[0], t_[x].rec.dims[1], t_[x].rec.dims[2], t_[x].rec.dims[3]};  // add_const grows t_
     int32_t outer = 1, inner = 1;
     for (int j = 0; j < saxis; ++j) outer *= d[j];
     for (int j = saxis + 1; j < 4; ++j) inner *= d[j];
