@@ -767,13 +767,16 @@ int sc_main(int argc, char* argv[]) {
     sweep::add_sweep_options(*swp, swo);
 
     mcu::TrainOptions to;
-    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
-    trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
+    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32 or QAS INT8): loss per epoch, cycles, memory");
+    trn->add_option("model", to.model, "Float model (.onnx) in the training tables' configurations")->required();
     trn->add_option("-p,--platform", to.platform, "MCU platform (ws63; 3066H has no on-device training)")->capture_default_str();
     trn->add_option("--data", to.data, "Training samples, float32 .npy [N, C, H, W]")->required();
     trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
     trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
     trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
+    trn->add_option("--quantize", to.quantize, "int8: quantize the float model (the toolchain's full quantization) and train QAS INT8");
+    trn->add_option("--calibration", to.calibration, "--quantize int8: calibration data (default: the --data samples)");
+    trn->add_option("--calibration-method", to.calibration_method, "--quantize int8: minmax (default), kl or mmse");
 
     iss::RunOptions io;
     io.tool = "npusim";

@@ -23,7 +23,7 @@ mcu::FirmwareRun run_on_mcu_platform(const mcu::McuTarget& t, const std::string&
     const std::clock_t c0 = std::clock();
     iss::McuPlatformRun p;
     try {
-        p = iss::run_mcu_platform(iss::load_preset(t.iss_preset, iss::default_preset_dir()), elf, {{t.blob_base, blob}}, max_insns);
+        p = iss::run_mcu_platform(iss::load_preset(t.iss_preset, iss::default_preset_dir()), iss::mcu_devices_of(t), elf, {{t.blob_base, blob}}, max_insns);
     } catch (const std::exception& e) {
         r.error = std::string("SystemC platform: ") + e.what();
         return r;
