@@ -42,6 +42,7 @@ struct RunArgs {
     std::string platform = "rk3588";
     std::string mode = "full";
     std::string trace_path, report_path, regcmd_path;
+    std::string vcd_path, csv_path, html_path;  ///< --vcd, --csv, --html
     std::string cores = "0";
     bool sram = false;
     bool reference = false;
@@ -250,6 +251,9 @@ int cmd_run(const RunArgs& a) {
             mo.seed = a.ref.seed;
             mo.report_path = a.report_path;
             mo.trace_path = a.trace_path;
+            mo.vcd_path = a.vcd_path;
+            mo.csv_path = a.csv_path;
+            mo.html_path = a.html_path;
             mo.verify_tiling = a.verify_tiling;
             mo.expect_exact = a.expect_exact;
             mo.quiet = a.quiet;
@@ -278,7 +282,7 @@ int cmd_run(const RunArgs& a) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram,
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() && a.vcd_path.empty() ? nullptr : &tw, a.sram,
                                   rtl.opts ? &*rtl.opts : nullptr);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
@@ -286,6 +290,7 @@ int cmd_run(const RunArgs& a) {
     std::cout << sim::report_text(r);
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
+    if (!a.vcd_path.empty() && !tw.write_vcd(a.vcd_path)) return fail(fmt::format("cannot write VCD '{}'", a.vcd_path));
     if (!a.report_path.empty() && !write_text(a.report_path, sim::report_json(r)))
         return fail(fmt::format("cannot write report '{}'", a.report_path));
     if (!a.regcmd_path.empty() && !sim::write_regcmd_file(a.regcmd_path, r.regcmd))
@@ -421,6 +426,9 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
+    run->add_option("--vcd", ra.vcd_path, "Write interrupt lines, block busy signals and DMA activity as a VCD (GTKWave)");
+    run->add_option("--csv", ra.csv_path, "NPU model runs: write the per-layer table as CSV");
+    run->add_option("--html", ra.html_path, "NPU model runs: write a self-contained HTML report (charts, roofline)");
     run->add_option("--profile", ra.profile_file, "SoC profile file (JSON like hwdesc/profiles/*.json) instead of the platform's");
     run->add_option("--param", ra.params, "Override a profile parameter: section.key=value, repeatable (see `npusim platforms -v`)");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");

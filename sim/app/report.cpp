@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "app/report.h"
+#include "app/report_rollup.h"
 
 #include <algorithm>
 
@@ -310,6 +311,7 @@ std::string report_text(const ModelRunResult& r) {
                  "  values whose float32 product lands on x.5 round differently. A 1-LSB difference then\n"
                  "  propagates downstream, so end-to-end outputs of deep nets may differ by a few LSB.\n";
     }
+    o += rollup_text(r);
     o += scaling_text(r);
     o += trust_text(r);
     if (r.mode == "timing") o += "timing mode: no data moved, outputs not compared\n";
@@ -321,6 +323,9 @@ std::string report_text(const ModelRunResult& r) {
 
 std::string report_json(const ModelRunResult& r) {
     nlohmann::ordered_json j;
+    // docs/report-schema.md; a new field keeps the version, a renamed or removed one bumps it.
+    j["schema"] = "npusim.model_run";
+    j["schema_version"] = kModelReportSchemaVersion;
     j["platform"] = r.platform;
     j["platform_name"] = r.platform_name;
     j["model"] = r.model;
@@ -397,6 +402,11 @@ std::string report_json(const ModelRunResult& r) {
     j["totals"]["host_io_ps"] = r.host_io_ps;
     j["totals"]["host_io_ms"] = static_cast<double>(r.host_io_ps) / 1e9;
     j["calibration"] = calibration_json(r);
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (const OpRollup& x : op_rollup(r))
+        ops.push_back({{"op", x.op}, {"unit", x.unit}, {"layers", x.layers}, {"time_us", x.time_us},
+                       {"share_pct", x.share_pct}, {"macs", x.macs}, {"ddr_bytes", x.ddr_bytes}});
+    j["op_types"] = ops;
     if (r.outputs_checked) {
         nlohmann::ordered_json outs = nlohmann::ordered_json::array();
         for (const OutputRow& out : r.outputs) {
