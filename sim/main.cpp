@@ -31,6 +31,7 @@
 #include "riscv_iss/cli_options.h"
 #include "rtl/cosim.h"
 #include "sweep/cli.h"
+#include "sweep/compare.h"
 
 namespace {
 
@@ -144,6 +145,8 @@ int cmd_platforms(bool verbose) {
 /// `npusim run --reference`: the reference executor (golden numerics), .npy in and out.
 int cmd_run_reference(RunArgs a) {
     if (a.model.empty()) return fail("--reference needs a model file (.onnx or .tflite)");
+    for (const auto& [path, name] : {std::pair{a.vcd_path, "--vcd"}, {a.csv_path, "--csv"}, {a.html_path, "--html"}})
+        if (!path.empty()) return fail(fmt::format("{} does not apply to --reference (no simulated platform)", name));
     a.ref.model = a.model;
     std::ostringstream log;
     const int rc = drv::ref::run_reference(a.ref, log);
@@ -176,6 +179,8 @@ std::string mcu_inapplicable(const RunArgs& a) {
     if (!a.params.empty()) return "--param";
     if (!a.regcmd_path.empty()) return "--dump-regcmd";
     if (!a.ref.outputs.empty()) return "--output";
+    if (!a.csv_path.empty()) return "--csv";
+    if (!a.html_path.empty()) return "--html";
     return "";
 }
 
@@ -198,7 +203,7 @@ int cmd_run_mcu(const RunArgs& a) {
     o.calibration_method = a.quant.method;
     if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
         return fail("--calibration/--calibration-method need --quantize int8");
-    return sim::run_mcu_cli(o, a.report_path, a.trace_path);
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path, a.vcd_path);
 }
 
 int cmd_run(const RunArgs& a) {
@@ -269,6 +274,9 @@ int cmd_run(const RunArgs& a) {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
         }
     }
+    if (!a.csv_path.empty() || !a.html_path.empty())
+        return fail(fmt::format("{} applies to NPU model runs (.onnx, .tflite), not to layer descriptions",
+                                a.csv_path.empty() ? "--html" : "--csv"));
     std::vector<int> cores;
     for (size_t pos = 0; pos <= a.cores.size();) {
         const size_t next = std::min(a.cores.find_first_of(",_", pos), a.cores.size());
@@ -512,6 +520,11 @@ int sc_main(int argc, char* argv[]) {
     rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
     rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
 
+    sweep::CompareCliOptions cmpo;
+    cmpo.version = NPUSIM_VERSION;
+    CLI::App* cmp = app.add_subcommand("compare", "Run one model over several SoCs, core masks or --param values, side by side");
+    sweep::add_compare_options(*cmp, cmpo);
+
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
     CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
@@ -563,6 +576,7 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
+    if (*cmp) return sweep::run_compare_cli(cmpo, std::cout, std::cerr);
     return kExitBadInput;
 }
 
