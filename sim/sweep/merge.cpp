@@ -45,7 +45,7 @@ Merged merge(const Store& store, const Manifest& m) {
 std::string merged_json(const Merged& m) {
     ojson j;
     j["format"] = "npusim-sweep-results";
-    j["version"] = 1;
+    j["version"] = 2;  // 2: totals.inference_ms, CSV column inference_ms
     j["name"] = m.name;
     j["npusim"] = m.npusim_version;
     j["param_keys"] = m.param_keys;
@@ -66,6 +66,7 @@ std::string merged_json(const Merged& m) {
             const PointSummary& s = *r.summary;
             x["totals"] = {{"latency_ps", s.latency_ps},
                            {"latency_ms", s.latency_ms},
+                           {"inference_ms", s.inference_ms < 0 ? ojson() : ojson(s.inference_ms)},
                            {"fps", s.fps},
                            {"npu_ps", s.npu_ps},
                            {"cpu_ps", s.cpu_ps},
@@ -116,6 +117,7 @@ std::string merged_csv(const Merged& m) {
                           "exit_code",
                           "latency_ps",
                           "latency_ms",
+                          "inference_ms",
                           "fps",
                           "npu_ps",
                           "cpu_ps",
@@ -151,7 +153,8 @@ std::string merged_csv(const Merged& m) {
         if (r.summary) {
             const PointSummary& s = *r.summary;
             for (const std::string& v :
-                 {std::to_string(s.latency_ps), fmt::format("{}", s.latency_ms), fmt::format("{}", s.fps),
+                 {std::to_string(s.latency_ps), fmt::format("{}", s.latency_ms),
+                  s.inference_ms < 0 ? std::string() : fmt::format("{}", s.inference_ms), fmt::format("{}", s.fps),
                   std::to_string(s.npu_ps), std::to_string(s.cpu_ps), std::to_string(s.ddr_read_bytes),
                   std::to_string(s.ddr_write_bytes), std::to_string(s.macs), std::to_string(s.macs_padded),
                   std::to_string(s.tasks), std::to_string(s.npu_layers), std::to_string(s.cpu_layers),
@@ -160,7 +163,7 @@ std::string merged_csv(const Merged& m) {
                   fmt::format("{:.4f}", s.top_layer_share)})
                 f.push_back(v);
         } else {
-            for (int i = 0; i < 18; ++i) f.emplace_back();
+            for (int i = 0; i < 19; ++i) f.emplace_back();
         }
         f.push_back(r.error);
         for (size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + csv_field(f[i]);

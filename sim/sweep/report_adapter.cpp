@@ -51,9 +51,9 @@ PointSummary summarize_report(const nlohmann::json& r) {
     const nlohmann::json& t = field(r, "totals", "");
     s.latency_ps = u64(t, "latency_ps", "totals");
     s.latency_ms = f64(t, "latency_ms", "totals");
+    if (t.contains("inference_ms")) s.inference_ms = f64(t, "inference_ms", "totals");
     s.fps = f64(t, "fps", "totals");
     s.npu_ps = u64(t, "npu_ps", "totals");
-    if (t.contains("inference_ms")) s.inference_ms = f64(t, "inference_ms", "totals");
     if (t.contains("inference_fps")) s.inference_fps = f64(t, "inference_fps", "totals");
     if (r.contains("calibration")) s.calibration = str(field(r, "calibration", ""), "status", "calibration");
     s.cpu_ps = u64(t, "cpu_ps", "totals");

@@ -253,6 +253,10 @@ TEST(SweepMerge, AdapterAndOrderIndependence) {
     EXPECT_DOUBLE_EQ(s.top_layer_share, 0.75);  // 30 of 40 us
     EXPECT_EQ(s.bound_counts[1], 1u);
     EXPECT_EQ(s.bound_counts[3], 1u);
+    EXPECT_LT(s.inference_ms, 0);  // this report has no totals.inference_ms: left out, not invented
+    nlohmann::json with_inf = nlohmann::json::parse(report(40000000, "memory"));
+    with_inf["totals"]["inference_ms"] = 0.031;
+    EXPECT_DOUBLE_EQ(summarize_report(with_inf).inference_ms, 0.031);
     EXPECT_NE(error_of([] { summarize_report(nlohmann::json::parse(R"({"layers":[]})")); }).find("'totals'"),
               std::string::npos);
 
