@@ -352,6 +352,7 @@ int cmd_lint(const RegcmdArgs& a) {
 
 struct ReplayArgs {
     std::string file, soc = "rk3588", mode = "timing", trace_path, rtl, rtl_vcd;
+    std::string vcd_path;  ///< --vcd
     std::string base;
     int core = 0;
     int64_t tasks = -1, amount = -1;
@@ -386,7 +387,7 @@ int cmd_replay(const ReplayArgs& a) {
     std::vector<npu::rtl::RtlTaskRecord> rtl_recs;
     sim::RawResult r;
     try {
-        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw, 500'000'000,
+        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() && a.vcd_path.empty() ? nullptr : &tw, 500'000'000,
                               rtl.opts ? &*rtl.opts : nullptr, &rtl_recs)
                 .front();
     } catch (const std::invalid_argument& e) {
@@ -408,6 +409,7 @@ int cmd_replay(const ReplayArgs& a) {
     }
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
+    if (!a.vcd_path.empty() && !tw.write_vcd(a.vcd_path)) return fail(fmt::format("cannot write VCD '{}'", a.vcd_path));
     return (r.irq && (r.raw_status & 0x7000u) == 0 && rtl_mismatch.empty()) ? 0 : kExitProblem;
 }
 
@@ -517,6 +519,7 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+    rep->add_option("--vcd", pa.vcd_path, "Write interrupt lines, block busy signals and DMA activity as a VCD (GTKWave)");
     rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
     rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
 

@@ -45,6 +45,12 @@ check "checker: nested and following slices pass" "$NEST '$T/good.json' >/dev/nu
 check "conv example: every track nests, counters present" "$NEST '$T/c.json' $BW $CB"
 check "conv example: vcd2fst reads the VCD" "vcd2fst '$T/c.vcd' '$T/c.fst' >/dev/null 2>&1 && [ -s '$T/c.fst' ]"
 
+# A replayed regcmd capture (the conv example's): trace and VCD through the same writer.
+"$NPUSIM" run --dump-regcmd "$T/c.bin" >/dev/null 2>&1
+"$NPUSIM" replay "$T/c.bin" --trace "$T/p.json" --vcd "$T/p.vcd" >/dev/null 2>&1
+check "replay: every track nests, the VCD reads in vcd2fst and raises irq" \
+  "$NEST '$T/p.json' $BW >/dev/null && vcd2fst '$T/p.vcd' '$T/p.fst' >/dev/null 2>&1 && grep -q ' irq \$end' '$T/p.vcd'"
+
 # 2. MobileNetV2 on rk3576 with two cores, full mode.
 M="$ZOO/mobilenetv2_qdq.onnx"
 "$NPUSIM" run --platform rk3576 "$M" --core-mask 0_1 --quiet --no-compare --trace "$T/m.json" --vcd "$T/m.vcd" \
