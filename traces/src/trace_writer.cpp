@@ -181,7 +181,17 @@ std::string TraceWriter::to_json() const {
         std::stable_sort(wins[p].begin(), wins[p].end(),
                          [](const Window* a, const Window* b) { return a->from_ps < b->from_ps; });
     }
-    for (size_t i = 0; i < events_.size(); ++i) {
+    // Events in time order, a longer slice before a shorter one starting at the same nanosecond
+    // (its parent), as an importer that sorts by timestamp needs them; ties keep insertion order.
+    std::vector<size_t> order(events_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const Event &x = events_[a], &y = events_[b];
+        const uint64_t xs = to_ns(x.start_ps), ys = to_ns(y.start_ps);
+        if (xs != ys) return xs < ys;
+        return to_ns(x.start_ps + x.dur_ps) - xs > to_ns(y.start_ps + y.dur_ps) - ys;
+    });
+    for (size_t i : order) {
         const Event& e = events_[i];
         sep();
         const uint64_t s = to_ns(e.start_ps);
