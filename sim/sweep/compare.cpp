@@ -276,6 +276,8 @@ int run_compare_cli(const CompareCliOptions& o, std::ostream& out, std::ostream&
         std::string text = fmt::format("model {}, mode {}: {} run(s) in {:.2f} s with {} job(s)\n", o.model, o.mode,
                                        c.ran, c.seconds, ro.jobs);
         text += table(rows, any_params);
+        text += "FPS: inferences per second (1 / inference); NPU share: NPU time over the latency; calibration: how the "
+                "SoC's timing was fitted (npusim platforms -v)\n";
         for (const std::string& n : m.notes) text += "note: " + n + "\n";
         out << text;
         if (!o.csv_path.empty() && !write_text(o.csv_path, csv(rows)))
