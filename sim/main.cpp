@@ -32,6 +32,7 @@
 #include "rtl/cosim.h"
 #include "sweep/cli.h"
 #include "sweep/compare.h"
+#include "tnpuv2/run.h"
 
 namespace {
 
@@ -59,6 +60,9 @@ struct RunArgs {
     std::vector<std::string> params;  ///< --param section.key=value overrides
     std::string rtl, rtl_vcd;         ///< --rtl core,dpu / --rtl-vcd FILE (RTL co-simulation)
     sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
+    int bits = 0;                     ///< tnpuv2: --bits data width (0 = not given)
+    int weight_bits = 0;              ///< tnpuv2: --weight-bits
+    std::string dump_layers;          ///< tnpuv2: --dump-layers DIR
 };
 
 /// --rtl / --rtl-vcd: the blocks to co-simulate (nullopt: none), or an error message.
@@ -139,7 +143,47 @@ int cmd_platforms(bool verbose) {
             fmt::print("{:<10} INVALID: {}\n", n, e.what());
         }
     }
+    std::cout << std::flush;
+    sim::tnpuv2::print_platform(verbose, std::cout);
     return 0;
+}
+
+/// `npusim run --platform tnpuv2 MODEL [--bits N] [--weight-bits N]` (sim/tnpuv2/run.h).
+int cmd_run_tnpuv2(const RunArgs& a) {
+    if (a.model.empty()) return fail("--platform tnpuv2 needs a model file (.onnx)");
+    const std::string ext = std::filesystem::path(a.model).extension().string();
+    if (ext != ".onnx") return fail(fmt::format("'{}': tnpuv2 runs ONNX models (.onnx)", a.model));
+    if (a.cores != "0") return fail("--cores does not apply to tnpuv2 (one core)");
+    if (!a.csv_path.empty() || !a.html_path.empty())
+        return fail(fmt::format("{} does not apply to tnpuv2 yet (RKNPU model runs)", a.csv_path.empty() ? "--html" : "--csv"));
+    if (a.core_mask != "auto" && a.core_mask != "0") return fail(fmt::format("--core-mask {}: tnpuv2 has one core (0)", a.core_mask));
+    if (a.sram) return fail("--sram does not apply to tnpuv2 (its SRAM is the core's own buffer)");
+    if (!a.cpu_nodes.empty()) return fail("--cpu-node does not apply to tnpuv2 (seed 003 has no CPU path: unsupported nodes refuse the model)");
+    if (a.verify_tiling) return fail("--verify-tiling is an RKNPU check; tnpuv2 tiles are validated by the core's SRAM check");
+    if (!a.quant.mode.empty()) return fail("--quantize does not apply to tnpuv2: float models are quantized at --bits (4, 8, 12, 14, 16)");
+    if (a.skip_check || !a.expected.empty()) return fail("--skip-check and --expect are MCU options");
+    sim::tnpuv2::RunOptions o;
+    o.model = a.model;
+    o.mode = a.mode;
+    o.inputs = a.ref.inputs;
+    o.outputs = a.ref.outputs;
+    o.input_shapes = a.ref.input_shapes;
+    o.seed = a.ref.seed;
+    o.report_path = a.report_path;
+    o.trace_path = a.trace_path;
+    o.vcd_path = a.vcd_path;
+    o.expect_exact = a.expect_exact;
+    o.quiet = a.quiet;
+    o.no_check = a.no_compare;
+    o.profile_file = a.profile_file;
+    o.params = a.params;
+    o.bits = a.bits ? a.bits : 8;
+    o.weight_bits = a.weight_bits;
+    o.calibration = a.quant.calibration;
+    o.calibration_method = a.quant.method;
+    o.dump_path = a.regcmd_path;
+    o.dump_layers = a.dump_layers;
+    return sim::tnpuv2::run_cli(o, std::cout, std::cerr);
 }
 
 /// `npusim run --reference`: the reference executor (golden numerics), .npy in and out.
@@ -211,12 +255,18 @@ int cmd_run(const RunArgs& a) {
     if (!rtl.error.empty()) return fail(rtl.error);
     if (rtl.opts && a.reference) return fail("--rtl does not apply to --reference (the reference executor has no NPU)");
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
-    if (quantize_given && (a.reference || a.model.empty() ||
+    if (quantize_given && !hw::tnpuv2::is_platform_name(a.platform) && (a.reference || a.model.empty() ||
                            std::filesystem::path(a.model).extension() != ".onnx"))
         return fail(a.reference ? "--quantize does not apply to --reference (quantize first: npusim quantize MODEL -o OUT)"
                     : a.model.empty() || std::filesystem::path(a.model).extension() != ".onnx"
                         ? "--quantize applies to .onnx models"
                         : std::string("--quantize"));
+    if (hw::tnpuv2::is_platform_name(a.platform)) {
+        if (rtl.opts) return fail("--rtl does not apply to --platform tnpuv2 (the RTL blocks are RKNPU ones)");
+        return cmd_run_tnpuv2(a);
+    }
+    if (a.bits || a.weight_bits || !a.dump_layers.empty())
+        return fail("--bits, --weight-bits and --dump-layers apply to --platform tnpuv2");
     if (a.reference) return cmd_run_reference(a);
     if (rtl.opts && mcu::find_target(a.platform))
         return fail(fmt::format("--rtl does not apply to --platform {} (an MCU: the RTL blocks are RKNPU ones)", a.platform));
@@ -310,9 +360,14 @@ struct RegcmdArgs {
     std::string file;
     std::string soc = "rk3588";
     std::string base;
+    std::string platform;             ///< -p/--platform (an alias of --soc; tnpuv2 selects its own format)
+    std::vector<std::string> params;  ///< lint: --param overrides
+    const std::string& target() const { return platform.empty() ? soc : platform; }
 };
 
-int cmd_decode(const RegcmdArgs& a) {
+int cmd_decode(RegcmdArgs a) {
+    if (hw::tnpuv2::is_platform_name(a.target())) return sim::tnpuv2::decode_cli(a.file, std::cout, std::cerr);
+    if (!a.platform.empty()) a.soc = a.platform;
     try {
         hw::load_named_profile(a.soc);
         const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
@@ -325,7 +380,10 @@ int cmd_decode(const RegcmdArgs& a) {
     return 0;
 }
 
-int cmd_lint(const RegcmdArgs& a) {
+int cmd_lint(RegcmdArgs a) {
+    if (hw::tnpuv2::is_platform_name(a.target())) return sim::tnpuv2::lint_cli(a.file, a.params, std::cout, std::cerr);
+    if (!a.params.empty()) return fail("--param applies to tnpuv2 lint only");
+    if (!a.platform.empty()) a.soc = a.platform;
     std::vector<sim::LintFinding> found;
     try {
         const hw::SocProfile soc = hw::load_named_profile(a.soc);
@@ -359,6 +417,9 @@ struct ReplayArgs {
 };
 
 int cmd_replay(const ReplayArgs& a) {
+    if (hw::tnpuv2::is_platform_name(a.soc))
+        return fail("replay runs RKNPU regcmd buffers; for tnpuv2 streams use `npusim decode|lint --platform tnpuv2` and "
+                    "`npusim run --platform tnpuv2 MODEL`");
     const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
     if (!rtl.error.empty()) return fail(rtl.error);
     sim::RawJob job;
@@ -466,6 +527,9 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
     run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
     add_quantize_options(*run, ra.quant);
+    run->add_option("--bits", ra.bits, "tnpuv2: data width of the quantized model (4, 8, 12, 14, 16; default 8)");
+    run->add_option("--dump-layers", ra.dump_layers, "tnpuv2: write every activation the device produced as DIR/<tensor>.npy");
+    run->add_option("--weight-bits", ra.weight_bits, "tnpuv2: conv/MatMul weight width (4, 8, 16, 20; default: the model's)");
 
     drv::check::CheckCliOptions co;
     CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
@@ -474,7 +538,8 @@ int sc_main(int argc, char* argv[]) {
     chk->add_flag("--all-platforms", co.all_platforms, "Print a model x platform matrix");
     chk->add_flag("--json", co.json, "Machine-readable output");
     chk->add_option("--input-shape", co.input_shapes, "Fix a dynamic input, name=1x3x224x224");
-    chk->add_option("--bits", co.quant_bits, "Quantization width for tnpuv2 rules (4..20)");
+    chk->add_option("--bits", co.quant_bits, "Data (activation) quantization width for tnpuv2 rules (4..16)");
+    chk->add_option("--weight-bits", co.weight_bits, "Weight (constant tensor) width for tnpuv2 rules (4, 8, 16, 20)");
     sim::QuantizeArgs chk_quant;
     uint64_t chk_seed = 0;
     add_quantize_options(*chk, chk_quant);
@@ -502,9 +567,12 @@ int sc_main(int argc, char* argv[]) {
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
     dec->add_option("file", da.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
     dec->add_option("--soc", da.soc, "SoC profile")->capture_default_str();
+    dec->add_option("-p,--platform", da.platform, "Platform (an RKNPU SoC, or tnpuv2 for tnpuv2 command streams)");
     CLI::App* lint = app.add_subcommand("lint", "Check a regcmd buffer: fields, reserved bits, banks, entries, chaining, enables");
     lint->add_option("file", la.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
     lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
+    lint->add_option("-p,--platform", la.platform, "Platform (an RKNPU SoC, or tnpuv2 for tnpuv2 command streams)");
+    lint->add_option("--param", la.params, "tnpuv2: override a profile parameter, section.key=value (the SRAM size, ...)");
     lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
     ReplayArgs pa;
@@ -568,6 +636,8 @@ int sc_main(int argc, char* argv[]) {
         if (!co.specs_dir.empty()) co.placement = nullptr;  // the compiler reads the bundled DB
         // ws63/3066H: the MCU path's own refusals (no kernel yet, QDQ models) next to the seed rules.
         co.engine_refusals = [](const std::string& model, const drv::ir::Graph& g) { return mcu::engine_refusals(model, g); };
+        // tnpuv2: the model as its converter sees it (YOLO decode -> GenerateBox, ...); no placement.
+        if (hw::tnpuv2::is_platform_name(co.platform)) sim::tnpuv2::set_check_prepare(co);
         if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())
             return drv::check::run_check_cli(co, std::cout, std::cerr);
         return sim::run_check_quantized(co, chk_quant, chk_seed, std::cout, std::cerr);

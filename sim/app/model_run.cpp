@@ -783,22 +783,36 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
                 r.errors.push_back(fmt::format("core {}: {}", c, d));
 
     if (!full || !o.check || !r.errors.empty()) return r;
+    std::vector<CheckedLayer> checked;
+    for (const rk::Layer& L : m.layers)
+        checked.push_back({L.name, L.unit == rk::Unit::Npu, L.inputs, L.outputs, L.ir_nodes, {}});
+    check_with_reference(m.graph, m.graph, checked, inputs, run.final_outputs_, run.snapshot_, r);
+    return r;
+}
 
+void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph& g, const std::vector<CheckedLayer>& layers,
+                          const std::map<std::string, num::Tensor>& inputs,
+                          const std::map<std::string, num::Tensor>& final_outputs,
+                          const std::map<std::string, num::Tensor>& snapshot, ModelRunResult& r) {
     // End to end: the reference executor on the same inputs.
     std::map<std::string, num::Tensor> ref;
     try {
-        ref = drv::ref::execute(m.graph, inputs);
+        ref = drv::ref::execute(ref_graph, inputs);
     } catch (const std::exception& e) {
         r.errors.push_back(std::string("reference executor: ") + e.what());
-        return r;
+        return;
     }
     r.outputs_checked = true;
-    for (const std::string& name : m.graph.outputs()) {
+    for (const std::string& name : g.outputs()) {
         OutputRow row;
         row.name = name;
-        const double lsb = output_lsb(m.graph, name);
+        const double lsb = output_lsb(g, name);
+        if (!ref.count(name) || !final_outputs.count(name)) {
+            r.errors.push_back(fmt::format("output '{}': not produced", name));
+            continue;
+        }
         if (ref.at(name).dtype() == num::DType::F32 && lsb <= 0) row.unit = "exact";
-        const std::string e = compare(run.final_outputs_.at(name), ref.at(name), lsb, row.check);
+        const std::string e = compare(final_outputs.at(name), ref.at(name), lsb, row.check);
         if (!e.empty()) r.errors.push_back(fmt::format("output '{}': {}", name, e));
         r.outputs.push_back(row);
     }
@@ -806,21 +820,21 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     // Isolated per-layer check: each NPU layer's device output against its reference nodes fed with
     // the device's own inputs, so that one 1-LSB requantization tie does not count downstream.
     r.isolated_checked = true;
-    for (size_t li = 0; li < m.layers.size(); ++li) {
-        const rk::Layer& L = m.layers[li];
-        if (L.unit != rk::Unit::Npu) continue;
+    for (size_t li = 0; li < layers.size(); ++li) {
+        const CheckedLayer& L = layers[li];
+        if (!L.device) continue;
         ModelLayerRow& row = r.layers[li];
         std::map<std::string, num::Tensor> env;
         std::string missing;
         for (const std::string& in : L.inputs) {
-            const drv::ir::Value* v = m.graph.find_value(in);
+            const drv::ir::Value* v = g.find_value(in);
             if (!v || v->is_constant()) continue;
-            auto it = run.snapshot_.find(in);
-            if (it == run.snapshot_.end()) missing = in;
+            auto it = snapshot.find(in);
+            if (it == snapshot.end()) missing = in;
             else env[in] = it->second;
         }
         for (const std::string& out : L.outputs)
-            if (!run.snapshot_.count(out)) missing = out;
+            if (!snapshot.count(out)) missing = out;
         if (!missing.empty()) {
             r.notes.push_back(fmt::format("layer '{}': '{}' not recorded; isolated check skipped", L.name, missing));
             continue;
@@ -828,15 +842,15 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         std::map<std::string, num::Tensor> computed = env;
         try {
             for (size_t ni : L.ir_nodes) {
-                const drv::ir::Node& n = m.graph.nodes().at(ni);
+                const drv::ir::Node& n = g.nodes().at(ni);
                 std::vector<num::Tensor> out =
-                    drv::ref::run_node(m.graph, n, [&](const std::string& in) -> const num::Tensor* {
+                    drv::ref::run_node(g, n, [&](const std::string& in) -> const num::Tensor* {
                         auto it = computed.find(in);
                         return it == computed.end() ? nullptr : &it->second;
                     });
                 for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
                     if (n.outputs[k].empty()) continue;
-                    out[k].quant = m.graph.value(n.outputs[k]).quant;
+                    out[k].quant = g.value(n.outputs[k]).quant;
                     computed[n.outputs[k]] = std::move(out[k]);
                 }
             }
@@ -847,7 +861,8 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         row.checked = true;
         for (const std::string& out : L.outputs) {
             if (!computed.count(out)) continue;
-            const std::string e = compare(run.snapshot_.at(out), computed.at(out), 0, row.check);
+            auto fl = L.float_lsb.find(out);
+            const std::string e = compare(snapshot.at(out), computed.at(out), fl == L.float_lsb.end() ? 0 : fl->second, row.check);
             if (!e.empty()) r.errors.push_back(fmt::format("layer '{}' output '{}': {}", L.name, out, e));
         }
         ++r.layers_checked;
@@ -860,7 +875,6 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
         else if (row.check.off_by_one) ++r.layers_off_by_one;
         else ++r.layers_exact;
     }
-    return r;
 }
 
 }  // namespace sim

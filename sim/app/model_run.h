@@ -96,6 +96,13 @@ struct ModelRunResult {
     OutputCheck isolated;        ///< summed over every checked layer
     size_t layers_checked = 0, layers_exact = 0, layers_off_by_one = 0, layers_worse = 0;
     bool expect_exact = false;   ///< --expect-exact: any difference is a failure
+    /// Why isolated layers may differ by 1 LSB (printed under the isolated check); the RKNPU DPU's
+    /// by default, set by other NPU families.
+    std::string one_lsb_cause =
+        "the DPU requantizes in fixed point (per-channel BS x BN multipliers, OUT_CVT\n"
+        "  shift, round-half-up) while onnxruntime multiplies in float32 and rounds half to even, so\n"
+        "  values whose float32 product lands on x.5 round differently. A 1-LSB difference then\n"
+        "  propagates downstream, so end-to-end outputs of deep nets may differ by a few LSB.";
     std::vector<std::string> notes;
     std::vector<std::string> rewrites;  ///< whole-model import rewrites (constant folding, If inlined)
     std::vector<std::string> errors;  ///< faults, timeouts, host errors (one line each)
@@ -134,6 +141,23 @@ struct ModelRunOptions {
 ModelRunResult run_model(const hw::SocProfile& soc, drv::rknpu::CompiledModel& m,
                          const std::map<std::string, num::Tensor>& inputs, const ModelRunOptions& opts,
                          trace::TraceWriter* tw, std::ostream& progress_out);
+
+/// What the reference checks need of one compiled layer (any NPU family).
+struct CheckedLayer {
+    std::string name;
+    bool device = false;  ///< ran on the NPU: checked in isolation
+    std::vector<std::string> inputs, outputs;
+    std::vector<size_t> ir_nodes;  ///< nodes of the checked graph the layer implements
+    std::map<std::string, double> float_lsb;  ///< float outputs compared in these units (absent: exactly)
+};
+
+/// The full-mode checks every NPU family's run shares: `ref_graph` on `inputs` against the device's
+/// `final_outputs` (end to end), then each device layer's recorded outputs against its reference
+/// nodes of `g` fed with the recorded inputs (`snapshot`). r.layers[i] is the row of layers[i].
+void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph& g, const std::vector<CheckedLayer>& layers,
+                          const std::map<std::string, num::Tensor>& inputs,
+                          const std::map<std::string, num::Tensor>& final_outputs,
+                          const std::map<std::string, num::Tensor>& snapshot, ModelRunResult& r);
 
 /// Work of one IR node run on the host CPU: int8 MACs, float flops, bytes moved (inputs that are
 /// not constants, outputs) and inner products (MACs of conv/gemm/matmul in any dtype).

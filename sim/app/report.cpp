@@ -305,11 +305,7 @@ std::string report_text(const ModelRunResult& r) {
                          r.layers_checked, r.layers_exact, r.layers_off_by_one, r.layers_worse, c.values, c.off_by_one,
                          c.values ? 100.0 * static_cast<double>(c.off_by_one) / static_cast<double>(c.values) : 0.0,
                          c.max_abs_diff, check_verdict(c));
-        if (c.off_by_one)
-            o += "  1-LSB cause: the DPU requantizes in fixed point (per-channel BS x BN multipliers, OUT_CVT\n"
-                 "  shift, round-half-up) while onnxruntime multiplies in float32 and rounds half to even, so\n"
-                 "  values whose float32 product lands on x.5 round differently. A 1-LSB difference then\n"
-                 "  propagates downstream, so end-to-end outputs of deep nets may differ by a few LSB.\n";
+        if (c.off_by_one) o += "  1-LSB cause: " + r.one_lsb_cause + "\n";
     }
     o += rollup_text(r);
     o += scaling_text(r);

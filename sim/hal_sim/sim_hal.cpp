@@ -7,24 +7,24 @@
 
 namespace sim {
 
-SimHal::SimHal(Platform& p, uint64_t pool_base, uint64_t pool_bytes)
+SimHal::SimHal(HalTarget& p, uint64_t pool_base, uint64_t pool_bytes)
     : p_(p), next_(pool_base), end_(pool_base + pool_bytes) {
-    if (p.nbuf()) {
-        sram_next_ = p.soc().mem.nbuf_base.value;
-        sram_end_ = sram_next_ + p.soc().mem.nbuf_bytes.value;
+    if (p.sram_bytes()) {
+        sram_next_ = p.sram_base();
+        sram_end_ = sram_next_ + p.sram_bytes();
     }
 }
 
 void SimHal::mmio(int core, uint32_t offset, uint32_t* data, bool write) {
     tlm::tlm_generic_payload gp;
     gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    gp.set_address(p_.core_base(core) + offset);
+    gp.set_address(p_.npu_core_base(core) + offset);
     gp.set_data_ptr(reinterpret_cast<unsigned char*>(data));
     gp.set_data_length(4);
     gp.set_streaming_width(4);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    p_.host->b_transport(gp, delay);
+    p_.host_bus().b_transport(gp, delay);
     sc_core::wait(delay);
     if (gp.get_response_status() != tlm::TLM_OK_RESPONSE)
         throw std::runtime_error(fmt::format("MMIO {} core {} offset 0x{:04x}: {}", write ? "write" : "read", core,
@@ -64,7 +64,7 @@ void SimHal::debug_access(uint64_t addr, void* data, size_t len, bool write) {
     gp.set_address(addr);
     gp.set_data_ptr(static_cast<unsigned char*>(data));
     gp.set_data_length(static_cast<unsigned int>(len));
-    if (p_.host->transport_dbg(gp) != len)
+    if (p_.host_bus().transport_dbg(gp) != len)
         throw std::runtime_error(fmt::format("buffer access at 0x{:x} (+{}) outside DDR", addr, len));
 }
 
@@ -79,13 +79,13 @@ void SimHal::bo_read(const drv::DmaBuffer& bo, size_t offset, void* dst, size_t 
 }
 
 drv::WaitResult SimHal::wait_irq(int core, uint64_t timeout_ns) {
-    sc_core::sc_signal<bool>& line = p_.irq(core);
+    sc_core::sc_signal<bool>& line = p_.npu_irq(core);
     if (line.read()) return drv::WaitResult::Irq;
     sc_core::wait(sc_core::sc_time(static_cast<double>(timeout_ns), sc_core::SC_NS), line.posedge_event());
     return line.read() ? drv::WaitResult::Irq : drv::WaitResult::Timeout;
 }
 
-void SimHal::reset(int core) { p_.core(core).reset(); }
+void SimHal::reset(int core) { p_.npu_reset(core); }
 
 uint64_t SimHal::now_ns() { return sc_core::sc_time_stamp().value() / 1000; }
 

@@ -11,6 +11,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "hal_sim/sim_hal.h"
 #include "hw/profile.h"
 #include "npu/tlm/ddr.h"
 #include "npu/tlm/interconnect.h"
@@ -19,7 +20,7 @@
 
 namespace sim {
 
-class Platform : public sc_core::sc_module {
+class Platform : public sc_core::sc_module, public HalTarget {
    public:
     /// The host CPU's bus port (driver MMIO and buffer access).
     tlm_utils::simple_initiator_socket<Platform> host;
@@ -46,6 +47,15 @@ class Platform : public sc_core::sc_module {
     /// On-chip SRAM usable by the NPU (profile memory.nbuf_*), or nullptr when the SoC has none.
     npu::tlm_models::Ddr* nbuf() { return nbuf_.get(); }
     uint64_t core_base(int i) const { return soc_.npu.core_mmio_bases.value.at(static_cast<size_t>(i)); }
+
+    // HalTarget (the simulator HAL's view of the SoC)
+    tlm::tlm_fw_transport_if<>& host_bus() override { return *host.operator->(); }
+    int npu_core_count() const override { return core_count(); }
+    uint64_t npu_core_base(int core) const override { return core_base(core); }
+    sc_core::sc_signal<bool>& npu_irq(int core) override { return irq(core); }
+    void npu_reset(int core) override { this->core(core).reset(); }
+    uint64_t sram_base() const override { return soc_.mem.nbuf_bytes.value ? soc_.mem.nbuf_base.value : 0; }
+    uint64_t sram_bytes() const override { return nbuf_ ? soc_.mem.nbuf_bytes.value : 0; }
 
    private:
     void host_thread();

@@ -147,6 +147,25 @@ def generate(g, np):
         extra = [(np.array(0.5, f32), True)] if mode == "constant" else []
         g.case("pad_" + mode, "Pad", [(u(r, 1, 2, 4, 5), False), (i64([0, 0, 2, 1, 0, 0, 1, 3]), True)] + extra, dict(mode=mode))
     g.case("identity", "Identity", [(u(r, 3, 4), False)])
+    r = R("gather")
+    g.case("gather_axis0_i32", "Gather", [(u(r, 7, 5), False), (np.array([6, 0, 3, 3], np.int32), True)], dict(axis=0))
+    g.case("depthtospace_dcr", "DepthToSpace", [(u(r, 2, 8, 3, 4), False)], dict(blocksize=2, mode="DCR"))
+    g.case("depthtospace_crd", "DepthToSpace", [(u(r, 1, 18, 2, 3), False)], dict(blocksize=3, mode="CRD"))
+    g.case("spacetodepth", "SpaceToDepth", [(u(r, 2, 3, 6, 4), False)], dict(blocksize=2))
+
+    # Normalisations and Pow (onnxruntime computes x^2 and x^3 as products).
+    r = R("layernorm")
+    g.case("layernorm_last", "LayerNormalization", [(u(r, 2, 5, 16), False), (u(r, 16, lo=0.5, hi=1.5), True),
+                                                    (u(r, 16), True)], dict(axis=-1, epsilon=1e-5), opset=17, tol=ACC)
+    g.case("layernorm_axis1", "LayerNormalization", [(u(r, 3, 4, 6), False), (u(r, 4, 6), True)], dict(axis=1), opset=17,
+           tol=ACC)
+    r = R("lpnorm")
+    g.case("lpnorm_p2", "LpNormalization", [(u(r, 3, 7, 4), False)], dict(axis=1, p=2), tol=ACC)
+    g.case("lpnorm_p1", "LpNormalization", [(u(r, 4, 9), False)], dict(axis=-1, p=1), tol=ACC)
+    r = R("pow")
+    g.case("pow_square", "Pow", [(u(r, 4, 50, 50, lo=0, hi=2), False), (np.array(2.0, f32), True)])
+    g.case("pow_cube", "Pow", [(u(r, 4, 50, 50, lo=-2, hi=2), False), (np.array(3.0, f32), True)])
+    g.case("pow_general", "Pow", [(u(r, 3, 4, 5, lo=0.1, hi=2), False), (np.array(1.7, f32), True)], tol=F)
 
     # Indexing and generators (exact): what exported shape / mask subgraphs compute.
     r = R("index")

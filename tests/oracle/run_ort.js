@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Oracle runner: for every case directory under <root> (manifest.json + model.onnx + input .npy
-// files), runs the model with onnxruntime-node (single thread, default graph optimisations) and
+// files), runs the model with onnxruntime-node (single thread, default graph optimisations unless the
+// manifest asks for "optimization": "disabled") and
 // writes the outputs as the .npy files the manifest names under "expected". Cases onnxruntime
 // rejects get "ort_error" in <case>/ort_error.txt so the C++ test can report them.
 // Usage: node run_ort.js <root>
@@ -50,8 +51,11 @@ function writeNpy(file, type, dims, data) {
 
 async function runCase(dir) {
   const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
-  const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
-      {intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential'});
+  const opts = {intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential'};
+  // "optimization": "disabled" runs a QDQ graph node by node where onnxruntime's QDQ fusion rejects
+  // a valid graph (its fused QLinearConv takes only 8-bit weights; tnpuv2's 20-bit ones are int32).
+  if (m.optimization) opts.graphOptimizationLevel = m.optimization;
+  const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
   const feeds = {};
   for (const f of m.feeds) {
     const a = readNpy(path.join(dir, f.file));

@@ -139,6 +139,7 @@ int run_matrix(const SpecDb& db, const std::vector<std::pair<std::string, ir::Gr
                const CheckCliOptions& opts, std::ostream& out) {
     CheckOptions co;
     co.quant_bits = opts.quant_bits;
+    co.weight_bits = opts.weight_bits;
     size_t w0 = 5;
     for (const auto& m : models) w0 = std::max(w0, m.first.size());
     nlohmann::json j = nlohmann::json::array();
@@ -248,6 +249,7 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     if (opts.all_platforms) return run_matrix(db, models, opts, out);
     CheckOptions co;
     co.quant_bits = opts.quant_bits;
+    co.weight_bits = opts.weight_bits;
     int worst = kExitOk;
     nlohmann::json all = nlohmann::json::array();
     for (size_t k = 0; k < models.size(); ++k) {

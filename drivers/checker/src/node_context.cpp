@@ -67,7 +67,11 @@ const ir::Value* NodeContext::tensor(bool is_out, size_t i) const {
 }
 
 int64_t NodeContext::bits_of(const ir::Value& v) const {
-    if (o_.quant_bits > 0) return o_.quant_bits;
+    // --bits is the width the data (activations) are quantized to; constant weights keep their
+    // container's width (seed 003 lists data and weight widths separately, e.g. 16-bit data with
+    // 8-bit weights); --weight-bits gives the constants' width.
+    if (o_.quant_bits > 0 && !v.is_constant()) return o_.quant_bits;
+    if (o_.weight_bits > 0 && v.is_constant()) return o_.weight_bits;
     switch (v.dtype) {
         case num::DType::I8:
         case num::DType::U8: return 8;

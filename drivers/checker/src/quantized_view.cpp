@@ -31,7 +31,9 @@ ir::Graph quantized_view(const ir::Graph& in, size_t* folded) {
     std::map<std::string, const ir::Value*> quantize_to;  // Q input -> its quantized output
     for (size_t i = 0; i < in.nodes().size(); ++i) {
         const ir::Node& n = in.nodes()[i];
-        if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty()) continue;
+        // ai.onnx or com.microsoft Q/DQ (the same semantics; onnxruntime's 16-bit QDQ below opset 21
+        // uses the latter, as the importer's QDQ fold accepts both).
+        if ((!n.domain.empty() && n.domain != "com.microsoft") || n.outputs.size() != 1 || n.inputs.empty()) continue;
         if (n.op_type == "DequantizeLinear") {
             const ir::Value* q = in.find_value(n.inputs[0]);
             if (q && is_int(q->dtype) && q->is_quantized()) {

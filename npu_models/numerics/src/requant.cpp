@@ -3,6 +3,7 @@
 
 #include <cfenv>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace num {
@@ -35,25 +36,35 @@ FixedScale quantize_scale(double real, int bits, int max_shift) {
     return FixedScale{static_cast<int32_t>(mult), shift};
 }
 
-int64_t mul_shift(int64_t x, int32_t multiplier, int shift, Rounding r) {
-    const int64_t p = x * static_cast<int64_t>(multiplier);
-    if (shift <= 0) return p * (int64_t{1} << (-shift));
-    const int64_t floor_q = p >> shift;  // arithmetic shift: floor division
-    const int64_t rem = p - floor_q * (int64_t{1} << shift);  // in [0, 2^shift); no left shift of a negative
-    const int64_t half = int64_t{1} << (shift - 1);
+int64_t mul_shift(int64_t x, int32_t multiplier, int shift, Rounding r) { return mul_shift_wide(x, multiplier, shift, r); }
+
+int64_t mul_shift_wide(int64_t x, int64_t multiplier, int shift, Rounding r) {
+    // 128-bit product: wide accumulators (16-bit data x 20-bit weights, ~2^52) times a 31-bit
+    // multiplier need up to 84 bits. The result is saturated to int64 (callers saturate further).
+    __extension__ typedef __int128 i128;  // GCC/Clang builtin; -Wpedantic wants the marker
+    const i128 p = static_cast<i128>(x) * static_cast<i128>(multiplier);
+    auto clamp64 = [](i128 v) {
+        const i128 hi = static_cast<i128>(INT64_MAX), lo = static_cast<i128>(INT64_MIN);
+        return static_cast<int64_t>(v > hi ? hi : (v < lo ? lo : v));
+    };
+    if (shift <= 0) return clamp64(p * (static_cast<i128>(1) << (-shift)));
+    const i128 one = 1;
+    const i128 floor_q = p >> shift;  // arithmetic shift: floor division
+    const i128 rem = p - floor_q * (one << shift);  // in [0, 2^shift)
+    const i128 half = one << (shift - 1);
     switch (r) {
-        case Rounding::Truncate: return floor_q;
-        case Rounding::HalfUp: return floor_q + (rem >= half ? 1 : 0);
+        case Rounding::Truncate: return clamp64(floor_q);
+        case Rounding::HalfUp: return clamp64(floor_q + (rem >= half ? 1 : 0));
         case Rounding::HalfAwayFromZero:
-            if (rem > half) return floor_q + 1;
-            if (rem < half) return floor_q;
-            return p >= 0 ? floor_q + 1 : floor_q;
+            if (rem > half) return clamp64(floor_q + 1);
+            if (rem < half) return clamp64(floor_q);
+            return clamp64(p >= 0 ? floor_q + 1 : floor_q);
         case Rounding::HalfToEven:
-            if (rem > half) return floor_q + 1;
-            if (rem < half) return floor_q;
-            return (floor_q & 1) ? floor_q + 1 : floor_q;
+            if (rem > half) return clamp64(floor_q + 1);
+            if (rem < half) return clamp64(floor_q);
+            return clamp64((floor_q & 1) ? floor_q + 1 : floor_q);
     }
-    return floor_q;
+    return clamp64(floor_q);
 }
 
 int64_t round_half_even(double x) {

@@ -24,6 +24,12 @@ CheckOptions bits(int64_t b) {
     o.quant_bits = b;
     return o;
 }
+// --weight-bits: the width of the constant (weight) tensors; --bits is the data width only.
+CheckOptions wbits(int64_t b) {
+    CheckOptions o;
+    o.weight_bits = b;
+    return o;
+}
 
 struct Conv {
     int64_t c = 16, oc = 16, h = 32, w = 32, kh = 3, kw = 3, s = 1, d = 1, group = 1;
@@ -93,11 +99,17 @@ TEST(Tnpuv2Boundary, DepthwiseDilation1vs2) {
 }
 // Conv2D: "深度卷积的量化权重仅支持 8 bit"; "普通卷积和组卷积的量化权重支持 4、8、16 和 20 bit"
 TEST(Tnpuv2Boundary, ConvWeightBits20vs12) {
-    pair(conv(Conv{}), conv(Conv{}), "normal/group conv weight bit width = 12", bits(16), bits(12));
+    pair(conv(Conv{}), conv(Conv{}), "normal/group conv weight bit width = 12", wbits(20), wbits(12));
 }
 TEST(Tnpuv2Boundary, DepthwiseWeightBits8vs4) {
     pair(conv(mk([](Conv& c) { c.group = 16; })), conv(mk([](Conv& c) { c.group = 16; })),
-         "depthwise conv weight bit width = 4", bits(8), bits(4));
+         "depthwise conv weight bit width = 4", wbits(8), wbits(4));
+}
+// Seed 003 lists data and weight widths separately: 16-bit data keeps the int8 depthwise weights 8-bit.
+TEST(Tnpuv2Boundary, DepthwiseInt8WeightsWith16BitData) {
+    ir::Graph g = conv(mk([](Conv& c) { c.group = 16; }));
+    const NodeResult r = check_node(g, kP, "n", bits(16));
+    EXPECT_TRUE(passes(r)) << describe(r);
 }
 
 ir::Graph unary(const std::string& op, Ints in, Ints out, num::Attributes a = {}, num::DType dt = num::DType::I8) {

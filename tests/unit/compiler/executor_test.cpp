@@ -3,6 +3,7 @@
 // deterministic; mismatched inputs and failing operators are reported with the node named;
 // run_reference() maps errors to exit codes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -34,7 +35,7 @@ drv::ir::Graph import(const ModelBuilder& b) {
     return drv::importer::import_onnx_bytes(s.data(), s.size(), {}, "t.onnx");
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + name; }
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + std::to_string(::getpid()) + "_" + name; }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SoC profile loading: the bundled RK3588 figures and strict error reporting on malformed files.
 #include <cmath>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -26,7 +27,7 @@ std::string variant(const std::string& from, const std::string& to) {
     const size_t at = text.find(from);
     EXPECT_NE(at, std::string::npos) << from;
     text.replace(at, from.size(), to);
-    const std::string path = ::testing::TempDir() + "/profile_variant.json";
+    const std::string path = ::testing::TempDir() + "/profile_variant." + std::to_string(::getpid()) + ".json";
     std::ofstream(path) << text;
     return path;
 }

@@ -2,6 +2,7 @@
 // run_cli end to end on hand-built ELF files: exit codes for guest exit, bad ELF, illegal instruction,
 // wild jump and runaway loops (issue 7 acceptance 5), and the MMIO console.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -37,7 +38,7 @@ std::string make_elf(const std::vector<uint32_t>& code, const std::string& name,
     put32(76, 5);                                       // R+X
     put32(80, 4);                                       // p_align
     std::memcpy(&f[84], code.data(), code.size() * 4);
-    const std::string path = ::testing::TempDir() + "/" + name + ".elf";
+    const std::string path = ::testing::TempDir() + "/" + name + "." + std::to_string(::getpid()) + ".elf";
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
     return path;
@@ -69,8 +70,8 @@ TEST(RunCli, ConsoleOutputAndPass) {
 }
 
 TEST(RunCli, BadElfFiles) {
-    EXPECT_EQ(run(::testing::TempDir() + "/does_not_exist.elf"), kExitLoadError);
-    const std::string junk = ::testing::TempDir() + "/junk.elf";
+    EXPECT_EQ(run(::testing::TempDir() + "/does_not_exist." + std::to_string(::getpid()) + ".elf"), kExitLoadError);
+    const std::string junk = ::testing::TempDir() + "/junk." + std::to_string(::getpid()) + ".elf";
     std::ofstream(junk) << "this is not an ELF file";
     EXPECT_EQ(run(junk), kExitLoadError);
     EXPECT_EQ(run(make_elf({0x0000006f}, "x86", 62 /*EM_X86_64*/)), kExitLoadError);
@@ -106,7 +107,7 @@ TEST(RunCli, DumpWritesGuestMemoryAfterTheRun) {
         "dump");
     RunOptions o;
     o.elf = elf;
-    const std::string out = ::testing::TempDir() + "/dump.bin";
+    const std::string out = ::testing::TempDir() + "/dump." + std::to_string(::getpid()) + ".bin";
     o.dumps = {"0x80000100:6=" + out};
     ASSERT_EQ(run_cli(o), 0);
     std::ifstream in(out, std::ios::binary);

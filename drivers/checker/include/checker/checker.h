@@ -58,9 +58,11 @@ struct CheckResult {
 };
 
 struct CheckOptions {
-    /// Quantization bit width the model is converted with (tnpuv2: 4/8/12/14/16/20); 0 = from the
-    /// tensor dtype, else the platform's quant_bits_default.
+    /// Quantization bit width of the data (activations) the model is converted with (tnpuv2:
+    /// 4/8/12/14/16); 0 = from the tensor dtype, else the platform's quant_bits_default.
     int64_t quant_bits = 0;
+    /// Width of the constant (weight) tensors (tnpuv2: 4/8/16/20); 0 = from the tensor dtype.
+    int64_t weight_bits = 0;
 };
 
 /// Checks every node of `g` (in topological order) against `spec`. Throws CheckError for dynamic

@@ -51,7 +51,8 @@ struct CheckCliOptions {
     bool all_platforms = false;             ///< model x platform matrix
     bool json = false;
     std::vector<std::string> input_shapes;  ///< "name=1x3x224x224" (fixes dynamic dims)
-    int64_t quant_bits = 0;                 ///< --bits: quantization width (tnpuv2 4..20); 0 = dtype
+    int64_t quant_bits = 0;                 ///< --bits: data quantization width (tnpuv2 4..16); 0 = dtype
+    int64_t weight_bits = 0;                ///< --weight-bits: constant (weight) width; 0 = dtype
     std::string specs_dir;                  ///< empty = default_specs_dir()
     /// Set by sim/ (which links the compiler): per-node placement on RKNPU platforms (not used
     /// with `prepare`: the placement compiles the model file itself).

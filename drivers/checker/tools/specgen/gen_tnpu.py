@@ -151,14 +151,17 @@ OPS = [
              expr="C % (attr.blocksize * attr.blocksize) == 0"),
         rule("set", "modes DCR and CRD", param="mode", value="attr.mode ?? 'DCR'", values=["DCR", "CRD"]),
     ]),
-    ("Dequantize", "Dequantize", ["DequantizeLinear"], None, [
+    # The tnpuv2 converter view keeps a YOLO head's Dequantize in domain "tnpuv2" (the GenerateBox input).
+    ("Dequantize", "Dequantize", ["DequantizeLinear", {"op_type": "DequantizeLinear", "domain": "tnpuv2"}], None, [
         bits([8, 12, 16], what="input", sec=TABLE + ": Dequantize", value="in0.bits"),
         rule("dtype", "output FP32", tensor="out0", dtypes=["float32"]),
         rule("constant", "scale matching the input must be provided", tensor="in1"),
     ]),
-    ("Embedding", "Embedding", [], None, [
-        note("indices INT32; each index within the table rows; output 8/16-bit (no ONNX operator maps to "
-             "Embedding)")]),
+    ("Embedding", "Embedding", [{"op_type": "Embedding", "domain": "tnpuv2"}], None, [
+        rule("dtype", "indices INT32", tensor="in1", dtypes=["int32"], source={"section": "Embedding"}),
+        bits([8, 16], what="output", sec=TABLE + ": Embedding", value="out0.bits"),
+        note("each index within the table rows; output last dim = the table's vector length (the tnpuv2 converter "
+             "maps a Gather of a constant table by runtime indices to Embedding)")]),
     ("Erf", "Erf", ["Erf"], None, [one_in_one_out(), fp32("in0"), fp32("out0")]),
     ("Gather", "Gather", ["Gather"], None, [
         bits([8], sec=TABLE + ": Gather"),
@@ -166,9 +169,15 @@ OPS = [
         rule("interval", "number of indices 1..64", param="number of indices", value="in1.numel", min=1, max=64),
         rule("constant", "index list fixed at model conversion", tensor="in1"),
     ]),
-    ("GenerateBox", "GenerateBox", [], None, [
-        note("YOLOv3/v5/v8 post-processing; thresholds in [0,1]; input FP32 or 16-bit (no ONNX operator maps to "
-             "GenerateBox)")]),
+    ("GenerateBox", "GenerateBox", [{"op_type": "GenerateBox", "domain": "tnpuv2"}], None, [
+        rule("formula", "YOLOv3, YOLOv5 or YOLOv8 post-processing",
+             expr="attr.version == 3 || attr.version == 5 || attr.version == 8", source={"section": "GenerateBox"}),
+        rule("interval", "class count > 0", param="num_classes", value="attr.num_classes", min=1,
+             source={"section": "GenerateBox"}),
+        rule("dtype", "input FP32 (or 16-bit quantized)", tensor="in0", dtypes=["float32", "int16", "uint16"],
+             source={"section": "GenerateBox"}),
+        note("thresholds in [0,1]; NMS type, anchors, strides and reg_max fixed at conversion (the tnpuv2 converter "
+             "matches the YOLOv5 Detect decode of the ultralytics export as GenerateBox; NMS off)")]),
     ("GlobalAveragePool", "GlobalAveragePool", ["GlobalAveragePool"], None, rank4() + [
         bits([4, 8, 12, 16], sec=TABLE + ": GlobalAveragePool"),
         rule("formula", "output H and W both 1", expr="out0.d2 == 1 && out0.d3 == 1"),
@@ -219,8 +228,12 @@ OPS = [
              expr=" && ".join("(data.in1.%d ?? attr.pads.%d ?? 0) >= 0" % (k, k) for k in range(8))),
         note("channel-direction padding must be 8-aligned in some quantization configs"),
     ]),
+    # Seed 003 Pow: FP32, or quantized through fixed lookup-table parameters the converter generates.
     ("Pow", "Pow", ["Pow"], None, [
-        fp32("in0"), fp32("out0"),
+        rule("dtype", "FP32 input and output, or quantized through the converter's fixed lookup table (seed 003 Pow)",
+             tensor="in0", dtypes=["float32", "int8", "uint8", "int16", "uint16"]),
+        rule("dtype", "FP32 input and output, or quantized through the converter's fixed lookup table (seed 003 Pow)",
+             tensor="out0", dtypes=["float32", "int8", "uint8", "int16", "uint16"]),
         rule("constant", "exponent fixed at conversion (no dynamic runtime exponent)", tensor="in1"),
     ]),
     ("ReduceMax", "ReduceMax", ["ReduceMax"], None, [
@@ -306,7 +319,7 @@ def main():
     for name, heading, onnx, bind, rules in OPS:
         e = {"name": name, "heading": heading}
         if onnx:
-            e["match"] = [{"op_type": t} for t in onnx]
+            e["match"] = [t if isinstance(t, dict) else {"op_type": t} for t in onnx]
         if bind:
             e["bind"] = bind
         e["rules"] = [r for r in rules if r]

@@ -19,6 +19,11 @@ namespace {
 using qdq::is_dq;
 using qdq::is_q;
 bool is_int8ish(num::DType d) { return d == num::DType::I8 || d == num::DType::U8; }
+/// Weight containers a fused QLinearConv/QLinearMatMul takes: 8-bit, 16-bit, and int32 (the
+/// 20-bit weights of seed 003's tnpuv2 Conv2D).
+bool is_int_weight(num::DType d) {
+    return is_int8ish(d) || d == num::DType::I16 || d == num::DType::U16 || d == num::DType::I32;
+}
 
 std::vector<int32_t> ints_as_i32(const num::Tensor& t) {
     std::vector<int32_t> v(t.numel());
@@ -82,7 +87,13 @@ bool range_inside(const Graph& g, const Node& q, float lo, float hi) {
     num::QuantParams p;
     if (!quant_params_of(g, q, 0, p) || p.per_axis()) return false;
     num::DType dt = g.value(q.outputs[0]).dtype;
-    double qmin = dt == num::DType::I8 ? -128 : 0, qmax = dt == num::DType::I8 ? 127 : 255;
+    // The Q's grid: its container, narrowed by `_qbits` (numerics README) when set.
+    const bool is16 = dt == num::DType::I16 || dt == num::DType::U16;
+    const bool sgn = dt == num::DType::I8 || dt == num::DType::I16;
+    int64_t bits = is16 ? 16 : 8;
+    if (const int64_t qb = attr_int(q.attrs, "_qbits", 0); qb > 0 && qb < bits) bits = qb;
+    const double qmin = sgn ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0;
+    const double qmax = sgn ? std::ldexp(1.0, static_cast<int>(bits) - 1) - 1 : std::ldexp(1.0, static_cast<int>(bits)) - 1;
     double lower = p.scale[0] * (qmin - p.zero_point[0]), upper = p.scale[0] * (qmax - p.zero_point[0]);
     const double eps = std::numeric_limits<float>::epsilon();
     return lo - lower <= eps && upper - hi <= eps;
@@ -129,6 +140,8 @@ Node fused(const Node& p, const std::string& op, const std::string& domain, std:
     n.inputs = std::move(inputs);
     n.outputs = {q.outputs[0]};
     n.attrs = p.attrs;
+    // A narrowed output grid (`_qbits` on the QuantizeLinear) belongs to the fused op's output.
+    if (const num::AttrValue* b = q.attrs.find("_qbits")) n.attrs.set("_qbits", *b);
     return n;
 }
 
@@ -142,7 +155,7 @@ bool fuse_unit(const Units& u, const Node& p, const Node& q, Node& out) {
     if (!p.domain.empty()) return false;
     if (op == "Conv" || op == "MatMul") {
         const Node *x = dq(0), *w = dq(1);
-        if (!act_ok(x) || !w || !is_int8ish(u.g.value(w->input(0)).dtype)) return false;
+        if (!act_ok(x) || !w || !is_int_weight(u.g.value(w->input(0)).dtype)) return false;
         // onnxruntime on x86-64 does not run int8-activation Conv/MatMul units as integer ops
         // (QDQIsInt8Allowed() is false off ARM): they stay DQ -> float op -> Q.
         if (u.x86_64 && yt == num::DType::I8) return false;
@@ -334,8 +347,22 @@ bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantPar
     return true;
 }
 
-void fold_qdq(Graph& g, bool rewrite, bool x86_64) {
-    if (rewrite) {  // onnxruntime's rewrites ahead of its QDQ fusions (qdq_ort.cpp), in its order
+namespace {
+void remove_clamps(Units& u) {
+    for (size_t i = 0; i < u.g.nodes().size(); ++i)
+        if (is_q(u.g.nodes()[i]) && remove_clamp_before_q(u, i)) u.refresh();
+    u.g.remove_dead_nodes();
+    u.refresh();
+}
+}  // namespace
+
+void remove_clamps_before_q(Graph& g) {
+    Units u(g, false);
+    remove_clamps(u);
+}
+
+void fold_qdq(Graph& g, bool rewrite, bool x86_64, bool ort_rewrites) {
+    if (rewrite && ort_rewrites) {  // onnxruntime's rewrites ahead of its QDQ fusions (qdq_ort.cpp), in its order
         qdq::ensure_unique_dq(g);
         qdq::propagate_qdq(g);
         qdq::quantize_weight_bias(g);
@@ -346,10 +373,7 @@ void fold_qdq(Graph& g, bool rewrite, bool x86_64) {
     annotate(g);
     if (!rewrite) return;
     Units u(g, x86_64);
-    for (size_t i = 0; i < g.nodes().size(); ++i)
-        if (is_q(g.nodes()[i]) && remove_clamp_before_q(u, i)) u.refresh();
-    g.remove_dead_nodes();
-    u.refresh();
+    remove_clamps(u);
     std::vector<bool> erase(g.nodes().size(), false);
     for (size_t qi = 0; qi < g.nodes().size(); ++qi) {
         const Node& q = g.nodes()[qi];

@@ -20,7 +20,10 @@ class Builder {
         for (const ir::Node& n : g.nodes()) used_.insert(n.name);
         // Per-axis QuantizeLinear/DequantizeLinear need ai.onnx opset 13; below it the com.microsoft
         // versions (same semantics, any opset) are what onnxruntime runs.
-        qdq_domain_ = g.opset("") >= 13 ? "" : "com.microsoft";
+        // 16-bit (and int32-weight) Q/DQ are ai.onnx only from opset 21; onnxruntime runs the
+        // com.microsoft ones at any opset (its quantizer's use_qdq_contrib_ops for QInt16).
+        const bool wide = s.activations.bits > 8 || s.weights.bits > 8;
+        qdq_domain_ = g.opset("") >= (wide ? 21 : 13) ? "" : "com.microsoft";
     }
 
     ir::Graph build(size_t& weights, size_t& biases) {
@@ -85,17 +88,7 @@ class Builder {
         num::Tensor st(num::DType::F32, shape), zt_(zt, shape);
         for (size_t k = 0; k < scales.size(); ++k) {
             st.data<float>()[k] = scales[k];
-            switch (zt) {
-                case num::DType::I8:
-                    zt_.data<int8_t>()[k] = static_cast<int8_t>(zps[k]);
-                    break;
-                case num::DType::U8:
-                    zt_.data<uint8_t>()[k] = static_cast<uint8_t>(zps[k]);
-                    break;
-                default:
-                    zt_.data<int32_t>()[k] = zps[k];
-                    break;
-            }
+            store_code(zt_, k, zps[k]);
         }
         const std::string sn = fresh(base + scale_suffix), zn = fresh(base + zp_suffix);
         add_const(sn, std::move(st));
@@ -139,12 +132,17 @@ class Builder {
         if (auto it = weights_.find(key); it != weights_.end()) return it->second;
         std::vector<float> sc;
         std::vector<int32_t> zp;
-        num::Tensor q = quantize_weight(*g_.value(w).data, s_.weights, s_.per_channel_weights, axis, sc, zp);
+        // Depthwise convolutions may take their own weight grid (Scheme::depthwise_weights).
+        const ir::Value& wv = g_.value(w);
+        const bool dw = n.op_type == "Conv" && wv.shape.size() == 4 && wv.shape[1] == 1 &&
+                        ir::attr_int(n.attrs, "group", 1) == wv.shape[0] && wv.shape[0] > 1;
+        const IntGrid& grid = dw && s_.depthwise_weights.bits ? s_.depthwise_weights : s_.weights;
+        num::Tensor q = quantize_weight(*wv.data, grid, s_.per_channel_weights, axis, sc, zp);
         const std::vector<int64_t> shape = q.shape();
         const std::string qn = fresh(w + "_quantized");
         add_const(qn, std::move(q));
         const bool per_axis = s_.per_channel_weights && sc.size() > 1;
-        const auto [sn, zn] = params(w, sc, zp, s_.weights.dtype(), per_axis);
+        const auto [sn, zn] = params(w, sc, zp, grid.dtype(), per_axis);
         const std::string out = fresh(w + "_DequantizeLinear_Output");
         add_tensor(out, num::DType::F32, shape);
         qdq_node("DequantizeLinear", w + "_DequantizeLinear", {qn, sn, zn}, out, per_axis ? axis : -1);
@@ -174,13 +172,7 @@ class Builder {
         const ScaleZp& p = plan_.params.at(c);
         const num::Tensor& t = *g_.value(c).data;
         num::Tensor q(s_.activations.dtype(), t.shape());
-        for (size_t k = 0; k < t.numel(); ++k) {
-            const int32_t v = quantize_value(t.data<float>()[k], p, s_.activations);
-            if (s_.activations.is_signed)
-                q.data<int8_t>()[k] = static_cast<int8_t>(v);
-            else
-                q.data<uint8_t>()[k] = static_cast<uint8_t>(v);
-        }
+        for (size_t k = 0; k < t.numel(); ++k) store_code(q, k, quantize_value(t.data<float>()[k], p, s_.activations));
         const std::string qn = fresh(c + "_quantized");
         add_const(qn, std::move(q));
         const auto [sn, zn] = params(c, {p.scale}, {p.zero_point}, s_.activations.dtype(), false);

@@ -323,7 +323,13 @@ QuantizeResult quantize_model(const ir::Graph& g, const CalibrationSet& cal, con
                                 ", so the model cannot be calibrated");
     if (cal.samples.empty()) throw CalibrationError("--calibration: no sample");
     Plan plan;
-    for (const ir::Node& n : g.nodes()) plan.nodes.push_back(classify(g, n));
+    for (const ir::Node& n : g.nodes()) {
+        plan.nodes.push_back(classify(g, n));
+        if (std::find(o.exclude_nodes.begin(), o.exclude_nodes.end(), n.name) != o.exclude_nodes.end()) {
+            plan.nodes.back().kind = Kind::Float;
+            plan.nodes.back().reason = "excluded (nodes_to_exclude)";
+        }
+    }
     remove_clamps(g, o.scheme, plan);
     QuantizeResult r;
     mark_tensors(g, plan, r.quantized_nodes);

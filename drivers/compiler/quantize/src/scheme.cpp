@@ -19,6 +19,16 @@ int64_t element_count(const num::Tensor& t) { return static_cast<int64_t>(t.nume
 
 }  // namespace
 
+void store_code(num::Tensor& t, size_t i, int32_t v) {
+    switch (t.dtype()) {
+        case num::DType::I8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+        case num::DType::U8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+        case num::DType::I16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+        case num::DType::U16: t.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+        default: t.data<int32_t>()[i] = v; break;
+    }
+}
+
 int64_t IntGrid::qmin() const {
     if (!is_signed) return 0;
     const int64_t lo = -(int64_t{1} << (bits - 1));
@@ -31,7 +41,8 @@ std::string IntGrid::name() const {
     std::string s = symmetric ? "symmetric " : "asymmetric ";
     s += is_signed ? "int" : "uint";
     s += std::to_string(bits);
-    if (bits != 8) s += is_signed ? " (in int8)" : " (in uint8)";
+    const int container = bits <= 8 ? 8 : (bits <= 16 ? 16 : 32);
+    if (bits != container) s += std::string(is_signed ? " (in int" : " (in uint") + std::to_string(container) + ")";
     return s;
 }
 
@@ -118,13 +129,7 @@ num::Tensor quantize_weight(const num::Tensor& w, const IntGrid& grid, bool per_
         zero_points[c] = p[c].zero_point;
     }
     num::Tensor q(grid.dtype(), w.shape());
-    for (int64_t i = 0; i < n; ++i) {
-        const int32_t v = quantize_value(x[i], p[static_cast<size_t>(channel_of(i))], grid);
-        if (grid.is_signed)
-            q.data<int8_t>()[i] = static_cast<int8_t>(v);
-        else
-            q.data<uint8_t>()[i] = static_cast<uint8_t>(v);
-    }
+    for (int64_t i = 0; i < n; ++i) store_code(q, static_cast<size_t>(i), quantize_value(x[i], p[static_cast<size_t>(channel_of(i))], grid));
     return q;
 }
 

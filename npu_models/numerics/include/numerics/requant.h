@@ -21,8 +21,21 @@ FixedScale quantize_scale(double real, int bits, int max_shift);
 /// Rounding of an arithmetic right shift.
 enum class Rounding { HalfUp, HalfAwayFromZero, HalfToEven, Truncate };
 
-/// (x * multiplier) >> shift with the given rounding, in 64-bit, no saturation.
+/// (x * multiplier) >> shift with the given rounding; the product is formed in 128 bits, the
+/// result saturated to int64.
 int64_t mul_shift(int64_t x, int32_t multiplier, int shift, Rounding r);
+/// Same with a multiplier of up to 62 bits (wide requantization).
+int64_t mul_shift_wide(int64_t x, int64_t multiplier, int shift, Rounding r);
+
+/// The integer grid of `bits`-bit data: [-2^(bits-1), 2^(bits-1) - 1] signed, [0, 2^bits - 1]
+/// unsigned (4-bit data in an 8-bit container, 12/14-bit in a 16-bit one, 20-bit weights).
+struct IntRange {
+    int64_t lo = 0, hi = 0;
+};
+inline IntRange int_range(int bits, bool is_signed) {
+    if (is_signed) return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
+    return {0, (int64_t{1} << bits) - 1};
+}
 
 /// Round half to even (ONNX QuantizeLinear, std::nearbyint under FE_TONEAREST).
 int64_t round_half_even(double x);

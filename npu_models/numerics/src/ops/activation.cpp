@@ -41,7 +41,9 @@ Outputs relu(const Attributes&, const Inputs& in) {
         for (size_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = std::max(x.data<float>()[i], 0.0f);
     } else if (x.dtype() == DType::I8) {
         for (size_t i = 0; i < x.numel(); ++i) y.data<int8_t>()[i] = std::max<int8_t>(x.data<int8_t>()[i], 0);
-    } else if (x.dtype() == DType::U8) {
+    } else if (x.dtype() == DType::I16) {
+        for (size_t i = 0; i < x.numel(); ++i) y.data<int16_t>()[i] = std::max<int16_t>(x.data<int16_t>()[i], 0);
+    } else if (x.dtype() == DType::U8 || x.dtype() == DType::U16) {
         y = x;
     } else {
         fail("Relu", std::string("unsupported type ") + dtype_name(x.dtype()));
@@ -72,6 +74,8 @@ Outputs clip(const Attributes& a, const Inputs& in) {
         case DType::F32: clip_typed<float>(x, in, a, y); break;
         case DType::I8: clip_typed<int8_t>(x, in, a, y); break;
         case DType::U8: clip_typed<uint8_t>(x, in, a, y); break;
+        case DType::I16: clip_typed<int16_t>(x, in, a, y); break;
+        case DType::U16: clip_typed<uint16_t>(x, in, a, y); break;
         case DType::I32: clip_typed<int32_t>(x, in, a, y); break;
         case DType::I64: clip_typed<int64_t>(x, in, a, y); break;
         default: fail("Clip", std::string("unsupported type ") + dtype_name(x.dtype()));

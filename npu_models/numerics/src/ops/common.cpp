@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "op_common.h"
+#include "qcommon.h"
 
 namespace num::ops {
 
@@ -21,6 +22,7 @@ void expect_dtype(const Tensor& t, DType d, const std::string& op, const char* w
 }
 
 bool is_q8(DType d) { return d == DType::I8 || d == DType::U8; }
+bool is_q16(DType d) { return is_q8(d) || d == DType::I16 || d == DType::U16; }
 
 int norm_axis(int64_t axis, int rank, const std::string& op) {
     if (axis < -rank || axis >= rank)
@@ -42,15 +44,29 @@ float scalar_f32(const Tensor& t, const std::string& op) {
     return t.data<float>()[0];
 }
 
+// Zero points of 8/16-bit data and of int32 (20-bit weights in an int32 container) tensors.
 static int32_t q8_at(const Tensor& t, size_t i) {
-    return t.dtype() == DType::I8 ? t.data<int8_t>()[i] : static_cast<int32_t>(t.data<uint8_t>()[i]);
+    switch (t.dtype()) {
+        case DType::I8: return t.data<int8_t>()[i];
+        case DType::U8: return t.data<uint8_t>()[i];
+        case DType::I16: return t.data<int16_t>()[i];
+        case DType::U16: return t.data<uint16_t>()[i];
+        default: return t.data<int32_t>()[i];
+    }
 }
 
 int32_t scalar_zp(const Tensor* t, const std::string& op) {
     if (!t) return 0;
-    if (!is_q8(t->dtype())) fail(op, std::string("zero point must be int8/uint8, got ") + dtype_name(t->dtype()));
+    if (!is_q16(t->dtype()) && t->dtype() != DType::I32)
+        fail(op, std::string("zero point must be int8/uint8/int16/uint16, got ") + dtype_name(t->dtype()));
     if (t->numel() != 1) fail(op, "zero point must be a scalar, got " + t->shape_str());
     return q8_at(*t, 0);
+}
+
+int64_t qbits_attr(const Attributes& a, const std::string& op) {
+    const int64_t b = a.get_int("_qbits", 0);
+    if (b != 0 && (b < 2 || b > 16)) fail(op, "_qbits must be in [2, 16], got " + std::to_string(b));
+    return b;
 }
 
 std::vector<float> float_values(const Tensor& t) {

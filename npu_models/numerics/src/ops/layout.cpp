@@ -161,6 +161,8 @@ Outputs pad(const Attributes& a, const Inputs& in) {
         case DType::F32: pad_typed<float>(x, before, mode, cv ? cv->data<float>()[0] : a.get_float("value", 0.0f), y); break;
         case DType::I8: pad_typed<int8_t>(x, before, mode, cv ? cv->data<int8_t>()[0] : int8_t{0}, y); break;
         case DType::U8: pad_typed<uint8_t>(x, before, mode, cv ? cv->data<uint8_t>()[0] : uint8_t{0}, y); break;
+        case DType::I16: pad_typed<int16_t>(x, before, mode, cv ? cv->data<int16_t>()[0] : int16_t{0}, y); break;
+        case DType::U16: pad_typed<uint16_t>(x, before, mode, cv ? cv->data<uint16_t>()[0] : uint16_t{0}, y); break;
         case DType::I32: pad_typed<int32_t>(x, before, mode, cv ? cv->data<int32_t>()[0] : 0, y); break;
         case DType::I64: pad_typed<int64_t>(x, before, mode, cv ? cv->data<int64_t>()[0] : 0, y); break;
         default: fail("Pad", std::string("unsupported type ") + dtype_name(x.dtype()));

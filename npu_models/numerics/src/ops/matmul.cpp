@@ -3,6 +3,7 @@
 // MatMulIntegerToFloat and DynamicQuantizeMatMul (8-bit, exact int32 accumulation via qgemm).
 #include "numerics/gemm.h"
 #include "qcommon.h"
+#include "qwide.h"
 
 namespace num::ops {
 namespace {
@@ -127,11 +128,12 @@ std::vector<float> col_scale(const Tensor& t, int64_t n, const std::string& op) 
     return v;
 }
 
-Outputs qlinear_matmul(const Attributes&, const Inputs& in) {
+Outputs qlinear_matmul(const Attributes& at, const Inputs& in) {
     const std::string op = "QLinearMatMul";
     const Tensor& a = need(in, 0, op);
     const Tensor& b = need(in, 3, op);
-    if (!is_q8(a.dtype()) || !is_q8(b.dtype())) fail(op, "a and b must be int8/uint8");
+    if (const Tensor* z = opt(in, 7); needs_wide(a.dtype(), b.dtype(), z ? z->dtype() : a.dtype(), qbits_attr(at, op)))
+        return qlinear_matmul_wide(at, in);
     const MatMulPlan p = plan_matmul(a.shape(), b.shape(), op);
     const float a_scale = scalar_f32(need(in, 1, op), op);
     const int32_t a_zp = scalar_zp(opt(in, 2), op);

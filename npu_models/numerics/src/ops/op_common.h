@@ -32,6 +32,7 @@ void register_layout(OpTable& t);
 void register_reduce(OpTable& t);
 void register_resize(OpTable& t);
 void register_index(OpTable& t);
+void register_space_norm(OpTable& t);
 
 /// One-output result without copying the tensor (a braced list would copy it).
 inline Outputs single(Tensor t) {
@@ -48,6 +49,8 @@ const Tensor& need(const Inputs& in, size_t i, const std::string& op);
 const Tensor* opt(const Inputs& in, size_t i);
 void expect_dtype(const Tensor& t, DType d, const std::string& op, const char* what);
 bool is_q8(DType d);
+/// 8- or 16-bit quantized data (int8, uint8, int16, uint16).
+bool is_q16(DType d);
 
 /// Axis in [-rank, rank) -> [0, rank).
 int norm_axis(int64_t axis, int rank, const std::string& op);

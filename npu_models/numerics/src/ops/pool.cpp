@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "numerics/requant.h"
 #include "qcommon.h"
 
 namespace num::ops {
@@ -154,6 +155,8 @@ Outputs max_pool(const Attributes& a, const Inputs& in) {
         case DType::F32: max_pool_typed<float>(g, x, y); break;
         case DType::I8: max_pool_typed<int8_t>(g, x, y); break;
         case DType::U8: max_pool_typed<uint8_t>(g, x, y); break;
+        case DType::I16: max_pool_typed<int16_t>(g, x, y); break;
+        case DType::U16: max_pool_typed<uint16_t>(g, x, y); break;
         default: fail("MaxPool", std::string("unsupported type ") + dtype_name(x.dtype()));
     }
     return single(std::move(y));
@@ -204,15 +207,17 @@ Outputs qlinear_avg_pool(const Attributes& a, const Inputs& in) {
     const int32_t xz = scalar_zp(opt(in, 2), op), yz = scalar_zp(opt(in, 4), op);
     const PoolGeom g = pool_geometry(x, a, op);
     const bool include_pad = a.get_int("count_include_pad", 0) != 0;
+    const int64_t qbits = qbits_attr(a, op);
     Tensor y(x.dtype(), g.out_shape);
-    dispatch_q8(x.dtype(), op, [&](auto tag) {
+    dispatch_q16(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
+        const QRange r = qrange<T>(qbits);
         std::vector<float> deq(x.numel());
         for (size_t i = 0; i < deq.size(); ++i) deq[i] = xs * static_cast<float>(static_cast<int32_t>(x.data<T>()[i]) - xz);
         for_each_window(g, [&](int64_t o, const Window& w) {
             const float s = fold_window(g, w, deq.data(), 0.0f, [](float acc, float v) { return acc + v; });
             const int64_t cnt = include_pad ? w.padded : w.taps();
-            y.data<T>()[o] = quantize_one<T>(cnt > 0 ? s / static_cast<float>(cnt) : 0.0f, ys, yz);
+            y.data<T>()[o] = quantize_in<T>(cnt > 0 ? s / static_cast<float>(cnt) : 0.0f, ys, yz, r);
         });
         return 0;
     });
@@ -235,14 +240,23 @@ Outputs qlinear_global_avg_pool(const Attributes& a, const Inputs& in) {
     os[cl ? os.size() - 1 : 1] = c;
     Tensor y(x.dtype(), os);
     const float scale = xs / (ys * static_cast<float>(sz));
-    dispatch_q8(x.dtype(), op, [&](auto tag) {
+    const int64_t qbits = qbits_attr(a, op);
+    dispatch_q16(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
+        const QRange r = qrange<T>(qbits);
         const T* px = x.data<T>();
         for (int64_t b = 0; b < n; ++b)
             for (int64_t ch = 0; ch < c; ++ch) {
-                int32_t acc = 0;
+                int64_t acc = 0;
                 for (int64_t i = 0; i < sz; ++i) acc += cl ? px[(b * sz + i) * c + ch] : px[(b * c + ch) * sz + i];
-                y.data<T>()[b * c + ch] = requant_one<T>(acc - xz * static_cast<int32_t>(sz), scale, yz);
+                acc -= int64_t{xz} * sz;
+                if constexpr (sizeof(T) == 1) {
+                    y.data<T>()[b * c + ch] = requant_in<T>(static_cast<int32_t>(acc), scale, yz, r);
+                } else {
+                    // 16-bit sums exceed float's 24-bit mantissa: the same scaling in double.
+                    const double v = static_cast<double>(acc) * static_cast<double>(scale);
+                    y.data<T>()[b * c + ch] = static_cast<T>(saturate(round_half_even(v) + yz, r.lo, r.hi));
+                }
             }
         return 0;
     });

@@ -54,6 +54,51 @@ inline T quantize_one(float x, float scale, int32_t zp) {
     return static_cast<T>(static_cast<int32_t>(rne_small(v)) + zp);
 }
 
+/// The integer grid of quantized data: the container's range, narrowed by the optional `_qbits`
+/// attribute (numerics README: 4-bit data in an 8-bit container, 12/14-bit data in a 16-bit one,
+/// as the tnpuv2 toolchain quantizes them; seed 003).
+struct QRange {
+    int32_t lo = 0, hi = 0;
+};
+template <typename T>
+inline QRange qrange(int64_t qbits) {
+    constexpr int cbits = static_cast<int>(sizeof(T) * 8);
+    const int b = qbits > 0 && qbits < cbits ? static_cast<int>(qbits) : cbits;
+    if (std::numeric_limits<T>::is_signed) return {-(int32_t{1} << (b - 1)), (int32_t{1} << (b - 1)) - 1};
+    return {0, static_cast<int32_t>((int64_t{1} << b) - 1)};
+}
+/// The `_qbits` attribute (0 = the container's full width); OpError unless it is in [2, 16].
+int64_t qbits_attr(const Attributes& a, const std::string& op);
+
+/// quantize_one / requant_one saturating to the grid `r` instead of T's full range.
+template <typename T>
+inline T quantize_in(float x, float scale, int32_t zp, QRange r) {
+    const float lo = static_cast<float>(r.lo - zp);
+    const float hi = static_cast<float>(r.hi - zp);
+    float v = x / scale;
+    if (v != v) v = 0.0f;
+    v = std::min(std::max(v, lo), hi);
+    return static_cast<T>(static_cast<int32_t>(rne_small(v)) + zp);
+}
+template <typename T>
+inline T requant_in(int32_t acc, float scale, int32_t zp, QRange r) {
+    const float lo = static_cast<float>(r.lo - zp);
+    const float hi = static_cast<float>(r.hi - zp);
+    float v = static_cast<float>(acc) * scale;
+    v = std::min(std::max(v, lo), hi);
+    return static_cast<T>(static_cast<int32_t>(rne_small(v)) + zp);
+}
+
+/// Calls f.template operator()<T>() with T = int8_t, uint8_t, int16_t or uint16_t per d.
+template <typename F>
+auto dispatch_q16(DType d, const std::string& op, F&& f) {
+    if (d == DType::I8) return f(int8_t{});
+    if (d == DType::U8) return f(uint8_t{});
+    if (d == DType::I16) return f(int16_t{});
+    if (d == DType::U16) return f(uint16_t{});
+    fail(op, std::string("expected int8/uint8/int16/uint16 data, got ") + dtype_name(d));
+}
+
 /// Calls f.template operator()<T>() with T = int8_t or uint8_t per d.
 template <typename F>
 auto dispatch_q8(DType d, const std::string& op, F&& f) {

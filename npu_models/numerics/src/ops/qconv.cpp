@@ -4,6 +4,7 @@
 #include "conv_geom.h"
 #include "numerics/gemm.h"
 #include "qcommon.h"
+#include "qwide.h"
 #include "scratch.h"
 
 namespace num::ops {
@@ -56,7 +57,8 @@ Outputs qlinear_conv(const Attributes& a, const Inputs& in) {
     const std::string op = "QLinearConv";
     const Tensor& x = need(in, 0, op);
     const Tensor& w = need(in, 3, op);
-    if (!is_q8(x.dtype()) || !is_q8(w.dtype())) fail(op, "x and w must be int8/uint8");
+    if (const Tensor* z = opt(in, 7); needs_wide(x.dtype(), w.dtype(), z ? z->dtype() : x.dtype(), qbits_attr(a, op)))
+        return qlinear_conv_wide(a, in);
     const ConvGeom g = conv_geometry(x, w, a, op);
     const float x_scale = scalar_f32(need(in, 1, op), op);
     const int32_t x_zp = scalar_zp(opt(in, 2), op);

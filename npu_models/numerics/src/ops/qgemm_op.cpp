@@ -3,6 +3,7 @@
 // accumulator domain; quantized output when y_scale is given, float otherwise.
 #include "numerics/gemm.h"
 #include "qcommon.h"
+#include "qwide.h"
 
 namespace num::ops {
 namespace {
@@ -21,7 +22,8 @@ Outputs qgemm_op(const Attributes& at, const Inputs& in) {
     const std::string op = "QGemm";
     const Tensor& a = need(in, 0, op);
     const Tensor& b = need(in, 3, op);
-    if (!is_q8(a.dtype()) || !is_q8(b.dtype())) fail(op, "A and B must be int8/uint8");
+    if (const Tensor* z = opt(in, 8); needs_wide(a.dtype(), b.dtype(), z ? z->dtype() : a.dtype(), qbits_attr(at, op)))
+        return qgemm_wide(at, in);
     if (a.rank() != 2 || b.rank() != 2) fail(op, "A and B must be 2-D");
     const bool ta = at.get_int("transA", 0) != 0, tb = at.get_int("transB", 0) != 0;
     const float alpha = at.get_float("alpha", 1.0f);

@@ -5,6 +5,7 @@
 // dequantize -> fp32 function -> QuantizeLinear.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "qcommon.h"
 
@@ -20,40 +21,44 @@ QParams qparams(const Inputs& in, size_t scale_idx, size_t zp_idx, const std::st
     return {scalar_f32(need(in, scale_idx, op), op), scalar_zp(opt(in, zp_idx), op)};
 }
 
-// Table indexed by the raw byte of the input code.
+// Table indexed by the raw bits of the input code (256 entries for 8-bit data, 65536 for 16-bit).
+template <typename T>
+using RawOf = std::make_unsigned_t<T>;
+
 template <typename T, typename F>
-std::vector<T> build_lut(QParams x, QParams y, F f) {
-    std::vector<T> lut(256);
-    for (int v = 0; v < 256; ++v) {
-        const T code = static_cast<T>(v);  // uint8 v, or int8 with the same bit pattern
-        const float r = static_cast<float>(static_cast<int32_t>(code) - x.zp) * x.scale;
-        lut[static_cast<size_t>(v)] = quantize_one<T>(f(r), y.scale, y.zp);
+std::vector<T> build_lut(QParams x, QParams y, F f, QRange r) {
+    std::vector<T> lut(size_t{1} << (8 * sizeof(T)));
+    for (size_t v = 0; v < lut.size(); ++v) {
+        const T code = static_cast<T>(static_cast<RawOf<T>>(v));  // the same bit pattern as T
+        const float x_real = static_cast<float>(static_cast<int32_t>(code) - x.zp) * x.scale;
+        lut[v] = quantize_in<T>(f(x_real), y.scale, y.zp, r);
     }
     return lut;
 }
 
 template <typename F>
-Outputs apply_lut(const Tensor& x, QParams xp, QParams yp, const std::string& op, F f) {
+Outputs apply_lut(const Tensor& x, QParams xp, QParams yp, const std::string& op, int64_t qbits, F f) {
     Tensor y(x.dtype(), x.shape());
-    dispatch_q8(x.dtype(), op, [&](auto tag) {
+    dispatch_q16(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
-        const std::vector<T> lut = build_lut<T>(xp, yp, f);
-        for (size_t i = 0; i < x.numel(); ++i) y.data<T>()[i] = lut[x.data<uint8_t>()[i]];
+        const std::vector<T> lut = build_lut<T>(xp, yp, f, qrange<T>(qbits));
+        const RawOf<T>* px = x.data<RawOf<T>>();
+        for (size_t i = 0; i < x.numel(); ++i) y.data<T>()[i] = lut[px[i]];
         return 0;
     });
     return single(std::move(y));
 }
 
-Outputs qlinear_sigmoid(const Attributes&, const Inputs& in) {
+Outputs qlinear_sigmoid(const Attributes& a, const Inputs& in) {
     const std::string op = "QLinearSigmoid";
-    return apply_lut(need(in, 0, op), qparams(in, 1, 2, op), qparams(in, 3, 4, op), op,
+    return apply_lut(need(in, 0, op), qparams(in, 1, 2, op), qparams(in, 3, 4, op), op, qbits_attr(a, op),
                      [](float r) { return 1.0f / (1.0f + std::exp(-r)); });
 }
 
 Outputs qlinear_leaky_relu(const Attributes& a, const Inputs& in) {
     const std::string op = "QLinearLeakyRelu";
     const float alpha = a.get_float("alpha", 0.01f);
-    return apply_lut(need(in, 0, op), qparams(in, 1, 2, op), qparams(in, 3, 4, op), op,
+    return apply_lut(need(in, 0, op), qparams(in, 1, 2, op), qparams(in, 3, 4, op), op, qbits_attr(a, op),
                      [alpha](float r) { return r >= 0.0f ? r : alpha * r; });
 }
 
@@ -68,57 +73,60 @@ struct QAdd {
 
 // The span kernels only call std::fma and add the rounding constant: nothing the compiler could
 // contract differently, so the FMA-target clone and the portable one give identical results.
+// [lo, hi]: the output grid (the container's range unless _qbits narrows it).
 template <typename T>
-inline T qadd_store(float v) {
+inline T qadd_store(float v, float lo, float hi) {
     constexpr float kMagic = 12582912.0f;
-    constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
-    constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
     v = v < lo ? lo : v;  // compare-select form: vectorises to max/min
     v = v > hi ? hi : v;
     return static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic));
 }
 
 template <typename T>
-inline void qadd_span_body(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb, float fixed) {
+inline void qadd_span_body(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb, float fixed, float lo,
+                           float hi) {
     if (mode == 1) {  // A constant (folded into fixed)
-        for (int64_t i = 0; i < n; ++i) y[i] = qadd_store<T>(std::fma(static_cast<float>(b[i]), rb, fixed));
+        for (int64_t i = 0; i < n; ++i) y[i] = qadd_store<T>(std::fma(static_cast<float>(b[i]), rb, fixed), lo, hi);
     } else if (mode == 2) {  // B constant (folded into fixed)
-        for (int64_t i = 0; i < n; ++i) y[i] = qadd_store<T>(std::fma(static_cast<float>(a[i]), ra, fixed));
+        for (int64_t i = 0; i < n; ++i) y[i] = qadd_store<T>(std::fma(static_cast<float>(a[i]), ra, fixed), lo, hi);
     } else {
         for (int64_t i = 0; i < n; ++i)
-            y[i] = qadd_store<T>(std::fma(static_cast<float>(a[i]), ra, std::fma(static_cast<float>(b[i]), rb, fixed)));
+            y[i] = qadd_store<T>(std::fma(static_cast<float>(a[i]), ra, std::fma(static_cast<float>(b[i]), rb, fixed)), lo,
+                                 hi);
     }
 }
 
 #if defined(__x86_64__)
 template <typename T>
 __attribute__((target("avx2,fma"))) void qadd_span_fma(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb,
-                                                  float fixed) {
-    qadd_span_body(a, b, y, n, mode, ra, rb, fixed);
+                                                  float fixed, float lo, float hi) {
+    qadd_span_body(a, b, y, n, mode, ra, rb, fixed, lo, hi);
 }
 #endif
 
 template <typename T>
-void qadd_span(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb, float fixed) {
+void qadd_span(const T* a, const T* b, T* y, int64_t n, int mode, float ra, float rb, float fixed, QRange r) {
+    const float lo = static_cast<float>(r.lo), hi = static_cast<float>(r.hi);
 #if defined(__x86_64__)
     static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (fma) return qadd_span_fma(a, b, y, n, mode, ra, rb, fixed);
+    if (fma) return qadd_span_fma(a, b, y, n, mode, ra, rb, fixed, lo, hi);
 #endif
-    qadd_span_body(a, b, y, n, mode, ra, rb, fixed);
+    qadd_span_body(a, b, y, n, mode, ra, rb, fixed, lo, hi);
 }
 
 // QLinearMul as onnxruntime's x86 kernel: RNE(float((a - za) * (b - zb)) * (sa * sb / sc)) + zc,
 // saturated. The int product is exact in float, so one rounding.
 template <typename T>
-void qmul_span(const T* a, int64_t as, const T* b, int64_t bs, T* y, int64_t n, int32_t za, int32_t zb, float ratio, int32_t zc) {
+void qmul_span(const T* a, int64_t as, const T* b, int64_t bs, T* y, int64_t n, int32_t za, int32_t zb, float ratio, int32_t zc,
+               QRange r) {
+    // 16-bit codes: the product needs up to 33 bits, so it is formed in int64 (exact in float below 2^24).
     for (int64_t i = 0; i < n; ++i)
-        y[i] = quantize_one<T>(static_cast<float>((static_cast<int32_t>(a[i * as]) - za) * (static_cast<int32_t>(b[i * bs]) - zb)) * ratio,
-                               1.0f, zc);
+        y[i] = quantize_in<T>(static_cast<float>((int64_t{a[i * as]} - za) * (int64_t{b[i * bs]} - zb)) * ratio, 1.0f, zc, r);
 }
 
 // QLinearAdd / QLinearMul: inputs A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp.
 template <bool kMul>
-Outputs qlinear_binary(const Attributes&, const Inputs& in) {
+Outputs qlinear_binary(const Attributes& attrs, const Inputs& in) {
     const std::string op = kMul ? "QLinearMul" : "QLinearAdd";
     const Tensor& a = need(in, 0, op);
     const Tensor& b = need(in, 3, op);
@@ -131,21 +139,23 @@ Outputs qlinear_binary(const Attributes&, const Inputs& in) {
     q.rb = bp.scale / cp.scale;
     q.fixed = static_cast<float>(cp.zp) - (q.ra * static_cast<float>(ap.zp) + q.rb * static_cast<float>(bp.zp));
     const float mul_ratio = ap.scale * bp.scale / cp.scale;
+    const int64_t qbits = qbits_attr(attrs, op);
     Tensor y = Tensor::uninitialized(a.dtype(), os);
-    dispatch_q8(a.dtype(), op, [&](auto tag) {
+    dispatch_q16(a.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
+        const QRange r = qrange<T>(qbits);
         for_each_broadcast_rows(os, sa, sb, [&](int64_t o, int64_t ia, int64_t ib, int64_t n, int64_t as, int64_t bs) {
             const T* pa = a.data<T>() + ia;
             const T* pb = b.data<T>() + ib;
             T* py = y.data<T>() + o;
             if (kMul) {
-                qmul_span(pa, as, pb, bs, py, n, ap.zp, bp.zp, mul_ratio, cp.zp);
+                qmul_span(pa, as, pb, bs, py, n, ap.zp, bp.zp, mul_ratio, cp.zp, r);
             } else if (as == 0 && bs != 0) {
-                qadd_span(pa, pb, py, n, 1, q.ra, q.rb, q.fixed + static_cast<float>(pa[0]) * q.ra);
+                qadd_span(pa, pb, py, n, 1, q.ra, q.rb, q.fixed + static_cast<float>(pa[0]) * q.ra, r);
             } else if (bs == 0) {
-                qadd_span(pa, pb, py, n, 2, q.ra, q.rb, q.fixed + static_cast<float>(pb[0]) * q.rb);
+                qadd_span(pa, pb, py, n, 2, q.ra, q.rb, q.fixed + static_cast<float>(pb[0]) * q.rb, r);
             } else {
-                qadd_span(pa, pb, py, n, 0, q.ra, q.rb, q.fixed);
+                qadd_span(pa, pb, py, n, 0, q.ra, q.rb, q.fixed, r);
             }
         });
         return 0;
@@ -170,22 +180,23 @@ Outputs qlinear_concat(const Attributes& a, const Inputs& in) {
         os[static_cast<size_t>(ax)] += x.dim(ax);
     }
     const DType yd = opt(in, 1) ? in[1]->dtype() : x0.dtype();
-    if (yd != x0.dtype()) fail(op, "mixed 8-bit types are not supported");
+    if (yd != x0.dtype()) fail(op, "mixed input/output types are not supported");
     Tensor y(yd, os);
     const int64_t outer = prod(os, 0, static_cast<size_t>(ax)), inner = prod(os, static_cast<size_t>(ax) + 1);
     int64_t offset = 0;
-    dispatch_q8(yd, op, [&](auto tag) {
+    const int64_t qbits = qbits_attr(a, op);
+    dispatch_q16(yd, op, [&](auto tag) {
         using T = decltype(tag);
         for (size_t i = 2; i < in.size(); i += 3) {
             const Tensor& x = *in[i];
             const QParams xp = qparams(in, i + 1, i + 2, op);
             const bool same = xp.scale == yp.scale && xp.zp == yp.zp;
-            const std::vector<T> lut = build_lut<T>(xp, yp, [](float r) { return r; });
+            const std::vector<T> lut = build_lut<T>(xp, yp, [](float r) { return r; }, qrange<T>(qbits));
             const int64_t chunk = x.dim(ax) * inner;
             for (int64_t o = 0; o < outer; ++o) {
                 const T* src = x.data<T>() + o * chunk;
                 T* dst = y.data<T>() + o * os[static_cast<size_t>(ax)] * inner + offset;
-                for (int64_t j = 0; j < chunk; ++j) dst[j] = same ? src[j] : lut[static_cast<uint8_t>(src[j])];
+                for (int64_t j = 0; j < chunk; ++j) dst[j] = same ? src[j] : lut[static_cast<RawOf<T>>(src[j])];
             }
             offset += chunk;
         }
@@ -201,14 +212,16 @@ Outputs qlinear_reduce_mean(const Attributes& a, const Inputs& in) {
     const QParams xp = qparams(in, 1, 2, op), yp = qparams(in, 3, 4, op);
     const Reduction r = plan_reduction(x.shape(), a.get_ints("axes", {}), a.get_int("keepdims", 1) != 0, false, op);
     Tensor y(x.dtype(), r.out_shape);
-    dispatch_q8(x.dtype(), op, [&](auto tag) {
+    const int64_t qbits = qbits_attr(a, op);
+    dispatch_q16(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
+        const QRange qr = qrange<T>(qbits);
         std::vector<float> acc(y.numel(), 0.0f);
         for_each_broadcast2(x.shape(), contiguous_strides(x.shape()), r.out_strides, [&](int64_t, int64_t i, int64_t o) {
             acc[static_cast<size_t>(o)] += static_cast<float>(static_cast<int32_t>(x.data<T>()[i]) - xp.zp) * xp.scale;
         });
         for (size_t o = 0; o < acc.size(); ++o)
-            y.data<T>()[o] = quantize_one<T>(acc[o] / static_cast<float>(r.count), yp.scale, yp.zp);
+            y.data<T>()[o] = quantize_in<T>(acc[o] / static_cast<float>(r.count), yp.scale, yp.zp, qr);
         return 0;
     });
     return single(std::move(y));

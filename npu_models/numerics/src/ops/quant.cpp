@@ -48,12 +48,14 @@ Outputs quantize_linear(const Attributes& a, const Inputs& in) {
     const AxisParams p = axis_params(x, sc, zt, a, op);
     const std::vector<int32_t> zp = zp_values(zt, 1);
     const DType yd = zt ? zt->dtype() : DType::U8;  // ONNX: uint8 when the zero point is omitted
+    const int64_t qbits = qbits_attr(a, op);
     Tensor y(yd, x.shape());
-    dispatch_q8(yd, op, [&](auto tag) {
+    dispatch_q16(yd, op, [&](auto tag) {
         using T = decltype(tag);
+        const QRange r = qrange<T>(qbits);
         for (size_t i = 0; i < x.numel(); ++i) {
             const size_t k = p.at(i);
-            y.data<T>()[i] = quantize_one<T>(x.data<float>()[i], sc.data<float>()[k], zp[zp.size() > 1 ? k : 0]);
+            y.data<T>()[i] = quantize_in<T>(x.data<float>()[i], sc.data<float>()[k], zp[zp.size() > 1 ? k : 0], r);
         }
         return 0;
     });
@@ -82,7 +84,9 @@ Outputs dequantize_linear(const Attributes& a, const Inputs& in) {
     switch (x.dtype()) {
         case DType::I8: run(int8_t{}); break;
         case DType::U8: run(uint8_t{}); break;
-        case DType::I32: run(int32_t{}); break;  // QDQ bias tensors
+        case DType::I16: run(int16_t{}); break;
+        case DType::U16: run(uint16_t{}); break;
+        case DType::I32: run(int32_t{}); break;  // QDQ bias tensors, 20-bit weights
         default: fail(op, std::string("unsupported input type ") + dtype_name(x.dtype()));
     }
     return single(std::move(y));

@@ -68,6 +68,7 @@ const ops::OpTable& table() {
         ops::register_reduce(m);
         ops::register_resize(m);
         ops::register_index(m);
+        ops::register_space_norm(m);
         // TFLite builtins (domain "tflite", NHWC, TFLite's quantized arithmetic).
         tfl::register_conv(m);
         tfl::register_elementwise(m);

@@ -48,6 +48,8 @@ class QuantizeError : public std::runtime_error {
 struct QuantizeOptions {
     Scheme scheme;
     CalibrationMethod method = CalibrationMethod::MinMax;
+    /// Nodes left in float (onnxruntime quantize_static's nodes_to_exclude), by name.
+    std::vector<std::string> exclude_nodes;
 };
 
 /// One quantized activation: a float tensor of the input graph and its integer image.

@@ -13,16 +13,22 @@
 
 namespace drv::quant {
 
-/// One integer grid: `bits` wide, signed or not, stored in an 8-bit container (int8 / uint8).
+/// One integer grid: `bits` wide, signed or not, in the narrowest container that holds it: int8 /
+/// uint8 up to 8 bits, int16 / uint16 up to 16 (tnpuv2's 12/14/16-bit data, onnxruntime's QInt16),
+/// int32 for wider signed grids (tnpuv2's 20-bit conv weights, read through DequantizeLinear).
 /// Symmetric grids drop the most negative code (int8: [-127, 127]) as onnxruntime does for
 /// symmetric int8 weights, so that zero is exactly in the middle.
 struct IntGrid {
-    int bits = 8;            ///< 2..8
-    bool is_signed = true;   ///< int8 container (true) or uint8 (false)
+    int bits = 8;            ///< 2..16 (2..20 signed)
+    bool is_signed = true;   ///< signed container (true) or unsigned (false)
     bool symmetric = false;  ///< zero point fixed at the centre (0 for signed grids)
     int64_t qmin() const;
     int64_t qmax() const;
-    num::DType dtype() const { return is_signed ? num::DType::I8 : num::DType::U8; }
+    num::DType dtype() const {
+        if (bits <= 8) return is_signed ? num::DType::I8 : num::DType::U8;
+        if (bits <= 16) return is_signed ? num::DType::I16 : num::DType::U16;
+        return num::DType::I32;
+    }
     std::string name() const;  ///< "asymmetric int8", "symmetric int4 (in int8)", ...
 };
 
@@ -32,6 +38,8 @@ struct IntGrid {
 struct Scheme {
     IntGrid activations{8, true, false};
     IntGrid weights{8, true, true};
+    /// Depthwise convolution weights when they differ from `weights` (tnpuv2: 8-bit only); bits 0 = same.
+    IntGrid depthwise_weights{0, true, true};
     bool per_channel_weights = true;  ///< RKNN quantized_method 'channel' (false: 'layer')
     /// Concat inputs take the concat output's parameters when that keeps every fused Relu/Clip
     /// exact (RKNN shares them; the NPU then writes the inputs in place instead of requantizing).
@@ -62,6 +70,9 @@ void covered_range(const ScaleZp& p, const IntGrid& grid, double& lo, double& hi
 /// QuantizeLinear of one value (onnxruntime quantize_nparray / ONNX QuantizeLinear): x / scale in
 /// float, round half to even, + zp, clamped to the grid.
 int32_t quantize_value(float x, const ScaleZp& p, const IntGrid& grid);
+
+/// Stores code `v` at element i of an int8/uint8/int16/uint16/int32 tensor.
+void store_code(num::Tensor& t, size_t i, int32_t v);
 
 /// Per-channel (along `axis`, or one channel when per_channel is false) symmetric quantization of
 /// a float constant. Returns the int8/uint8 tensor and fills scales / zero points.
