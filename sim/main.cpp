@@ -33,6 +33,7 @@
 #include "riscv_iss/cli_options.h"
 #include "rtl/cosim.h"
 #include "sweep/cli.h"
+#include "sweep/compare.h"
 #include "tnpuv2/run.h"
 
 namespace {
@@ -45,6 +46,7 @@ struct RunArgs {
     std::string platform = "rk3588";
     std::string mode = "full";
     std::string trace_path, report_path, regcmd_path;
+    std::string vcd_path, csv_path, html_path;  ///< --vcd, --csv, --html
     std::string cores = "0";
     bool sram = false;
     bool reference = false;
@@ -154,6 +156,8 @@ int cmd_run_tnpuv2(const RunArgs& a) {
     const std::string ext = std::filesystem::path(a.model).extension().string();
     if (ext != ".onnx") return fail(fmt::format("'{}': tnpuv2 runs ONNX models (.onnx)", a.model));
     if (a.cores != "0") return fail("--cores does not apply to tnpuv2 (one core)");
+    if (!a.csv_path.empty() || !a.html_path.empty())
+        return fail(fmt::format("{} does not apply to tnpuv2 yet (RKNPU model runs)", a.csv_path.empty() ? "--html" : "--csv"));
     if (a.core_mask != "auto" && a.core_mask != "0") return fail(fmt::format("--core-mask {}: tnpuv2 has one core (0)", a.core_mask));
     if (a.sram) return fail("--sram does not apply to tnpuv2 (its SRAM is the core's own buffer)");
     if (!a.cpu_nodes.empty()) return fail("--cpu-node does not apply to tnpuv2 (seed 003 has no CPU path: unsupported nodes refuse the model)");
@@ -169,6 +173,7 @@ int cmd_run_tnpuv2(const RunArgs& a) {
     o.seed = a.ref.seed;
     o.report_path = a.report_path;
     o.trace_path = a.trace_path;
+    o.vcd_path = a.vcd_path;
     o.expect_exact = a.expect_exact;
     o.quiet = a.quiet;
     o.no_check = a.no_compare;
@@ -186,6 +191,8 @@ int cmd_run_tnpuv2(const RunArgs& a) {
 /// `npusim run --reference`: the reference executor (golden numerics), .npy in and out.
 int cmd_run_reference(RunArgs a) {
     if (a.model.empty()) return fail("--reference needs a model file (.onnx or .tflite)");
+    for (const auto& [path, name] : {std::pair{a.vcd_path, "--vcd"}, {a.csv_path, "--csv"}, {a.html_path, "--html"}})
+        if (!path.empty()) return fail(fmt::format("{} does not apply to --reference (no simulated platform)", name));
     a.ref.model = a.model;
     std::ostringstream log;
     const int rc = drv::ref::run_reference(a.ref, log);
@@ -218,6 +225,8 @@ std::string mcu_inapplicable(const RunArgs& a) {
     if (!a.params.empty()) return "--param";
     if (!a.regcmd_path.empty()) return "--dump-regcmd";
     if (!a.ref.outputs.empty()) return "--output";
+    if (!a.csv_path.empty()) return "--csv";
+    if (!a.html_path.empty()) return "--html";
     return "";
 }
 
@@ -240,7 +249,7 @@ int cmd_run_mcu(const RunArgs& a) {
     o.calibration_method = a.quant.method;
     if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
         return fail("--calibration/--calibration-method need --quantize int8");
-    return sim::run_mcu_cli(o, a.report_path, a.trace_path);
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path, a.vcd_path);
 }
 
 int cmd_run(const RunArgs& a) {
@@ -299,6 +308,9 @@ int cmd_run(const RunArgs& a) {
             mo.seed = a.ref.seed;
             mo.report_path = a.report_path;
             mo.trace_path = a.trace_path;
+            mo.vcd_path = a.vcd_path;
+            mo.csv_path = a.csv_path;
+            mo.html_path = a.html_path;
             mo.verify_tiling = a.verify_tiling;
             mo.expect_exact = a.expect_exact;
             mo.quiet = a.quiet;
@@ -314,6 +326,9 @@ int cmd_run(const RunArgs& a) {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
         }
     }
+    if (!a.csv_path.empty() || !a.html_path.empty())
+        return fail(fmt::format("{} applies to NPU model runs (.onnx, .tflite), not to layer descriptions",
+                                a.csv_path.empty() ? "--html" : "--csv"));
     std::vector<int> cores;
     for (size_t pos = 0; pos <= a.cores.size();) {
         const size_t next = std::min(a.cores.find_first_of(",_", pos), a.cores.size());
@@ -327,7 +342,7 @@ int cmd_run(const RunArgs& a) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram,
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() && a.vcd_path.empty() ? nullptr : &tw, a.sram,
                                   rtl.opts ? &*rtl.opts : nullptr);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
@@ -335,6 +350,7 @@ int cmd_run(const RunArgs& a) {
     std::cout << sim::report_text(r);
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
+    if (!a.vcd_path.empty() && !tw.write_vcd(a.vcd_path)) return fail(fmt::format("cannot write VCD '{}'", a.vcd_path));
     if (!a.report_path.empty() && !write_text(a.report_path, sim::report_json(r)))
         return fail(fmt::format("cannot write report '{}'", a.report_path));
     if (!a.regcmd_path.empty() && !sim::write_regcmd_file(a.regcmd_path, r.regcmd))
@@ -441,6 +457,7 @@ int cmd_lint(const RegcmdArgs& a) {
 
 struct ReplayArgs {
     std::string file, mode = "timing", trace_path, rtl, rtl_vcd;
+    std::string vcd_path;  ///< --vcd
     TargetArgs target;
     std::string base, core = "0", core_mask, tasks, amount, task_list;
     std::vector<std::string> loads, dumps;
@@ -603,7 +620,7 @@ int cmd_replay(const ReplayArgs& a) {
     std::vector<npu::rtl::RtlTaskRecord> rtl_recs;
     sim::RawResult r;
     try {
-        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw, 500'000'000,
+        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() && a.vcd_path.empty() ? nullptr : &tw, 500'000'000,
                               rtl.opts ? &*rtl.opts : nullptr, &rtl_recs)
                 .front();
     } catch (const std::invalid_argument& e) {
@@ -642,6 +659,7 @@ int cmd_replay(const ReplayArgs& a) {
     }
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
+    if (!a.vcd_path.empty() && !tw.write_vcd(a.vcd_path)) return fail(fmt::format("cannot write VCD '{}'", a.vcd_path));
     return ok && rtl_mismatch.empty() ? 0 : kExitProblem;
 }
 
@@ -668,6 +686,9 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
+    run->add_option("--vcd", ra.vcd_path, "Write interrupt lines, block busy signals and DMA activity as a VCD (GTKWave)");
+    run->add_option("--csv", ra.csv_path, "NPU model runs: write the per-layer table as CSV");
+    run->add_option("--html", ra.html_path, "NPU model runs: write a self-contained HTML report (charts, roofline)");
     run->add_option("--profile", ra.profile_file, "SoC profile file (JSON like hwdesc/profiles/*.json) instead of the platform's");
     run->add_option("--param", ra.params, "Override a profile parameter: section.key=value, repeatable (see `npusim platforms -v`)");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
@@ -758,8 +779,14 @@ int sc_main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+    rep->add_option("--vcd", pa.vcd_path, "Write interrupt lines, block busy signals and DMA activity as a VCD (GTKWave)");
     rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
     rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
+
+    sweep::CompareCliOptions cmpo;
+    cmpo.version = NPUSIM_VERSION;
+    CLI::App* cmp = app.add_subcommand("compare", "Run one model over several SoCs, core masks or --param values, side by side");
+    sweep::add_compare_options(*cmp, cmpo);
 
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
@@ -817,6 +844,7 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
+    if (*cmp) return sweep::run_compare_cli(cmpo, std::cout, std::cerr);
     return kExitBadInput;
 }
 

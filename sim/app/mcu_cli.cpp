@@ -43,7 +43,7 @@ namespace {
 
 /// Layers back to back from the schedule's start, at the MCU clock (the firmware's printing between
 /// layers is not part of any layer and is left out).
-std::string trace_json(const mcu::McuRunReport& r) {
+trace::TraceWriter mcu_trace(const mcu::McuRunReport& r) {
     trace::TraceWriter w;
     const int core = w.track(r.platform, "core0 (RV32IMFC)");
     const int layers = w.track(r.platform, "layers");
@@ -57,7 +57,7 @@ std::string trace_json(const mcu::McuRunReport& r) {
         w.complete(core, l.symbol, at, dur, {trace::arg("layer", l.node), trace::arg("kernel", l.kernel)}, "mcu");
         at += dur;
     }
-    return w.to_json();
+    return w;
 }
 
 }  // namespace
@@ -102,7 +102,8 @@ std::string mcu_report_json(const mcu::McuRunReport& r) {
     return j.dump(1) + "\n";
 }
 
-int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path) {
+int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path,
+                const std::string& vcd_path) {
     mcu::McuRunReport rep;
     o.report = &rep;
     o.executor = run_on_mcu_platform;
@@ -117,8 +118,12 @@ int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std:
         std::cerr << "npusim: error: cannot write the report, " << report_path << "\n";
         return 2;
     }
-    if (!trace_path.empty() && rep.ran && !write(trace_path, trace_json(rep))) {
+    if (!trace_path.empty() && rep.ran && !write(trace_path, mcu_trace(rep).to_json())) {
         std::cerr << "npusim: error: cannot write the trace, " << trace_path << "\n";
+        return 2;
+    }
+    if (!vcd_path.empty() && rep.ran && !mcu_trace(rep).write_vcd(vcd_path)) {
+        std::cerr << "npusim: error: cannot write the VCD, " << vcd_path << "\n";
         return 2;
     }
     return rc;

@@ -176,6 +176,7 @@ struct ModelCliOptions {
     std::vector<std::string> inputs, input_shapes, cpu_nodes, outputs;
     uint64_t seed = 0;
     std::string report_path, trace_path;
+    std::string vcd_path, csv_path, html_path;  ///< --vcd, --csv, --html (app/report_files.h)
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
     std::string profile_file;         ///< a profile JSON instead of the bundled `platform`
     std::vector<std::string> params;  ///< profile overrides, section.key=value (hw::apply_param_overrides)

@@ -41,7 +41,23 @@ Platform::Platform(sc_core::sc_module_name name, const hw::SocProfile& soc, SimM
         bus_->map(soc.npu.core_mmio_bases.value[static_cast<size_t>(i)], soc.npu.core_mmio_window_bytes.value,
                   next_target++, fmt::format("npu core {}", i));
     }
+    if (tw) {
+        tw_ = tw;
+        // Initiator sockets in bind order: the host first, then the cores' DMA ports.
+        bus_->set_observer([this](int id, const std::string& target, bool write, uint64_t bytes, uint64_t b, uint64_t e) {
+            const std::string who = id == 0 ? "host" : fmt::format("npu_core{}", id - 1);
+            const std::string series = who + (write ? " write" : " read");
+            if (target == "ddr") ddr_rate_.add(series, b, e, bytes);
+            else if (target == "nbuf") nbuf_rate_.add(series, b, e, bytes);
+        });
+    }
     SC_THREAD(host_thread);
+}
+
+Platform::~Platform() {
+    if (!tw_) return;
+    ddr_rate_.emit(*tw_, ddr_->name(), "DDR bandwidth (GB/s)");
+    if (nbuf_) nbuf_rate_.emit(*tw_, nbuf_->name(), "NBUF bandwidth (GB/s)");
 }
 
 void Platform::host_thread() {

@@ -28,6 +28,8 @@ class Platform : public sc_core::sc_module, public HalTarget {
 
     Platform(sc_core::sc_module_name name, const hw::SocProfile& soc, npu::tlm_models::SimMode mode,
              trace::TraceWriter* tw);
+    /// Writes the bandwidth counters into the trace (the traffic is known only once the run is over).
+    ~Platform() override;
     SC_HAS_PROCESS(Platform);
 
     /// The program the host CPU runs (the driver); started at time 0 in its own SC_THREAD.
@@ -70,6 +72,8 @@ class Platform : public sc_core::sc_module, public HalTarget {
     std::vector<std::unique_ptr<npu::tlm_models::RknpuCore>> cores_;
     std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> irqs_;
     std::function<void()> host_program_;
+    trace::TraceWriter* tw_ = nullptr;
+    trace::RateCounter ddr_rate_, nbuf_rate_;  ///< per initiator and direction, 1 us bins
 };
 
 }  // namespace sim

@@ -37,6 +37,13 @@ done
 cmp -s "$work/r1.json" "$work/r2.json" && cmp -s "$work/t1.json" "$work/t2.json" || { echo "FAIL: report/trace differ between runs"; fail=1; }
 grep -q '"symbol": "mk_conv2d_s8"' "$work/r1.json" || { echo "FAIL: no kernel symbol in the report"; fail=1; }
 grep -q '"name":"mk_depthwise_conv2d_s8"' "$work/t1.json" || { echo "FAIL: no kernel span in the trace"; fail=1; }
+# Issue 17: the MCU trace nests on every track (the rule Perfetto applies) and --vcd writes a VCD
+# GTKWave's vcd2fst reads, from the same trace writer.
+/usr/bin/python3 "$(dirname "$0")/../e2e/trace_nesting.py" "$work/t1.json" || { echo "FAIL: MCU trace misnested"; fail=1; }
+expect 0 "equal to the reference" "$work/tfl_kws_int8.tflite" --platform ws63 --vcd "$work/t.vcd"
+if command -v vcd2fst >/dev/null; then
+  vcd2fst "$work/t.vcd" "$work/t.fst" >/dev/null 2>&1 && grep -q 'layers_busy' "$work/t.vcd" || { echo "FAIL: MCU VCD"; fail=1; }
+fi
 # NPU options do not apply to an MCU: an error naming the option.
 expect 2 "--core-mask does not apply to the MCU platform ws63" "$work/tfl_kws_int8.tflite" --platform ws63 --core-mask 1
 expect 2 "--mode does not apply" "$work/tfl_kws_int8.tflite" --platform 3066h --mode timing

@@ -102,20 +102,53 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
     const sc_core::sc_time task_end = std::max(wr_done, cna_end + from_ps(tail_ps));
     rec.write_ps = to_ps(task_end - cna_end);
     rec.overhead_ps = static_cast<uint64_t>(soc_.npu.task_overhead_cycles.value) * clock_ps_;
-    if (tw_) {
-        const std::string task = fmt::format("task {}", rec.index);
-        if (plan.enable_mask & rknpu::enable::CNA)
-            tw_->complete(tr_.cna, task + " load", t0_ps, to_ps(rd_done - t0), {trace::arg("bytes", rec.bytes_read)});
-        if (plan.core_cycles)
-            tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
-                          {trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)});
-        if (plan.enable_mask & rknpu::enable::DPU)
-            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(task_end - t0),
-                          {trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)});
-    }
+    if (tw_) trace_task(rec, plan, t0_ps, to_ps(rd_done - t0), to_ps(task_end) - t0_ps);
     sc_core::wait(task_end + from_ps(rec.overhead_ps) - sc_core::sc_time_stamp());
     rknpu::complete_task(step, rf_, state_);
     raw_status_ |= step.done_bits;
+}
+
+void RknpuCore::trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
+                           uint64_t task_ps) {
+    // Register-level details of the task (the fields the blocks decoded at op-enable).
+    const std::string task = fmt::format("task {}", rec.index);
+    std::vector<trace::Arg> regs{trace::arg("task", static_cast<uint64_t>(rec.index)),
+                                 trace::arg("enable_mask", fmt_hex(plan.enable_mask)),
+                                 trace::arg("regcmd_entries", rec.regcmd_entries)};
+    uint64_t data_bytes = 0, weight_bytes = 0;
+    if (plan.conv) {
+        const rknpu::ConvConfig& c = *plan.conv;
+        const uint64_t bank = soc_.npu.cbuf_bank_bytes.value;
+        data_bytes = uint64_t{c.data_banks} * bank;
+        weight_bytes = uint64_t{c.weight_banks} * bank;
+        regs.push_back(trace::arg("CNA.CBUF_CON0.DATA_BANK", uint64_t{c.data_banks}));
+        regs.push_back(trace::arg("CNA.CBUF_CON0.WEIGHT_BANK", uint64_t{c.weight_banks}));
+        regs.push_back(trace::arg("CNA.CBUF_CON0.WEIGHT_REUSE", uint64_t{c.weight_reuse}));
+        regs.push_back(trace::arg("input", fmt::format("{}x{}x{} @0x{:x}", c.in_c, c.in_h, c.in_w, c.feature_addr)));
+        regs.push_back(trace::arg("kernel", fmt::format("{}x{}x{} /{} @0x{:x}", c.kernels, c.kernel_h, c.kernel_w,
+                                                        c.stride_x, c.weight_addr)));
+        regs.push_back(trace::arg("output", fmt::format("{}x{}x{} @0x{:x}", c.out_c, c.out_h, c.out_w, c.dst_addr)));
+        regs.push_back(trace::arg("DPU.OUT_CVT", fmt::format("scale {} shift {} offset {}", c.out_cvt_scale,
+                                                            c.out_cvt_shift, c.out_cvt_offset)));
+    }
+    auto with = [&](std::vector<trace::Arg> a) {
+        a.insert(a.end(), regs.begin(), regs.end());
+        return a;
+    };
+    if (plan.enable_mask & rknpu::enable::CNA)
+        tw_->complete(tr_.cna, task + " load", t0_ps, load_ps, with({trace::arg("bytes", rec.bytes_read)}));
+    if (plan.core_cycles)
+        tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
+                      with({trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)}));
+    if (plan.enable_mask & rknpu::enable::DPU)
+        tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, task_ps,
+                      with({trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)}));
+    // CBUF occupancy: the banks the task's CBUF_CON0 claims, for the task's duration.
+    if (plan.conv) {
+        tw_->counter(name(), "CBUF occupancy (bytes)", t0_ps,
+                     {{"data", static_cast<double>(data_bytes)}, {"weights", static_cast<double>(weight_bytes)}});
+        tw_->counter(name(), "CBUF occupancy (bytes)", t0_ps + task_ps, {{"data", 0.0}, {"weights", 0.0}});
+    }
 }
 
 }  // namespace npu::tlm_models

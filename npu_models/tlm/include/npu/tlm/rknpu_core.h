@@ -108,6 +108,8 @@ class RknpuCore : public sc_core::sc_module {
     bool irq_level_ = false;
     std::vector<TaskRecord> records_;
     std::vector<std::string> diags_;
+    void trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
+                    uint64_t task_ps);
     struct Tracks {
         int pc = -1, cna = -1, core = -1, dpu = -1, dma_rd = -1, dma_wr = -1;
     } tr_;
