@@ -9,6 +9,7 @@ PKGS=(
   libelf-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc gdb-multiarch
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy clang
+  gcc-aarch64-linux-gnu qemu-user libdrm-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

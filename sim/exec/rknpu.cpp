@@ -513,21 +513,35 @@ void RknpuDevice::start(const std::shared_ptr<Job>& j) {
         job_done(j);
         return;
     }
-    for (const auto& [c, n] : j->counts) {
-        if (j->kicks[c].empty()) continue;
-        const int core = c;
-        sc_core::sc_spawn([this, j, core] { run_core(j, core); });
-    }
+    // rknpu_job_commit: the cores' first kicks in core order from one thread (job->last_task ends
+    // on the last core's), then each core waits for its interrupts on its own.
+    sc_core::sc_spawn([this, j] {
+        for (auto& [c, n] : j->counts) {
+            if (j->kicks[c].empty()) continue;
+            const RawKick& k = j->kicks[c].front();
+            soc_.platform().iommu().attach(c, j->mmu_domain);
+            kick_pc(soc_.hal(), soc_.soc(), k);
+            j->last_task = k.first_task + k.task_number - 1;
+        }
+        for (const auto& [c, n] : j->counts) {
+            if (j->kicks[c].empty()) continue;
+            const int core = c;
+            sc_core::sc_spawn([this, j, core] { run_core(j, core); });
+        }
+    });
 }
 
 void RknpuDevice::run_core(std::shared_ptr<Job> j, int core) {
     SimHal& hal = soc_.hal();
     const uint64_t deadline = j->commit_ps + static_cast<uint64_t>(j->args.timeout) * 1000000000ull;
-    for (const RawKick& k : j->kicks[core]) {
+    for (size_t ki = 0; ki < j->kicks[core].size(); ++ki) {
+        const RawKick& k = j->kicks[core][ki];
         if (j->aborted) break;
-        soc_.platform().iommu().attach(core, j->mmu_domain);
-        kick_pc(hal, soc_.soc(), k);
-        j->last_task = k.first_task + k.task_number - 1;  // job->last_task of the latest commit
+        if (ki > 0) {  // a submit split at max_submit_number: rknpu_job_done commits the next part
+            soc_.platform().iommu().attach(core, j->mmu_domain);
+            kick_pc(hal, soc_.soc(), k);
+            j->last_task = k.first_task + k.task_number - 1;  // job->last_task of the latest commit
+        }
         bool done = false;
         while (!done) {
             const WaitResult w = wait_core_irq(soc_, core, deadline, j->abort_ev, j->aborted);
