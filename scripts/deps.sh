@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install the Debian packages npusim needs (idempotent: apt runs only when something is missing).
+#   scripts/deps.sh         what building and the test suite need
+#   scripts/deps.sh --ci    also what CI adds for the sweep tests (tests/sweep): a single-node Slurm
+#                           (slurm-wlm, munge; scripts/slurm-local.sh) and headless Chromium
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config python3
@@ -8,9 +11,12 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libelf-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc gdb-multiarch
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
-  python3-onnx python3-numpy clang
+  python3-onnx python3-numpy clang libyaml-cpp-dev
   gcc-aarch64-linux-gnu qemu-user libdrm-dev
 )
+if [ "${1:-}" = "--ci" ]; then
+  PKGS+=(slurm-wlm munge chromium)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

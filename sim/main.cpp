@@ -15,6 +15,8 @@
 #include "exec/exec_cli.h"
 #include "app/lint.h"
 #include "app/model_run.h"
+#include "app/mcu_cli.h"
+#include "app/quantize_cli.h"
 #include "app/regcmd_file.h"
 #include "app/replay.h"
 #include "app/task_list.h"
@@ -24,9 +26,11 @@
 #include "checker/cli.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
+#include "mcu/mcu_train.h"
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
 #include "riscv_iss/cli_options.h"
+#include "sweep/cli.h"
 
 namespace {
 
@@ -51,8 +55,16 @@ struct RunArgs {
     bool verify_tiling = false, expect_exact = false, quiet = false, no_compare = false;
     std::string profile_file;         ///< --profile: a profile JSON instead of --platform's
     std::vector<std::string> params;  ///< --param section.key=value overrides
+    sim::QuantizeArgs quant;          ///< --quantize, --calibration, --calibration-method
 };
 
+
+/// --quantize int8|fp16|none, --calibration FILE.npy|DIR (repeatable), --calibration-method (cli.md).
+void add_quantize_options(CLI::App& c, sim::QuantizeArgs& q) {
+    c.add_option("--quantize", q.mode, "int8 (quantize, calibrated), fp16 (RKNN's float path) or none (float on the host CPU)");
+    c.add_option("--calibration", q.calibration, "--quantize int8: calibration input, FILE.npy or DIR of .npy (NAME=... per input)");
+    c.add_option("--calibration-method", q.method, "--quantize int8: minmax (default), kl or mmse");
+}
 
 int fail(const std::string& msg) {
     std::cerr << "npusim: error: " << msg << "\n";
@@ -107,7 +119,28 @@ int cmd_run_reference(RunArgs a) {
 
 /// `npusim run --platform ws63|3066h MODEL`: seed-000 check, model blob, firmware on the ISS,
 /// comparison with the reference executor, per-layer cycles (drivers/mcu).
+/// Options of `run` that have no meaning on an MCU (NPU cores, NPU profiles, regcmd, timing mode):
+/// an error naming the first one given (cli.md: an option that does not apply is an error).
+std::string mcu_inapplicable(const RunArgs& a) {
+    if (a.mode != "full") return "--mode";
+    if (a.cores != "0") return "--cores";
+    if (a.core_mask != "auto") return "--core-mask";
+    if (a.sram) return "--sram";
+    if (!a.cpu_nodes.empty()) return "--cpu-node";
+    if (a.verify_tiling) return "--verify-tiling";
+    if (a.expect_exact) return "--expect-exact";
+    if (a.no_compare) return "--no-compare";
+    if (!a.profile_file.empty()) return "--profile";
+    if (!a.params.empty()) return "--param";
+    if (!a.regcmd_path.empty()) return "--dump-regcmd";
+    if (!a.ref.outputs.empty()) return "--output";
+    return "";
+}
+
 int cmd_run_mcu(const RunArgs& a) {
+    const std::string bad = mcu_inapplicable(a);
+    if (!bad.empty())
+        return fail(fmt::format("{} does not apply to the MCU platform {} (NPU/regcmd options; see npusim run --help)", bad, a.platform));
     if (a.model.empty()) return fail(fmt::format("--platform {} needs a model file (.onnx)", a.platform));
     mcu::McuRunOptions o;
     o.model = a.model;
@@ -118,10 +151,22 @@ int cmd_run_mcu(const RunArgs& a) {
     o.requant = a.requant;
     o.skip_check = a.skip_check;
     o.expected = a.expected;
-    return mcu::run_cli(o, std::cout, std::cerr);
+    o.quantize = a.quant.mode;
+    o.calibration = a.quant.calibration;
+    o.calibration_method = a.quant.method;
+    if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
+        return fail("--calibration/--calibration-method need --quantize int8");
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path);
 }
 
 int cmd_run(const RunArgs& a) {
+    const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
+    if (quantize_given && (a.reference || a.model.empty() ||
+                           std::filesystem::path(a.model).extension() != ".onnx"))
+        return fail(a.reference ? "--quantize does not apply to --reference (quantize first: npusim quantize MODEL -o OUT)"
+                    : a.model.empty() || std::filesystem::path(a.model).extension() != ".onnx"
+                        ? "--quantize applies to .onnx models"
+                        : std::string("--quantize"));
     if (a.reference) return cmd_run_reference(a);
     if (mcu::find_target(a.platform)) return cmd_run_mcu(a);
     hw::SocProfile soc;
@@ -163,6 +208,9 @@ int cmd_run(const RunArgs& a) {
             mo.no_check = a.no_compare;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
+            mo.quantize = a.quant.mode;
+            mo.calibration = a.quant.calibration;
+            mo.calibration_method = a.quant.method;
             return sim::run_model_cli(mo, std::cout, std::cerr);
         } else {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
@@ -245,10 +293,15 @@ int cmd_decode(const RegcmdArgs& a) {
         const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
         const trace::DisasmStats st = trace::disasm_stats(words, gen);
         std::cout << fmt::format("{}: {} entries, {} task(s), register map {} ({}), {} unknown register(s), {} "
-                                 "write(s) to registers whose meaning is not public (*: assumed meaning)\n",
+                                 "write(s) to registers whose meaning is not public or inferred (*: assumed meaning)\n",
                                  a.file, words.size(), sim::split_tasks(words).size(), soc.name,
                                  hw::rknpu::generation_name(gen), st.unknown, st.unverified)
                   << trace::disasm_buffer(words, gen);
+        // The documented assumptions (docs/rknpu-register-semantics.md §14) the tasks rely on,
+        // as the PC interpreter plans them (lint's notes).
+        for (const sim::LintFinding& f : sim::lint_regcmd(words, soc))
+            if (f.severity == sim::LintFinding::Severity::Note && f.code == "N-assumption")
+                std::cout << fmt::format("task {}: assumption {}\n", f.task, f.message);
     } catch (const std::exception& e) {
         return fail(e.what());
     }
@@ -508,6 +561,7 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_flag("--skip-check", ra.skip_check, "MCU platforms: run even when the seed-000 rules reject a node");
     run->add_option("--expect", ra.expected, "MCU platforms: .npy per graph output to compare with as well");
+    add_quantize_options(*run, ra.quant);
 
     drv::check::CheckCliOptions co;
     CLI::App* chk = app.add_subcommand("check", "Check models against a platform's operator rules (seeds 000/001/003/004)");
@@ -517,6 +571,23 @@ int sc_main(int argc, char* argv[]) {
     chk->add_flag("--json", co.json, "Machine-readable output");
     chk->add_option("--input-shape", co.input_shapes, "Fix a dynamic input, name=1x3x224x224");
     chk->add_option("--bits", co.quant_bits, "Quantization width for tnpuv2 rules (4..20)");
+    sim::QuantizeArgs chk_quant;
+    uint64_t chk_seed = 0;
+    add_quantize_options(*chk, chk_quant);
+    chk->add_option("--seed", chk_seed, "--quantize int8 without --calibration: seed of the random calibration input");
+
+    sim::QuantizeCliOptions qo;
+    CLI::App* qnt = app.add_subcommand("quantize", "Quantize a float ONNX model to an int8 QDQ model (calibrated), with an accuracy report");
+    qnt->add_option("model", qo.model, "Float model (.onnx)")->required();
+    qnt->add_option("-o,--output", qo.output, "QDQ model to write (.onnx)")->required();
+    add_quantize_options(*qnt, qo.q);
+    qnt->add_option("--scheme", qo.scheme, "asymmetric_quantized-8 (int8 activations) or asymmetric_quantized-u8 (uint8)")
+        ->capture_default_str();
+    qnt->add_option("--seed", qo.seed, "Seed of the random calibration input (no --calibration)")->capture_default_str();
+    qnt->add_option("--input-shape", qo.input_shapes, "Fix a dynamic input, name=1x3x224x224");
+    qnt->add_option("--accuracy-report", qo.accuracy_report, "Write the per-layer accuracy report as JSON");
+    qnt->add_option("--csv", qo.csv, "Write the per-layer accuracy report as CSV");
+    qnt->add_flag("--json", qo.json, "Print the result as JSON instead of text");
     drv::check::SpecsCliOptions so;
     CLI::App* spc = app.add_subcommand("specs", "What the operator-spec DB holds per platform; --coverage lists what is not encoded");
     spc->add_option("-p,--platform", so.platform, "One platform (default: summary of all)");
@@ -584,7 +655,20 @@ int sc_main(int argc, char* argv[]) {
     srv->add_flag("--exit-when-idle", sa.exit_when_idle, "Exit when the last program disconnects")->group("");
     srv->add_option("--ready-fd", sa.ready_fd, "Write 'ready' to this descriptor once listening")->group("");
 
+    sweep::SweepCliOptions swo;
+    swo.version = NPUSIM_VERSION;
+    CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
+    sweep::add_sweep_options(*swp, swo);
+
     iss::RunOptions io;
+    mcu::TrainOptions to;
+    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (seed 000 training tables, FP32): loss per epoch, cycles, memory");
+    trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
+    trn->add_option("-p,--platform", to.platform, "MCU platform (ws63; 3066H has no on-device training)")->capture_default_str();
+    trn->add_option("--data", to.data, "Training samples, float32 .npy [N, C, H, W]")->required();
+    trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
+    trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
+    trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
     CLI::App* issc = app.add_subcommand("iss", "Run an RV32IMAFC ELF on the MCU instruction-set simulator (ws63, 3066h, cv32e40p)");
     iss::add_run_options(*issc, io);
 
@@ -607,8 +691,20 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*srv) return sim::exec::cmd_serve(sa);
     if (*issc) return iss::run_cli(io);
-    if (*chk) return drv::check::run_check_cli(co, std::cout, std::cerr);
+    if (*chk) {
+        // ws63/3066H: the MCU path's own refusals (no kernel yet, QDQ models) next to the seed rules.
+        co.engine_refusals = [](const std::string& model, const drv::ir::Graph& g) { return mcu::engine_refusals(model, g); };
+        if (chk_quant.mode.empty() && chk_quant.calibration.empty() && chk_quant.method.empty())
+            return drv::check::run_check_cli(co, std::cout, std::cerr);
+        return sim::run_check_quantized(co, chk_quant, chk_seed, std::cout, std::cerr);
+    }
+    if (*qnt) return sim::run_quantize_cli(qo, std::cout, std::cerr);
+    if (*trn) {
+        to.executor = sim::run_on_mcu_platform;  // the firmware on the SystemC MCU platform
+        return mcu::train_cli(to, std::cout, std::cerr);
+    }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
+    if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     return kExitBadInput;
 }
 

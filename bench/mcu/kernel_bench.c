@@ -34,7 +34,7 @@ static void fill(int8_t* p, uint32_t n, uint32_t seed) {
 
 static void run(const char* name, int dw, int32_t hw, int32_t cin, int32_t cout, int32_t k) {
     const mk_shape4 is = {1, hw, hw, cin}, os = {1, hw, hw, cout};
-    mk_conv_s8_params p = {1, 1, 1, 1, k / 2, k / 2, 3, -2, -128, 127, mult, shift, 0};
+    mk_conv_s8_params p = {1, 1, 1, 1, k / 2, k / 2, 3, -2, -128, 127, mult, shift, 0, 0};
     const uint32_t c0 = rd_cycle(), i0 = rd_instret();
     if (dw) mk_depthwise_conv2d_s8(in_buf, is, w_buf, k, k, bias, out_buf, os, &p);
     else mk_conv2d_s8(in_buf, is, w_buf, k, k, bias, out_buf, os, &p);

@@ -43,18 +43,20 @@ typedef struct {
 /* Layer opcodes and the meaning of p[] (ints; floats stored as their bits). */
 enum {
     MK_OP_CONV2D_S8 = 1,   /* in: x, w, bias, mult|fscale; p: sh sw dh dw pt pl kh kw act_min act_max shift_idx
-                              float_requant (p[11] = 1: in[3] is float scales, no shift tensor) */
+                              requant (p[11]: 0 Q31 mult/shift, 1 float scales in in[3] (no shift tensor),
+                              2 TFLite multiplier/exponent pairs) */
     MK_OP_DWCONV_S8 = 2,   /* same as CONV2D_S8 */
-    MK_OP_FC_S8 = 3,       /* in: x, w[N][K], bias, mult|fscale; p: act_min act_max shift_idx float_requant */
-    MK_OP_ADD_S8 = 4,      /* in: a, b; p: a_mult b_mult left act_min act_max (b broadcast via strides p[5..12]) */
-    MK_OP_MUL_S8 = 5,      /* in: a, b; p: mult shift act_min act_max, p[5..12] strides */
-    MK_OP_MAXPOOL_S8 = 6,  /* p: kh kw sh sw pt pl act_min act_max */
+    MK_OP_FC_S8 = 3,       /* in: x, w[N][K], bias, mult|fscale; p: act_min act_max shift_idx requant (as conv p[11]) */
+    MK_OP_ADD_S8 = 4,      /* in: a, b; p: a_mult b_mult left act_min act_max (b broadcast via strides p[5..12]);
+                              p[13] = 1 TFLite add, 2 TFLite sub, with p[14..19] = the three TFLite multipliers */
+    MK_OP_MUL_S8 = 5,      /* in: a, b; p: mult shift act_min act_max, p[5..12] strides; p[13] = 1: TFLite pair */
+    MK_OP_MAXPOOL_S8 = 6,  /* p: kh kw sh sw pt pl act_min act_max round_away(avg) */
     MK_OP_AVGPOOL_S8 = 7,  /* same */
     MK_OP_CLAMP_S8 = 8,    /* p: lo hi */
     MK_OP_LUT_S8 = 9,      /* in: x, lut[256] */
     MK_OP_SOFTMAX_S8 = 10, /* p: log_softmax */
-    MK_OP_GAP_S8 = 11,     /* p: mult shift fscale_f (> 0: float requantization) */
-    MK_OP_QUANTIZE = 12,   /* f32 -> s8 with the output tensor's quantization */
+    MK_OP_GAP_S8 = 11,     /* p: mult shift fscale_f (> 0: float requantization) tfl (1: TFLite pair) */
+    MK_OP_QUANTIZE = 12,   /* f32 -> s8 with the output tensor's quantization; p[0] = 1: round half away */
     MK_OP_DEQUANTIZE = 13, /* s8 -> f32 with the input tensor's quantization */
     MK_OP_COPY = 14,       /* Reshape/Flatten/Squeeze: byte copy; p: source byte offset */
     MK_OP_TRANSPOSE = 16,  /* p: perm[4] elem_bytes (input dims = the input tensor's) */
@@ -72,7 +74,10 @@ enum {
     MK_OP_PAD = 30,         /* in: x, value (one element); p: before[4] after[4] elem_bytes (stored axes) */
     MK_OP_SLICE = 31,       /* p: begin[4] step[4] (stored axes; output dims from the output tensor) */
     MK_OP_RESIZE_F32 = 32,  /* p: mode (0 nearest, 1 bilinear) coord (0 half_pixel, 1 align_corners, 2 asymmetric) */
-    MK_OP_REDUCE_F32 = 33   /* p: mk_reduce outer axis inner */
+    MK_OP_REDUCE_F32 = 33,  /* p: mk_reduce outer axis inner */
+    MK_OP_SOFTMAX_LUT_S8 = 34, /* in: x, table (256 floats): TFLite's look-up-table softmax over the last axis */
+    MK_OP_LSTM_F32 = 35,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, state tensor (h H, c H, then 4H gates) */
+    MK_OP_PRELU_F32 = 36     /* in: x, slope (1 or C values, C = the innermost dim) */
 };
 
 typedef struct {

@@ -92,7 +92,9 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             /* p[11] = 1: float requantization, in[3] holds the float scales; else Q31 mult + shift. */
             cp.mult = (const int32_t*)in[3];
             cp.shift = p[11] ? 0 : (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
-            cp.fscale = p[11] ? (const float*)in[3] : 0;
+            cp.fscale = p[11] == 1 ? (const float*)in[3] : 0;
+            cp.tfl = p[11] == 2; /* TFLite multiplier/exponent pairs */
+            if (cp.tfl) cp.shift = (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
             if (l->op == MK_OP_CONV2D_S8)
                 mk_conv2d_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7], (const int32_t*)in[2],
                              (int8_t*)out, os, &cp);
@@ -105,20 +107,27 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             const int32_t n = os.c, m = count / n, k = mk_shape4_numel(is) / m;
             mk_fully_connected_s8((const int8_t*)in[0], m, k, (const int8_t*)in[1], n, (const int32_t*)in[2],
                                   (int8_t*)out, t0->zero_point, to->zero_point, (const int32_t*)in[3],
-                                  p[3] ? 0 : (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[2]),
-                                  p[3] ? (const float*)in[3] : 0, p[0], p[1]);
+                                  p[3] == 1 ? 0 : (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[2]),
+                                  p[3] == 1 ? (const float*)in[3] : 0, p[0], p[1], p[3] == 2);
             return 0;
         }
         case MK_OP_ADD_S8:
         case MK_OP_MUL_S8: {
             mk_eltwise_s8_params ep;
+            memset(&ep, 0, sizeof ep);
             const mk_bcast4 bc = bcast_of(l, os);
             ep.a_zp = t0->zero_point; ep.b_zp = T[l->in[1]].zero_point; ep.out_zp = to->zero_point;
-            if (l->op == MK_OP_ADD_S8) {
+            if (l->op == MK_OP_ADD_S8 && p[13]) { /* TFLite: p[14..19] = ta, tb, out (multiplier, exponent) */
+                ep.tfl = 1; ep.sub = p[13] == 2; ep.act_min = p[3]; ep.act_max = p[4];
+                ep.ta.multiplier = p[14]; ep.ta.shift = p[15]; ep.tb.multiplier = p[16]; ep.tb.shift = p[17];
+                ep.out.multiplier = p[18]; ep.out.shift = p[19];
+                mk_add_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, &ep);
+            } else if (l->op == MK_OP_ADD_S8) {
                 ep.a_mult = p[0]; ep.b_mult = p[1]; ep.left = p[2]; ep.act_min = p[3]; ep.act_max = p[4];
                 mk_add_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, &ep);
             } else {
                 ep.out.multiplier = p[0]; ep.out.shift = p[1]; ep.act_min = p[2]; ep.act_max = p[3];
+                ep.tfl = p[13] != 0;
                 mk_mul_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, &ep);
             }
             return 0;
@@ -127,7 +136,7 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
         case MK_OP_AVGPOOL_S8:
         case MK_OP_MAXPOOL_F32:
         case MK_OP_AVGPOOL_F32: {
-            const mk_pool_params pp = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+            const mk_pool_params pp = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]};
             if (l->op == MK_OP_MAXPOOL_S8) mk_max_pool_s8((const int8_t*)in[0], is, (int8_t*)out, os, &pp);
             else if (l->op == MK_OP_AVGPOOL_S8) mk_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, os, &pp);
             else if (l->op == MK_OP_MAXPOOL_F32) mk_max_pool_f32((const float*)in[0], is, (float*)out, os, &pp);
@@ -142,11 +151,16 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             return 0;
         case MK_OP_GAP_S8: {
             const mk_qscale s = {p[0], p[1]};
-            mk_global_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, t0->zero_point, to->zero_point, s, as_f(p[2]));
+            mk_global_avg_pool_s8((const int8_t*)in[0], is, (int8_t*)out, t0->zero_point, to->zero_point, s, as_f(p[2]), p[3]);
             return 0;
         }
-        case MK_OP_QUANTIZE:
-            mk_quantize_f32_s8((const float*)in[0], (int8_t*)out, count, to->scale, to->zero_point);
+        case MK_OP_QUANTIZE: /* p[0] = 1: TFLite rounding (half away from zero) */
+            if (p[0]) mk_quantize_f32_s8_away((const float*)in[0], (int8_t*)out, count, to->scale, to->zero_point);
+            else mk_quantize_f32_s8((const float*)in[0], (int8_t*)out, count, to->scale, to->zero_point);
+            return 0;
+        case MK_OP_SOFTMAX_LUT_S8:
+            mk_softmax_s8_lut((const int8_t*)in[0], (int8_t*)out, count / os.c, os.c, (const float*)in[1], to->scale,
+                              to->zero_point);
             return 0;
         case MK_OP_DEQUANTIZE:
             mk_dequantize_s8_f32((const int8_t*)in[0], (float*)out, count, t0->scale, t0->zero_point);
@@ -212,6 +226,17 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             for (int32_t j = 0; j < hidden; ++j) scratch[j] = 0.0f;
             mk_gru_f32((const float*)in[0], steps, isz, hidden, (const float*)in[1], (const float*)in[2],
                        (const float*)in[3], scratch, (float*)out, scratch + hidden);
+            return 0;
+        }
+        case MK_OP_PRELU_F32:
+            mk_prelu_f32((const float*)in[0], (float*)out, count, os.c, (const float*)in[1], (int32_t)(T[l->in[1]].bytes / 4));
+            return 0;
+        case MK_OP_LSTM_F32: {
+            const int32_t hidden = p[0], steps = is.h, isz = is.c;
+            float* st = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]); /* h (H), c (H), gates (4H) */
+            for (int32_t j = 0; j < 2 * hidden; ++j) st[j] = 0.0f;
+            mk_lstm_f32((const float*)in[0], steps, isz, hidden, (const float*)in[1], (const float*)in[2], (const float*)in[3],
+                        st, st + hidden, (float*)out, st + 2 * hidden);
             return 0;
         }
         case MK_OP_ARGMAX: {

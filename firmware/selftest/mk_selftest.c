@@ -75,7 +75,7 @@ static void conv_case(arena* a, sink* s, const char* name, int dw, int32_t h, in
         mult[o] = q.multiplier;
         shift[o] = q.shift;
     }
-    mk_conv_s8_params p = {stride, stride, 1, 1, pad, pad, 7, -3, -128, 127, mult, shift, 0};
+    mk_conv_s8_params p = {stride, stride, 1, 1, pad, pad, 7, -3, -128, 127, mult, shift, 0, 0};
     int8_t* out = (int8_t*)take(a, (uint32_t)(oh * ow * cout));
     const mk_shape4 is = {1, h, w, cin}, os = {1, oh, ow, cout};
     if (dw) mk_depthwise_conv2d_s8(x, is, f, k, k, bias, out, os, &p);
@@ -119,11 +119,11 @@ static void int8_cases(arena* a, sink* s) {
         int32_t mult[11], shift[11];
         for (int i = 0; i < n; ++i) { mult[i] = q.multiplier; shift[i] = q.shift; }
         int8_t* out = (int8_t*)take(a, (uint32_t)(m * n));
-        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, mult, shift, 0, -128, 127);
+        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, mult, shift, 0, -128, 127, 0);
         report(s, "fc_s8", out, (uint32_t)(m * n));
         float fs[11];
         for (int i = 0; i < n; ++i) fs[i] = 0.0013f + 0.0001f * (float)i;
-        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, 0, 0, fs, -128, 127);
+        mk_fully_connected_s8(x, m, k, w, n, b, out, -5, 9, 0, 0, fs, -128, 127, 0);
         report(s, "fc_s8_floatrq", out, (uint32_t)(m * n));
         const float* xf = rand_f32(a, m * k, 1.0f);
         const float* wf = rand_f32(a, n * k, 1.0f);
@@ -144,7 +144,7 @@ static void int8_cases(arena* a, sink* s) {
         p.out = mk_quantize_scale(0.05 * 0.11 / 0.09);
         mk_mul_s8(x, y, out, &bc, &p);
         report(s, "mul_s8", out, 96);
-        mk_pool_params pp = {3, 3, 2, 2, 1, 1, -128, 127};
+        mk_pool_params pp = {3, 3, 2, 2, 1, 1, -128, 127, 0};
         const int8_t* px = rand_s8(a, 9 * 9 * 4);
         int8_t* po = (int8_t*)take(a, 5 * 5 * 4);
         const mk_shape4 pis = {1, 9, 9, 4}, pos = {1, 5, 5, 4};
@@ -152,7 +152,7 @@ static void int8_cases(arena* a, sink* s) {
         report(s, "maxpool_s8", po, 100);
         mk_avg_pool_s8(px, pis, po, pos, &pp);
         report(s, "avgpool_s8", po, 100);
-        mk_global_avg_pool_s8(px, pis, po, 3, -2, mk_quantize_scale(1.0 / 81.0), 0.0f);
+        mk_global_avg_pool_s8(px, pis, po, 3, -2, mk_quantize_scale(1.0 / 81.0), 0.0f, 0);
         report(s, "gap_s8", po, 4);
         mk_clamp_s8(px, po, 100, -10, 60);
         report(s, "relu6_s8", po, 100);
@@ -212,7 +212,7 @@ static void f32_cases(arena* a, sink* s) {
     int32_t am[20];
     mk_argmax_f32(x, am, 2, 6, 10);
     report(s, "argmax_f32", am, 80);
-    mk_pool_params pp = {2, 2, 2, 2, 0, 0, 0, 0};
+    mk_pool_params pp = {2, 2, 2, 2, 0, 0, 0, 0, 0};
     const mk_shape4 pis = {1, 4, 6, 5}, pos = {1, 2, 3, 5};
     mk_max_pool_f32(x, pis, out, pos, &pp);
     report(s, "maxpool_f32", out, 120);

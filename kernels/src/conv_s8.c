@@ -19,11 +19,12 @@ typedef struct {
     const int32_t* mult;
     const int32_t* shift;
     const float* fscale;
-    int32_t out_zp, act_min, act_max;
+    int32_t out_zp, act_min, act_max, tfl;
 } rq_t;
 
 static inline int8_t finish(int32_t acc, const rq_t* q, int32_t oc) {
     const int32_t v = q->fscale ? mk_requant_float(acc, q->fscale[oc], q->out_zp)
+                      : q->tfl  ? mk_tfl_mbqm(acc, q->mult[oc], q->shift[oc]) + q->out_zp
                                 : mk_requant(acc, q->mult[oc], q->shift[oc]) + q->out_zp;
     return (int8_t)mk_clamp_i32(v, q->act_min, q->act_max);
 }
@@ -68,7 +69,7 @@ MK_HOT void mk_conv2d_s8(const int8_t* in, mk_shape4 is, const int8_t* filter, i
                   int8_t* out, mk_shape4 os, const mk_conv_s8_params* p) {
     const int32_t cin = is.c, cout = os.c, in_off = -p->in_zp;
     const int32_t wstride = kh * kw * cin;
-    const rq_t q = {p->mult, p->shift, p->fscale, p->out_zp, p->act_min, p->act_max};
+    const rq_t q = {p->mult, p->shift, p->fscale, p->out_zp, p->act_min, p->act_max, p->tfl};
     for (int32_t n = 0; n < os.n; ++n) {
         for (int32_t oy = 0; oy < os.h; ++oy) {
             const int32_t iy0 = oy * p->stride_h - p->pad_top;
@@ -134,7 +135,7 @@ MK_HOT void mk_depthwise_conv2d_s8(const int8_t* in, mk_shape4 is, const int8_t*
                             const int32_t* bias, int8_t* out, mk_shape4 os, const mk_conv_s8_params* p) {
     const int32_t cin = is.c, cout = os.c, mult = cout / cin, in_off = -p->in_zp;
     const int32_t sh = p->stride_h, sw = p->stride_w, dh = p->dil_h, dw = p->dil_w, pt = p->pad_top, pl = p->pad_left;
-    const rq_t q = {p->mult, p->shift, p->fscale, p->out_zp, p->act_min, p->act_max};
+    const rq_t q = {p->mult, p->shift, p->fscale, p->out_zp, p->act_min, p->act_max, p->tfl};
     for (int32_t n = 0; n < os.n; ++n) {
         for (int32_t oy = 0; oy < os.h; ++oy) {
             const int32_t iy0 = oy * sh - pt;

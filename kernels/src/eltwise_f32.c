@@ -47,6 +47,19 @@ static inline float unop(mk_unop op, float x, float alpha, float beta) {
             return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h);
         }
         case MK_UN_EXP: return mk_expf(x);
+        case MK_UN_CLIP: return x < alpha ? alpha : (x > beta ? beta : x);
+        case MK_UN_SQRT: return __builtin_sqrtf(x);
+        case MK_UN_RSQRT: return 1.0f / __builtin_sqrtf(x);
+        case MK_UN_SQUARE: return x * x;
+        case MK_UN_FLOOR:
+        case MK_UN_CEIL: {
+            if (!(x < 8388608.0f && x > -8388608.0f)) return x; /* integral already, or NaN */
+            const float t = (float)(int32_t)x;                 /* toward zero */
+            if (op == MK_UN_FLOOR) return t > x ? t - 1.0f : t;
+            return t < x ? t + 1.0f : t;
+        }
+        case MK_UN_ROUND: return mk_round_half_even(x);
+        case MK_UN_LOG: return mk_logf(x);
     }
     return 0.0f;
 }

@@ -21,9 +21,18 @@ void mk_add_s8_prepare(float sa, int32_t za, float sb, int32_t zb, float so, int
     p->out.shift = 0;
     p->act_min = -128;
     p->act_max = 127;
+    p->tfl = 0; /* onnxruntime-style parameters (the TFLite ones are set by the converter) */
+    p->sub = 0;
+    p->ta.multiplier = p->ta.shift = p->tb.multiplier = p->tb.shift = 0;
 }
 
 static inline int32_t add_one(int32_t a, int32_t b, const mk_eltwise_s8_params* p) {
+    if (p->tfl) {
+        const int32_t s1 = mk_tfl_mbqm((a - p->a_zp) * (1 << 20), p->ta.multiplier, p->ta.shift);
+        const int32_t s2 = mk_tfl_mbqm((b - p->b_zp) * (1 << 20), p->tb.multiplier, p->tb.shift);
+        const int32_t r = mk_tfl_mbqm(p->sub ? s1 - s2 : s1 + s2, p->out.multiplier, p->out.shift);
+        return mk_clamp_i32(r + p->out_zp, p->act_min, p->act_max);
+    }
     const int32_t s = (a - p->a_zp) * p->a_mult + (b - p->b_zp) * p->b_mult;
     const int32_t r = p->left > 0 ? ((s + (1 << (p->left - 1))) >> p->left) : s;
     return mk_clamp_i32(r + p->out_zp, p->act_min, p->act_max);
@@ -31,7 +40,8 @@ static inline int32_t add_one(int32_t a, int32_t b, const mk_eltwise_s8_params* 
 
 static inline int32_t mul_one(int32_t a, int32_t b, const mk_eltwise_s8_params* p) {
     const int32_t prod = (a - p->a_zp) * (b - p->b_zp);
-    return mk_clamp_i32(mk_requant(prod, p->out.multiplier, p->out.shift) + p->out_zp, p->act_min, p->act_max);
+    const int32_t r = p->tfl ? mk_tfl_mbqm(prod, p->out.multiplier, p->out.shift) : mk_requant(prod, p->out.multiplier, p->out.shift);
+    return mk_clamp_i32(r + p->out_zp, p->act_min, p->act_max);
 }
 
 #define MK_BCAST_LOOP(EXPR)                                                                   \
@@ -82,4 +92,31 @@ void mk_quantize_f32_s8(const float* in, int8_t* out, int32_t count, float scale
 
 void mk_dequantize_s8_f32(const int8_t* in, float* out, int32_t count, float scale, int32_t zp) {
     for (int32_t i = 0; i < count; ++i) out[i] = (float)(in[i] - zp) * scale;
+}
+
+void mk_quantize_f32_s8_away(const float* in, int8_t* out, int32_t count, float scale, int32_t zp) {
+    /* Same float operations as num::tfl QUANTIZE: r = round_away(x / scale), saturated before + zp. */
+    const float hi = (float)(127 - zp), lo = (float)(-128 - zp);
+    for (int32_t i = 0; i < count; ++i) {
+        const float r = mk_round_away(in[i] / scale);
+        out[i] = (int8_t)(r >= hi ? 127 : (r <= lo ? -128 : (int32_t)r + zp));
+    }
+}
+
+void mk_softmax_s8_lut(const int8_t* in, int8_t* out, int32_t rows, int32_t cols, const float table[256],
+                       float out_scale, int32_t out_zp) {
+    for (int32_t r = 0; r < rows; ++r) {
+        const int8_t* x = in + r * cols;
+        int8_t* o = out + r * cols;
+        int32_t mx = x[0];
+        for (int32_t c = 1; c < cols; ++c) mx = x[c] > mx ? x[c] : mx;
+        const float* t = table + 255 - mx; /* t[x] = table[255 + x - max] */
+        float sum = 0.0f;
+        for (int32_t c = 0; c < cols; ++c) sum += t[x[c]];
+        const float inv = 1.0f / (sum * out_scale);
+        for (int32_t c = 0; c < cols; ++c) {
+            const float v = mk_round_away(t[x[c]] * inv);
+            o[c] = (int8_t)mk_clamp_i32((int32_t)v + out_zp, -128, 127);
+        }
+    }
 }

@@ -127,3 +127,25 @@ MK_HOT void mk_gru_f32(const float* x, int32_t steps, int32_t input_size, int32_
             for (int32_t j = 0; j < H; ++j) y[t * H + j] = h[j];
     }
 }
+
+MK_HOT void mk_lstm_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
+                        const float* bias, float* h, float* c, float* y, float* scratch) {
+    const int32_t H = hidden, I = input_size;
+    for (int32_t t = 0; t < steps; ++t) {
+        const float* xt = x + t * I;
+        for (int32_t g = 0; g < 4 * H; ++g) { /* W x + R h + Wb + Rb, the four gates i, o, f, c */
+            float a = bias ? bias[g] + bias[4 * H + g] : 0.0f;
+            for (int32_t i = 0; i < I; ++i) a += w[g * I + i] * xt[i];
+            for (int32_t j = 0; j < H; ++j) a += r[g * H + j] * h[j];
+            scratch[g] = a;
+        }
+        for (int32_t j = 0; j < H; ++j) {
+            const float ig = mk_sigmoidf(scratch[j]), og = mk_sigmoidf(scratch[H + j]);
+            const float fg = mk_sigmoidf(scratch[2 * H + j]), cg = mk_tanhf(scratch[3 * H + j]);
+            c[j] = fg * c[j] + ig * cg;
+            h[j] = og * mk_tanhf(c[j]);
+        }
+        if (y)
+            for (int32_t j = 0; j < H; ++j) y[t * H + j] = h[j];
+    }
+}

@@ -46,14 +46,16 @@ void mk_avg_pool_s8(const int8_t* in, mk_shape4 is, int8_t* out, mk_shape4 os, c
                     int32_t sum = 0;
                     for (int32_t y = y0; y < y1; ++y)
                         for (int32_t x = x0; x < x1; ++x) sum += in[((n * is.h + y) * is.w + x) * C + c];
-                    const int32_t v = cnt > 0 ? div_round_even(sum, cnt) : 0;
+                    const int32_t v = cnt <= 0 ? 0
+                                      : p->round_away ? (sum > 0 ? (sum + cnt / 2) / cnt : (sum - cnt / 2) / cnt)
+                                                      : div_round_even(sum, cnt);
                     o[c] = (int8_t)mk_clamp_i32(v, p->act_min, p->act_max);
                 }
             }
 }
 
 void mk_global_avg_pool_s8(const int8_t* in, mk_shape4 is, int8_t* out, int32_t in_zp, int32_t out_zp, mk_qscale s,
-                           float fscale) {
+                           float fscale, int32_t tfl) {
     const int32_t C = is.c, hw = is.h * is.w;
     for (int32_t n = 0; n < is.n; ++n)
         for (int32_t c = 0; c < C; ++c) {
@@ -61,6 +63,7 @@ void mk_global_avg_pool_s8(const int8_t* in, mk_shape4 is, int8_t* out, int32_t 
             const int8_t* v = in + n * hw * C + c;
             for (int32_t i = 0; i < hw; ++i) sum += v[i * C] - in_zp;
             const int32_t q = fscale > 0.0f ? mk_requant_float(sum, fscale, out_zp)
+                              : tfl         ? mk_tfl_mbqm(sum, s.multiplier, s.shift) + out_zp
                                             : mk_requant(sum, s.multiplier, s.shift) + out_zp;
             out[n * C + c] = (int8_t)mk_clamp_i32(q, -128, 127);
         }

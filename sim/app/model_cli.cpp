@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app/model_run.h"
+#include "app/quantize_cli.h"
 #include "app/report.h"
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
@@ -80,6 +81,13 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     } catch (const std::exception& e) {
         return fail(kExitModel, fmt::format("cannot load '{}': {}", o.model, e.what()));
     }
+    // --quantize: int8 replaces g by the folded QDQ model; a float model without it is refused.
+    std::optional<drv::quant::QuantizedModel> qm;
+    std::vector<std::string> quant_notes;
+    if (const int rc = apply_run_quantize({o.quantize, o.calibration, o.calibration_method}, soc, o.model, o.seed,
+                                          o.input_shapes, !full, g, qm, quant_notes, err);
+        rc >= 0)
+        return rc;
     phases.mark("import");
     try {
         drv::rknpu::parse_core_mask(o.core_mask, soc);
@@ -156,10 +164,13 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     }
     phases.mark("run");
     r.core_mask = o.core_mask;
-    out << report_text(r);
+    r.notes.insert(r.notes.begin(), quant_notes.begin(), quant_notes.end());
+    std::string text = report_text(r), json = o.report_path.empty() ? std::string() : report_json(r);
+    if (qm) add_quantization_report(*qm, text, json);
+    out << text;
     if (!o.trace_path.empty() && !tw.write_file(o.trace_path))
         return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
-    if (!o.report_path.empty() && !write_text(o.report_path, report_json(r)))
+    if (!o.report_path.empty() && !write_text(o.report_path, json))
         return fail(kExitBadInput, fmt::format("cannot write report '{}'", o.report_path));
     for (const std::string& e : r.errors) err << "npusim: error: " << e << "\n";
     return r.ok() ? 0 : kExitProblem;

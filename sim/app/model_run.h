@@ -118,6 +118,9 @@ struct ModelCliOptions {
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
     std::string profile_file;         ///< a profile JSON instead of the bundled `platform`
     std::vector<std::string> params;  ///< profile overrides, section.key=value (hw::apply_param_overrides)
+    /// --quantize int8|fp16|none ("" = not given), --calibration, --calibration-method (app/quantize_cli.h)
+    std::string quantize, calibration_method;
+    std::vector<std::string> calibration;
 };
 
 /// Exit codes: 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling),

@@ -7,6 +7,7 @@
   cnn_kws_int8.onnx    the same task with plain convolutions (passes the seed-000 check)
   float_cnn_f32.onnx   a small fp32 CNN (Conv, Relu, MaxPool, Sigmoid, AveragePool, Gemm, Softmax)
   gru_kws_f32.onnx     fp32 GRU keyword spotter (+ _input.npy, _expected.npy from float64 equations)
+  lstm_kws_f32.onnx    fp32 LSTM keyword spotter (the same, ONNX LSTM equations)
   act_int8.onnx        int8 Sigmoid / LeakyRelu (QLinearSigmoid / QLinearLeakyRelu as 256-entry tables)
   layout_f32.onnx      fp32 Pad, Slice, Transpose, Resize, ReduceMean, GlobalAveragePool, Concat
   resnet50_stem_int8.onnx  ResNet-50 stem + last stage + classifier: too large for either MCU
@@ -267,6 +268,44 @@ def gru_kws(path):
     np.save(path.replace(".onnx", "_expected.npy"), (e / e.sum()).astype(np.float32).reshape(1, 12))
 
 
+def lstm_kws(path):
+    """fp32 LSTM keyword spotter (seed 000 LSTM: float only, forward, no sequence_lens / P), 49 frames of 10
+    -> LSTM(24) -> Gemm(12) -> Softmax; expected output from the ONNX LSTM equations in float64."""
+    T, I, H = 49, 10, 24
+    W = (rng.randn(1, 4 * H, I) * 0.3).astype(np.float32)
+    R = (rng.randn(1, 4 * H, H) * 0.2).astype(np.float32)
+    Bb = (rng.randn(1, 8 * H) * 0.1).astype(np.float32)
+    FW = (rng.randn(12, H) * 0.3).astype(np.float32)
+    FB = (rng.randn(12) * 0.1).astype(np.float32)
+    x = rng.uniform(-1, 1, (T, 1, I)).astype(np.float32)
+    inits = [numpy_helper.from_array(W, "W"), numpy_helper.from_array(R, "R"), numpy_helper.from_array(Bb, "B"),
+             numpy_helper.from_array(FW, "fw"), numpy_helper.from_array(FB, "fb"),
+             numpy_helper.from_array(np.array([1, H], np.int64), "shp")]
+    nodes = [helper.make_node("LSTM", ["input", "W", "R", "B"], ["Y", "Y_h"], hidden_size=H),
+             helper.make_node("Reshape", ["Y_h", "shp"], ["h"]),
+             helper.make_node("Gemm", ["h", "fw", "fb"], ["g"], transB=1),
+             helper.make_node("Softmax", ["g"], ["output"], axis=-1)]
+    graph = helper.make_graph(nodes, "lstm_kws", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [T, 1, I])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 12])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="npusim-gen")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))
+    w, r = W[0].astype(np.float64), R[0].astype(np.float64)
+    b = Bb[0, :4 * H].astype(np.float64) + Bb[0, 4 * H:].astype(np.float64)
+    h, c = np.zeros(H), np.zeros(H)
+    for t in range(T):  # ONNX gate order i, o, f, c
+        g = w @ x[t, 0].astype(np.float64) + r @ h + b
+        i_, o_, f_, c_ = sig(g[:H]), sig(g[H:2 * H]), sig(g[2 * H:3 * H]), np.tanh(g[3 * H:])
+        c = f_ * c + i_ * c_
+        h = o_ * np.tanh(c)
+    g = FW.astype(np.float64) @ h + FB
+    e = np.exp(g - g.max())
+    np.save(path.replace(".onnx", "_input.npy"), x)
+    np.save(path.replace(".onnx", "_expected.npy"), (e / e.sum()).astype(np.float32).reshape(1, 12))
+
+
 def resnet50_stem(path):
     b = Builder()
     x, xs = b.qdq("input", 0.02, 0)
@@ -292,4 +331,5 @@ if __name__ == "__main__":
     act_int8(os.path.join(out, "act_int8.onnx"))
     gru_kws(os.path.join(out, "gru_kws_f32.onnx"))
     layout_f32(os.path.join(out, "layout_f32.onnx"))
+    lstm_kws(os.path.join(out, "lstm_kws_f32.onnx"))
     resnet50_stem(os.path.join(out, "resnet50_stem_int8.onnx"))

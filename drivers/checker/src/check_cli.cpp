@@ -175,7 +175,10 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     std::vector<std::pair<std::string, ir::Graph>> models;
     try {
         for (const auto& s : opts.input_shapes) importer::parse_input_shape(s, io);
-        for (const auto& m : opts.models) models.emplace_back(m, quantized_view(importer::load_model(m, io)));
+        for (const auto& m : opts.models) {
+            ir::Graph g = importer::load_model(m, io);
+            models.emplace_back(m, quantized_view(opts.prepare ? opts.prepare(m, std::move(g)) : g));
+        }
     } catch (const std::exception& e) {
         err << "npusim check: cannot load model: " << e.what() << "\n";
         return kExitModelError;
@@ -188,6 +191,22 @@ int run_check_cli(const CheckCliOptions& opts, std::ostream& out, std::ostream& 
     for (const auto& [name, g] : models) {
         try {
             CheckResult r = check_graph(g, *plat, co);
+            if (opts.engine_refusals && plat->engine == "MCU") {
+                for (const auto& [node, why] : opts.engine_refusals(name, g)) {
+                    auto it = std::find_if(r.nodes.begin(), r.nodes.end(), [&](const NodeResult& x) { return x.node == node; });
+                    if (node.empty() || it == r.nodes.end()) {
+                        NodeResult m;
+                        m.node = node.empty() ? name : node;
+                        m.op_type = node.empty() ? "model" : "?";
+                        m.verdict = Verdict::Unsupported;
+                        m.reason = why;
+                        r.nodes.insert(r.nodes.begin(), m);
+                    } else if (it->verdict == Verdict::Target || it->verdict == Verdict::Fused) {
+                        it->verdict = Verdict::Unsupported;
+                        it->reason = why;
+                    }
+                }
+            }
             if (opts.json) all.push_back(to_json(r, *plat, name));
             else print_text(r, *plat, name, out);
             worst = worse(worst, exit_for(r.overall()));

@@ -44,8 +44,17 @@ inline uint32_t mk_dtype(num::DType d, const std::string& where) {
 inline size_t mk_elem(uint32_t dt) { return dt == MK_DT_S8 ? 1 : 4; }
 
 /// ONNX shape -> NHWC dims (rank 4: N,C,H,W -> N,H,W,C; lower ranks right-aligned, no permutation).
-inline std::vector<int32_t> dims4(const std::vector<int64_t>& s) {
+/// The blob's tensors have four dims: a higher rank is refused (issue 23: it used to index before
+/// the vector), as is a dimension beyond int32.
+inline std::vector<int32_t> dims4(const std::vector<int64_t>& s, bool nhwc = false) {
+    if (s.size() > 4) throw ConvertError("rank " + std::to_string(s.size()) + " tensors have no MCU kernel yet (the MCU runtime holds up to 4 dims)");
+    for (int64_t v : s)
+        if (v < 0 || v > INT32_MAX) throw ConvertError("dimension " + std::to_string(v) + " out of range for the MCU runtime");
     std::vector<int32_t> d(4, 1);
+    if (nhwc) {
+        for (size_t i = 0; i < s.size(); ++i) d[4 - s.size() + i] = int32_t(s[i]);
+        return d;
+    }
     if (s.size() == 4) {
         d = {int32_t(s[0]), int32_t(s[2]), int32_t(s[3]), int32_t(s[1])};
     } else {
@@ -81,8 +90,10 @@ struct Tens {
 
 class Converter {
    public:
-    Converter(const Graph& g, const ConvertOptions& o) : g_(g), opts_(o) {}
+    Converter(const Graph& g, const ConvertOptions& o) : g_(g), opts_(o), nhwc_(g.opset("tflite") > 0) {}
     Blob run(const std::map<std::string, num::Tensor>& inputs);
+    /// Converts node by node, collecting the refusals instead of stopping at the first.
+    std::vector<std::pair<std::string, std::string>> gaps();
 
    private:
     // ---- tensors ----
@@ -119,15 +130,40 @@ class Converter {
     void gap_f32(const Node& n);
     void qconcat(const Node& n);
     void gru(const Node& n);
+    void lstm(const Node& n);
     void batchnorm(const Node& n);
     uint32_t scratch_f32(uint32_t floats);
     std::vector<int64_t> const_ints(const Node& n, size_t i) const;
     void node(const Node& n);
     void bcast(mk_blob_layer& l, const std::string& a, const std::string& b, const std::string& out);
     void plan_arena();
+    // ---- TFLite builtins (domain "tflite": NHWC tensors, OHWI filters, TFLite arithmetic) ----
+    void tfl_node(const Node& n);
+    void tfl_conv(const Node& n, bool depthwise);
+    void tfl_fc(const Node& n);
+    void tfl_binary(const Node& n);
+    void tfl_pool(const Node& n, bool max);
+    void tfl_mean(const Node& n);
+    void tfl_softmax(const Node& n);
+    void tfl_unary(const Node& n);
+    void tfl_copy(const Node& n);
+    void tfl_concat(const Node& n);
+    void tfl_pad(const Node& n);
+    void tfl_quantize(const Node& n);
+    void tfl_transpose(const Node& n);
+    void tfl_slice(const Node& n);
+    void tfl_split(const Node& n);
+    void tfl_pack(const Node& n);
+    void tfl_argmax(const Node& n);
+    void tfl_prelu(const Node& n);
+    void tfl_reduce(const Node& n);
+    void clamp_f32(const Node& n, uint32_t t, const std::string& act);
+    void same_quant(uint32_t from, uint32_t to);
+    std::vector<int32_t> sdims(const std::vector<int64_t>& s) const { return dims4(s, nhwc_); }
 
     const Graph& g_;
     ConvertOptions opts_;
+    bool nhwc_ = false;  ///< TFLite graph: tensors are stored as they are (already NHWC)
     std::vector<Tens> t_;
     std::map<std::string, uint32_t> by_name_;
     std::vector<mk_blob_layer> layers_;

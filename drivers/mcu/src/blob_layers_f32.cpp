@@ -38,9 +38,10 @@ void Converter::conv_f32(const Node& n) {
 
 void Converter::gemm_f32(const Node& n) {
     const bool gemm = n.op_type == "Gemm";
+    const float beta = drv::ir::attr_float(n.attrs, "beta", 1.0f);
     if (gemm && (drv::ir::attr_int(n.attrs, "transA", 0) != 0 || drv::ir::attr_float(n.attrs, "alpha", 1.0f) != 1.0f ||
-                 drv::ir::attr_float(n.attrs, "beta", 1.0f) != 1.0f))
-        throw ConvertError(n.label() + ": transA/alpha/beta other than the defaults are not supported");
+                 (beta != 1.0f && beta != 0.0f)))
+        throw ConvertError(n.label() + ": no MCU kernel yet for Gemm with transA = 1, alpha != 1 or beta outside {0, 1}");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
     const num::Tensor& w = cval(n, 1);
     if (w.dtype() != num::DType::F32 || w.rank() != 2) throw ConvertError(n.label() + ": B must be a constant float matrix");
@@ -50,7 +51,7 @@ void Converter::gemm_f32(const Node& n) {
     for (int64_t j = 0; j < N; ++j)
         for (int64_t k = 0; k < K; ++k) wk[size_t(j * K + k)] = transB ? w.data<float>()[j * K + k] : w.data<float>()[k * N + j];
     std::vector<uint32_t> ins{x, add_const(MK_DT_F32, as_bytes(wk), {1, 1, int32_t(N), int32_t(K)})};
-    if (gemm && n.has_input(2)) {
+    if (gemm && n.has_input(2) && beta == 1.0f) {  // beta = 0: ONNX discards C
         const num::Tensor& b = cval(n, 2);
         if (int64_t(b.numel()) != N) throw ConvertError(n.label() + ": only a per-output bias C[N] is supported");
         ins.push_back(add_const(MK_DT_F32, std::vector<uint8_t>(b.raw(), b.raw() + b.nbytes()), {1, 1, 1, int32_t(N)}));
@@ -326,6 +327,56 @@ void Converter::gru(const Node& n) {
     }
 }
 
+// ONNX LSTM as seed 000 lists it (float only; sequence_lens and P not supported; direction forward;
+// activations, clip, input_forget, layout not configurable), batch 1, zero initial state.
+void Converter::lstm(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    if (drv::ir::attr_string(n.attrs, "direction", "forward") != "forward") throw ConvertError(n.label() + ": no MCU kernel yet for LSTM direction other than forward");
+    if (n.attrs.has("activations") || n.attrs.has("clip") || drv::ir::attr_int(n.attrs, "input_forget", 0) != 0 ||
+        drv::ir::attr_int(n.attrs, "layout", 0) != 0)
+        throw ConvertError(n.label() + ": activations/clip/input_forget/layout are not configurable (seed 000 LSTM)");
+    if (n.has_input(4) || n.has_input(5) || n.has_input(6) || n.has_input(7))
+        throw ConvertError(n.label() + ": no MCU kernel yet for LSTM sequence_lens / initial_h / initial_c / P");
+    if (xv.shape.size() != 3 || xv.shape[1] != 1) throw ConvertError(n.label() + ": no MCU kernel yet for LSTM X other than [T, 1, I] (batch 1)");
+    const int64_t H = drv::ir::attr_int(n.attrs, "hidden_size", 0), T = xv.shape[0], I = xv.shape[2];
+    const uint32_t x = act(n.input(0));
+    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": LSTM is float only (seed 000)");
+    const num::Tensor& W = cval(n, 1);
+    const num::Tensor& R = cval(n, 2);
+    if (H <= 0 || W.dtype() != num::DType::F32 || R.dtype() != num::DType::F32 || int64_t(W.numel()) != 4 * H * I || int64_t(R.numel()) != 4 * H * H)
+        throw ConvertError(n.label() + ": W must be float32 [1, 4H, I] and R [1, 4H, H]");
+    const uint32_t w = add_const(MK_DT_F32, std::vector<uint8_t>(W.raw(), W.raw() + W.nbytes()), {1, 1, int32_t(4 * H), int32_t(I)});
+    const uint32_t r = add_const(MK_DT_F32, std::vector<uint8_t>(R.raw(), R.raw() + R.nbytes()), {1, 1, int32_t(4 * H), int32_t(H)});
+    std::vector<uint8_t> bias(size_t(32 * H), 0);
+    if (n.has_input(3)) {
+        const num::Tensor& B = cval(n, 3);
+        if (B.dtype() != num::DType::F32 || int64_t(B.numel()) != 8 * H) throw ConvertError(n.label() + ": B must be float32 [1, 8H]");
+        std::memcpy(bias.data(), B.raw(), bias.size());
+    }
+    const uint32_t b = add_const(MK_DT_F32, bias, {1, 1, 1, int32_t(8 * H)});
+    const bool want_y = !n.outputs.empty() && !n.outputs[0].empty();
+    uint32_t y;
+    if (want_y) {
+        y = act(n.outputs[0]);
+    } else {
+        y = scratch_f32(uint32_t(T * H));
+        t_[y].rec.dims[1] = int32_t(T);
+        t_[y].rec.dims[3] = int32_t(H);
+    }
+    const uint32_t st = scratch_f32(uint32_t(6 * H));
+    mk_blob_layer& l = layer(n, MK_OP_LSTM_F32, {x, w, r, b}, y, "lstm_f32", uint64_t(T) * uint64_t(4 * H) * uint64_t(I + H));
+    l.p[0] = int32_t(H);
+    l.p[1] = int32_t(st);
+    t_[st].first = std::min(t_[st].first, int(layers_.size() - 1));
+    t_[st].last = std::max(t_[st].last, int(layers_.size() - 1));
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) {  // Y_h = the last step of Y
+        const uint32_t yh = act(n.outputs[1]);
+        mk_blob_layer& c = layer(n, MK_OP_COPY, {y}, yh, "copy");
+        c.p[0] = int32_t((T - 1) * H * 4);
+    }
+    if (n.outputs.size() > 2 && !n.outputs[2].empty()) throw ConvertError(n.label() + ": no MCU kernel yet for the LSTM Y_c output");
+}
+
 // Inference BatchNormalization folded at conversion time into y = x * a + b per channel
 // (a = gamma / sqrt(var + eps), b = beta - mean * a, in double), run as two broadcast fp32 layers.
 void Converter::batchnorm(const Node& n) {
@@ -336,6 +387,10 @@ void Converter::batchnorm(const Node& n) {
     const int64_t C = xv.shape[1];
     const float eps = drv::ir::attr_float(n.attrs, "epsilon", 1e-5f);
     const num::Tensor &g = cval(n, 1), &bt = cval(n, 2), &mu = cval(n, 3), &var = cval(n, 4);
+    for (const num::Tensor* p : {&g, &bt, &mu, &var})  // issue 23: these were read past their end
+        if (p->dtype() != num::DType::F32 || int64_t(p->numel()) != C)
+            throw ConvertError(n.label() + ": scale, B, mean and var must be float32[" + std::to_string(C) + "], got " +
+                               num::dtype_name(p->dtype()) + " " + p->shape_str());
     std::vector<float> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
         const double ac = double(g.data<float>()[c]) / std::sqrt(double(var.data<float>()[c]) + double(eps));

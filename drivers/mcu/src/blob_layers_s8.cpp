@@ -134,9 +134,23 @@ void Converter::pool(const Node& n, bool max, bool s8) {
         if (!max) {  // QLinearAveragePool: x, xs, xz, ys, yz - the kernel needs equal in/out quantization
             const float xs = cf(n, 1), ys = cf(n, 3);
             const int32_t xz = czp(n, 2), yz = czp(n, 4);
-            if (xs != ys || xz != yz) throw ConvertError(n.label() + ": average pool with different in/out quantization is not supported");
             set_quant(x, xs, xz);
             set_quant(y, ys, yz);
+            if (xs != ys || xz != yz) {
+                // onnxruntime's QLinearAveragePool (numerics README): dequantize, float sum in row-major
+                // window order / count, QuantizeLinear - three layers with the same float operations.
+                const auto& id = t_[x].rec.dims;
+                const auto& od = t_[y].rec.dims;
+                const uint32_t fx = scratch_f32(uint32_t(t_[x].rec.bytes)), fy = scratch_f32(uint32_t(t_[y].rec.bytes));
+                std::copy(id, id + 4, t_[fx].rec.dims);
+                std::copy(od, od + 4, t_[fy].rec.dims);
+                layer(n, MK_OP_DEQUANTIZE, {x}, fx, "dequantize", t_[x].rec.bytes);
+                mk_blob_layer& l = layer(n, MK_OP_AVGPOOL_F32, {fx}, fy, "avg_pool", uint64_t(t_[y].rec.bytes) * uint64_t(geo.kh * geo.kw));
+                const int32_t p[8] = {geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl, 0, 0};
+                std::copy(p, p + 8, l.p);
+                layer(n, MK_OP_QUANTIZE, {fy}, y, "quantize", t_[y].rec.bytes);
+                return;
+            }
         } else {
             t_[y].rec.scale = t_[x].rec.scale;
             t_[y].rec.zero_point = t_[x].rec.zero_point;

@@ -49,19 +49,27 @@ uint32_t Converter::act(const std::string& name) {
         const num::Tensor& c = *v.data;
         const uint32_t dt = mk_dtype(c.dtype(), "constant '" + name + "'");
         std::vector<uint8_t> bytes(c.raw(), c.raw() + c.nbytes());
-        if (c.rank() == 4) bytes = nchw_to_nhwc(c.raw(), c.shape(), c.nbytes() / std::max<size_t>(1, c.numel()));
-        const uint32_t idx = add_const(dt, std::move(bytes), dims4(c.shape()));
+        const auto cd = sdims(c.shape());
+        if (c.rank() == 4 && !nhwc_) bytes = nchw_to_nhwc(c.raw(), c.shape(), c.nbytes() / std::max<size_t>(1, c.numel()));
+        const uint32_t idx = add_const(dt, std::move(bytes), cd);
         if (!v.quant.empty() && !v.quant.per_axis()) set_quant(idx, v.quant.scale[0], v.quant.zero_point.empty() ? 0 : v.quant.zero_point[0]);
         by_name_[name] = idx;
         return idx;
     }
     for (int64_t d : v.shape)
         if (d <= 0) throw ConvertError("value '" + name + "' has an unknown/empty shape " + v.shape_str());
+    std::vector<int32_t> d;
+    try {
+        d = sdims(v.shape);
+    } catch (const ConvertError& e) {
+        throw ConvertError("value '" + name + "' " + v.shape_str() + ": " + e.what());
+    }
     Tens t;
     t.rec.dtype = mk_dtype(v.dtype, "value '" + name + "'");
     t.rec.storage = MK_ST_ARENA;
-    t.rec.bytes = uint32_t(size_t(std::max<int64_t>(1, v.numel())) * mk_elem(t.rec.dtype));
-    const auto d = dims4(v.shape);
+    const uint64_t bytes = uint64_t(std::max<int64_t>(1, v.numel())) * mk_elem(t.rec.dtype);
+    if (bytes > 0x7fffffffu) throw ConvertError("value '" + name + "' " + v.shape_str() + " is larger than any MCU memory");
+    t.rec.bytes = uint32_t(bytes);
     std::copy(d.begin(), d.end(), t.rec.dims);
     if (!v.quant.empty()) {
         if (v.quant.per_axis()) throw ConvertError("value '" + name + "': per-axis activation quantization is not supported (seed 000: activations per tensor)");
@@ -118,6 +126,7 @@ Geo conv_geo(const Node& n, int64_t kh, int64_t kw) {
 
 void Converter::node(const Node& n) {
     const std::string& op = n.op_type;
+    if (n.domain == "tflite") return tfl_node(n);
     const bool ms = n.domain == "com.microsoft";
     auto in_dtype = [&](size_t i) { return g_.value(n.input(i), n.label()).dtype; };
     if (op == "QLinearConv") return conv_s8(n);
@@ -144,6 +153,23 @@ void Converter::node(const Node& n) {
         return;
     }
     const float alpha = drv::ir::attr_float(n.attrs, "alpha", op == "LeakyRelu" ? 0.01f : (op == "HardSigmoid" ? 0.2f : 1.0f));
+    if (op == "Clip") {  // min/max from inputs (opset 11+) or attributes; int8: a clamp of the codes
+        auto bound = [&](size_t i, const char* attr, float dflt) {
+            if (n.has_input(i)) {
+                const num::Tensor& t = cval(n, i);
+                if (t.numel() != 1 || t.dtype() != num::DType::F32) throw ConvertError(n.label() + ": no MCU kernel yet for a non-float Clip bound");
+                return t.data<float>()[0];
+            }
+            return drv::ir::attr_float(n.attrs, attr, dflt);
+        };
+        const float lo = bound(1, "min", -INFINITY), hi = bound(2, "max", INFINITY);
+        if (in_dtype(0) != num::DType::F32) throw ConvertError(n.label() + ": no MCU kernel yet for a non-float Clip");
+        return unary_f32(n, MK_UN_CLIP, lo, hi);
+    }
+    if (op == "Sqrt") return unary_f32(n, MK_UN_SQRT, 0, 0);
+    if (op == "Floor") return unary_f32(n, MK_UN_FLOOR, 0, 0);
+    if (op == "Ceil") return unary_f32(n, MK_UN_CEIL, 0, 0);
+    if (op == "Log") return unary_f32(n, MK_UN_LOG, 0, 0);
     if (op == "Relu") return unary_f32(n, MK_UN_RELU, 0, 0);
     if (op == "LeakyRelu") return unary_f32(n, MK_UN_LEAKY_RELU, alpha, 0);
     if (op == "HardSwish") return unary_f32(n, MK_UN_HARD_SWISH, 0, 0);
@@ -173,10 +199,10 @@ void Converter::node(const Node& n) {
     if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
     if (op == "GlobalAveragePool") return gap_f32(n);
     if (op == "GRU") return gru(n);
+    if (op == "LSTM") return lstm(n);
     if (op == "BatchNormalization") return batchnorm(n);
     if (op == "ArgMax") return argmax(n);
-    throw ConvertError(n.label() + ": operator " + (n.domain.empty() ? "" : n.domain + ".") + op +
-                       " has no MCU kernel in this runtime");
+    throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);
 }
 
 // First-fit arena placement by decreasing size over layer-index lifetimes (deterministic).
@@ -214,7 +240,7 @@ Blob Converter::run(const std::map<std::string, num::Tensor>& inputs) {
         const uint32_t t = act(name);
         const num::Tensor& d = it->second;
         if (d.nbytes() != t_[t].rec.bytes) throw ConvertError("graph input '" + name + "' has " + std::to_string(d.nbytes()) + " bytes, expected " + std::to_string(t_[t].rec.bytes));
-        t_[t].data = d.rank() == 4 ? nchw_to_nhwc(d.raw(), d.shape(), mk_elem(t_[t].rec.dtype)) : std::vector<uint8_t>(d.raw(), d.raw() + d.nbytes());
+        t_[t].data = d.rank() == 4 && !nhwc_ ? nchw_to_nhwc(d.raw(), d.shape(), mk_elem(t_[t].rec.dtype)) : std::vector<uint8_t>(d.raw(), d.raw() + d.nbytes());
         t_[t].first = -1;
         in_idx.push_back(t);
     }
@@ -225,7 +251,7 @@ Blob Converter::run(const std::map<std::string, num::Tensor>& inputs) {
         t_[t].last = int(layers_.size());
         out_idx.push_back(t);
         const Value& v = g_.value(name);
-        blob.outputs.push_back({name, t, v.dtype, v.shape, t_[t].rec.scale});
+        blob.outputs.push_back({name, t, v.dtype, v.shape, t_[t].rec.scale, nhwc_});
     }
     for (auto& t : t_) t.first = std::max(t.first, 0);
     plan_arena();
@@ -269,9 +295,27 @@ Blob Converter::run(const std::map<std::string, num::Tensor>& inputs) {
     blob.layers = info_;
     return blob;
 }
+std::vector<std::pair<std::string, std::string>> Converter::gaps() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Node& n : g_.nodes()) {
+        try {
+            node(n);
+        } catch (const ConvertError& e) {
+            out.emplace_back(n.name, e.what());
+        } catch (const std::exception& e) {  // e.g. an operator error while building a table
+            out.emplace_back(n.name, n.label() + ": " + e.what());
+        }
+    }
+    return out;
+}
+
 }  // namespace detail
 
 using detail::Converter;
+
+std::vector<std::pair<std::string, std::string>> conversion_gaps(const drv::ir::Graph& g) {
+    return Converter(g, {}).gaps();
+}
 
 Blob convert_graph(const drv::ir::Graph& g, const std::map<std::string, num::Tensor>& inputs, const ConvertOptions& opts) {
     return Converter(g, opts).run(inputs);
@@ -290,7 +334,7 @@ num::Tensor output_tensor(const BlobOutput& o, const std::vector<uint8_t>& bytes
         return t;
     }
     if (bytes.size() != t.nbytes()) throw ConvertError("output '" + o.value + "': " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(t.nbytes()));
-    if (o.shape.size() != 4) {
+    if (o.shape.size() != 4 || o.nhwc) {
         std::memcpy(t.raw(), bytes.data(), bytes.size());
         return t;
     }
@@ -336,6 +380,9 @@ const char* op_name(uint32_t op) {
         case MK_OP_SLICE: return "slice";
         case MK_OP_RESIZE_F32: return "resize_f32";
         case MK_OP_REDUCE_F32: return "reduce_f32";
+        case MK_OP_SOFTMAX_LUT_S8: return "softmax_lut_s8";
+        case MK_OP_LSTM_F32: return "lstm_f32";
+        case MK_OP_PRELU_F32: return "prelu_f32";
         default: return "?";
     }
 }

@@ -9,16 +9,19 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "checker/checker.h"
 #include "checker/spec_db.h"
 #include "compiler/model_loader.h"
+#include "compiler/quantize/pipeline.h"
 #include "compiler/ref/reference.h"
 #include "mcu/blob_writer.h"
 #include "mcu/firmware_runner.h"
 #include "mcu/mcu_target.h"
+#include "mcu_blob.h"
 #include "mk_runtime.h"
 #include "numerics/npy.h"
 
@@ -67,8 +70,26 @@ drv::ir::Graph seed_view(const drv::ir::Graph& g) {
     return v;
 }
 
+/// Seed 000 preface: "int8 only supports quantized models, not the onnxruntime quantization scenario"
+/// - int8 comes from the toolchain's own full quantization of a float model. An ONNX model that
+/// already carries QuantizeLinear/DequantizeLinear (QDQ, as onnxruntime's quantizer writes it, float
+/// biases or not) is that scenario. Returns the refusal, or "" for float models and TFLite.
+std::string qdq_refusal(const std::string& path) {
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Keep;
+    const drv::ir::Graph g = drv::importer::load_model(path, io);
+    if (g.opset("tflite") > 0) return "";
+    size_t q = 0;
+    for (const auto& n : g.nodes()) q += n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
+    if (q == 0) return "";
+    return "the model is already quantized (" + std::to_string(q) +
+           " QuantizeLinear/DequantizeLinear nodes): MindSpore Lite Micro int8 only supports quantized models, not the "
+           "onnxruntime quantization scenario; give the float32 model, which the toolchain quantizes itself";
+}
+
 /// Seed-000 check of the graph for this MCU; returns false (and prints why) when a node is unsupported.
-bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, std::ostream& err) {
+bool seed_check(const McuTarget& t, const McuRunOptions& o, const drv::ir::Graph* quantized, std::ostream& out,
+                std::ostream& err) {
     using namespace drv::check;
     // Load the spec files one by one so that an unrelated platform's file cannot block the MCU path.
     SpecDb db;
@@ -91,7 +112,13 @@ bool seed_check(const McuTarget& t, const McuRunOptions& o, std::ostream& out, s
     drv::importer::ImportOptions io;
     io.qdq = drv::importer::QdqMode::Keep;
     for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
-    const drv::ir::Graph g = seed_view(drv::importer::load_model(o.model, io));
+    // A model quantized here is the toolchain's own FULL_QUANT: its QDQ graph is checked, not refused.
+    const drv::ir::Graph g = seed_view(quantized ? *quantized : drv::importer::load_model(o.model, io));
+    const std::string qdq = quantized ? std::string() : qdq_refusal(o.model);
+    if (!qdq.empty()) {
+        out << "check (" << spec->toolchain << ", " << spec->id << "): unsupported: " << qdq << "\n";
+        if (!o.skip_check) return false;
+    }
     const CheckResult r = check_graph(g, *spec);
     out << "check (" << spec->toolchain << ", " << spec->id << "): " << r.count(Verdict::Target) << " of " << r.nodes.size()
         << " nodes supported on the MCU, " << r.count(Verdict::Unsupported) << " unsupported\n";
@@ -150,31 +177,11 @@ float output_lsb(const drv::ir::Graph& g, const std::string& name) {
         const auto* s = g.find_value(n.input(1));
         if (s && s->is_constant() && s->data->numel() == 1) return s->data->data<float>()[0];
     }
+    if (n.op_type == "DEQUANTIZE" && n.domain == "tflite") {  // the scale lives on the input tensor
+        const auto* x = g.find_value(n.input(0));
+        if (x && x->quant.scale.size() == 1) return x->quant.scale[0];
+    }
     return 0.0f;
-}
-
-/// Runs the blob with the host build of the same runtime and kernels (mcu_runtime_host): the
-/// model-level host == ISS check. Returns the output bytes, or sets `error`.
-std::vector<std::vector<uint8_t>> run_blob_on_host(const Blob& b, std::string& error) {
-    std::vector<uint32_t> blob((b.bytes.size() + 3) / 4), arena(b.arena_bytes / 4 + 4);
-    std::memcpy(blob.data(), b.bytes.data(), b.bytes.size());
-    const auto* base = reinterpret_cast<const uint8_t*>(blob.data());
-    auto* ar = reinterpret_cast<uint8_t*>(arena.data());
-    uint32_t bad = 0;
-    int rc = mk_rt_check(base, uint32_t(b.bytes.size()), uint32_t(arena.size() * 4));
-    if (rc == MK_RT_OK) rc = mk_rt_run(base, ar, uint32_t(arena.size() * 4), nullptr, &bad);
-    std::vector<std::vector<uint8_t>> outs;
-    if (rc != MK_RT_OK) {
-        error = "host runtime status " + std::to_string(rc) + " at layer " + std::to_string(bad);
-        return outs;
-    }
-    const auto* hdr = reinterpret_cast<const mk_blob_header*>(base);
-    const auto* tensors = reinterpret_cast<const mk_blob_tensor*>(base + hdr->tensors_off);
-    for (const BlobOutput& o : b.outputs) {
-        const auto* d = static_cast<const uint8_t*>(mk_rt_tensor(base, ar, o.tensor));
-        outs.emplace_back(d, d + tensors[o.tensor].bytes);
-    }
-    return outs;
 }
 
 /// Lower bounds of a graph's flash and SRAM needs without converting it (for graphs the converter
@@ -200,7 +207,69 @@ void estimate_footprint(const drv::ir::Graph& g, uint32_t& const_bytes, uint32_t
     arena_bytes = uint32_t(std::min<uint64_t>(peak, 0xffffffffu));
 }
 
+/// --quantize int8: the MCU's outputs against the float model's (reference executor, float32) on the
+/// same input - what quantization costs. Stated tolerance (issue 21 acceptance 2): cosine similarity
+/// >= 0.99 per output; reported, not enforced (calibration data decide it).
+void compare_with_float(const drv::ir::Graph& fg, const std::map<std::string, num::Tensor>& inputs, const Blob& blob,
+                        const FirmwareRun& run, std::ostream& out, McuRunReport* rep) {
+    std::map<std::string, num::Tensor> ref;
+    try {
+        ref = drv::ref::execute(fg, inputs);
+    } catch (const std::exception& e) {
+        out << "float model: reference executor failed (" << e.what() << ")\n";
+        return;
+    }
+    for (size_t k = 0; k < blob.outputs.size(); ++k) {
+        const BlobOutput& bo = blob.outputs[k];
+        auto it = ref.find(bo.value);
+        if (it == ref.end() || it->second.dtype() != num::DType::F32) continue;
+        const num::Tensor got = output_tensor(bo, run.outputs[k]);
+        const num::Tensor& want = it->second;
+        if (got.numel() != want.numel() || got.dtype() != num::DType::F32) continue;
+        double dot = 0, na = 0, nb = 0, maxd = 0, maxw = 0;
+        for (size_t i = 0; i < want.numel(); ++i) {
+            const double a = got.data<float>()[i], b = want.data<float>()[i];
+            dot += a * b;
+            na += a * a;
+            nb += b * b;
+            maxd = std::max(maxd, std::fabs(a - b));
+            maxw = std::max(maxw, std::fabs(b));
+        }
+        const double cosine = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : (na == nb ? 1.0 : 0.0);
+        if (rep)
+            for (auto& row : rep->outputs)
+                if (row.name == bo.value) row.float_cosine = cosine;
+        out << "output '" << bo.value << "' vs the float model: cosine " << std::fixed << std::setprecision(5) << cosine
+            << ", max |diff| " << std::setprecision(4) << maxd << " (max |float| " << maxw << ") -> "
+            << (cosine >= 0.99 ? "within" : "OUTSIDE") << " the tolerance (cosine >= 0.99)\n";
+    }
+}
+
 }  // namespace
+
+/// Runs the blob with the host build of the same runtime and kernels (mcu_runtime_host): the
+/// model-level host == ISS check. Returns the output bytes, or sets `error`.
+std::vector<std::vector<uint8_t>> run_blob_on_host(const Blob& b, std::string& error) {
+    std::vector<uint32_t> blob((b.bytes.size() + 3) / 4), arena(b.arena_bytes / 4 + 4);
+    std::memcpy(blob.data(), b.bytes.data(), b.bytes.size());
+    const auto* base = reinterpret_cast<const uint8_t*>(blob.data());
+    auto* ar = reinterpret_cast<uint8_t*>(arena.data());
+    uint32_t bad = 0;
+    int rc = mk_rt_check(base, uint32_t(b.bytes.size()), uint32_t(arena.size() * 4));
+    if (rc == MK_RT_OK) rc = mk_rt_run(base, ar, uint32_t(arena.size() * 4), nullptr, &bad);
+    std::vector<std::vector<uint8_t>> outs;
+    if (rc != MK_RT_OK) {
+        error = "host runtime status " + std::to_string(rc) + " at layer " + std::to_string(bad);
+        return outs;
+    }
+    const auto* hdr = reinterpret_cast<const mk_blob_header*>(base);
+    const auto* tensors = reinterpret_cast<const mk_blob_tensor*>(base + hdr->tensors_off);
+    for (const BlobOutput& o : b.outputs) {
+        const auto* d = static_cast<const uint8_t*>(mk_rt_tensor(base, ar, o.tensor));
+        outs.emplace_back(d, d + tensors[o.tensor].bytes);
+    }
+    return outs;
+}
 
 int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     const McuTarget* t = find_target(o.platform);
@@ -212,13 +281,32 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         err << "error: --requant must be 'float' or 'fixed'\n";
         return kMcuUsage;
     }
-    drv::ir::Graph g;
+    drv::ir::Graph g, float_model;
+    std::optional<drv::quant::QuantizedModel> qm;
     std::map<std::string, num::Tensor> inputs;
     try {
         drv::importer::ImportOptions io;
         for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
         g = drv::importer::load_model(o.model, io);
-        if (!seed_check(*t, o, out, err)) {
+        if (o.quantize == "int8") {
+            drv::quant::PipelineOptions po;
+            po.calibration = o.calibration;
+            po.seed = o.seed;
+            po.input_shapes = o.input_shapes;
+            po.accuracy = false;
+            if (!o.calibration_method.empty() && !drv::quant::parse_method(o.calibration_method, po.quantize.method)) {
+                err << "npusim: error: --calibration-method '" << o.calibration_method << "' (minmax, kl, mmse)\n";
+                return kMcuUsage;
+            }
+            float_model = std::move(g);
+            qm.emplace(drv::quant::quantize_file(o.model, po));
+            g = qm->folded;
+            out << "quantized for " << t->name << ": " << qm->summary() << "\n";
+        } else if (!o.quantize.empty() && o.quantize != "none") {
+            err << "npusim: error: --quantize " << o.quantize << " does not apply to " << t->name << " (int8 or none)\n";
+            return kMcuUsage;
+        }
+        if (!seed_check(*t, o, qm ? &qm->result.qdq : nullptr, out, err)) {
             err << "error: the model uses operators/configurations that seed 000 does not support on " << t->name
                 << " (--skip-check runs it anyway)\n";
             return kMcuUnsupported;
@@ -248,8 +336,8 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             err << "error: model does not fit " << t->name << "; not run\n";
             return kMcuDoesNotFit;
         }
-        err << "error: " << e.what() << "\n";
-        return kMcuModelError;
+        err << "npusim: error: " << e.what() << ", on " << t->name << " (the checker accepts it; the MCU runtime does not run it)\n";
+        return kMcuUnsupported;
     }
     if (!o.write_blob.empty()) std::ofstream(o.write_blob, std::ios::binary).write(reinterpret_cast<const char*>(blob.bytes.data()), std::streamsize(blob.bytes.size()));
 
@@ -261,9 +349,19 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     }
     out << "platform " << t->name << ": RV32IMFC @ " << t->clock_hz / 1000000 << " MHz, flash " << t->flash_bytes / 1024
         << " KiB, SRAM " << t->sram_bytes / 1024 << " KiB; model " << o.model << " (" << blob.layers.size() << " layers, "
-        << (o.requant == "float" ? "int8 requantization: float, onnxruntime-exact" : "int8 requantization: Q31 fixed point") << ")\n";
+        << (g.opset("tflite") > 0 ? "TFLite model: int8 arithmetic of the TFLite quantization spec"
+            : o.requant == "float" ? "int8 requantization: float, onnxruntime-exact" : "int8 requantization: Q31 fixed point") << ")\n";
     const FitReport fit = check_fit(*t, fw, uint32_t(blob.bytes.size()), blob.arena_bytes);
     out << fit.text();
+    if (o.report) {
+        o.report->platform = t->name;
+        o.report->model = o.model;
+        o.report->clock_hz = t->clock_hz;
+        o.report->fit = fit;
+        o.report->executor = o.executor_name;
+        o.report->arithmetic = g.opset("tflite") > 0 ? "tflite" : o.requant == "float" ? "onnxruntime-float" : "q31-fixed";
+        if (qm) o.report->quantization = qm->summary();
+    }
     if (!fit.fits) {
         err << "error: model does not fit " << t->name << "; not run\n";
         return kMcuDoesNotFit;
@@ -302,6 +400,17 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             out << std::setw(9) << std::fixed << std::setprecision(2) << double(l.cycles) / double(info.macs);
         out << "\n";
     }
+    if (o.report) {
+        McuRunReport& rp = *o.report;
+        rp.ran = true;
+        rp.schedule_cycles = run.schedule_cycles;
+        rp.schedule_instret = run.schedule_instret;
+        rp.total_cycles = run.total_cycles;
+        rp.total_instret = run.total_instret;
+        for (size_t i = 0; i < run.layers.size(); ++i)
+            rp.layers.push_back({blob.layers[i].node, blob.layers[i].op_type, op_name(run.layers[i].op), kernel_symbol(run.layers[i].op),
+                                 blob.layers[i].macs, run.layers[i].cycles, run.layers[i].instret});
+    }
     out << "total: " << run.schedule_cycles << " cycles, " << run.schedule_instret << " instructions, "
         << fmt_time(run.schedule_cycles, t->clock_hz) << " at " << t->clock_hz / 1000000 << " MHz; " << macs_total << " MACs\n";
     const double mips = run.host_cpu_seconds > 0 ? double(run.total_instret) / run.host_cpu_seconds / 1e6 : 0.0;
@@ -309,7 +418,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         << std::setprecision(3) << run.host_cpu_seconds << " s host CPU = " << std::setprecision(1) << mips
         << " M instructions/s\n";
     // Outputs: host build of the runtime (must be byte-identical) and the reference executor.
-    bool all_equal = true;
+    bool all_equal = true, unverified = false;
     if (!host_error.empty()) {
         out << "host runtime: " << host_error << "\n";
         all_equal = false;
@@ -318,20 +427,32 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         all_equal = same;
         out << "host build of the runtime: outputs " << (same ? "byte-identical to the ISS run" : "DIFFER from the ISS run") << "\n";
     }
-    if (!ref_error.empty()) out << "reference executor unavailable (" << ref_error << "): outputs compared with the host build only\n";
+    if (!ref_error.empty()) {
+        out << "reference executor unavailable (" << ref_error << "): outputs compared with the host build only\n";
+        // Issue 23: an unverified run is not a success unless the caller's expected outputs check it.
+        if (o.expected.size() < blob.outputs.size()) {
+            err << "npusim: error: outputs unverified, the reference executor could not run the model (" << ref_error
+                << ") (give --expect FILE.npy per output)\n";
+            unverified = true;
+        }
+    }
     for (size_t k = 0; k < blob.outputs.size(); ++k) {
         const BlobOutput& bo = blob.outputs[k];
         const num::Tensor got = output_tensor(bo, run.outputs[k]);
         const float lsb = bo.dtype == num::DType::F32 ? output_lsb(g, bo.value) : 1.0f;
         out << "output '" << bo.value << "' " << num::dtype_name(bo.dtype) << " " << got.shape_str() << ": ";
+        McuOutputRow row{bo.value, num::dtype_name(bo.dtype), got.shape_str(), "unverified", 0.0, -1.0};
         if (ref_error.empty()) {
             const Compare c = compare(got, ref.at(bo.value), lsb);
             const bool equal = c.differing == 0;
+            row.verdict = equal ? "equal" : std::to_string(c.differing) + " of " + std::to_string(c.elements) + " differ";
+            row.max_diff = c.max_lsb;
             all_equal = all_equal && equal;
             out << (equal ? (lsb > 0 || bo.dtype != num::DType::F32 ? "equal to the reference" : "equal to the reference within 1e-5")
                           : std::to_string(c.differing) + " of " + std::to_string(c.elements) + " differ")
                 << " (max " << std::setprecision(2) << c.max_lsb << (lsb > 0 || bo.dtype != num::DType::F32 ? " LSB" : " x 1e-5 rel") << ")";
         }
+        if (o.report) o.report->outputs.push_back(row);
         if (got.numel() <= 16 && got.dtype() == num::DType::F32) {
             out << " [";
             for (size_t i = 0; i < got.numel(); ++i) out << (i ? " " : "") << std::setprecision(4) << got.data<float>()[i];
@@ -350,13 +471,69 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         }
         out << "\n";
     }
+    if (qm) compare_with_float(float_model, inputs, blob, run, out, o.report);
     for (const auto& u : t->unknowns) out << "note (" << t->name << "): " << u << "\n";
+    if (unverified) return kMcuRunError;
     if (!all_equal) {
         // Fixed-point requantization may differ by 1 LSB per layer from onnxruntime's float requantization.
         err << (o.requant == "fixed" ? "note" : "error") << ": outputs differ from the reference executor\n";
         return o.requant == "fixed" ? kMcuOk : kMcuMismatch;
     }
     return kMcuOk;
+}
+
+std::vector<std::pair<std::string, std::string>> engine_refusals(const std::string& model_path, const drv::ir::Graph& g) {
+    std::vector<std::pair<std::string, std::string>> out;
+    try {
+        const std::string q = qdq_refusal(model_path);
+        if (!q.empty()) {
+            out.emplace_back("", q);
+            return out;  // the per-node kernels are beside the point then
+        }
+    } catch (const std::exception&) {
+        // the checker reports load errors itself
+    }
+    for (auto& [node, why] : conversion_gaps(g)) out.emplace_back(node, why);
+    return out;
+}
+
+const char* kernel_symbol(uint32_t op) {
+    switch (op) {
+        case MK_OP_CONV2D_S8: return "mk_conv2d_s8";
+        case MK_OP_DWCONV_S8: return "mk_depthwise_conv2d_s8";
+        case MK_OP_FC_S8: return "mk_fully_connected_s8";
+        case MK_OP_ADD_S8: return "mk_add_s8";
+        case MK_OP_MUL_S8: return "mk_mul_s8";
+        case MK_OP_MAXPOOL_S8: return "mk_max_pool_s8";
+        case MK_OP_AVGPOOL_S8: return "mk_avg_pool_s8";
+        case MK_OP_CLAMP_S8: return "mk_clamp_s8";
+        case MK_OP_LUT_S8: return "mk_lut_s8";
+        case MK_OP_SOFTMAX_S8: return "mk_softmax_s8";
+        case MK_OP_SOFTMAX_LUT_S8: return "mk_softmax_s8_lut";
+        case MK_OP_GAP_S8: return "mk_global_avg_pool_s8";
+        case MK_OP_QUANTIZE: return "mk_quantize_f32_s8";
+        case MK_OP_DEQUANTIZE: return "mk_dequantize_s8_f32";
+        case MK_OP_COPY: return "memmove";
+        case MK_OP_TRANSPOSE: return "mk_transpose4";
+        case MK_OP_CONCAT: return "mk_concat";
+        case MK_OP_CONV2D_F32: return "mk_conv2d_f32";
+        case MK_OP_DWCONV_F32: return "mk_depthwise_conv2d_f32";
+        case MK_OP_FC_F32: return "mk_fully_connected_f32";
+        case MK_OP_BINARY_F32: return "mk_binary_f32";
+        case MK_OP_UNARY_F32: return "mk_unary_f32";
+        case MK_OP_MAXPOOL_F32: return "mk_max_pool_f32";
+        case MK_OP_AVGPOOL_F32: return "mk_avg_pool_f32";
+        case MK_OP_SOFTMAX_F32: return "mk_softmax_f32";
+        case MK_OP_GRU_F32: return "mk_gru_f32";
+        case MK_OP_LSTM_F32: return "mk_lstm_f32";
+        case MK_OP_PRELU_F32: return "mk_prelu_f32";
+        case MK_OP_ARGMAX: return "mk_argmax";
+        case MK_OP_PAD: return "mk_pad4";
+        case MK_OP_SLICE: return "mk_slice4";
+        case MK_OP_RESIZE_F32: return "mk_resize_f32";
+        case MK_OP_REDUCE_F32: return "mk_reduce_f32";
+        default: return "?";
+    }
 }
 
 int bench_cli(const std::string& platform, std::ostream& out, std::ostream& err) {

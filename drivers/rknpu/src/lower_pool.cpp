@@ -62,7 +62,7 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     b.write_addr("PPU_RDMA_RDMA_SRC_BASE_ADDR", in.offset);
     b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", in.line_stride >> 4}});
     b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE", {{"SRC_SURF_STRIDE", in.surf_stride >> 4}});
-    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 0}});
+    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", hw::rknpu::enums::PpuRdmaPrecision::BITS8}});
     NpuTask m;
     m.enable_mask = kEnablePpu | kEnablePpuRdma;
     // The PPU writes the result: the PPU pair (docs/rknpu-register-semantics.md §4, 0xc00).

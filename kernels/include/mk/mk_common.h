@@ -77,6 +77,37 @@ static inline int32_t mk_requant_float(int32_t acc, float scale, int32_t zp) {
     return (int32_t)((v + 12582912.0f) - 12582912.0f) + zp;
 }
 
+/** TFLite MultiplyByQuantizedMultiplier (numerics/tflite_quant.h, the TFLite quantization spec):
+ * real = multiplier * 2^(shift - 31) with shift an exponent (> 0: left shift first, saturating),
+ * then gemmlowp SaturatingRoundingDoublingHighMul and RoundingDivideByPOT, both rounding half away
+ * from zero. Used for models that come from TFLite; the other paths above are onnxruntime's. */
+static inline int32_t mk_tfl_mbqm(int32_t x, int32_t multiplier, int32_t shift) {
+    const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int64_t xs = (int64_t)x * ((int64_t)1 << left);
+    xs = xs > 2147483647 ? 2147483647 : (xs < -2147483647 - 1 ? -2147483647 - 1 : xs);
+    int32_t hi;
+    if (xs == -2147483647 - 1 && multiplier == -2147483647 - 1) {
+        hi = 2147483647;
+    } else {
+        const int64_t ab = xs * (int64_t)multiplier;
+        const int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+        /* (ab + nudge) / 2^31 truncating toward zero, as shifts (a 64-bit division is a libgcc call on RV32) */
+        const int64_t v = ab + nudge;
+        hi = (int32_t)(v >= 0 ? (v >> 31) : -((-v) >> 31));
+    }
+    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1);
+    const int32_t rem = hi & mask, threshold = (mask >> 1) + (hi < 0 ? 1 : 0);
+    return (hi >> right) + (rem > threshold ? 1 : 0);
+}
+
+/** Round half away from zero of a float (TfLiteRound, std::round); no libm. */
+static inline float mk_round_away(float x) {
+    if (!(x < 8388608.0f && x > -8388608.0f)) return x; /* integral already, or NaN */
+    const float t = (float)(int32_t)x;                 /* truncation toward zero */
+    const float d = x - t;                             /* exact for |x| < 2^23 */
+    return d >= 0.5f ? t + 1.0f : (d <= -0.5f ? t - 1.0f : t);
+}
+
 /** Fused activation in the quantized domain: the clamp [act_min, act_max] of the output. */
 typedef enum { MK_ACT_NONE = 0, MK_ACT_RELU = 1, MK_ACT_RELU6 = 2 } mk_act;
 

@@ -35,9 +35,11 @@ void mk_binary_f32(mk_binop op, const float* a, const float* b, float* out, cons
 
 typedef enum {
     MK_UN_RELU = 0, MK_UN_RELU6, MK_UN_LEAKY_RELU, MK_UN_HARD_SWISH, MK_UN_SIGMOID, MK_UN_TANH, MK_UN_ELU,
-    MK_UN_ABS, MK_UN_NEG, MK_UN_HARD_SIGMOID, MK_UN_EXP
+    MK_UN_ABS, MK_UN_NEG, MK_UN_HARD_SIGMOID, MK_UN_EXP,
+    MK_UN_CLIP, MK_UN_SQRT, MK_UN_RSQRT, MK_UN_SQUARE, MK_UN_FLOOR, MK_UN_CEIL, MK_UN_ROUND, MK_UN_LOG
 } mk_unop;
-/** `alpha`/`beta`: LeakyReLU/Elu alpha, HardSigmoid alpha/beta. */
+/** `alpha`/`beta`: LeakyReLU/Elu alpha, HardSigmoid alpha/beta, Clip min/max. Sqrt is IEEE (correctly
+ * rounded on every FPU), Round is half to even, Log is mk_logf. */
 void mk_unary_f32(mk_unop op, const float* in, float* out, int32_t count, float alpha, float beta);
 
 /** PReLU over NHWC with one slope per channel (or a single slope when `slope_count` is 1). */
@@ -65,6 +67,12 @@ void mk_resize_f32(const float* in, mk_shape4 in_shape, float* out, mk_shape4 ou
  * scratch holds 6H floats. */
 void mk_gru_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
                 const float* bias, float* h, float* y, float* scratch);
+
+/** One LSTM layer (ONNX gate order i, o, f, c; default activations sigmoid/tanh/tanh; no peepholes;
+ * forward), batch 1. x [T][I], W [4H][I], R [4H][H], bias Wb[4H] then Rb[4H] (8H, may be NULL),
+ * h/c [H] (initial state in, final state out), y [T][H] (may be NULL); scratch holds 4H floats. */
+void mk_lstm_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
+                 const float* bias, float* h, float* c, float* y, float* scratch);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@ typedef struct {
     const int32_t* mult;
     const int32_t* shift;
     const float* fscale; /* non-NULL: float requantization (mk_requant_float) instead of mult/shift */
+    int32_t tfl;         /* nonzero: mult/shift are TFLite multiplier/exponent pairs (mk_tfl_mbqm) */
 } mk_conv_s8_params;
 
 void mk_conv2d_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* filter, int32_t kh, int32_t kw,
@@ -30,10 +31,11 @@ void mk_depthwise_conv2d_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* 
                             const int32_t* bias, int8_t* out, mk_shape4 out_shape, const mk_conv_s8_params* p);
 
 /** out[m][n] = requant(sum_k (in[m][k] - in_zp) * w[n][k] + bias[n]) + out_zp, clamped; `fscale`
- * non-NULL selects float requantization (per output feature) instead of mult/shift. */
+ * non-NULL selects float requantization (per output feature) instead of mult/shift; `tfl` nonzero: mult/shift
+ * are TFLite multiplier/exponent pairs (mk_tfl_mbqm). */
 void mk_fully_connected_s8(const int8_t* in, int32_t m, int32_t k, const int8_t* weights, int32_t n,
                            const int32_t* bias, int8_t* out, int32_t in_zp, int32_t out_zp, const int32_t* mult,
-                           const int32_t* shift, const float* fscale, int32_t act_min, int32_t act_max);
+                           const int32_t* shift, const float* fscale, int32_t act_min, int32_t act_max, int32_t tfl);
 
 /** Element-wise binary op parameters. Add/Sub: out = zo + round((a-za)*ma' + (b-zb)*mb') with
  * ma' = sa/so, mb' = +-sb/so as Q(31-`left`) integers; Mul: out = zo + requant((a-za)*(b-zb)). */
@@ -41,6 +43,11 @@ typedef struct {
     int32_t a_zp, b_zp, out_zp, act_min, act_max;
     int32_t a_mult, b_mult, left; /* Add/Sub: integer ratios and their common shift */
     mk_qscale out;                /* Mul: sa*sb/so */
+    /* tfl nonzero: TFLite arithmetic with TFLite multiplier/exponent pairs. Add/Sub: left shift 20,
+     * ta = sa / (2 max(sa, sb)), tb likewise, out = 2 max(sa, sb) / (2^20 so), sub: a - b;
+     * Mul: out = sa sb / so. */
+    int32_t tfl, sub;
+    mk_qscale ta, tb;
 } mk_eltwise_s8_params;
 
 /** Builds Add (sign=+1) / Sub (sign=-1) parameters from the real scales. */
@@ -61,6 +68,7 @@ void mk_mul_s8(const int8_t* a, const int8_t* b, int8_t* out, const mk_bcast4* b
  * the quantization (as the MSLite converter arranges it). */
 typedef struct {
     int32_t kh, kw, stride_h, stride_w, pad_top, pad_left, act_min, act_max;
+    int32_t round_away; /* int8 average: nonzero rounds half away from zero (TFLite), else half to even */
 } mk_pool_params;
 void mk_max_pool_s8(const int8_t* in, mk_shape4 in_shape, int8_t* out, mk_shape4 out_shape, const mk_pool_params* p);
 void mk_avg_pool_s8(const int8_t* in, mk_shape4 in_shape, int8_t* out, mk_shape4 out_shape, const mk_pool_params* p);
@@ -89,7 +97,16 @@ void mk_softmax_s8(const int8_t* in, int8_t* out, int32_t rows, int32_t cols, fl
  * out = zo + requant(sum(in - zi)) where s = si / (so * H * W); `fscale` > 0 selects float
  * requantization with that scale (onnxruntime QLinearGlobalAveragePool: si / (so * float(H * W))). */
 void mk_global_avg_pool_s8(const int8_t* in, mk_shape4 in_shape, int8_t* out, int32_t in_zp, int32_t out_zp,
-                           mk_qscale s, float fscale);
+                           mk_qscale s, float fscale, int32_t tfl);
+
+/** TFLite's look-up-table softmax over the last axis of [rows][cols] (int8): `table[255 + d]` =
+ * exp(beta * in_scale * d) for d = x - max in [-255, 0] (built by the converter); per row the float sum
+ * of the entries, inv = 1 / (sum * out_scale), out = round_away(entry * inv) + out_zp, clamped. */
+void mk_softmax_s8_lut(const int8_t* in, int8_t* out, int32_t rows, int32_t cols, const float table[256],
+                       float out_scale, int32_t out_zp);
+
+/** TFLite QUANTIZE: saturate(round_away(x / scale) + zp). */
+void mk_quantize_f32_s8_away(const float* in, int8_t* out, int32_t count, float scale, int32_t zp);
 
 /** ArgMax over the last axis of [rows][cols] (first index of the maximum). */
 void mk_argmax_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out);

@@ -89,6 +89,8 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t a
         c.cvt.offset[i] = static_cast<int16_t>(static_cast<uint16_t>(v & 0xffffu));
         c.cvt.scale[i] = static_cast<int16_t>(static_cast<uint16_t>(v >> 16));
     }
+    c.decompress = f(CNA_DCOMP_CTRL::kOffset, CNA_DCOMP_CTRL::DECOMP_CONTROL);
+    c.nn_mode = f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::NN_MODE);
     const uint32_t ow = rf.read(DPU_BS_OW_CFG::kOffset);
     if (DPU_BS_OW_CFG::OD_BYPASS.get(ow) == 0)
         c.weight_offset = static_cast<int16_t>(static_cast<uint16_t>(DPU_BS_OW_OP::OW_OP.get(rf.read(DPU_BS_OW_OP::kOffset))));
@@ -135,13 +137,13 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     const bool int4_ok = p.npu.int4_macs_per_cycle.value > 0;
     if (c.precision == Precision::Int4 && !int4_ok)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              fmt::format("int4 convolution (3, UNVERIFIED encoding) on {}, which has no int4 MAC path "
+              fmt::format("int4 convolution (6) on {}, which has no int4 MAC path "
                           "(npu.int4_macs_per_cycle = 0)", p.name));
     else if (c.precision != Precision::Int8 && c.precision != Precision::Int16 && c.precision != Precision::Fp16 &&
              c.precision != Precision::Int4)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              int4_ok ? "convolution precision must be int8 (0), int16 (1), fp16 (2) or int4 (3)"
-                      : "convolution precision must be int8 (0), int16 (1) or fp16 (2)");
+              int4_ok ? "convolution precision must be int8 (0), int16 (1), fp16 (2) or int4 (6); bf16/tf32 are not modelled"
+                      : "convolution precision must be int8 (0), int16 (1) or fp16 (2); bf16/tf32 are not modelled");
     if (c.core_precision != c.precision)
         fault("CORE", "MISC_CFG", "PROC_PRECISION", static_cast<uint32_t>(c.core_precision),
               fmt::format("CORE precision {} differs from the CNA precision {}", static_cast<uint32_t>(c.core_precision),
@@ -161,6 +163,9 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
             fault("CNA", "DATA_SIZE1", "DATAIN_CHANNEL_REAL", c.in_c_real - 1,
                   fmt::format("image input of {} channels per pixel (1 to 4, at most DATAIN_CHANNEL {})", c.in_c_real, c.in_c));
     }
+    if (c.decompress)
+        fault("CNA", "DCOMP_CTRL", "DECOMP_CONTROL", c.decompress,
+              "compressed weights (DECOMP_CONTROL != 0): the decompression format is not public, not modelled");
     if (c.mem_channels == 0 || c.mem_surfaces == 0)
         fault("CNA", "DMA_CON1", "LINE_STRIDE", c.line_stride_bytes, "feature rows hold no channel");
     if (!c.cvt.bypass && c.precision != Precision::Int8)

@@ -106,6 +106,10 @@ std::vector<std::string> conv_assumptions(const ConvConfig& c) {
                                 c.pixel_bytes));
     if (c.weight_offset)
         a.push_back(fmt::format("A-OW: BS_OW_OP {} added to every weight (OD_BYPASS = 0)", c.weight_offset));
+    if (c.nn_mode)
+        a.push_back(fmt::format("A-NN-MODE: CONV_CON3.NN_MODE {} (multi-core co-work MAC shape, TRM) not modelled: the "
+                                "core computes the task as programmed",
+                                c.nn_mode));
     if (c.dpu.notch) a.push_back("A-NOTCH: output rows of width + DATA_CUBE_NOTCH_ADDR.NOTCH_ADDR_0 atoms");
     if (c.dpu.transpose) a.push_back("A-TP: TP_EN writes the output channel-last (NHWC)");
     return a;

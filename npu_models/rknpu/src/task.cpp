@@ -300,7 +300,8 @@ bool fast_ppu(const TaskPlan& plan) { return !plan.ppu || (ppu_fast_ok(*plan.ppu
 
 }  // namespace
 
-TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
+namespace {
+TaskPlan plan_task_blocks(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
     TaskPlan p;
     p.enable_mask = enable_mask;
     const uint32_t known = enable::CNA | enable::CORE | enable::DPU | enable::DPU_RDMA | enable::PPU | enable::PPU_RDMA;
@@ -326,6 +327,29 @@ TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile
                         fmt::format("block combination 0x{:02x} is not modelled (modelled: CNA|CORE|DPU[|DPU_RDMA][|PPU], "
                                     "DPU|DPU_RDMA[|PPU], PPU|PPU_RDMA)",
                                     enable_mask)});
+    return p;
+}
+}  // namespace
+
+TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
+    TaskPlan p = plan_task_blocks(rf, enable_mask, soc);
+    if (!p.faults.empty()) return p;
+    // Model watchdog (no legal task comes near it): it bounds the memory and time the functional
+    // model spends on one task, so a malformed stream cannot exhaust the host.
+    constexpr uint64_t kMaxTaskBytes = uint64_t{1} << 30;
+    constexpr size_t kMaxRegions = size_t{1} << 22;
+    uint64_t bytes = 0;
+    for (const auto* list : {&p.reads, &p.writes})
+        for (const DmaRegion& r : *list) bytes += r.bytes;
+    if (bytes > kMaxTaskBytes || p.reads.size() + p.writes.size() > kMaxRegions) {
+        const uint64_t n = p.reads.size() + p.writes.size();
+        p.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
+                            fmt::format("the task moves {} bytes in {} DMA regions, beyond the model's watchdog of {} "
+                                        "bytes / {} regions",
+                                        bytes, n, kMaxTaskBytes, kMaxRegions)});
+        p.reads.clear();
+        p.writes.clear();
+    }
     return p;
 }
 

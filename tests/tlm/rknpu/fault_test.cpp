@@ -30,7 +30,13 @@ struct Case {
     std::function<void(testfix::ValidConv&)> mutate;
     uint32_t status_bit;   ///< 0: the valid baseline (expects DPU_0 and no diagnostic)
     const char* message;   ///< substring of the diagnostic
+    int channels = 16;     ///< the valid conv it mutates: 16 or 32 channels (one or two surfaces)
 };
+
+/// The value of a register write in the valid stream.
+uint32_t value_of(const testfix::ValidConv& v, const char* reg) {
+    return RegCmd::decode(v.job.words.at(size_t(v.index_of(reg)))).value;
+}
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -131,6 +137,40 @@ const std::vector<Case>& cases() {
         {"broken_chain", [](testfix::ValidConv& v) { v.job.task_number = 2; }, kFault,
          "chain ends after 1 of 2 tasks"},
         {"zero_task_kick", [](testfix::ValidConv& v) { v.job.task_number = 0; }, kFault, "kick with zero tasks"},
+        // Re-derived in silicon units (docs/rknpu-register-semantics.md §8): SURF_STRIDE counts
+        // 16-byte units from four rows on; 8 rows of 128 bytes need 16 x (SURF + 32) >= 7 x 128 + 128.
+        {"surface_stride_overlaps_rows",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DMA_CON2"), 0); }, kFault,
+         "surface stride 512 bytes below the 8 rows of a surface (1024 bytes)", 32},
+        // DST_SURF_STRIDE counts 16-byte units: 8 (128 bytes) puts the second surface inside the
+        // first one's rows.
+        {"output_surfaces_overlap",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("DPU_DST_SURF_STRIDE"), 8u << 4); },
+         kFault, "overlap at a stride of 128 bytes", 32},
+        {"weight_reuse_without_loaded_weights",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CBUF_CON0"),
+                                value_of(v, "CNA_CBUF_CON0") | CNA_CBUF_CON0::WEIGHT_REUSE.mask());
+         },
+         kFault, "WEIGHT_REUSE set but no weights were loaded into the CBUF since reset"},
+        {"compressed_weights",
+         [](testfix::ValidConv& v) {
+             v.job.words.insert(v.job.words.begin(), reg_write(target::CNA, CNA_DCOMP_CTRL::kOffset, 1).encode());
+         },
+         kFault, "compressed weights (DECOMP_CONTROL != 0)"},
+        {"input_convert_with_zero_scale",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_CVT_CON0"), 0); }, kFault,
+         "input convert on (CVT_BYPASS = 0) with every CVT_SCALE 0"},
+        {"image_input_of_five_channels",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CONV_CON1"), CNA_CONV_CON1::ARGB_IN.put(8));
+             testfix::set_value(v.job.words, v.index_of("CNA_DATA_SIZE1"),
+                                CNA_DATA_SIZE1::DATAIN_CHANNEL.put(16) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(4));
+         },
+         kFault, "image input of 5 channels per pixel"},
+        {"weights_outside_the_iommu_domain",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DCOMP_ADDR0"), 0xfff00000u); },
+         kRdErr, "weights load of 2304 bytes at 0xfff00000 outside memory"},
     };
     return c;
 }
@@ -144,7 +184,7 @@ const std::map<std::string, sim::RawResult>& results() {
         hw::apply_param_override(soc, "memory.iova_bytes=0xf0000000");
         std::vector<sim::RawJob> jobs;
         for (const Case& c : cases()) {
-            testfix::ValidConv v = testfix::make_valid_conv(soc);
+            testfix::ValidConv v = testfix::make_valid_conv(soc, 1, c.channels);
             c.mutate(v);
             jobs.push_back(v.job);
         }

@@ -53,8 +53,12 @@ ir::Graph gemm(float alpha, float beta, Ints a = {2, 16}) {
 }
 // line 6139 ONNX Gemm, alpha: "规格约束：仅支持1.0"
 TEST(MsliteBoundary, OnnxGemmAlpha) { pair(gemm(1.0f, 0.0f), gemm(0.5f, 0.0f), "alpha = 0.5 not in {1}"); }
-// line 6139 ONNX Gemm, beta: "规格约束：仅支持0.0" (as written in the seed)
-TEST(MsliteBoundary, OnnxGemmBeta) { pair(gemm(1.0f, 0.0f), gemm(1.0f, 1.0f), "beta = 1 not in {0}"); }
+// line 6139 ONNX Gemm, beta: "规格约束：仅支持0.0", yet C is documented as the 1-D bias and the FP32
+// training row needs "bias count = output channels": read as beta 1 with a bias, 0 without (issue 21).
+TEST(MsliteBoundary, OnnxGemmBeta) {
+    pair(gemm(1.0f, 1.0f), gemm(1.0f, 0.5f), "beta = 0.5 not in {0, 1}");
+    pair(gemm(1.0f, 0.0f), gemm(1.0f, 2.0f), "beta = 2 not in {0, 1}");
+}
 // line 6139 ONNX Gemm, A: "维度为2D"
 TEST(MsliteBoundary, OnnxGemmRank2vs3) { pair(gemm(1.0f, 0.0f), gemm(1.0f, 0.0f, {1, 2, 16}), "rank of input 0 'a' = 3"); }
 

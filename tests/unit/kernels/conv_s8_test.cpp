@@ -126,7 +126,7 @@ TEST(FullyConnectedS8, MatchesReference) {
         std::vector<int32_t> mult(size_t(n), q.multiplier), shift(size_t(n), q.shift);
         std::vector<int8_t> got(size_t(m * n));
         mk_fully_connected_s8(x.data(), m, k, w.data(), n, bias.data(), got.data(), zx, zy, mult.data(), shift.data(),
-                              nullptr, -128, 127);
+                              nullptr, -128, 127, 0);
         std::vector<int8_t> wt(w.size());  // [K][N] for MatMul
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < k; ++i) wt[size_t(i * n + j)] = w[size_t(j * k + i)];
@@ -221,7 +221,7 @@ TEST(ConvS8FloatRequant, BitExactWithQLinearConvAndMatMul) {
     auto x = rand_i8(g, size_t(m * k)), w = rand_i8(g, size_t(n * k));
     std::vector<float> fs(size_t(n), sx * sw / sy);
     std::vector<int8_t> got(size_t(m * n));
-    mk_fully_connected_s8(x.data(), m, k, w.data(), n, nullptr, got.data(), -3, 4, nullptr, nullptr, fs.data(), -128, 127);
+    mk_fully_connected_s8(x.data(), m, k, w.data(), n, nullptr, got.data(), -3, 4, nullptr, nullptr, fs.data(), -128, 127, 0);
     std::vector<int8_t> wt(w.size());
     for (int j = 0; j < n; ++j)
         for (int i = 0; i < k; ++i) wt[size_t(i * n + j)] = w[size_t(j * k + i)];

@@ -69,7 +69,7 @@ TEST(PoolS8, MaxAndAverage) {
     const int h = 9, w = 8, c = 5, k = 3, s = 2, pad = 1;
     const int oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
     auto x = rand_i8(g, size_t(h * w * c));
-    mk_pool_params p{k, k, s, s, pad, pad, -128, 127};
+    mk_pool_params p{k, k, s, s, pad, pad, -128, 127, 0};
     std::vector<int8_t> mx(size_t(oh * ow * c)), av(mx.size());
     mk_max_pool_s8(x.data(), {1, h, w, c}, mx.data(), {1, oh, ow, c}, &p);
     mk_avg_pool_s8(x.data(), {1, h, w, c}, av.data(), {1, oh, ow, c}, &p);
@@ -168,7 +168,7 @@ TEST(ReduceS8, GlobalAveragePoolAndArgMax) {
     const int zi = -4, zo = 6;
     std::vector<int8_t> got(static_cast<size_t>(c));
     mk_global_avg_pool_s8(x.data(), {1, h, w, c}, got.data(), zi, zo, mk_quantize_scale(double(si) / (double(so) * h * w)),
-                          0.0f);
+                          0.0f, 0);
     const num::Tensor X = i8({1, c, h, w}, nhwc_to_nchw(x, 1, h, w, c)), S = scalar_f(si), Z = scalar_i8(zi),
                       SO = scalar_f(so), ZO = scalar_i8(zo);
     num::Attributes a;

@@ -133,7 +133,7 @@ TEST(PoolF32, MaxAvgSoftmaxReduceArgMax) {
     const int h = 7, w = 6, c = 3, k = 3, s = 2, pad = 1;
     const int oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
     auto x = rand_f32(g, size_t(h * w * c));
-    mk_pool_params p{k, k, s, s, pad, pad, 0, 0};
+    mk_pool_params p{k, k, s, s, pad, pad, 0, 0, 0};
     std::vector<float> mx(size_t(oh * ow * c)), av(mx.size());
     mk_max_pool_f32(x.data(), {1, h, w, c}, mx.data(), {1, oh, ow, c}, &p);
     mk_avg_pool_f32(x.data(), {1, h, w, c}, av.data(), {1, oh, ow, c}, &p);

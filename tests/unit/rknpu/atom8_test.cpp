@@ -322,7 +322,7 @@ TEST(Atom8Ppu, MaxAndAveragePoolFromMemoryMatchRunOp) {
         b.write("PPU_RDMA_RDMA_SRC_BASE_ADDR", kIn);
         b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", W * kAtom / 16}});
         b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE", {{"SRC_SURF_STRIDE", W * H * kAtom / 16}});
-        b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 0}});
+        b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 1}});
         b.end_task(0, 0, kPpuOnly);
         const auto plan = blk::run_task(blk::replay(b), kPpuOnly, mem, rk3566());
         const auto got = unpack8_i8(mem, kOut, C, OH, OW);

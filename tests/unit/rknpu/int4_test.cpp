@@ -33,7 +33,8 @@ void put4(std::vector<uint8_t>& img, uint64_t byte, uint64_t idx, int v) {
 
 void emit(drv::regcmd::Builder& b, const Spec& s, uint32_t in_c_pad, uint32_t weight_bytes) {
     const uint64_t oh = s.out_hw();
-    b.write_fields("CNA_CONV_CON1", {{"CONV_MODE", s.depthwise ? 3u : 0u}, {"IN_PRECISION", 3}, {"PROC_PRECISION", 3}});
+    b.write_fields("CNA_CONV_CON1", {{"CONV_MODE", s.depthwise ? 3u : 0u}, {"IN_PRECISION", hw::rknpu::enums::Precision::INT4},
+                                     {"PROC_PRECISION", hw::rknpu::enums::Precision::INT4}});
     b.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", s.stride}, {"CONV_Y_STRIDE", s.stride}});
     b.write_fields("CNA_DATA_SIZE0", {{"DATAIN_WIDTH", s.hw}, {"DATAIN_HEIGHT", s.hw}});
     b.write_fields("CNA_DATA_SIZE1", {{"DATAIN_CHANNEL", in_c_pad}, {"DATAIN_CHANNEL_REAL", s.in_c - 1}});
@@ -48,7 +49,7 @@ void emit(drv::regcmd::Builder& b, const Spec& s, uint32_t in_c_pad, uint32_t we
     b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", blk::line_field(uint64_t{s.hw} * kAtom)}});
     b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", blk::surf_field(uint64_t{s.hw} * s.hw * kAtom, uint64_t{s.hw} * kAtom)}});
     b.write("CNA_DCOMP_ADDR0", kW);
-    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 3}, {"DW_EN", s.depthwise ? 1u : 0u}, {"QD_EN", 1}});
+    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", hw::rknpu::enums::Precision::INT4}, {"DW_EN", s.depthwise ? 1u : 0u}, {"QD_EN", 1}});
     b.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", oh - 1}, {"DATAOUT_HEIGHT", oh - 1}});
     b.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", s.out_c - 1}});
     // DPU: + bias from memory, int16 output unchanged (scale 1, shift 0).

@@ -4,9 +4,13 @@
 // streams and return the process exit code; they never call exit() and never throw.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <ostream>
+#include <utility>
 #include <string>
 #include <vector>
+
+#include "compiler/ir/graph.h"
 
 namespace drv::check {
 
@@ -30,6 +34,15 @@ struct CheckCliOptions {
     std::vector<std::string> input_shapes;  ///< "name=1x3x224x224" (fixes dynamic dims)
     int64_t quant_bits = 0;                 ///< --bits: quantization width (tnpuv2 4..20); 0 = dtype
     std::string specs_dir;                  ///< empty = default_specs_dir()
+    /// Refusals of the target's own engine that the rule tables cannot express (sim/ sets it for the
+    /// MCU platforms: drivers/mcu's "no MCU kernel yet" and the seed's QDQ verdict), given the model
+    /// file and the checked graph: {node name, reason}; node "" = the whole model. Such nodes are
+    /// reported unsupported with the reason, so check and run give one verdict.
+    std::function<std::vector<std::pair<std::string, std::string>>(const std::string& model, const ir::Graph& graph)>
+        engine_refusals;
+    /// Applied to every model after loading, before it is checked (`--quantize int8`: the QDQ model
+    /// it quantizes to, imported the same way). Empty = the model as loaded.
+    std::function<ir::Graph(const std::string& model, ir::Graph g)> prepare;
 };
 
 /// `npusim specs [--platform P] [--coverage] [--json]`.

@@ -7,6 +7,7 @@ match domain "" by ONNX op name. Free-text constraints that cannot be checked on
 import re
 
 from common import load_extraction, rule, seed_lines, write
+from tflite_builtins import BUILTIN
 
 SEED = "000_56048b4cdc8af632.txt"
 DTYPES = {"float32", "float16", "int8", "uint8", "int16", "int32", "int64", "bool", "uint16"}
@@ -71,6 +72,8 @@ def parse_enum_values(txt):
             continue
         if re.fullmatch(r"-?\d+(\.\d+)?", v):
             vals.append(float(v) if "." in v else int(v))
+        elif v in ("true", "false"):  # TFLite bool options reach the IR as 1/0 (the importer's ints)
+            vals += [v, 1 if v == "true" else 0]
         else:
             vals.append(v)
             if v.lower() != v:
@@ -121,6 +124,13 @@ def translate(fw, op, c):
         m = re.match(r"^(\w+) == (\d+) only", w)
         return [rule("set", w, param="%s[%d]" % (m.group(1), i), value="attr.%s.%d" % (m.group(1), i),
                      values=[int(m.group(2))]) for i in range(3)]
+    if fw == "onnx" and op == "Gemm" and w.startswith("beta == 0.0 only"):
+        # Re-read (issue 21): the seed says beta "仅支持0.0" but documents C as the bias (1-D offline
+        # constant) and its FP32 training row needs "bias count = output channels". Under ONNX
+        # semantics beta = 0 discards C, so the only reading in which C is a bias is beta = 1.0 (the
+        # ONNX default, every exported Linear layer); beta = 0.0 (C ignored) stays accepted.
+        return [rule("set", "beta in {0.0, 1.0}: the seed writes 'only 0.0' yet documents C as the 1-D bias (read as "
+                     "beta = 1 with a bias, beta = 0 without)", param="beta", value="attr.beta", values=[0.0, 1.0])]
     if k == "attr_fixed":
         m = re.match(r"^(\w+)\s*==\s*(-?[\d.]+) only", w)
         if m:
@@ -171,7 +181,9 @@ def op_entry(o, training):
             m["when"] = "in0.rank == 5"
         e["match"] = [m]
     else:
-        e["match"] = [{"op_type": TFL_NAME.get(name, name), "domain": "tflite"}]
+        # The builtin name (what the TFLite importer produces) first; the seed heading stays an alias.
+        e["match"] = [{"op_type": BUILTIN[name], "domain": "tflite"},
+                      {"op_type": TFL_NAME.get(name, name), "domain": "tflite"}]
     rules = []
     dts = [d for d in o["dtypes"] if d in DTYPES]
     if dts and "(default)" not in o.get("dtypes_source", "") and name not in ("Cast",):

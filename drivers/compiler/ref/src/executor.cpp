@@ -70,6 +70,11 @@ std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
 }
 
 std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs) {
+    return execute(g, inputs, ValueObserver());
+}
+
+std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs,
+                                           const ValueObserver& observe) {
     std::map<std::string, num::Tensor> env;
     for (const auto& name : g.inputs()) {
         const ir::Value& v = g.value(name);
@@ -79,6 +84,7 @@ std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<st
             throw ir::GraphError("input '" + name + "' is " + num::dtype_name(it->second.dtype()) + " " + it->second.shape_str() +
                                  ", the model expects " + num::dtype_name(v.dtype) + " " + v.shape_str());
         env[name] = it->second;
+        if (observe) observe(name, env[name]);
     }
     for (const auto& [name, t] : inputs)
         if (!g.find_value(name) || std::find(g.inputs().begin(), g.inputs().end(), name) == g.inputs().end())
@@ -100,7 +106,8 @@ std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<st
                 throw num::OpError("node " + n.label() + ": output '" + v.name + "' is " + num::dtype_name(out[k].dtype()) + " " + out[k].shape_str() +
                                    ", shape inference said " + num::dtype_name(v.dtype) + " " + v.shape_str());
             out[k].quant = v.quant;
-            env[n.outputs[k]] = std::move(out[k]);
+            num::Tensor& stored = env[n.outputs[k]] = std::move(out[k]);
+            if (observe) observe(n.outputs[k], stored);
         }
         for (const auto& in : n.inputs) {
             auto it = last.find(in);

@@ -182,6 +182,45 @@ ir::Node make_node(Ctx& c, const Operator& op, size_t index) {
     return node;
 }
 
+/// The operator library computes outputs from inputs; a TFLite output's type and quantization are
+/// properties of the output tensor, recorded on the node for it (_output_dtype, _output_scale,
+/// _output_zero_point, _output_quantized_dimension).
+void record_output(const ir::Graph& g, ir::Node& n) {
+    const ir::Value* v = g.find_value(n.outputs.at(0));
+    if (!v) return;
+    n.attrs.set("_output_dtype", std::string(num::dtype_name(v->dtype)));
+    if (v->quant.empty()) return;
+    n.attrs.set("_output_scale", v->quant.scale);
+    std::vector<int64_t> zp(v->quant.zero_point.begin(), v->quant.zero_point.end());
+    n.attrs.set("_output_zero_point", zp);
+    if (v->quant.per_axis()) n.attrs.set("_output_quantized_dimension", static_cast<int64_t>(v->quant.axis));
+}
+
+/// DEQUANTIZE of a constant (float16 or int8 weights, the MediaPipe pattern) is a constant: TFLite
+/// evaluates it once at preparation, and so do we, at import. The float result replaces the node.
+void fold_constant_dequantize(ir::Graph& g) {
+    std::vector<ir::Node> keep;
+    for (auto& n : g.nodes()) {
+        const ir::Value* x = n.op_type == "DEQUANTIZE" && n.inputs.size() == 1 ? g.find_value(n.inputs[0]) : nullptr;
+        if (!x || !x->is_constant()) {
+            keep.push_back(std::move(n));
+            continue;
+        }
+        num::Tensor t;
+        try {
+            t = num::run_op("DEQUANTIZE", n.attrs, {&*x->data}, "tflite").at(0);
+        } catch (const num::OpError& e) {
+            throw ImportError(n.label() + ": " + e.what());
+        }
+        ir::Value& out = g.value(n.outputs.at(0), n.label());
+        if (t.shape() != out.shape || out.dtype != num::DType::F32)
+            throw ImportError(n.label() + ": output tensor '" + out.name + "' must be float32 " + ir::shape_to_string(t.shape()));
+        out.data = std::move(t);
+    }
+    g.nodes() = std::move(keep);
+    g.remove_dead_nodes();
+}
+
 void unique_names(Ctx& c) {
     std::set<std::string> used;
     for (uint32_t k = 0; k < c.sg->tensors()->size(); ++k) {
@@ -233,9 +272,14 @@ ir::Graph import_tflite_bytes(const void* data, size_t size, const ImportOptions
             if (std::find(g.inputs().begin(), g.inputs().end(), name) == g.inputs().end())
                 throw ImportError(src + ": --input-shape names '" + name + "', which is not a graph input");
         if (sg->operators())
-            for (uint32_t k = 0; k < sg->operators()->size(); ++k) g.add_node(make_node(c, *sg->operators()->Get(k), k));
+            for (uint32_t k = 0; k < sg->operators()->size(); ++k) {
+                ir::Node n = make_node(c, *sg->operators()->Get(k), k);
+                record_output(g, n);
+                g.add_node(std::move(n));
+            }
         g.validate();
         g.sort_topologically();
+        fold_constant_dequantize(g);
         return g;
     } catch (const ImportError&) {
         throw;

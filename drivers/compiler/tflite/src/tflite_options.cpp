@@ -80,7 +80,8 @@ void decode_options(const Operator& op, num::Attributes& a) {
         case BuiltinOptions::FullyConnectedOptions: {
             auto* o = op.builtin_options_as_FullyConnectedOptions();
             act(a, o->fused_activation_function());
-            i(a, "weights_format", o->weights_format());
+            // FullyConnectedOptionsWeightsFormat by its public name (seed 000: "weights_format == DEFAULT only").
+            a.set("weights_format", std::string(o->weights_format() == 0 ? "DEFAULT" : o->weights_format() == 1 ? "SHUFFLED4x16INT8" : "UNKNOWN"));
             i(a, "keep_num_dims", o->keep_num_dims());
             break;
         }

@@ -33,6 +33,7 @@ struct BlobOutput {
     num::DType dtype = num::DType::F32;  ///< ONNX dtype (ArgMax: I64 from the kernel's int32)
     std::vector<int64_t> shape;          ///< ONNX shape
     float scale = 0.0f;                  ///< int8 outputs: quantization (for LSB reports)
+    bool nhwc = false;                   ///< TFLite: the shape is already the stored layout
 };
 
 struct BlobLayerInfo {
@@ -52,6 +53,14 @@ struct Blob {
 /// Throws ConvertError naming the node for anything unsupported.
 Blob convert_graph(const drv::ir::Graph& g, const std::map<std::string, num::Tensor>& inputs,
                    const ConvertOptions& opts = {});
+
+/// Why each node the converter cannot take is refused ({node name, message}), converting every node
+/// it can (the same code paths as convert_graph, on seeded inputs). Empty: the whole graph converts.
+std::vector<std::pair<std::string, std::string>> conversion_gaps(const drv::ir::Graph& g);
+
+/// Runs a blob with the host build of the runtime and kernels (mcu_runtime_host): the outputs in
+/// order, or `error` set.
+std::vector<std::vector<uint8_t>> run_blob_on_host(const Blob& b, std::string& error);
 
 /// Turns the bytes of output `o` as the runtime wrote them (NHWC for rank 4) into an ONNX tensor.
 num::Tensor output_tensor(const BlobOutput& o, const std::vector<uint8_t>& bytes);

@@ -9,9 +9,30 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/graph.h"
 #include "mcu/firmware_runner.h"
 
 namespace mcu {
+
+/// What a run measured, for reports and traces (filled by run_cli when McuRunOptions::report is set).
+struct McuLayerRow {
+    std::string node, op_type, kernel, symbol;  ///< symbol: the kernel function the layer calls
+    uint64_t macs = 0, cycles = 0, instret = 0;
+};
+struct McuOutputRow {
+    std::string name, dtype, shape, verdict;  ///< verdict: "equal", "N of M differ", "unverified"
+    double max_diff = 0.0;                    ///< in LSB (int8/dequantized) or x 1e-5 relative (fp32)
+    double float_cosine = -1.0;               ///< --quantize int8: against the float model, else -1
+};
+struct McuRunReport {
+    std::string platform, model, arithmetic, executor;
+    uint64_t clock_hz = 0, schedule_cycles = 0, schedule_instret = 0, total_cycles = 0, total_instret = 0;
+    FitReport fit;
+    std::vector<McuLayerRow> layers;
+    std::vector<McuOutputRow> outputs;
+    std::string quantization;  ///< the quantizer's summary when --quantize int8
+    bool ran = false;          ///< the firmware executed (false: refused before)
+};
 
 struct McuRunOptions {
     std::string model;                   ///< .onnx (QDQ int8 or fp32)
@@ -25,18 +46,36 @@ struct McuRunOptions {
     uint64_t max_insns = 20000000000ull; ///< ISS instruction budget (runaway guard)
     std::string write_blob;              ///< when set, the model blob is also written to this file
     FirmwareExecutor executor;           ///< empty = run_firmware (ISS core); sim/ may run it in SystemC
+    /// "int8": the float model is quantized by the compiler's quantizer (drivers/compiler/quantize,
+    /// the toolchain's FULL_QUANT of seed 000) on `calibration` (.npy files/dirs; empty = seeded) and
+    /// the integer graph runs on the MCU kernels; the output is also compared with the float model.
+    std::string quantize;
+    std::vector<std::string> calibration;
+    std::string calibration_method;      ///< minmax (default), kl, mmse
+    McuRunReport* report = nullptr;      ///< when set, filled with the run's figures
+    std::string executor_name = "ISS (standalone bus)";
 };
 
-/// Exit codes of run_cli().
+/// The kernel function a blob opcode runs (the per-layer span name of `--trace`).
+const char* kernel_symbol(uint32_t op);
+
+/// Exit codes of run_cli(), the CLI's table (docs/cli.md): 1 the run found a problem, 2 usage,
+/// 3 the model cannot be imported, 4 refused by the platform (rule, kernel or memory).
 enum McuExit : int {
     kMcuOk = 0,
     kMcuUsage = 2,         ///< unknown platform, bad option
-    kMcuModelError = 3,    ///< import failed / operator without an MCU kernel
-    kMcuUnsupported = 4,   ///< seed-000 rules reject a node on this MCU
-    kMcuDoesNotFit = 5,    ///< flash or SRAM too small (figures printed)
-    kMcuRunError = 6,      ///< firmware missing, ISS fault, runtime error
-    kMcuMismatch = 7,      ///< outputs differ from the reference executor
+    kMcuModelError = 3,    ///< import failed
+    kMcuUnsupported = 4,   ///< seed-000 rules reject a node, or a node has no MCU kernel yet
+    kMcuDoesNotFit = 4,    ///< flash or SRAM too small (figures printed)
+    kMcuRunError = 1,      ///< firmware missing, ISS fault, runtime error, outputs unverifiable
+    kMcuMismatch = 1,      ///< outputs differ from the reference executor
 };
+
+/// Per node (or "" for the whole model) why the MCU path refuses what the seed-000 tables accept:
+/// a node without an MCU kernel ("no MCU kernel yet ...") or an ONNX model quantized outside the
+/// toolchain (seed 000 preface). `npusim check` on ws63/3066H reports these next to the rule
+/// verdicts, so check and run give one verdict.
+std::vector<std::pair<std::string, std::string>> engine_refusals(const std::string& model_path, const drv::ir::Graph& g);
 
 /// Runs the whole MCU path; report to `out`, errors ("error: ...") to `err`. Never throws or exits.
 int run_cli(const McuRunOptions& opts, std::ostream& out, std::ostream& err);

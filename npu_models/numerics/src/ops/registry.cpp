@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "op_common.h"
+#include "../tflite/tfl_common.h"
 
 namespace num {
 
@@ -66,6 +67,12 @@ const ops::OpTable& table() {
         ops::register_layout(m);
         ops::register_reduce(m);
         ops::register_resize(m);
+        // TFLite builtins (domain "tflite", NHWC, TFLite's quantized arithmetic).
+        tfl::register_conv(m);
+        tfl::register_elementwise(m);
+        tfl::register_pool(m);
+        tfl::register_shape(m);
+        tfl::register_more(m);
         return m;
     }();
     return t;

@@ -44,6 +44,8 @@ struct ConvConfig {
     /// BS_OW_OP added to every weight of a present kernel when BS_OW_CFG.OD_BYPASS = 0 (assumption
     /// A-OW, docs §14: Mesa writes 0x80 - weight zero point next to its signed weights w - 0x80).
     int32_t weight_offset = 0;
+    uint32_t decompress = 0;
+    uint32_t nn_mode = 0;  ///< CNA_CONV_CON3.NN_MODE: multi-core co-work MAC shape (TRM; 0 single core)  ///< CNA_DCOMP_CTRL.DECOMP_CONTROL: 0 = uncompressed weights (every producer)
     /// Engine view: kernels (depthwise: channels) that exist; weight_offset applies to these only.
     uint32_t present_kernels = 0;
     hw::rknpu::WeightBlocks wblocks;  ///< the SoC's weight blocks for this task's precision

@@ -15,9 +15,9 @@ namespace npu::rknpu {
 /// Values of the PROC_PRECISION / IN_PRECISION / OUT_PRECISION fields (CNA, CORE, DPU, PPU): the
 /// regdb enum `precision` (mtx512 npu_hw.h: int8 0, fp16 2, int32 4, fp32 5). Int32 and Fp32 are
 /// DPU outputs (convolution/matmul results without requantization, 4 elements per 16-byte atom).
-/// UNVERIFIED: Int4 = 3 (the TRM lists int4 as 6 and 3 as bf16; the model keeps 3 for the CNA/CORE
-/// input of profiles with npu.int4_macs_per_cycle > 0, two signed 4-bit elements per byte, even
-/// channel in the low nibble, C2 = twice the int8 C2).
+/// Int4 = 6 (TRM): the CNA/CORE input of profiles with npu.int4_macs_per_cycle > 0. UNVERIFIED
+/// layout: two signed 4-bit elements per byte, even channel in the low nibble, C2 = twice the
+/// int8 C2. BF16 (3) and TF32 (7) are not modelled.
 enum class Precision : uint32_t {
     Int8 = static_cast<uint32_t>(hw::rknpu::enums::Precision::INT8),
     Int16 = static_cast<uint32_t>(hw::rknpu::enums::Precision::INT16),

@@ -18,6 +18,13 @@ namespace drv::ref {
 /// and num::OpError (with the node named) for operator failures.
 std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs);
 
+/// Called by execute() with every graph input and then every node output as it is computed (before
+/// the executor may free it). Used by the quantizer's calibration and accuracy analysis.
+using ValueObserver = std::function<void(const std::string& name, const num::Tensor& value)>;
+/// execute() that also reports every value to `observe`.
+std::map<std::string, num::Tensor> execute(const ir::Graph& g, const std::map<std::string, num::Tensor>& inputs,
+                                           const ValueObserver& observe);
+
 /// Runs one node with num::run_op: constant inputs from the graph, the others from `lookup` (nullptr
 /// when not available: ir::GraphError naming the node and the input). Operator failures become
 /// num::OpError prefixed "node <label>: ". Outputs are as run_op returns them (no quant params).
