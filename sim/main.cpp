@@ -13,6 +13,7 @@
 #include <systemc>
 
 #include "app/conv_example.h"
+#include "exec/exec_cli.h"
 #include "app/lint.h"
 #include "app/model_run.h"
 #include "app/mcu_cli.h"
@@ -788,6 +789,39 @@ int sc_main(int argc, char* argv[]) {
     CLI::App* cmp = app.add_subcommand("compare", "Run one model over several SoCs, core masks or --param values, side by side");
     sweep::add_compare_options(*cmp, cmpo);
 
+    sim::exec::ExecArgs ea;
+    CLI::App* exe = app.add_subcommand(
+        "exec", "Run an unmodified program (x86-64, or aarch64 under qemu-user) against the simulated NPU's kernel "
+                "interfaces (rknpu /dev/dri/card1, rocket /dev/accel/accel0): npusim exec [options] -- PROGRAM ARGS...");
+    exe->add_option("-p,--platform", ea.platform, "SoC profile (see `npusim platforms`)")->capture_default_str();
+    exe->add_option("--socket", ea.socket, "UNIX socket of the simulator (default: per user and platform; one is started "
+                                           "when none answers)");
+    exe->add_option("--trace", ea.trace_path, "Write the ioctls and the NPU blocks on one timeline (Perfetto JSON)");
+    exe->add_option("--report", ea.report_path, "Write this run's ioctls, jobs and errors as JSON");
+    exe->add_flag("--log", ea.log, "Print every ioctl with its arguments and result on the program's stderr");
+    exe->add_option("--core-mask", ea.core_mask, "Cores the emulated drivers use: auto, all, 0, 0_1, ... (a simulator "
+                                                 "this command starts)");
+    exe->add_option("--node", ea.nodes, "Emulated device node PATH=rknpu|rocket, repeatable (default /dev/dri/card1 and "
+                                        "/dev/dri/renderD129 = rknpu, /dev/accel/accel0 = rocket)");
+    exe->add_option("--qemu", ea.qemu, "qemu-user binary for aarch64 programs")->capture_default_str();
+    exe->add_option("--sysroot", ea.sysroot, "aarch64 root for qemu's -L (its dynamic loader and libc)")->capture_default_str();
+    exe->add_option("--interposer", ea.interposer, "LD_PRELOAD library to use instead of the one next to npusim");
+    exe->add_option("command", ea.command, "PROGRAM ARGS... (after --)");
+    exe->prefix_command();
+
+    sim::exec::ServeArgs sa;
+    CLI::App* srv = app.add_subcommand("serve", "Hold a simulated SoC for the programs `npusim exec` runs (shared, as a "
+                                                "board is: several programs at once)");
+    srv->add_option("-p,--platform", sa.platform, "SoC profile (see `npusim platforms`)")->capture_default_str();
+    srv->add_option("--socket", sa.socket, "UNIX socket to listen on (default: per user and platform)");
+    srv->add_option("--core-mask", sa.core_mask, "Cores the emulated drivers use: auto, all, 0, 0_1, ...");
+    srv->add_flag("--record-trace", sa.record_trace, "Record a trace that `npusim exec --trace` can ask for");
+    srv->add_option("--trace", sa.trace_path, "Write the trace of everything served at exit");
+    srv->add_option("--report", sa.report_path, "Write the report of everything served at exit");
+    srv->add_flag("-q,--quiet", sa.quiet, "No start-up line");
+    srv->add_flag("--exit-when-idle", sa.exit_when_idle, "Exit when the last program disconnects")->group("");
+    srv->add_option("--ready-fd", sa.ready_fd, "Write 'ready' to this descriptor once listening")->group("");
+
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
     CLI::App* swp = app.add_subcommand("sweep", "Run a design-space sweep (spec file): locally in parallel or as a Slurm job array");
@@ -822,6 +856,12 @@ int sc_main(int argc, char* argv[]) {
     if (*dec) return cmd_decode(da);
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
+    if (*exe) {
+        for (const std::string& r : exe->remaining()) ea.command.push_back(r);
+        if (!ea.command.empty() && ea.command.front() == "--") ea.command.erase(ea.command.begin());
+        return sim::exec::cmd_exec(ea);
+    }
+    if (*srv) return sim::exec::cmd_serve(sa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
         // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).

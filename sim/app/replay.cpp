@@ -25,6 +25,25 @@ uint32_t fold_status(uint32_t status) {
     return out;
 }
 
+void kick_pc(SimHal& hal, const hw::SocProfile& soc, const RawKick& k) {
+    const int bits = soc.npu.pc_task_number_bits.value;
+    hal.reg_write32(k.core, PC_BASE_ADDRESS::kOffset, 1);  // slave mode while programming
+    if (soc.npu.core_count.value > 1) {
+        const uint32_t ptr = 0xE + 0x10000000u * static_cast<uint32_t>(k.core);
+        hal.reg_write32(k.core, CNA_S_POINTER::kOffset, ptr);
+        hal.reg_write32(k.core, CORE_S_POINTER::kOffset, ptr);
+    }
+    hal.reg_write32(k.core, PC_BASE_ADDRESS::kOffset, static_cast<uint32_t>(k.addr));
+    hal.reg_write32(k.core, PC_REGISTER_AMOUNTS::kOffset, k.amount);
+    hal.reg_write32(k.core, PC_INTERRUPT_MASK::kOffset, k.int_mask);
+    hal.reg_write32(k.core, PC_INTERRUPT_CLEAR::kOffset, k.int_clear);
+    hal.reg_write32(k.core, PC_TASK_CON::kOffset,
+                    ((0x6u | (k.pingpong ? 1u : 0u)) << bits) | (k.task_number & ((1u << bits) - 1u)));
+    hal.reg_write32(k.core, PC_TASK_DMA_BASE_ADDR::kOffset, 0);
+    hal.reg_write32(k.core, PC_OPERATION_ENABLE::kOffset, 1);
+    hal.reg_write32(k.core, PC_OPERATION_ENABLE::kOffset, 0);
+}
+
 namespace {
 
 /// Places bytes at NPU addresses: through the IOMMU (demand-paged for replays) or physical.
@@ -49,26 +68,6 @@ RawKick derived_kick(const hw::SocProfile& soc, const RawJob& job, uint64_t addr
         k.task_number = chains.empty() ? 0u : static_cast<uint32_t>(chains.front().tasks.size());
     }
     return k;
-}
-
-/// The vendor PC-mode kick (rknpu_job_subcore_commit_pc), values as given.
-void kick(SimHal& hal, const hw::SocProfile& soc, const RawKick& k) {
-    const int bits = soc.npu.pc_task_number_bits.value;
-    hal.reg_write32(k.core, PC_BASE_ADDRESS::kOffset, 1);  // slave mode while programming
-    if (soc.npu.core_count.value > 1) {
-        const uint32_t ptr = 0xE + 0x10000000u * static_cast<uint32_t>(k.core);
-        hal.reg_write32(k.core, CNA_S_POINTER::kOffset, ptr);
-        hal.reg_write32(k.core, CORE_S_POINTER::kOffset, ptr);
-    }
-    hal.reg_write32(k.core, PC_BASE_ADDRESS::kOffset, static_cast<uint32_t>(k.addr));
-    hal.reg_write32(k.core, PC_REGISTER_AMOUNTS::kOffset, k.amount);
-    hal.reg_write32(k.core, PC_INTERRUPT_MASK::kOffset, k.int_mask);
-    hal.reg_write32(k.core, PC_INTERRUPT_CLEAR::kOffset, k.int_clear);
-    hal.reg_write32(k.core, PC_TASK_CON::kOffset,
-                    ((0x6u | (k.pingpong ? 1u : 0u)) << bits) | (k.task_number & ((1u << bits) - 1u)));
-    hal.reg_write32(k.core, PC_TASK_DMA_BASE_ADDR::kOffset, 0);
-    hal.reg_write32(k.core, PC_OPERATION_ENABLE::kOffset, 1);
-    hal.reg_write32(k.core, PC_OPERATION_ENABLE::kOffset, 0);
 }
 
 RawResult run_one(SimHal& hal, Platform& plat, const hw::SocProfile& soc, const RawJob& job, uint64_t timeout_ns) {
@@ -113,7 +112,7 @@ RawResult run_one(SimHal& hal, Platform& plat, const hw::SocProfile& soc, const 
             diag0.push_back(core.diagnostics().size());
             task0.push_back(core.tasks().size());
             t0.push_back(hal.now_ns());
-            kick(hal, soc, kicks[i]);
+            kick_pc(hal, soc, kicks[i]);
         }
         for (size_t w = 0; w < wave.size(); ++w) {
             const RawKick& k = kicks[wave[w]];

@@ -19,6 +19,8 @@
 
 namespace sim {
 
+class SimHal;
+
 /// One kick of one core: the PC registers the kernel writes.
 struct RawKick {
     int core = 0;
@@ -27,6 +29,7 @@ struct RawKick {
     uint32_t task_number = 1;  ///< TASK_CON.TASK_NUMBER
     uint32_t int_mask = 0x300, int_clear = 0x1ffff;
     bool pingpong = true;
+    size_t first_task = 0;  ///< index of the kick's first task in its task list (kicks_of)
 };
 
 struct RawJob {
@@ -75,6 +78,11 @@ std::vector<RawResult> run_raw_jobs(const hw::SocProfile& soc, const std::vector
                                     npu::tlm_models::SimMode mode, trace::TraceWriter* tw,
                                     uint64_t timeout_ns = 500'000'000, const npu::rtl::RtlOptions* rtl = nullptr,
                                     std::vector<npu::rtl::RtlTaskRecord>* rtl_records = nullptr);
+
+/// One PC-mode kick as the vendor kernel writes it (rknpu_job_subcore_commit + _pc): slave mode,
+/// S_POINTER on multi-core SoCs, the first task's address and amount, INTERRUPT_MASK/CLEAR,
+/// TASK_CON, TASK_DMA_BASE_ADDR 0, OP_EN 1 then 0. From the platform's host thread.
+void kick_pc(SimHal& hal, const hw::SocProfile& soc, const RawKick& k);
 
 /// The vendor kernel's completion test (rknpu_job.c rknpu_fuzz_status): each ping-pong pair of
 /// status bits folded (any bit of a pair sets both).

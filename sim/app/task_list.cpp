@@ -130,6 +130,7 @@ std::vector<RawKick> kicks_of(const TaskList& tl, uint32_t core_mask, const hw::
             k.int_mask = last.int_mask;
             k.int_clear = first.int_mask;
             k.pingpong = pingpong;
+            k.first_task = at;
             out.push_back(k);
         }
     };

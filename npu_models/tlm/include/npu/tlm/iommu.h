@@ -8,6 +8,11 @@
 // physical memory the first time the host or the NPU touches it. An access outside the domain or
 // to an unmapped page without demand paging is an address error (the core reports a DMA error).
 // With memory.npu_iommu = 0 addresses pass through unchanged (physical addresses).
+// Further domains (create_domain) hold explicit page mappings only, and each initiator (the NPU
+// cores, in the order they are bound) translates through the domain attached to it (default 0):
+// rocket gives every DRM file its own domain and attaches it to the core that runs the file's job
+// (torvalds/linux drivers/accel/rocket rocket_drv.c rocket_open, rocket_job.c rocket_job_run);
+// `npusim serve` maps the buffer objects of the programs it runs this way.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -41,16 +46,29 @@ class Iommu : public sc_core::sc_module {
     /// Returns false (with `why`) when the range cannot be reached.
     bool host_access(uint64_t addr, void* data, uint64_t len, bool write, std::string* why = nullptr);
 
+    /// A new, empty translation domain; returns its id (> 0).
+    int create_domain();
+    void destroy_domain(int domain);
+    /// Map [iova, iova + bytes) to physical [pa, pa + bytes) in `domain` (page-aligned; false with
+    /// `why` on misalignment, a range outside the domain aperture or an unknown domain).
+    bool map(int domain, uint64_t iova, uint64_t pa, uint64_t bytes, std::string* why = nullptr);
+    void unmap(int domain, uint64_t iova, uint64_t bytes);
+    /// Initiator `initiator` (core index) translates through `domain` from now on (0: default).
+    void attach(int initiator, int domain);
+    int attached(int initiator) const;
+    /// host_access through `domain`.
+    bool host_access_in(int domain, uint64_t addr, void* data, uint64_t len, bool write, std::string* why = nullptr);
+
    private:
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
     /// Physical address of `iova` (allocating a demand page), or false.
-    bool translate(uint64_t iova, uint64_t& pa, std::string* why);
+    bool translate(int domain, uint64_t iova, uint64_t& pa, std::string* why);
     /// The whole range is one identity window (the common case: no split, same bus traffic).
     bool identity(uint64_t addr, uint64_t len) const;
     /// Runs `fn(pa, offset, n)` for each page-contiguous piece; false on a translation failure.
     template <typename Fn>
-    bool each_piece(uint64_t addr, uint64_t len, std::string* why, Fn&& fn);
+    bool each_piece(int domain, uint64_t addr, uint64_t len, std::string* why, Fn&& fn);
 
     bool enabled_;
     uint64_t domain_base_, domain_end_;
@@ -58,6 +76,9 @@ class Iommu : public sc_core::sc_module {
     std::map<uint64_t, uint64_t> pages_;                   ///< IOVA page -> physical page
     bool demand_ = false;
     uint64_t pool_next_ = 0, pool_end_ = 0;
+    std::map<int, std::map<uint64_t, uint64_t>> domains_;  ///< domain id -> IOVA page -> physical page
+    int next_domain_ = 1;
+    std::map<int, int> attached_;  ///< initiator -> domain (absent: 0)
 };
 
 }  // namespace npu::tlm_models
