@@ -3,7 +3,8 @@
 # Install the Debian packages npusim needs (idempotent: apt runs only when something is missing).
 #   scripts/deps.sh         what building and the test suite need
 #   scripts/deps.sh --ci    also what CI adds for the sweep tests (tests/sweep): a single-node Slurm
-#                           (slurm-wlm, munge; scripts/slurm-local.sh) and headless Chromium
+#                           (slurm-wlm, munge; scripts/slurm-local.sh), headless Chromium (HTML
+#                           pages) and Xvfb (GTKWave opening a VCD, tests/e2e/trace_test.sh)
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config python3
@@ -13,9 +14,10 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy clang libyaml-cpp-dev
   verilator gtkwave
+  gcc-aarch64-linux-gnu qemu-user libdrm-dev
 )
 if [ "${1:-}" = "--ci" ]; then
-  PKGS+=(slurm-wlm munge chromium)
+  PKGS+=(slurm-wlm munge chromium xvfb)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

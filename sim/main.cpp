@@ -14,13 +14,16 @@
 
 #include "app/cli_vocab.h"
 #include "app/conv_example.h"
+#include "exec/exec_cli.h"
 #include "app/lint.h"
 #include "app/model_run.h"
 #include "app/mcu_cli.h"
 #include "app/quantize_cli.h"
 #include "app/regcmd_file.h"
 #include "app/replay.h"
+#include "app/task_list.h"
 #include "trace/regcmd_disasm.h"
+#include "hw/regdb.h"
 #include "app/report.h"
 #include "drv/rknpu/check_placement.h"
 #include "checker/cli.h"
@@ -32,6 +35,7 @@
 #include "riscv_iss/cli_options.h"
 #include "rtl/cosim.h"
 #include "sweep/cli.h"
+#include "sweep/compare.h"
 #include "tnpuv2/run.h"
 
 namespace {
@@ -44,6 +48,7 @@ struct RunArgs {
     std::string platform = "rk3588";
     std::string mode = "full";
     std::string trace_path, report_path, regcmd_path;
+    std::string vcd_path, csv_path, html_path;  ///< --vcd, --csv, --html
     std::string cores = "0";
     bool sram = false;
     bool reference = false;
@@ -153,9 +158,11 @@ int cmd_run_tnpuv2(const RunArgs& a) {
     const std::string ext = std::filesystem::path(a.model).extension().string();
     if (ext != ".onnx") return fail(fmt::format("'{}': tnpuv2 runs ONNX models (.onnx)", a.model));
     if (a.cores != "0") return fail("--cores does not apply to tnpuv2 (one core)");
+    if (!a.csv_path.empty() || !a.html_path.empty())
+        return fail(fmt::format("{} does not apply to tnpuv2 yet (RKNPU model runs)", a.csv_path.empty() ? "--html" : "--csv"));
     if (a.core_mask != "auto" && a.core_mask != "0") return fail(fmt::format("--core-mask {}: tnpuv2 has one core (0)", a.core_mask));
     if (a.sram) return fail("--sram does not apply to tnpuv2 (its SRAM is the core's own buffer)");
-    if (!a.cpu_nodes.empty()) return fail("--cpu-node does not apply to tnpuv2 (seed 003 has no CPU path: unsupported nodes refuse the model)");
+    if (!a.cpu_nodes.empty()) return fail("--cpu-node does not apply to tnpuv2 (the uranus-tnpuv2 toolchain has no CPU path: unsupported nodes refuse the model)");
     if (a.verify_tiling) return fail("--verify-tiling is an RKNPU check; tnpuv2 tiles are validated by the core's SRAM check");
     if (!a.quant.mode.empty()) return fail("--quantize does not apply to tnpuv2: float models are quantized at --bits (4, 8, 12, 14, 16)");
     sim::tnpuv2::RunOptions o;
@@ -167,6 +174,7 @@ int cmd_run_tnpuv2(const RunArgs& a) {
     o.seed = a.ref.seed;
     o.report_path = a.report_path;
     o.trace_path = a.trace_path;
+    o.vcd_path = a.vcd_path;
     o.expect_exact = a.expect_exact;
     o.quiet = a.quiet;
     o.no_check = a.no_compare;
@@ -222,7 +230,7 @@ int cmd_run_mcu(const RunArgs& a) {
     o.calibration_method = a.quant.method;
     if (o.quantize.empty() && (!o.calibration.empty() || !o.calibration_method.empty()))
         return fail("--calibration/--calibration-method need --quantize int8");
-    return sim::run_mcu_cli(o, a.report_path, a.trace_path, a.res);
+    return sim::run_mcu_cli(o, a.report_path, a.trace_path, a.res, a.vcd_path);
 }
 
 /// The kind of `npusim run` the arguments ask for (cli_vocab.h), before any file is opened.
@@ -293,6 +301,9 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
             mo.seed = a.ref.seed;
             mo.report_path = a.report_path;
             mo.trace_path = a.trace_path;
+            mo.vcd_path = a.vcd_path;
+            mo.csv_path = a.csv_path;
+            mo.html_path = a.html_path;
             mo.verify_tiling = a.verify_tiling;
             mo.expect_exact = a.expect_exact;
             mo.quiet = a.quiet;
@@ -308,6 +319,9 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
             return fail(fmt::format("'{}': unknown model format '{}' (expected .json, .onnx or .tflite)", a.model, ext));
         }
     }
+    if (!a.csv_path.empty() || !a.html_path.empty())
+        return fail(fmt::format("{} applies to NPU model runs (.onnx, .tflite), not to layer descriptions",
+                                a.csv_path.empty() ? "--html" : "--csv"));
     std::vector<int> cores;
     for (size_t pos = 0; pos <= a.cores.size();) {
         const size_t next = std::min(a.cores.find_first_of(",_", pos), a.cores.size());
@@ -321,7 +335,7 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
     trace::TraceWriter tw;
     sim::RunResult r;
     try {
-        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() ? nullptr : &tw, a.sram,
+        r = sim::run_conv_example(soc, spec, cores, mode, a.trace_path.empty() && a.vcd_path.empty() ? nullptr : &tw, a.sram,
                                   rtl.opts ? &*rtl.opts : nullptr);
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
@@ -329,6 +343,7 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
     std::cout << sim::report_text(r);
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
+    if (!a.vcd_path.empty() && !tw.write_vcd(a.vcd_path)) return fail(fmt::format("cannot write VCD '{}'", a.vcd_path));
     if (!a.report_path.empty() && !write_text(a.report_path, sim::report_json(r)))
         return fail(fmt::format("cannot write report '{}'", a.report_path));
     if (!a.regcmd_path.empty() && !sim::write_regcmd_file(a.regcmd_path, r.regcmd))
@@ -336,111 +351,299 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
     return r.ok() ? 0 : kExitProblem;
 }
 
-struct RegcmdArgs {
-    std::string file;
-    std::string soc = "rk3588";
-    std::string base;
-    std::string platform;             ///< -p/--platform (an alias of --soc; tnpuv2 selects its own format)
-    std::vector<std::string> params;  ///< lint: --param overrides
-    const std::string& target() const { return platform.empty() ? soc : platform; }
+/// Target of the regcmd subcommands: a platform name, or a profile file, plus --param overrides.
+struct TargetArgs {
+    std::string platform = "rk3588";
+    std::string profile_file;
+    std::vector<std::string> params;
+    void add_to(CLI::App& app) {
+        app.add_option("-p,--platform,--soc", platform, "SoC profile (see `npusim platforms`); --soc is an alias")
+            ->capture_default_str();
+        app.add_option("--profile", profile_file, "SoC profile file (JSON like hwdesc/profiles/*.json) instead of the platform's");
+        app.add_option("--param", params, "Override a profile parameter: section.key=value, repeatable");
+    }
+    /// Throws hw::ProfileError (a one-line message naming the platform or file).
+    hw::SocProfile load() const {
+        hw::SocProfile soc = profile_file.empty() ? hw::load_named_profile(platform) : hw::load_profile(profile_file);
+        hw::apply_param_overrides(soc, params);
+        return soc;
+    }
 };
 
-int cmd_decode(RegcmdArgs a) {
-    if (hw::tnpuv2::is_platform_name(a.target())) return sim::tnpuv2::decode_cli(a.file, std::cout, std::cerr);
-    if (!a.platform.empty()) a.soc = a.platform;
+/// An unsigned number (decimal or 0x..) within [0, max]; throws std::invalid_argument with the
+/// one-line error text (no silent truncation to a register width).
+uint64_t parse_u64(const std::string& text, const std::string& what, uint64_t max, const std::string& limit) {
+    size_t pos = 0;
+    uint64_t v = 0;
+    bool ok = !text.empty() && text.find('-') == std::string::npos;
+    if (ok) {
+        try {
+            v = std::stoull(text, &pos, 0);
+        } catch (const std::exception&) {
+            ok = false;
+        }
+    }
+    if (!ok || pos != text.size()) throw std::invalid_argument(fmt::format("{} '{}' is not a number, replay", what, text));
+    if (v > max) throw std::invalid_argument(fmt::format("{} {}: out of range, replay ({})", what, text, limit));
+    return v;
+}
+
+struct RegcmdArgs {
+    std::string file;
+    TargetArgs target;  ///< --platform tnpuv2 selects tnpuv2 command streams
+    std::string base;
+};
+
+int cmd_decode(const RegcmdArgs& a) {
+    if (hw::tnpuv2::is_platform_name(a.target.platform)) {
+        if (!a.target.profile_file.empty() || !a.target.params.empty())
+            return fail("--profile/--param do not apply to decode --platform tnpuv2 (the stream header names its format)");
+        return sim::tnpuv2::decode_cli(a.file, std::cout, std::cerr);
+    }
     try {
-        hw::load_named_profile(a.soc);
+        const hw::SocProfile soc = a.target.load();
+        const auto gen = hw::rknpu::soc_generation(soc);
         const std::vector<uint64_t> words = sim::read_regcmd_file(a.file);
-        std::cout << fmt::format("{}: {} entries, {} task(s), register map {}\n", a.file, words.size(),
-                                 sim::split_tasks(words).size(), a.soc)
-                  << trace::disasm_buffer(words);
+        const trace::DisasmStats st = trace::disasm_stats(words, gen);
+        std::cout << fmt::format("{}: {} entries, {} task(s), register map {} ({}), {} unknown register(s), {} "
+                                 "write(s) to registers whose meaning is not public or inferred (*: assumed meaning)\n",
+                                 a.file, words.size(), sim::split_tasks(words).size(), soc.name,
+                                 hw::rknpu::generation_name(gen), st.unknown, st.unverified)
+                  << trace::disasm_buffer(words, gen);
+        // The documented assumptions (docs/rknpu-register-semantics.md §14) the tasks rely on,
+        // as the PC interpreter plans them (lint's notes).
+        for (const sim::LintFinding& f : sim::lint_regcmd(words, soc))
+            if (f.severity == sim::LintFinding::Severity::Note && f.code == "N-assumption")
+                std::cout << fmt::format("task {}: assumption {}\n", f.task, f.message);
     } catch (const std::exception& e) {
         return fail(e.what());
     }
     return 0;
 }
 
-int cmd_lint(RegcmdArgs a) {
-    if (hw::tnpuv2::is_platform_name(a.target())) return sim::tnpuv2::lint_cli(a.file, a.params, std::cout, std::cerr);
-    if (!a.params.empty()) return fail("--param applies to tnpuv2 lint only");
-    if (!a.platform.empty()) a.soc = a.platform;
+int cmd_lint(const RegcmdArgs& a) {
+    if (hw::tnpuv2::is_platform_name(a.target.platform)) {
+        if (!a.target.profile_file.empty()) return fail("--profile does not apply to lint --platform tnpuv2 (use --param)");
+        if (!a.base.empty()) return fail("--base does not apply to lint --platform tnpuv2 (RKNPU regcmd buffers only)");
+        return sim::tnpuv2::lint_cli(a.file, a.target.params, std::cout, std::cerr);
+    }
     std::vector<sim::LintFinding> found;
     try {
-        const hw::SocProfile soc = hw::load_named_profile(a.soc);
+        const hw::SocProfile soc = a.target.load();
         sim::LintOptions opt;
-        if (!a.base.empty()) {
-            size_t pos = 0;
-            opt.base_addr = std::stoull(a.base, &pos, 0);
-            if (pos != a.base.size()) throw std::invalid_argument("bad --base");
-        }
+        if (!a.base.empty()) opt.base_addr = parse_u64(a.base, "--base", 0xffffffffu, "regcmd addresses are 32-bit");
         found = sim::lint_regcmd(sim::read_regcmd_file(a.file), soc, opt);
-    } catch (const std::invalid_argument&) {
-        return fail(fmt::format("--base '{}' is not an address", a.base));
     } catch (const std::exception& e) {
         return fail(e.what());
     }
-    int errors = 0;
+    int errors = 0, warnings = 0, notes = 0;
     for (const auto& f : found) {
         std::cout << f.text() << "\n";
         errors += f.severity == sim::LintFinding::Severity::Error;
+        warnings += f.severity == sim::LintFinding::Severity::Warning;
+        notes += f.severity == sim::LintFinding::Severity::Note;
     }
-    std::cout << fmt::format("{}: {} error(s), {} warning(s)\n", a.file, errors, found.size() - static_cast<size_t>(errors));
+    std::cout << fmt::format("{}: {} error(s), {} warning(s), {} note(s) (assumptions used)\n", a.file, errors, warnings,
+                             notes);
     return errors ? kExitProblem : 0;
 }
 
 struct ReplayArgs {
-    std::string file, soc = "rk3588", mode = "timing", trace_path, rtl, rtl_vcd;
-    std::string base;
-    int core = 0;
-    int64_t tasks = -1, amount = -1;
+    std::string file, mode = "timing", trace_path, rtl, rtl_vcd;
+    std::string vcd_path;  ///< --vcd
+    TargetArgs target;
+    std::string base, core = "0", core_mask, tasks, amount, task_list;
+    std::vector<std::string> loads, dumps;
 };
 
+/// RKNN core-mask names (cli.md): auto, 0, 1, 2, 0_1, 0_2, 1_2, 0_1_2, all.
+uint32_t parse_core_mask(const std::string& s, int cores) {
+    if (s == "auto") return 0;
+    if (s == "all") return (1u << cores) - 1u;
+    uint32_t m = 0;
+    for (size_t pos = 0; pos <= s.size();) {
+        const size_t next = std::min(s.find('_', pos), s.size());
+        const std::string item = s.substr(pos, next - pos);
+        if (item.size() != 1 || item[0] < '0' || item[0] > '9' || (m >> (item[0] - '0')) & 1u)
+            throw std::invalid_argument(fmt::format("--core-mask '{}': expected auto, all or cores like 0_1_2, replay", s));
+        const int c = item[0] - '0';
+        if (c >= cores)
+            throw std::invalid_argument(fmt::format("--core-mask '{}': core {} does not exist, replay (cores 0..{})", s, c,
+                                                    cores - 1));
+        m |= 1u << c;
+        pos = next + 1;
+    }
+    return m;
+}
+
+/// Whether [addr, addr + n) is memory the NPU can address on this SoC (the IOMMU domain, or DDR and
+/// NBUF for physical addresses).
+bool npu_addressable(const hw::SocProfile& soc, uint64_t addr, uint64_t n) {
+    const auto in = [&](uint64_t b, uint64_t size) { return addr >= b && n <= size && addr - b <= size - n; };
+    if (soc.mem.npu_iommu.value) return in(soc.mem.iova_base.value, soc.mem.iova_bytes.value);
+    return in(soc.mem.ddr_base.value, soc.mem.ddr_size_bytes.value) ||
+           (soc.mem.nbuf_bytes.value && in(soc.mem.nbuf_base.value, soc.mem.nbuf_bytes.value));
+}
+
+std::string space(const hw::SocProfile& soc) {
+    return soc.mem.npu_iommu.value ? fmt::format("IOMMU domain [0x{:x}, 0x{:x})", soc.mem.iova_base.value,
+                                                 soc.mem.iova_base.value + soc.mem.iova_bytes.value)
+                                   : fmt::format("DDR [0x{:x}, 0x{:x})", soc.mem.ddr_base.value,
+                                                 soc.mem.ddr_base.value + soc.mem.ddr_size_bytes.value);
+}
+
+/// The last task of a chain raises the interrupt the driver waits for: the PPU pair when the PPU
+/// writes the output, else the DPU pair (docs/rknpu-register-semantics.md §4).
+uint32_t wait_mask(uint32_t enable_mask) {
+    using namespace hw::rknpu;
+    return (enable_mask & 0x20u) ? PC_INTERRUPT_MASK::PPU_0.mask() | PC_INTERRUPT_MASK::PPU_1.mask()
+                                 : PC_INTERRUPT_MASK::DPU_0.mask() | PC_INTERRUPT_MASK::DPU_1.mask();
+}
+
 int cmd_replay(const ReplayArgs& a) {
-    if (hw::tnpuv2::is_platform_name(a.soc))
+    if (hw::tnpuv2::is_platform_name(a.target.platform))
         return fail("replay runs RKNPU regcmd buffers; for tnpuv2 streams use `npusim decode|lint --platform tnpuv2` and "
                     "`npusim run --platform tnpuv2 MODEL`");
     const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
     if (!rtl.error.empty()) return fail(rtl.error);
     sim::RawJob job;
     hw::SocProfile soc;
+    std::vector<std::pair<uint64_t, std::string>> dump_files;
     try {
-        soc = hw::load_named_profile(a.soc);
+        soc = a.target.load();
         job.words = sim::read_regcmd_file(a.file);
+        const int cores = soc.npu.core_count.value;
+        const uint64_t addr_max = (uint64_t{1} << soc.npu.dma_address_bits.value) - 1;
+        const int core = static_cast<int>(parse_u64(a.core, "--core", static_cast<uint64_t>(cores - 1),
+                                                    fmt::format("{} has cores 0..{}", soc.name, cores - 1)));
+        job.core = core;
         if (!a.base.empty()) {
-            size_t pos = 0;
-            job.addr = std::stoull(a.base, &pos, 0);
-            if (pos != a.base.size()) throw std::invalid_argument("--base");
+            job.addr = parse_u64(a.base, "--base", 0xffffffffu, "regcmd addresses are 32-bit");
+            if (!npu_addressable(soc, *job.addr, job.words.size() * 8))
+                throw std::invalid_argument(fmt::format("--base {}: the {}-byte buffer lies outside the {}, replay",
+                                                        a.base, job.words.size() * 8, space(soc)));
         }
-    } catch (const std::invalid_argument&) {
-        return fail(fmt::format("--base '{}' is not an address", a.base));
+        for (const std::string& l : a.loads) {
+            const size_t at = l.rfind('@');
+            if (at == std::string::npos || at == 0)
+                throw std::invalid_argument(fmt::format("--load '{}': expected FILE@ADDR, replay", l));
+            const std::string path = l.substr(0, at);
+            const uint64_t addr = parse_u64(l.substr(at + 1), "--load address", addr_max,
+                                            fmt::format("{}-bit NPU addresses", soc.npu.dma_address_bits.value));
+            std::ifstream f(path, std::ios::binary);
+            if (!f) throw std::runtime_error(fmt::format("cannot open --load file '{}'", path));
+            std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            if (!npu_addressable(soc, addr, bytes.size()))
+                throw std::invalid_argument(fmt::format("--load {}: {} bytes at 0x{:x} lie outside the {}, replay", l,
+                                                        bytes.size(), addr, space(soc)));
+            job.preload.emplace_back(addr, std::move(bytes));
+        }
+        for (const std::string& d : a.dumps) {
+            const size_t colon = d.find(':'), eq = d.find('=');
+            if (colon == std::string::npos || eq == std::string::npos || eq < colon || eq + 1 == d.size())
+                throw std::invalid_argument(fmt::format("--dump '{}': expected ADDR:LEN=FILE, replay", d));
+            const uint64_t addr = parse_u64(d.substr(0, colon), "--dump address", addr_max,
+                                            fmt::format("{}-bit NPU addresses", soc.npu.dma_address_bits.value));
+            const uint64_t len = parse_u64(d.substr(colon + 1, eq - colon - 1), "--dump length", 1u << 30, "at most 1 GiB");
+            const std::string path = d.substr(eq + 1);
+            if (path == a.file) throw std::invalid_argument(fmt::format("--dump {}: the output would overwrite the input", d));
+            for (const std::string& l : a.loads)
+                if (l.substr(0, l.rfind('@')) == path)
+                    throw std::invalid_argument(fmt::format("--dump {}: the output would overwrite a --load file", d));
+            if (!npu_addressable(soc, addr, len))
+                throw std::invalid_argument(
+                    fmt::format("--dump {}: the range lies outside the {}, replay", d, space(soc)));
+            job.readback.emplace_back(addr, static_cast<size_t>(len));
+            dump_files.emplace_back(len, path);
+        }
+        const uint32_t max_tasks = (1u << soc.npu.pc_task_number_bits.value) - 1u;
+        const std::vector<sim::TaskSpan> spans = sim::split_tasks(job.words);
+        const uint64_t base = job.addr ? *job.addr : sim::infer_base(job.words, spans).value_or(0);
+        if (!job.addr && base) job.addr = base;
+        uint32_t mask = a.core_mask.empty() ? 0u : parse_core_mask(a.core_mask, cores);
+        if (!a.task_list.empty()) {
+            if (!a.tasks.empty() || !a.amount.empty())
+                throw std::invalid_argument("--tasks and --amount do not apply with --task-list (the list gives them), replay");
+            const sim::TaskList tl = sim::read_task_list(a.task_list);
+            if (a.core_mask.empty()) mask = tl.submit && tl.submit->core_mask ? tl.submit->core_mask : (1u << core);
+            if (mask >> cores)
+                throw std::invalid_argument(fmt::format("--task-list: core_mask 0x{:x} names cores {} does not have, replay",
+                                                        mask, soc.name));
+            if (tl.submit && tl.submit->task_base_addr)
+                std::cerr << "npusim: warning: TASK_DMA_BASE_ADDR (submit task_base_addr) is not modelled; using 0\n";
+            job.kicks = sim::kicks_of(tl, mask, soc, job.words, base);
+        } else if (!a.tasks.empty() || !a.amount.empty()) {
+            if (!a.core_mask.empty()) throw std::invalid_argument("--core-mask does not apply with --tasks/--amount (one kick on --core), replay");
+            if (!a.tasks.empty())
+                job.task_number = static_cast<uint32_t>(parse_u64(
+                    a.tasks, "--tasks", max_tasks,
+                    fmt::format("TASK_CON.TASK_NUMBER on {} holds 0..{}", soc.name, max_tasks)));
+            if (!a.amount.empty())
+                job.amount = static_cast<uint32_t>(
+                    parse_u64(a.amount, "--amount", 0xffff, "PC_REGISTER_AMOUNTS.PC_DATA_AMOUNT holds 0..65535"));
+        } else {
+            // One kick per chain of the buffer (docs §2: several independent chains may share it),
+            // dealt to the cores of --core-mask (default: --core).
+            std::vector<int> use;
+            for (int c = 0; c < cores; ++c)
+                if ((mask ? mask : 1u << core) & (1u << c)) use.push_back(c);
+            const auto scale = static_cast<size_t>(soc.npu.pc_data_amount_scale.value);
+            const std::vector<sim::Chain> chains = sim::find_chains(job.words, spans, base);
+            for (size_t k = 0; k < chains.size(); ++k) {
+                const sim::TaskSpan& first = spans[chains[k].tasks.front()];
+                sim::RawKick kick;
+                kick.core = use[k % use.size()];
+                kick.addr = base + 8 * first.begin;
+                kick.amount = static_cast<uint32_t>((first.end - first.begin + scale - 1) / scale - 1);
+                kick.task_number = static_cast<uint32_t>(std::min<size_t>(chains[k].tasks.size(), max_tasks));
+                kick.int_mask = wait_mask(sim::task_tail(job.words, spans[chains[k].tasks.back()]).enable_mask);
+                kick.int_clear = 0x1ffff;
+                job.kicks.push_back(kick);
+            }
+            if (!job.addr && !job.kicks.empty()) job.kicks.clear();  // no address known: the legacy single kick
+        }
+    } catch (const std::invalid_argument& e) {
+        return fail(e.what());
     } catch (const std::exception& e) {
         return fail(e.what());
     }
     if (rtl.opts && !npu::rtl::soc_unsupported(soc).empty()) return fail(npu::rtl::soc_unsupported(soc));
-    if (a.core < 0 || a.core >= soc.npu.core_count.value)
-        return fail(fmt::format("--core {}: {} has cores 0..{}", a.core, soc.name, soc.npu.core_count.value - 1));
-    if (a.tasks >= 0) job.task_number = static_cast<uint32_t>(a.tasks);
-    if (a.amount >= 0) job.amount = static_cast<uint32_t>(a.amount);
-    job.core = a.core;
     trace::TraceWriter tw;
     const auto mode = a.mode == "full" ? npu::tlm_models::SimMode::Full : npu::tlm_models::SimMode::Timing;
     std::vector<npu::rtl::RtlTaskRecord> rtl_recs;
     sim::RawResult r;
     try {
-        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() ? nullptr : &tw, 500'000'000,
+        r = sim::run_raw_jobs(soc, {job}, mode, a.trace_path.empty() && a.vcd_path.empty() ? nullptr : &tw, 500'000'000,
                               rtl.opts ? &*rtl.opts : nullptr, &rtl_recs)
                 .front();
     } catch (const std::invalid_argument& e) {
         return fail(e.what());
     }
-    fmt::print("{}: replayed on {} core {} ({} mode): {} task(s) completed in {} ns\n", a.file, soc.name, a.core,
-               a.mode, r.task_status, r.elapsed_ns);
-    fmt::print("interrupt {}; INTERRUPT_RAW_STATUS 0x{:x}, INTERRUPT_STATUS 0x{:x}\n", r.irq ? "raised" : "NOT raised (timeout)",
-               r.raw_status, r.int_status);
-    for (const auto& t : r.tasks)
-        fmt::print("  task {}: {} entries, {:.3f} us, {} MACs, {} B read, {} B written\n", t.index, t.regcmd_entries,
-                   (t.end_ps - t.start_ps) / 1e6, t.macs, t.bytes_read, t.bytes_written);
-    for (const auto& d : r.diagnostics) fmt::print("fault: {}\n", d);
+    fmt::print("{}: replayed on {} ({} mode): {} kick(s)\n", a.file, soc.name, a.mode, r.kicks.size());
+    bool ok = r.errors.empty();
+    for (size_t k = 0; k < r.kicks.size(); ++k) {
+        const sim::RawKickResult& kr = r.kicks[k];
+        const bool all = kr.task_status == kr.kick.task_number;
+        ok &= kr.status_ok && all;
+        fmt::print("kick {}: core {}, 0x{:x}: {} task(s) completed of {} in {} ns; interrupt {}; INTERRUPT_RAW_STATUS "
+                   "0x{:x}, INTERRUPT_STATUS 0x{:x} (waits for 0x{:x}: {})\n",
+                   k, kr.kick.core, kr.kick.addr, kr.task_status, kr.kick.task_number, kr.elapsed_ns,
+                   kr.irq ? "raised" : "NOT raised (timeout)", kr.raw_status, kr.int_status, kr.kick.int_mask,
+                   kr.status_ok ? "ok" : "no match");
+        for (const auto& t : kr.tasks) {
+            fmt::print("  task {}: {} ({} entries), {:.3f} us, {} MACs, {} B read, {} B written\n", t.index,
+                       t.kind.empty() ? "-" : t.kind, t.regcmd_entries, (t.end_ps - t.start_ps) / 1e6, t.macs,
+                       t.bytes_read, t.bytes_written);
+            for (const auto& as : t.assumptions) fmt::print("    assumption {}\n", as);
+        }
+        for (const auto& d : kr.diagnostics) fmt::print("fault: {}\n", d);
+    }
+    for (const auto& e : r.errors) fmt::print("memory: {}\n", e);
+    for (size_t i = 0; i < dump_files.size() && i < r.readback.size(); ++i) {
+        std::ofstream f(dump_files[i].second, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(r.readback[i].data()), static_cast<std::streamsize>(r.readback[i].size()));
+        if (!f) return fail(fmt::format("cannot write --dump file '{}'", dump_files[i].second));
+    }
     std::string rtl_mismatch;
     if (rtl.opts) {
         fmt::print("{}", npu::rtl::report_text(rtl_recs, *rtl.opts));
@@ -449,7 +652,8 @@ int cmd_replay(const ReplayArgs& a) {
     }
     if (!a.trace_path.empty() && !tw.write_file(a.trace_path))
         return fail(fmt::format("cannot write trace '{}'", a.trace_path));
-    return (r.irq && (r.raw_status & 0x7000u) == 0 && rtl_mismatch.empty()) ? 0 : kExitProblem;
+    if (!a.vcd_path.empty() && !tw.write_vcd(a.vcd_path)) return fail(fmt::format("cannot write VCD '{}'", a.vcd_path));
+    return ok && rtl_mismatch.empty() ? 0 : kExitProblem;
 }
 
 }  // namespace
@@ -475,6 +679,9 @@ int sc_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_option("--trace", ra.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
     run->add_option("--report", ra.report_path, "Write the per-layer report as JSON");
+    run->add_option("--vcd", ra.vcd_path, "Write interrupt lines, block busy signals and DMA activity as a VCD (GTKWave)");
+    run->add_option("--csv", ra.csv_path, "NPU model runs: write the per-layer table as CSV");
+    run->add_option("--html", ra.html_path, "NPU model runs: write a self-contained HTML report (charts, roofline)");
     run->add_option("--profile", ra.profile_file, "SoC profile file (JSON like hwdesc/profiles/*.json) instead of the platform's");
     run->add_option("--param", ra.params, "Override a profile parameter: section.key=value, repeatable (see `npusim platforms -v`)");
     run->add_option("--dump-regcmd", ra.regcmd_path, "Write the submitted regcmd buffer (raw 64-bit LE entries)");
@@ -548,29 +755,71 @@ int sc_main(int argc, char* argv[]) {
     RegcmdArgs da, la;
     CLI::App* dec = app.add_subcommand("decode", "Disassemble a regcmd buffer into block/register/field names, task by task");
     dec->add_option("file", da.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    dec->add_option("--soc", da.soc, "SoC profile")->capture_default_str();
-    dec->add_option("-p,--platform", da.platform, "Platform (an RKNPU SoC, or tnpuv2 for tnpuv2 command streams)");
+    da.target.add_to(*dec);
     CLI::App* lint = app.add_subcommand("lint", "Check a regcmd buffer: fields, reserved bits, banks, entries, chaining, enables");
     lint->add_option("file", la.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    lint->add_option("--soc", la.soc, "SoC profile")->capture_default_str();
-    lint->add_option("-p,--platform", la.platform, "Platform (an RKNPU SoC, or tnpuv2 for tnpuv2 command streams)");
-    lint->add_option("--param", la.params, "tnpuv2: override a profile parameter, section.key=value (the SRAM size, ...)");
+    la.target.add_to(*lint);
     lint->add_option("--base", la.base, "Device address of the first entry (default: inferred from the chain)");
 
     ReplayArgs pa;
     CLI::App* rep = app.add_subcommand("replay", "Kick a captured regcmd buffer on a simulated core; report status, faults, timing");
     rep->add_option("file", pa.file, "Raw regcmd file (little-endian 64-bit entries)")->required();
-    rep->add_option("-p,--platform,--soc", pa.soc, "Platform to replay on")->capture_default_str();
-    rep->add_option("--core-mask,--core", pa.core, "NPU core to kick (0, 1, 2)")->capture_default_str();
-    rep->add_option("--base", pa.base, "Device address to place the buffer at (the address its chain pointers assume)");
-    rep->add_option("--tasks", pa.tasks, "TASK_CON.TASK_NUMBER (default: tasks in the buffer)");
-    rep->add_option("--amount", pa.amount, "First task's PC_REGISTER_AMOUNTS (default: derived)");
+    pa.target.add_to(*rep);
+    rep->add_option("--core", pa.core, "NPU core of a single kick (default kicks: the chains on --core-mask)")->capture_default_str();
+    rep->add_option("--core-mask", pa.core_mask, "Cores the chains (or the task list) run on: auto, 0, 1, 2, 0_1, 0_1_2, all");
+    rep->add_option("--base", pa.base, "NPU address of the buffer (the address its chain pointers assume; default: inferred)");
+    rep->add_option("--tasks", pa.tasks, "One kick of TASK_CON.TASK_NUMBER tasks (default: one kick per chain)");
+    rep->add_option("--amount", pa.amount, "First task's PC_REGISTER_AMOUNTS of that kick (default: derived)");
+    rep->add_option("--task-list", pa.task_list,
+                    "struct rknpu_task array as submitted (JSON with its submit, or the packed 40-byte binary; "
+                    "docs/rknpu-register-semantics.md §5): kicks as the vendor kernel makes them");
+    rep->add_option("--load", pa.loads, "FILE@ADDR: place FILE's bytes at NPU address ADDR before the kicks (repeatable)");
+    rep->add_option("--dump", pa.dumps, "ADDR:LEN=FILE: write LEN bytes from NPU address ADDR to FILE after (repeatable)");
     rep->add_option("--mode", pa.mode, "timing (tensors are not in the capture) or full")
         ->check(CLI::IsMember({"full", "timing"}))
         ->capture_default_str();
     rep->add_option("--trace", pa.trace_path, "Write a Chrome/Perfetto trace-event JSON file");
+    rep->add_option("--vcd", pa.vcd_path, "Write interrupt lines, block busy signals and DMA activity as a VCD (GTKWave)");
     rep->add_option("--rtl", pa.rtl, "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (--mode full)");
     rep->add_option("--rtl-vcd", pa.rtl_vcd, "With --rtl: write the RTL's signals to this VCD file");
+
+    sweep::CompareCliOptions cmpo;
+    cmpo.version = NPUSIM_VERSION;
+    CLI::App* cmp = app.add_subcommand("compare", "Run one model over several SoCs, core masks or --param values, side by side");
+    sweep::add_compare_options(*cmp, cmpo);
+
+    sim::exec::ExecArgs ea;
+    CLI::App* exe = app.add_subcommand(
+        "exec", "Run an unmodified program (x86-64, or aarch64 under qemu-user) against the simulated NPU's kernel "
+                "interfaces (rknpu /dev/dri/card1, rocket /dev/accel/accel0): npusim exec [options] -- PROGRAM ARGS...");
+    exe->add_option("-p,--platform", ea.platform, "SoC profile (see `npusim platforms`)")->capture_default_str();
+    exe->add_option("--socket", ea.socket, "UNIX socket of the simulator (default: per user and platform; one is started "
+                                           "when none answers)");
+    exe->add_option("--trace", ea.trace_path, "Write the ioctls and the NPU blocks on one timeline (Perfetto JSON)");
+    exe->add_option("--report", ea.report_path, "Write this run's ioctls, jobs and errors as JSON");
+    exe->add_flag("--log", ea.log, "Print every ioctl with its arguments and result on the program's stderr");
+    exe->add_option("--core-mask", ea.core_mask, "Cores the emulated drivers use: auto, all, 0, 0_1, ... (a simulator "
+                                                 "this command starts)");
+    exe->add_option("--node", ea.nodes, "Emulated device node PATH=rknpu|rocket, repeatable (default /dev/dri/card1 and "
+                                        "/dev/dri/renderD129 = rknpu, /dev/accel/accel0 = rocket)");
+    exe->add_option("--qemu", ea.qemu, "qemu-user binary for aarch64 programs")->capture_default_str();
+    exe->add_option("--sysroot", ea.sysroot, "aarch64 root for qemu's -L (its dynamic loader and libc)")->capture_default_str();
+    exe->add_option("--interposer", ea.interposer, "LD_PRELOAD library to use instead of the one next to npusim");
+    exe->add_option("command", ea.command, "PROGRAM ARGS... (after --)");
+    exe->prefix_command();
+
+    sim::exec::ServeArgs sa;
+    CLI::App* srv = app.add_subcommand("serve", "Hold a simulated SoC for the programs `npusim exec` runs (shared, as a "
+                                                "board is: several programs at once)");
+    srv->add_option("-p,--platform", sa.platform, "SoC profile (see `npusim platforms`)")->capture_default_str();
+    srv->add_option("--socket", sa.socket, "UNIX socket to listen on (default: per user and platform)");
+    srv->add_option("--core-mask", sa.core_mask, "Cores the emulated drivers use: auto, all, 0, 0_1, ...");
+    srv->add_flag("--record-trace", sa.record_trace, "Record a trace that `npusim exec --trace` can ask for");
+    srv->add_option("--trace", sa.trace_path, "Write the trace of everything served at exit");
+    srv->add_option("--report", sa.report_path, "Write the report of everything served at exit");
+    srv->add_flag("-q,--quiet", sa.quiet, "No start-up line");
+    srv->add_flag("--exit-when-idle", sa.exit_when_idle, "Exit when the last program disconnects")->group("");
+    srv->add_option("--ready-fd", sa.ready_fd, "Write 'ready' to this descriptor once listening")->group("");
 
     sweep::SweepCliOptions swo;
     swo.version = NPUSIM_VERSION;
@@ -578,13 +827,16 @@ int sc_main(int argc, char* argv[]) {
     sweep::add_sweep_options(*swp, swo);
 
     mcu::TrainOptions to;
-    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (MindSpore Lite Micro v106 training tables, FP32): loss per epoch, cycles, memory");
-    trn->add_option("model", to.model, "Float model (.onnx): depthwise-equivalent Conv, Relu, Flatten, Gemm")->required();
+    CLI::App* trn = app.add_subcommand("train", "On-device training on ws63 (MindSpore Lite Micro v106 training tables, FP32 or QAS INT8): loss per epoch, cycles, memory");
+    trn->add_option("model", to.model, "Float model (.onnx) in the training tables' configurations")->required();
     trn->add_option("-p,--platform", to.platform, "MCU platform (ws63; 3066H has no on-device training)")->capture_default_str();
     trn->add_option("--data", to.data, "Training samples, float32 .npy [N, C, H, W]")->required();
     trn->add_option("--labels", to.labels, "Class labels, int64/int32 .npy [N]")->required();
     trn->add_option("--epochs", to.epochs, "Epochs")->capture_default_str();
     trn->add_option("--lr", to.lr, "SGD learning rate")->capture_default_str();
+    trn->add_option("--quantize", to.quantize, "int8: quantize the float model (the toolchain's full quantization) and train QAS INT8");
+    trn->add_option("--calibration", to.calibration, "--quantize int8: calibration data (default: the --data samples)");
+    trn->add_option("--calibration-method", to.calibration_method, "--quantize int8: minmax (default), kl or mmse");
 
     iss::RunOptions io;
     io.tool = "npusim";
@@ -619,6 +871,12 @@ int sc_main(int argc, char* argv[]) {
     if (*dec) return cmd_decode(da);
     if (*lint) return cmd_lint(la);
     if (*rep) return cmd_replay(pa);
+    if (*exe) {
+        for (const std::string& r : exe->remaining()) ea.command.push_back(r);
+        if (!ea.command.empty() && ea.command.front() == "--") ea.command.erase(ea.command.begin());
+        return sim::exec::cmd_exec(ea);
+    }
+    if (*srv) return sim::exec::cmd_serve(sa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
         // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).
@@ -641,6 +899,7 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*spc) return drv::check::run_specs_cli(so, std::cout, std::cerr);
     if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
+    if (*cmp) return sweep::run_compare_cli(cmpo, std::cout, std::cerr);
     return kExitBadInput;
 }
 

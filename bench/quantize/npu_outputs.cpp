@@ -13,7 +13,7 @@
 
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
-#include "drv/rknpu/direct_exec.h"
+#include "direct/direct_exec.h"
 #include "drv/rknpu/model.h"
 #include "hw/profile.h"
 #include "numerics/npy.h"
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         std::map<std::string, num::Tensor> in{{g.inputs().at(0), num::read_npy(argv[3])}};
         const auto ref = drv::ref::execute(g, in);
         drv::rknpu::CompiledModel m = drv::rknpu::compile_model(g, soc, {});
-        const drv::rknpu::DirectResult r = drv::rknpu::run_direct(m, soc, in);
+        const sim::DirectResult r = sim::run_direct(m, soc, in);
         for (size_t k = 0; k < g.outputs().size(); ++k) {
             const std::string& name = g.outputs()[k];
             num::write_npy(std::string(argv[4]) + std::to_string(k) + ".npy", r.outputs.at(name));

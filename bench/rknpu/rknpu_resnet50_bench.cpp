@@ -106,7 +106,7 @@ void emit_maxpool(drv::regcmd::Builder& b, uint32_t w, uint32_t h, uint32_t c) {
     b.write("PPU_RDMA_RDMA_SRC_BASE_ADDR", 0x1000000);
     b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", w}});
     b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE", {{"SRC_SURF_STRIDE", uint64_t{w} * h}});
-    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 0}});
+    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 1}});
 }
 
 std::string layer_class(const bench::ConvLayer& l) {

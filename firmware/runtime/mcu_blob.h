@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define MK_BLOB_MAGIC 0x31424b4du /* "MKB1" */
-#define MK_BLOB_VERSION 1u
+#define MK_BLOB_VERSION 2u
 #define MK_BLOB_MAX_IN 4
 #define MK_BLOB_PARAMS 20
 
@@ -69,15 +69,32 @@ enum {
     MK_OP_MAXPOOL_F32 = 25,
     MK_OP_AVGPOOL_F32 = 26,
     MK_OP_SOFTMAX_F32 = 27, /* p: log_softmax */
-    MK_OP_GRU_F32 = 28,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, scratch tensor (7H floats) */
+    MK_OP_GRU_F32 = 28,     /* recurrent layers (GRU, LSTM 35, RNN 37), every direction and batch entry:
+                               in: x [T][B][I], params (W | R | B of all directions), then the optional
+                               initial_h / initial_c (LSTM) or sequence_lens int32 (RNN) at the slots p[14],
+                               p[15]; out: Y stored [T][B][H][D]; p: H D mode(0 fwd, 1 rev, 2 bidir) T B I
+                               scratch(9H floats) Y_h Y_c (tensor or -1) has_bias, p[10] GRU
+                               linear_before_reset / RNN activation (mk_unop) with alpha beta clip at
+                               p[11..13], p[16..18] the reverse direction's RNN activation alpha beta */
     MK_OP_ARGMAX = 29,      /* in: s8 or f32 [rows][cols]; out: s32 [rows] */
     MK_OP_PAD = 30,         /* in: x, value (one element); p: before[4] after[4] elem_bytes (stored axes) */
     MK_OP_SLICE = 31,       /* p: begin[4] step[4] (stored axes; output dims from the output tensor) */
     MK_OP_RESIZE_F32 = 32,  /* p: mode (0 nearest, 1 bilinear) coord (0 half_pixel, 1 align_corners, 2 asymmetric) */
     MK_OP_REDUCE_F32 = 33,  /* p: mk_reduce outer axis inner */
     MK_OP_SOFTMAX_LUT_S8 = 34, /* in: x, table (256 floats): TFLite's look-up-table softmax over the last axis */
-    MK_OP_LSTM_F32 = 35,     /* in: x[T][I], W, R, B; out: y[T][H]; p: hidden, state tensor (h H, c H, then 4H gates) */
-    MK_OP_PRELU_F32 = 36     /* in: x, slope (1 or C values, C = the innermost dim) */
+    MK_OP_LSTM_F32 = 35,     /* as GRU_F32 */
+    MK_OP_PRELU_F32 = 36,    /* in: x, slope (1 or C values, C = the innermost dim) */
+    MK_OP_RNN_F32 = 37,      /* as GRU_F32 */
+    MK_OP_RESIZE_TFL = 38,   /* TFLite resize (any dtype nearest, f32/s8 bilinear); p: bilinear align half_pixel */
+    MK_OP_BATCH_MATMUL = 39, /* in: x, w; p: batches m k n adj_x adj_y x_bstride w_bstride, int8: x_zp w_zp
+                                out_zp mult shift act_min act_max (p[8..14], TFLite pair) */
+    MK_OP_TCONV_F32 = 40,    /* in: x, filter [OC][KH][KW][IC], bias; p as CONV2D_F32 */
+    MK_OP_TCONV_S8 = 41,     /* in: x, filter, bias int32, mult; p as CONV2D_S8 with p[11] = 2 (TFLite pairs) */
+    MK_OP_REDUCE_S8 = 42,    /* p: mk_reduce outer axis inner mult shift (TFLite pair; max/min: codes) */
+    MK_OP_MINMAX_S8 = 43,    /* in: a, b (shared quantization); p: is_max act_min act_max, strides p[5..12] */
+    MK_OP_ARGMIN = 44,       /* as ARGMAX (first minimum) */
+    MK_OP_GATHER = 45,       /* in: x, indices (s32); p: outer n inner count elem_bytes */
+    MK_OP_TILE = 46          /* p: multiples[4] elem_bytes (input dims = the input tensor's) */
 };
 
 typedef struct {

@@ -70,6 +70,71 @@ static mk_bcast4 bcast_of(const mk_blob_layer* l, mk_shape4 out) {
     return bc;
 }
 
+/* RNN / GRU / LSTM over every direction and batch entry (mcu_blob.h MK_OP_GRU_F32). The tensors the
+ * parameters name are checked here (their sizes follow from the dims), as mk_rt_check checks in[]. */
+static int recurrent(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l, const void* const* in, float* y) {
+    const mk_blob_tensor* T = tensors(blob);
+    const uint32_t nt = header(blob)->n_tensors;
+    const int32_t* p = l->p;
+    const int32_t H = p[0], D = p[1], mode = p[2], steps = p[3], B = p[4], I = p[5];
+    const int32_t G = l->op == MK_OP_RNN_F32 ? 1 : l->op == MK_OP_GRU_F32 ? 3 : 4;
+    if (H <= 0 || (D != 1 && D != 2) || mode < 0 || mode > 2 || steps <= 0 || B <= 0 || I <= 0 || l->n_in < 2) return 1;
+    const uint32_t need_prm = (uint32_t)(D * G * H * (I + H) + (p[9] ? D * 2 * G * H : 0)) * 4u;
+    if (T[l->in[0]].bytes < (uint32_t)(steps * B * I) * 4u || T[l->in[1]].bytes < need_prm ||
+        T[l->out].bytes < (uint32_t)(steps * B * H * D) * 4u)
+        return 1;
+    if (p[6] < 0 || (uint32_t)p[6] >= nt || T[p[6]].bytes < (uint32_t)(9 * H) * 4u) return 1;
+    for (int k = 7; k <= 8; ++k)
+        if (p[k] != -1 && (p[k] < 0 || (uint32_t)p[k] >= nt || T[p[k]].bytes < (uint32_t)(D * B * H) * 4u)) return 1;
+    for (int k = 14; k <= 15; ++k)
+        if (p[k] != -1 && (p[k] < 2 || (uint32_t)p[k] >= l->n_in)) return 1;
+    const float* prm = (const float*)in[1];
+    const float* W = prm;
+    const float* R = W + D * G * H * I;
+    const float* bias = p[9] ? R + D * G * H * H : 0;
+    const float* h0 = p[14] >= 0 ? (const float*)in[p[14]] : 0;
+    if (h0 && T[l->in[p[14]]].bytes < (uint32_t)(D * B * H) * 4u) return 1;
+    const float* c0 = G == 4 && p[15] >= 0 ? (const float*)in[p[15]] : 0;
+    if (c0 && T[l->in[p[15]]].bytes < (uint32_t)(D * B * H) * 4u) return 1;
+    const int32_t* lens = G == 1 && p[15] >= 0 ? (const int32_t*)in[p[15]] : 0;
+    if (lens && T[l->in[p[15]]].bytes < (uint32_t)B * 4u) return 1;
+    float* st = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[6]); /* h (H), c (H), kernel scratch (7H) */
+    float* yh = p[7] >= 0 ? (float*)mk_rt_tensor(blob, arena, (uint32_t)p[7]) : 0;
+    float* yc = p[8] >= 0 ? (float*)mk_rt_tensor(blob, arena, (uint32_t)p[8]) : 0;
+    for (int32_t i = 0; i < steps * B * H * D; ++i) y[i] = 0.0f; /* steps past a sequence's end */
+    for (int32_t d = 0; d < D; ++d)
+        for (int32_t b = 0; b < B; ++b) {
+            const int32_t len = lens ? lens[b] : steps;
+            if (len < 0 || len > steps) return 1;
+            float *h = st, *c = st + H;
+            for (int32_t j = 0; j < H; ++j) {
+                h[j] = h0 ? h0[(d * B + b) * H + j] : 0.0f;
+                c[j] = c0 ? c0[(d * B + b) * H + j] : 0.0f;
+            }
+            const mk_rnn_dims dims = {len, I, H, B * I, B * H * D, D, mode == 1 || d == 1};
+            const float* x = (const float*)in[0] + b * I;
+            float* yb = y + b * H * D + d;
+            const float* w = W + d * G * H * I;
+            const float* r = R + d * G * H * H;
+            const float* bb = bias ? bias + d * 2 * G * H : 0;
+            if (G == 1) {
+                const mk_unop act = (mk_unop)(d == 0 ? p[10] : p[16]);
+                if ((int32_t)act < 0 || act > MK_UN_SOFTPLUS) return 1;
+                mk_rnn_f32(x, &dims, w, r, bb, act, as_f(d == 0 ? p[11] : p[17]), as_f(d == 0 ? p[12] : p[18]), as_f(p[13]), h, yb,
+                           st + 2 * H);
+            } else if (G == 3) {
+                mk_gru_f32(x, &dims, w, r, bb, p[10], h, yb, st + 2 * H);
+            } else {
+                mk_lstm_f32(x, &dims, w, r, bb, h, c, yb, st + 2 * H);
+            }
+            for (int32_t j = 0; j < H; ++j) { /* no step ran: Y_h and Y_c are 0 (as the reference) */
+                if (yh) yh[(d * B + b) * H + j] = len > 0 ? h[j] : 0.0f;
+                if (yc) yc[(d * B + b) * H + j] = len > 0 ? c[j] : 0.0f;
+            }
+        }
+    return 0;
+}
+
 /* Runs one layer; returns 0 on success. */
 static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l) {
     const mk_blob_tensor* T = tensors(blob);
@@ -220,29 +285,98 @@ static int run_layer(const uint8_t* blob, uint8_t* arena, const mk_blob_layer* l
             mk_unary_f32((mk_unop)p[0], (const float*)in[0], (float*)out, count, as_f(p[1]), as_f(p[2]));
             return 0;
         case MK_OP_SOFTMAX_F32: mk_softmax_f32((const float*)in[0], (float*)out, count / os.c, os.c, p[0]); return 0;
-        case MK_OP_GRU_F32: {
-            const int32_t hidden = p[0], steps = is.h, isz = is.c;
-            float* scratch = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]); /* h (H) then 6H gates */
-            for (int32_t j = 0; j < hidden; ++j) scratch[j] = 0.0f;
-            mk_gru_f32((const float*)in[0], steps, isz, hidden, (const float*)in[1], (const float*)in[2],
-                       (const float*)in[3], scratch, (float*)out, scratch + hidden);
-            return 0;
-        }
+        case MK_OP_GRU_F32:
+        case MK_OP_LSTM_F32:
+        case MK_OP_RNN_F32: return recurrent(blob, arena, l, in, (float*)out);
         case MK_OP_PRELU_F32:
             mk_prelu_f32((const float*)in[0], (float*)out, count, os.c, (const float*)in[1], (int32_t)(T[l->in[1]].bytes / 4));
             return 0;
-        case MK_OP_LSTM_F32: {
-            const int32_t hidden = p[0], steps = is.h, isz = is.c;
-            float* st = (float*)mk_rt_tensor(blob, arena, (uint32_t)p[1]); /* h (H), c (H), gates (4H) */
-            for (int32_t j = 0; j < 2 * hidden; ++j) st[j] = 0.0f;
-            mk_lstm_f32((const float*)in[0], steps, isz, hidden, (const float*)in[1], (const float*)in[2], (const float*)in[3],
-                        st, st + hidden, (float*)out, st + 2 * hidden);
+        case MK_OP_RESIZE_TFL:
+            if (p[0] == 0) mk_resize_nearest_tfl(in[0], is, out, os, mk_elem_bytes(t0->dtype), p[1], p[2]);
+            else if (t0->dtype == MK_DT_S8) mk_resize_bilinear_tfl_s8((const int8_t*)in[0], is, (int8_t*)out, os, p[1], p[2]);
+            else mk_resize_bilinear_tfl_f32((const float*)in[0], is, (float*)out, os, p[1], p[2]);
+            return 0;
+        case MK_OP_BATCH_MATMUL: {
+            const mk_bmm_dims d = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+            if (d.batches <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0 || d.x_batch_stride < 0 || d.w_batch_stride < 0) return 1;
+            const uint32_t el = (uint32_t)mk_elem_bytes(t0->dtype);
+            if (to->bytes < (uint32_t)(d.batches * d.m * d.n) * el ||
+                t0->bytes < (uint32_t)((d.batches - 1) * d.x_batch_stride + d.m * d.k) * el ||
+                T[l->in[1]].bytes < (uint32_t)((d.batches - 1) * d.w_batch_stride + d.k * d.n) * el)
+                return 1;
+            if (t0->dtype == MK_DT_S8)
+                mk_batch_matmul_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &d, p[8], p[9], p[10], p[11], p[12], p[13], p[14]);
+            else
+                mk_batch_matmul_f32((const float*)in[0], (const float*)in[1], (float*)out, &d);
             return 0;
         }
-        case MK_OP_ARGMAX: {
+        case MK_OP_TCONV_F32: {
+            mk_conv_f32_params cp;
+            cp.stride_h = p[0]; cp.stride_w = p[1]; cp.dil_h = p[2]; cp.dil_w = p[3];
+            cp.pad_top = p[4]; cp.pad_left = p[5];
+            cp.act_min = as_f(p[8]); cp.act_max = as_f(p[9]);
+            if (cp.stride_h <= 0 || cp.stride_w <= 0 || cp.dil_h <= 0 || cp.dil_w <= 0 || l->n_in < 3 || p[6] <= 0 || p[7] <= 0 ||
+                T[l->in[1]].bytes < (uint32_t)(os.c * p[6] * p[7] * is.c) * 4u || T[l->in[2]].bytes < (uint32_t)os.c * 4u)
+                return 1;
+            mk_transpose_conv_f32((const float*)in[0], is, (const float*)in[1], p[6], p[7], (const float*)in[2], (float*)out, os, &cp);
+            return 0;
+        }
+        case MK_OP_TCONV_S8: {
+            mk_conv_s8_params cp;
+            memset(&cp, 0, sizeof cp);
+            cp.stride_h = p[0]; cp.stride_w = p[1]; cp.dil_h = p[2]; cp.dil_w = p[3];
+            cp.pad_top = p[4]; cp.pad_left = p[5];
+            cp.in_zp = t0->zero_point; cp.out_zp = to->zero_point;
+            cp.act_min = p[8]; cp.act_max = p[9];
+            if (cp.stride_h <= 0 || cp.stride_w <= 0 || cp.dil_h <= 0 || cp.dil_w <= 0 || p[10] < 0 || l->n_in < 4 || p[6] <= 0 ||
+                p[7] <= 0 || T[l->in[1]].bytes < (uint32_t)(os.c * p[6] * p[7] * is.c) || T[l->in[2]].bytes < (uint32_t)os.c * 4u ||
+                (uint32_t)p[10] >= header(blob)->n_tensors || T[p[10]].bytes < (uint32_t)os.c * 4u || T[l->in[3]].bytes < (uint32_t)os.c * 4u)
+                return 1;
+            cp.mult = (const int32_t*)in[3];
+            cp.shift = (const int32_t*)mk_rt_tensor(blob, arena, (uint32_t)p[10]);
+            cp.tfl = 1;
+            mk_transpose_conv_s8((const int8_t*)in[0], is, (const int8_t*)in[1], p[6], p[7], (const int32_t*)in[2], (int8_t*)out, os, &cp);
+            return 0;
+        }
+        case MK_OP_ARGMAX:
+        case MK_OP_ARGMIN: {
+            const int mn = l->op == MK_OP_ARGMIN;
             const int32_t cols = is.c, rows = mk_shape4_numel(is) / cols;
-            if (t0->dtype == MK_DT_S8) mk_argmax_s8((const int8_t*)in[0], rows, cols, (int32_t*)out);
-            else mk_argmax_f32((const float*)in[0], (int32_t*)out, rows, cols, 1);
+            if (t0->dtype == MK_DT_S8) (mn ? mk_argmin_s8 : mk_argmax_s8)((const int8_t*)in[0], rows, cols, (int32_t*)out);
+            else (mn ? mk_argmin_f32 : mk_argmax_f32)((const float*)in[0], (int32_t*)out, rows, cols, 1);
+            return 0;
+        }
+        case MK_OP_REDUCE_S8: /* the sizes the loops read and write, from p */
+            if (p[0] < MK_RED_MEAN || p[0] > MK_RED_MIN || p[1] <= 0 || p[2] <= 0 || p[3] <= 0 ||
+                (uint64_t)p[1] * (uint64_t)p[2] * (uint64_t)p[3] > t0->bytes || (uint64_t)p[1] * (uint64_t)p[3] > to->bytes)
+                return 1;
+            mk_reduce_s8(p[0], (const int8_t*)in[0], (int8_t*)out, p[1], p[2], p[3], t0->zero_point, to->zero_point, p[4], p[5]);
+            return 0;
+        case MK_OP_GATHER: { /* sizes from p and every index checked: a corrupt blob must not read past x */
+            const uint64_t row = (uint64_t)(p[2] > 0 ? p[2] : 0) * (uint64_t)(p[4] > 0 ? p[4] : 0);
+            if (p[0] <= 0 || p[1] <= 0 || p[2] <= 0 || p[3] <= 0 || (p[4] != 1 && p[4] != 4) || l->n_in < 2 ||
+                (uint64_t)p[0] * (uint64_t)p[1] * row > t0->bytes || (uint64_t)p[0] * (uint64_t)p[3] * row > to->bytes ||
+                T[l->in[1]].bytes < (uint32_t)p[3] * 4u)
+                return 1;
+            const int32_t* idx = (const int32_t*)in[1];
+            for (int32_t k = 0; k < p[3]; ++k)
+                if (idx[k] < 0 || idx[k] >= p[1]) return 1;
+            mk_gather(in[0], p[0], p[1], p[2], idx, p[3], (size_t)p[4], out);
+            return 0;
+        }
+        case MK_OP_TILE: {
+            const int32_t mult[4] = {p[0], p[1], p[2], p[3]};
+            for (int k = 0; k < 4; ++k)
+                if (mult[k] <= 0 || t0->dims[k] <= 0 || (int64_t)t0->dims[k] * mult[k] != (int64_t)to->dims[k]) return 1;
+            if ((p[4] != 1 && p[4] != 4) || (uint64_t)mk_shape4_numel(os) * (uint64_t)p[4] > to->bytes ||
+                (uint64_t)mk_shape4_numel(is) * (uint64_t)p[4] > t0->bytes)
+                return 1;
+            mk_tile4(in[0], t0->dims, mult, (size_t)p[4], out);
+            return 0;
+        }
+        case MK_OP_MINMAX_S8: {
+            const mk_bcast4 bc = bcast_of(l, os);
+            mk_minmax_s8((const int8_t*)in[0], (const int8_t*)in[1], (int8_t*)out, &bc, p[0], p[1], p[2]);
             return 0;
         }
         default: return 1;

@@ -174,6 +174,17 @@ static void int8_cases(arena* a, sink* s) {
         int32_t am[9];
         mk_argmax_s8(px, 9, 36, am);
         report(s, "argmax_s8", am, sizeof am);
+        mk_argmin_s8(px, 9, 36, am);
+        report(s, "argmin_s8", am, sizeof am);
+        static const char* const red_names[] = {"reduce_mean_s8", "reduce_sum_s8", "reduce_max_s8", "reduce_min_s8"};
+        for (int op = 0; op < 4; ++op) { /* [9][9][4] over the middle axis; TFLite pairs 0.707 * 2^-3 and 0.6 * 2^1 */
+            mk_reduce_s8(op, px, po, 9, 9, 4, 3, -2, op == 0 ? 1518500250 : 1288490189, op == 0 ? -3 : 1);
+            report(s, red_names[op], po, 36);
+        }
+        mk_minmax_s8(x, y, out, &bc, 1, -100, 127);
+        report(s, "maximum_s8", out, 96);
+        mk_minmax_s8(x, y, out, &bc, 0, -128, 100);
+        report(s, "minimum_s8", out, 96);
         const float* fx = rand_f32(a, 64, 6.0f);
         mk_quantize_f32_s8(fx, po, 64, 0.05f, 3);
         report(s, "quantize", po, 64);
@@ -199,6 +210,14 @@ static void f32_cases(arena* a, sink* s) {
         mk_unary_f32((mk_unop)op, x, out, n, 0.2f, 0.5f);
         report(s, un_names[op], out, n * 4u);
     }
+    static const char* const un2_names[] = {"sin_f32", "cos_f32", "gelu_f32", "gelu_tanh_f32"};
+    for (int op = MK_UN_SIN; op <= MK_UN_GELU_TANH; ++op) {
+        mk_unary_f32((mk_unop)op, x, out, n, 0.0f, 0.0f);
+        report(s, un2_names[op - MK_UN_SIN], out, n * 4u);
+    }
+    float large[4] = {1.0e6f, -3.3e7f, 2.0e9f, 777.7f}; /* the double-precision reduction on the target */
+    for (int k = 0; k < 4; ++k) large[k] = mk_sinf(large[k]) + mk_cosf(large[k]);
+    report(s, "sincos_large_f32", large, sizeof large);
     mk_prelu_f32(x, out, n, 20, y, 20);
     report(s, "prelu_f32", out, n * 4u);
     mk_softmax_f32(x, out, 6, 20, 0);
@@ -212,6 +231,8 @@ static void f32_cases(arena* a, sink* s) {
     int32_t am[20];
     mk_argmax_f32(x, am, 2, 6, 10);
     report(s, "argmax_f32", am, 80);
+    mk_argmin_f32(x, am, 2, 6, 10);
+    report(s, "argmin_f32", am, 80);
     mk_pool_params pp = {2, 2, 2, 2, 0, 0, 0, 0, 0};
     const mk_shape4 pis = {1, 4, 6, 5}, pos = {1, 2, 3, 5};
     mk_max_pool_f32(x, pis, out, pos, &pp);
@@ -227,10 +248,20 @@ static void f32_cases(arena* a, sink* s) {
     const float* w = rand_f32(a, 3 * 8 * 10, 0.5f);
     const float* r = rand_f32(a, 3 * 8 * 8, 0.5f);
     const float* b = rand_f32(a, 6 * 8, 0.2f);
-    float h[8] = {0};
-    float* scratch = (float*)take(a, 48 * 4u);
-    mk_gru_f32(x, 12, 10, 8, w, r, b, h, out, scratch);
+    float h[8] = {0}, c[8] = {0};
+    float* scratch = (float*)take(a, 56 * 4u);
+    const mk_rnn_dims rd = {12, 10, 8, 10, 8, 1, 0};
+    mk_gru_f32(x, &rd, w, r, b, 1, h, out, scratch);
     report(s, "gru_f32", out, 96 * 4u);
+    const mk_rnn_dims rv = {12, 10, 8, 10, 8, 1, 1};
+    mk_gru_f32(x, &rv, w, r, b, 0, h, out, scratch);
+    report(s, "gru_f32_lbr0_reverse", out, 96 * 4u);
+    const float* w4 = rand_f32(a, 4 * 8 * 10, 0.5f);
+    const float* r4 = rand_f32(a, 4 * 8 * 8, 0.5f);
+    mk_lstm_f32(x, &rd, w4, r4, 0, h, c, out, scratch);
+    report(s, "lstm_f32", out, 96 * 4u);
+    mk_rnn_f32(x, &rd, w, r, b, MK_UN_SCALED_TANH, 0.9f, 1.1f, 0.8f, h, out, scratch);
+    report(s, "rnn_f32", out, 96 * 4u);
 }
 
 static void layout_cases(arena* a, sink* s) {
@@ -250,6 +281,46 @@ static void layout_cases(arena* a, sink* s) {
     const int32_t sizes[2] = {3, 2};
     mk_concat(ins, sizes, 2, 2, 4, 1, out);
     report(s, "concat", out, 40);
+    const int32_t idx[5] = {3, 0, 3, 1, 2};
+    mk_gather(x, 6, 4, 5, idx, 5, 1, out);
+    report(s, "gather", out, 150);
+    const int32_t tdims[4] = {1, 3, 4, 5}, mult[4] = {2, 1, 2, 2};
+    mk_tile4(x, tdims, mult, 1, out);
+    report(s, "tile", out, 480);
+}
+
+/* TFLite resize, batched matmul and transposed convolution (float and int8). */
+static void upsample_cases(arena* a, sink* s) {
+    const mk_shape4 is = {1, 4, 5, 3}, os = {1, 7, 9, 3};
+    const int8_t* q = rand_s8(a, 60);
+    const float* f = rand_f32(a, 60, 2.0f);
+    int8_t* qo = (int8_t*)take(a, 7 * 9 * 3);
+    float* fo = (float*)take(a, 7 * 9 * 3 * 4u);
+    for (int mode = 0; mode < 3; ++mode) {
+        mk_resize_bilinear_tfl_s8(q, is, qo, os, mode == 1, mode == 2);
+        report(s, mode == 0 ? "resize_bilinear_tfl_s8" : mode == 1 ? "resize_bilinear_tfl_s8_align" : "resize_bilinear_tfl_s8_half", qo, 189);
+        mk_resize_bilinear_tfl_f32(f, is, fo, os, mode == 1, mode == 2);
+        report(s, mode == 0 ? "resize_bilinear_tfl_f32" : mode == 1 ? "resize_bilinear_tfl_f32_align" : "resize_bilinear_tfl_f32_half", fo, 756);
+        mk_resize_nearest_tfl(q, is, qo, os, 1, mode == 1, mode == 2);
+        report(s, mode == 0 ? "resize_nearest_tfl" : mode == 1 ? "resize_nearest_tfl_align" : "resize_nearest_tfl_half", qo, 189);
+    }
+    const mk_bmm_dims d = {2, 3, 5, 4, 1, 0, 15, 20};
+    const int8_t* qw = rand_s8(a, 40);
+    const float* fw = rand_f32(a, 40, 1.0f);
+    mk_batch_matmul_s8(q, qw, qo, &d, 3, -2, 1, 1518500250, -6, -128, 127);
+    report(s, "batch_matmul_s8", qo, 24);
+    mk_batch_matmul_f32(f, fw, fo, &d);
+    report(s, "batch_matmul_f32", fo, 96);
+    const mk_shape4 ti = {1, 3, 3, 2}, to = {1, 6, 6, 4};
+    const mk_conv_f32_params fp = {2, 2, 1, 1, 1, 1, -3.4e38f, 3.4e38f};
+    const float* ff = rand_f32(a, 4 * 3 * 3 * 2, 0.5f);
+    mk_transpose_conv_f32(f, ti, ff, 3, 3, 0, fo, to, &fp);
+    report(s, "transpose_conv_f32", fo, 144 * 4u);
+    static const int32_t mult[4] = {1518500250, 1300000000, 1100000000, 2000000000}, shift[4] = {-7, -6, -8, -7};
+    const mk_conv_s8_params qp = {2, 2, 1, 1, 1, 1, 4, -3, -128, 127, mult, shift, 0, 1};
+    const int8_t* qf = rand_s8(a, 4 * 3 * 3 * 2);
+    mk_transpose_conv_s8(q, ti, qf, 3, 3, 0, qo, to, &qp);
+    report(s, "transpose_conv_s8", qo, 144);
 }
 
 int mk_selftest_run(uint8_t* pool, mk_selftest_emit emit, void* ctx) {
@@ -260,6 +331,8 @@ int mk_selftest_run(uint8_t* pool, mk_selftest_emit emit, void* ctx) {
     f32_cases(&a, &s);
     a.used = 0;
     layout_cases(&a, &s);
+    a.used = 0;
+    upsample_cases(&a, &s);
     /* The pool bound is part of the test: a case that outgrew it has scribbled past the pool. */
     if (a.high_water > MK_SELFTEST_POOL_BYTES) emit(ctx, "POOL_OVERFLOW", a.high_water, 0);
     return s.count;

@@ -49,8 +49,9 @@ int main(void) {
     uint8_t* arena = (uint8_t*)(((uintptr_t)__heap_start + 15u) & ~(uintptr_t)15u);
     const uint32_t cap = (uint32_t)(__heap_end - arena);
     const mk_train_header* h = (const mk_train_header*)(const void*)blob;
-    const uint32_t need = h->magic == MK_TRAIN_MAGIC ? mk_tr_sram_bytes(blob) : 0;
-    printf("MKTR %lu %lu %lu\n", (unsigned long)(h->magic == MK_TRAIN_MAGIC ? h->total_bytes : 0), (unsigned long)need, (unsigned long)cap);
+    const int known = h->magic == MK_TRAIN_MAGIC || h->magic == MK_TRAIN_MAGIC_QAS;
+    const uint32_t need = known ? mk_tr_sram_bytes(blob) : 0;
+    printf("MKTR %lu %lu %lu\n", (unsigned long)(known ? h->total_bytes : 0), (unsigned long)need, (unsigned long)cap);
     const mk_tr_hooks hooks = {read_mcycle, on_epoch, 0};
     const int rc = mk_tr_run(blob, (uint32_t)(uintptr_t)__model_blob_size, arena, cap, &hooks);
     if (rc != MK_TR_OK) {

@@ -21,8 +21,12 @@ typedef struct {
 
 /** SRAM the trainer needs for a blob: parameters, gradients, saved activations and their gradients. */
 uint32_t mk_tr_sram_bytes(const uint8_t* blob);
-/** Validates and runs `epochs` epochs; trained parameters are left at `arena` (params_floats floats). */
+/** Validates and runs `epochs` epochs (FP32 or QAS INT8 by the blob's magic); trained parameters (QAS: the
+ * master codes) are left at `arena` (params_floats floats). */
 int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t arena_bytes, const mk_tr_hooks* hooks);
+/** The QAS INT8 loop (trainer_qas.c) that mk_tr_run dispatches to. */
+uint32_t mk_tr_qas_sram_bytes(const uint8_t* blob);
+int mk_tr_qas_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t arena_bytes, const mk_tr_hooks* hooks);
 
 #ifdef __cplusplus
 }

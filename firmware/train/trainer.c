@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "mk/mk_layout.h"
 #include "mk/mk_train.h"
 
 static const mk_train_header* hdr(const uint8_t* b) { return (const mk_train_header*)(const void*)b; }
@@ -15,6 +16,7 @@ static uint32_t in_floats(const mk_train_layer* l) { return (uint32_t)(l->in_h *
 
 uint32_t mk_tr_sram_bytes(const uint8_t* blob) {
     const mk_train_header* h = hdr(blob);
+    if (h->magic == MK_TRAIN_MAGIC_QAS) return mk_tr_qas_sram_bytes(blob);
     uint32_t floats = 2u * h->params_floats + 2u * h->in_floats + 2u * h->act_floats; /* + 2 x every output below */
     for (uint32_t i = 0; i < h->n_layers && i < MK_TRAIN_MAX_LAYERS; ++i) floats += 2u * out_floats(&lay(blob)[i]);
     return floats * 4u;
@@ -34,6 +36,27 @@ static int check(const uint8_t* blob, uint32_t bytes) {
         const mk_train_layer* l = &L[i];
         if (l->in0 > i || (l->in1 != ~0u && l->in1 > i)) return 1; /* inputs must be earlier tensors */
         if (out_floats(l) > h->act_floats || in_floats(l) > h->act_floats) return 1;
+        if (l->op == MK_TR_SLICE || l->op == MK_TR_TRANSPOSE || l->op == MK_TR_EWB) {
+            const int32_t od[4] = {1, l->out_h, l->out_w, l->out_c}, id[4] = {1, l->in_h, l->in_w, l->in_c};
+            int32_t seen = 0;
+            for (int k = 0; k < 4; ++k) {
+                if (l->op == MK_TR_SLICE && (l->q[k] < 0 || l->q[4 + k] <= 0 || l->q[k] + (od[k] - 1) * l->q[4 + k] >= id[k])) return 1;
+                if (l->op == MK_TR_TRANSPOSE && (l->p[k] < 0 || l->p[k] > 3 || od[k] != id[l->p[k]] || (seen & (1 << l->p[k])))) return 1;
+                if (l->op == MK_TR_TRANSPOSE) seen |= 1 << l->p[k];
+            }
+            if (l->op == MK_TR_EWB) {
+                uint32_t ma = 0, mb = 0;
+                if (l->in1 == ~0u) return 1;
+                for (int k = 0; k < 4; ++k) {
+                    if (l->q[k] < 0 || l->q[4 + k] < 0) return 1;
+                    ma += (uint32_t)((od[k] - 1) * l->q[k]);
+                    mb += (uint32_t)((od[k] - 1) * l->q[4 + k]);
+                }
+                const uint32_t sa = l->in0 == 0 ? h->in_floats : out_floats(&L[l->in0 - 1]);
+                const uint32_t sb = l->in1 == 0 ? h->in_floats : out_floats(&L[l->in1 - 1]);
+                if (ma >= sa || mb >= sb) return 1;
+            }
+        }
         if (l->op == MK_TR_DWCONV || l->op == MK_TR_FC) {
             const uint32_t wn = l->op == MK_TR_FC ? (uint32_t)(l->in_c * l->out_c) : (uint32_t)(l->p[0] * l->p[1] * l->in_c);
             if (l->w_param + wn > h->params_floats) return 1;
@@ -48,6 +71,8 @@ static void add_into(float* dst, const float* src, uint32_t n) {
 }
 
 int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t arena_bytes, const mk_tr_hooks* hooks) {
+    if (blob_bytes >= sizeof(mk_train_header) && hdr(blob)->magic == MK_TRAIN_MAGIC_QAS)
+        return mk_tr_qas_run(blob, blob_bytes, arena, arena_bytes, hooks);
     if (check(blob, blob_bytes)) return MK_TR_BAD_BLOB;
     const mk_train_header* h = hdr(blob);
     const mk_train_layer* L = lay(blob);
@@ -109,6 +134,23 @@ int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t
                                 y[o * l->p[3] + k] = l->p[0] ? acc / (float)l->p[2] : acc;
                             }
                         break;
+                    case MK_TR_SLICE: {
+                        const int32_t xd[4] = {1, l->in_h, l->in_w, l->in_c}, yd[4] = {1, l->out_h, l->out_w, l->out_c};
+                        mk_slice4(a, xd, l->q, l->q + 4, yd, 4, y);
+                        break;
+                    }
+                    case MK_TR_TRANSPOSE: {
+                        const int32_t xd[4] = {1, l->in_h, l->in_w, l->in_c};
+                        mk_transpose4(a, xd, l->p, 4, y);
+                        break;
+                    }
+                    case MK_TR_EWB: {
+                        mk_bcast4 bc;
+                        bc.out = os;
+                        for (int k = 0; k < 4; ++k) bc.a_stride[k] = l->q[k], bc.b_stride[k] = l->q[4 + k];
+                        mk_train_binary_bcast_fwd((mk_tr_ew)l->p[0], a, b, &bc, y);
+                        break;
+                    }
                     default: memcpy(y, a, n * 4u); break; /* FLATTEN */
                 }
             }
@@ -160,6 +202,25 @@ int mk_tr_run(const uint8_t* blob, uint32_t blob_bytes, uint8_t* arena, uint32_t
                         break;
                     }
                     case MK_TR_REDUCE: mk_train_reduce_bwd(l->p[0], g, l->p[1], l->p[2], l->p[3], scratch); add_into(ga, scratch, na); break;
+                    case MK_TR_SLICE: {
+                        const int32_t xd[4] = {1, l->in_h, l->in_w, l->in_c}, yd[4] = {1, l->out_h, l->out_w, l->out_c};
+                        mk_train_slice4_bwd(xd, l->q, l->q + 4, yd, g, scratch);
+                        add_into(ga, scratch, na);
+                        break;
+                    }
+                    case MK_TR_TRANSPOSE: {
+                        const int32_t xd[4] = {1, l->in_h, l->in_w, l->in_c};
+                        mk_train_transpose4_bwd(xd, l->p, g, scratch);
+                        add_into(ga, scratch, na);
+                        break;
+                    }
+                    case MK_TR_EWB: { /* accumulates straight into both inputs' gradients (sums over broadcast axes) */
+                        mk_bcast4 bc;
+                        bc.out = os;
+                        for (int k = 0; k < 4; ++k) bc.a_stride[k] = l->q[k], bc.b_stride[k] = l->q[4 + k];
+                        mk_train_binary_bcast_bwd((mk_tr_ew)l->p[0], act[l->in0], act[l->in1], g, &bc, ga, gact[l->in1]);
+                        break;
+                    }
                     default: add_into(ga, g, na); break; /* FLATTEN */
                 }
             }

@@ -2,6 +2,8 @@
 // SoC profile loader: strict (unknown keys and out-of-range values are errors naming the JSON path).
 #include "hw/profile.h"
 
+#include "hw/regdb.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -109,6 +111,7 @@ void visit_params(P& p, V&& v) {
     v("npu", "c2_fp16", n.c2_fp16, 1, 64);
     v("npu", "dma_address_bits", n.dma_address_bits, 32, 48);
     v("npu", "pc_data_amount_scale", n.pc_data_amount_scale, 1, 4);
+    v("npu", "regdb_generation", n.regdb_generation, 0, 0);
     v("npu", "pc_task_number_bits", n.pc_task_number_bits, 1, 16);
     v("npu", "pc_task_status_offset", n.pc_task_status_offset, 0, 0xffc);
     v("npu", "pc_cycles_per_regcmd", n.pc_cycles_per_regcmd, 0, 1000);
@@ -123,12 +126,21 @@ void visit_params(P& p, V&& v) {
     v("npu", "dpu_lut_atoms_per_cycle", n.dpu_lut_atoms_per_cycle, 0.01, 64);
     v("npu", "ppu_atoms_per_cycle", n.ppu_atoms_per_cycle, 0.01, 64);
     v("npu", "load_compute_overlap", n.load_compute_overlap, 0.0, 1.0);
+    v("npu", "weight_kernel_group_int8", n.weight_kernel_group_int8, 1, 256);
+    v("npu", "weight_channel_group_int8", n.weight_channel_group_int8, 1, 256);
+    v("npu", "weight_kernel_group_fp16", n.weight_kernel_group_fp16, 1, 256);
+    v("npu", "weight_channel_group_fp16", n.weight_channel_group_fp16, 1, 256);
+    v("npu", "depthwise_channel_group_int8", n.depthwise_channel_group_int8, 1, 256);
+    v("npu", "depthwise_channel_group_fp16", n.depthwise_channel_group_fp16, 1, 256);
     v("npu", "stripe_max_pixels", n.stripe_max_pixels, 1, 1024);
     v("npu", "cbuf_read_bytes_per_cycle", n.cbuf_read_bytes_per_cycle, 1, 65536);
     v("npu", "conv_mac_efficiency", n.conv_mac_efficiency, 0.05, 1.0);
     auto& m = p.mem;
     v("memory", "ddr_base", m.ddr_base, 0, 1e15);
     v("memory", "ddr_size_bytes", m.ddr_size_bytes, 1 << 20, 1e13);
+    v("memory", "npu_iommu", m.npu_iommu, 0, 1);
+    v("memory", "iova_base", m.iova_base, 0, 1e15);
+    v("memory", "iova_bytes", m.iova_bytes, 1 << 20, 1e13);
     v("memory", "ddr_peak_bytes_per_s", m.ddr_peak_bytes_per_s, 1e8, 1e12);
     v("memory", "ddr_type", m.ddr_type, 0, 0);
     v("memory", "ddr_efficiency", m.ddr_efficiency, 0.05, 1.0);
@@ -161,6 +173,24 @@ void validate(const Ctx& c, const SocProfile& p) {
     if (mp.nbuf_bytes.value && mp.nbuf_base.value < ddr_end &&
         mp.nbuf_base.value + mp.nbuf_bytes.value > mp.ddr_base.value)
         c.fail("memory.nbuf_base", "NBUF overlaps the DDR window");
+    const auto gen = rknpu::generation_by_name(np.regdb_generation.value);
+    if (!gen) {
+        std::string known;
+        for (const char* g : rknpu::kGenerationNames) known += std::string(known.empty() ? "" : ", ") + g;
+        c.fail("npu.regdb_generation", fmt::format("'{}' is not a register-map generation ({})", np.regdb_generation.value, known));
+    }
+    // The PC's task-number width and status offset are the generation's register layout.
+    const rknpu::RegInfo* tc = rknpu::find_reg("PC.TASK_CON", *gen);
+    const FieldInfo* tn = tc ? rknpu::find_field(*tc, "TASK_NUMBER") : nullptr;
+    if (!tn || static_cast<int>(tn->field().width()) != np.pc_task_number_bits.value)
+        c.fail("npu.pc_task_number_bits", fmt::format("{} differs from TASK_CON.TASK_NUMBER of regdb generation {}",
+                                                      np.pc_task_number_bits.value, np.regdb_generation.value));
+    const rknpu::RegInfo* ts = rknpu::find_reg("PC.TASK_STATUS", *gen);
+    if (!ts || ts->offset != np.pc_task_status_offset.value)
+        c.fail("npu.pc_task_status_offset", fmt::format("0x{:x} differs from PC.TASK_STATUS of regdb generation {}",
+                                                        np.pc_task_status_offset.value, np.regdb_generation.value));
+    if (mp.npu_iommu.value && mp.iova_base.value + mp.iova_bytes.value > (uint64_t{1} << np.dma_address_bits.value))
+        c.fail("memory.iova_bytes", "the IOVA domain exceeds npu.dma_address_bits");
     for (size_t i = 0; i < np.core_mmio_bases.value.size(); ++i) {
         uint64_t b = np.core_mmio_bases.value[i];
         if (b < ddr_end && b + np.core_mmio_window_bytes.value > mp.ddr_base.value)

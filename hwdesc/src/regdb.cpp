@@ -1,46 +1,80 @@
 // SPDX-License-Identifier: MIT
-// Look-ups over the generated register tables (sorted by offset, so offset search is binary).
+// Look-ups over the generated register tables (sorted by offset, so offset search is an index).
 #include "hw/regdb.h"
 
-#include <algorithm>
+#include "hw/profile.h"
+
 #include <array>
-#include <map>
 #include <cstring>
+#include <map>
+#include <stdexcept>
 
 namespace hw::rknpu {
 
 namespace {
+
+constexpr RegTable kTables[] = {
+    {kRegs, kRegCount}, {kRegs_rk356x, kRegCount_rk356x}, {kRegs_rv1106, kRegCount_rv1106}, {kRegs_rk3562, kRegCount_rk3562}};
+static_assert(sizeof(kTables) / sizeof(kTables[0]) == kGenerationCount, "one table per generation");
+
 /// Offset -> register, one slot per 32-bit word of the 64 KiB window: the PC decodes every
 /// fetched entry through this, so it must be a plain index.
-const std::array<int16_t, 0x4000>& offset_table() {
-    static const std::array<int16_t, 0x4000> t = [] {
-        std::array<int16_t, 0x4000> a{};
-        a.fill(-1);
-        for (int i = 0; i < kRegCount; ++i) a[kRegs[i].offset >> 2] = static_cast<int16_t>(i);
-        return a;
+using OffsetIndex = std::array<int16_t, 0x4000>;
+const OffsetIndex& offset_table(Generation g) {
+    static const std::array<OffsetIndex, kGenerationCount> t = [] {
+        std::array<OffsetIndex, kGenerationCount> all{};
+        for (int gi = 0; gi < kGenerationCount; ++gi) {
+            all[gi].fill(-1);
+            for (int i = 0; i < kTables[gi].count; ++i)
+                all[gi][kTables[gi].regs[i].offset >> 2] = static_cast<int16_t>(i);
+        }
+        return all;
     }();
-    return t;
+    return t[static_cast<size_t>(g)];
 }
+
+const std::map<std::string, const RegInfo*>& name_table(Generation g) {
+    static const std::array<std::map<std::string, const RegInfo*>, kGenerationCount> t = [] {
+        std::array<std::map<std::string, const RegInfo*>, kGenerationCount> all;
+        for (int gi = 0; gi < kGenerationCount; ++gi)
+            for (const RegInfo& r : kTables[gi]) {
+                all[gi][std::string(r.block_name) + "." + r.name] = &r;
+                all[gi][std::string(r.block_name) + "_" + r.name] = &r;
+            }
+        return all;
+    }();
+    return t[static_cast<size_t>(g)];
+}
+
 }  // namespace
 
-const RegInfo* find_reg(uint16_t offset) {
-    if (offset & 3) return nullptr;
-    const int16_t i = offset_table()[offset >> 2];
-    return i < 0 ? nullptr : &kRegs[i];
+std::optional<Generation> generation_by_name(const std::string& name) {
+    for (int i = 0; i < kGenerationCount; ++i)
+        if (name == kGenerationNames[i]) return static_cast<Generation>(i);
+    return std::nullopt;
 }
 
-const RegInfo* find_reg(const std::string& name) {
-    static const std::map<std::string, const RegInfo*> by_name = [] {
-        std::map<std::string, const RegInfo*> m;
-        for (const RegInfo& r : kRegs) {
-            m[std::string(r.block_name) + "." + r.name] = &r;
-            m[std::string(r.block_name) + "_" + r.name] = &r;
-        }
-        return m;
-    }();
-    auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : it->second;
+Generation soc_generation(const hw::SocProfile& soc) {
+    return generation_by_name(soc.npu.regdb_generation.value).value_or(Generation::RK3588);
 }
+
+const char* generation_name(Generation g) { return kGenerationNames[static_cast<int>(g)]; }
+
+RegTable reg_table(Generation g) { return kTables[static_cast<int>(g)]; }
+
+const RegInfo* find_reg(uint16_t offset, Generation g) {
+    if (offset & 3) return nullptr;
+    const int16_t i = offset_table(g)[offset >> 2];
+    return i < 0 ? nullptr : &kTables[static_cast<int>(g)].regs[i];
+}
+const RegInfo* find_reg(uint16_t offset) { return find_reg(offset, Generation::RK3588); }
+
+const RegInfo* find_reg(const std::string& name, Generation g) {
+    const auto& m = name_table(g);
+    auto it = m.find(name);
+    return it == m.end() ? nullptr : it->second;
+}
+const RegInfo* find_reg(const std::string& name) { return find_reg(name, Generation::RK3588); }
 
 const BlockInfo* block_at(uint16_t offset) {
     for (const BlockInfo& b : kBlocks)
@@ -61,6 +95,16 @@ const FieldInfo* find_field(const RegInfo& reg, const std::string& name) {
     for (int i = 0; i < reg.field_count; ++i)
         if (name == reg.fields[i].name) return &reg.fields[i];
     return nullptr;
+}
+
+const EnumInfo* field_enum(const FieldInfo& f) { return f.enum_index < 0 ? nullptr : &kEnums[f.enum_index]; }
+
+hw::Field field_of(Generation g, const char* reg, const char* field) {
+    const RegInfo* r = find_reg(reg, g);
+    const FieldInfo* f = r ? find_field(*r, field) : nullptr;
+    if (!f)
+        throw std::logic_error(std::string("regdb: no field ") + reg + "." + field + " on " + generation_name(g));
+    return f->field();
 }
 
 }  // namespace hw::rknpu

@@ -60,9 +60,21 @@ static inline float unop(mk_unop op, float x, float alpha, float beta) {
         }
         case MK_UN_ROUND: return mk_round_half_even(x);
         case MK_UN_LOG: return mk_logf(x);
+        case MK_UN_AFFINE: return alpha * x + beta;
+        case MK_UN_THRESHOLDED_RELU: return x > alpha ? x : 0.0f;
+        case MK_UN_SCALED_TANH: return alpha * mk_tanhf(beta * x);
+        case MK_UN_SOFTSIGN: return x / (1.0f + (x < 0.0f ? -x : x));
+        case MK_UN_SOFTPLUS: /* log(1 + e^x) without overflow: x + log(1 + e^-x) for large x */
+            return x > 15.0f ? x + mk_logf(1.0f + mk_expf(-x)) : mk_logf(1.0f + mk_expf(x));
+        case MK_UN_SIN: return mk_sinf(x);
+        case MK_UN_COS: return mk_cosf(x);
+        case MK_UN_GELU: return 0.5f * x * (1.0f + mk_erff(x * 0.70710678f));
+        case MK_UN_GELU_TANH: return 0.5f * x * (1.0f + mk_tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
     }
     return 0.0f;
 }
+
+float mk_unary1_f32(mk_unop op, float x, float alpha, float beta) { return unop(op, x, alpha, beta); }
 
 void mk_unary_f32(mk_unop op, const float* in, float* out, int32_t count, float alpha, float beta) {
     for (int32_t i = 0; i < count; ++i) out[i] = unop(op, in[i], alpha, beta);

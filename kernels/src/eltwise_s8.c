@@ -120,3 +120,19 @@ void mk_softmax_s8_lut(const int8_t* in, int8_t* out, int32_t rows, int32_t cols
         }
     }
 }
+
+void mk_minmax_s8(const int8_t* a, const int8_t* b, int8_t* out, const mk_bcast4* bc, int32_t is_max, int32_t act_min,
+                  int32_t act_max) {
+    const mk_shape4 s = bc->out;
+    int32_t oi = 0;
+    for (int32_t i0 = 0; i0 < s.n; ++i0)
+        for (int32_t i1 = 0; i1 < s.h; ++i1)
+            for (int32_t i2 = 0; i2 < s.w; ++i2) {
+                const int8_t* pa = a + i0 * bc->a_stride[0] + i1 * bc->a_stride[1] + i2 * bc->a_stride[2];
+                const int8_t* pb = b + i0 * bc->b_stride[0] + i1 * bc->b_stride[1] + i2 * bc->b_stride[2];
+                for (int32_t i3 = 0; i3 < s.c; ++i3, ++oi) {
+                    const int32_t x = pa[i3 * bc->a_stride[3]], y = pb[i3 * bc->b_stride[3]];
+                    out[oi] = (int8_t)mk_clamp_i32(is_max ? (x > y ? x : y) : (x < y ? x : y), act_min, act_max);
+                }
+            }
+}

@@ -77,3 +77,25 @@ void mk_slice4(const void* in, const int32_t dims[4], const int32_t begin[4], co
                     dst += elem_bytes;
                 }
 }
+
+void mk_gather(const void* in, int32_t outer, int32_t n, int32_t inner, const int32_t* idx, int32_t count, size_t elem_bytes,
+               void* out) {
+    const size_t row = (size_t)inner * elem_bytes;
+    const uint8_t* src = (const uint8_t*)in;
+    uint8_t* dst = (uint8_t*)out;
+    for (int32_t o = 0; o < outer; ++o)
+        for (int32_t k = 0; k < count; ++k, dst += row) memcpy(dst, src + ((size_t)o * (size_t)n + (size_t)idx[k]) * row, row);
+}
+
+void mk_tile4(const void* in, const int32_t dims[4], const int32_t mult[4], size_t elem_bytes, void* out) {
+    const uint8_t* src = (const uint8_t*)in;
+    uint8_t* dst = (uint8_t*)out;
+    const size_t row = (size_t)dims[3] * elem_bytes;
+    for (int32_t a = 0; a < dims[0] * mult[0]; ++a)
+        for (int32_t b = 0; b < dims[1] * mult[1]; ++b)
+            for (int32_t c = 0; c < dims[2] * mult[2]; ++c) {
+                const uint8_t* s = src + ((((size_t)(a % dims[0]) * (size_t)dims[1] + (size_t)(b % dims[1])) * (size_t)dims[2] +
+                                           (size_t)(c % dims[2])) * row);
+                for (int32_t r = 0; r < mult[3]; ++r, dst += row) memcpy(dst, s, row);
+            }
+}

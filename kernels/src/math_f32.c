@@ -84,3 +84,51 @@ MK_HOT float mk_sigmoidf(float x) {
     const float e = mk_expf(x);
     return e / (1.0f + e);
 }
+
+/* sin(r) and cos(r) for |r| <= pi/4 (minimax-style odd/even polynomials in single precision). */
+static float sin_kernel(float r) {
+    const float z = r * r;
+    return r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * -1.9515295891e-4f));
+}
+static float cos_kernel(float r) {
+    const float z = r * r;
+    return 1.0f - 0.5f * z + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f));
+}
+
+/* x = j pi/2 + r: j the nearest integer to x 2/pi, r in double with fdlibm's pio2_1 (33 bits, so j pio2_1
+ * is exact for |j| < 2^20) and its tail pio2_1t. */
+static float reduce_pio2(float x, int32_t* quadrant) {
+    const double pio2_1 = 1.57079632673412561417e+00, pio2_1t = 6.07710050650619224932e-11, two_over_pi = 6.36619772367581382433e-01;
+    const double t = (double)x * two_over_pi;
+    const int64_t j = (int64_t)(t >= 0.0 ? t + 0.5 : t - 0.5);
+    *quadrant = (int32_t)(j & 3);
+    return (float)(((double)x - (double)j * pio2_1) - (double)j * pio2_1t);
+}
+
+float mk_sinf(float x) {
+    if (x != x || x - x != 0.0f) return from_bits(0x7fc00000u); /* NaN, +-inf */
+    const float ax = x < 0.0f ? -x : x;
+    if (ax < 0.78539816f) return sin_kernel(x);
+    int32_t q;
+    const float r = reduce_pio2(x, &q);
+    return q == 0 ? sin_kernel(r) : q == 1 ? cos_kernel(r) : q == 2 ? -sin_kernel(r) : -cos_kernel(r);
+}
+
+float mk_cosf(float x) {
+    if (x != x || x - x != 0.0f) return from_bits(0x7fc00000u);
+    const float ax = x < 0.0f ? -x : x;
+    if (ax < 0.78539816f) return cos_kernel(x);
+    int32_t q;
+    const float r = reduce_pio2(x, &q);
+    return q == 0 ? cos_kernel(r) : q == 1 ? -sin_kernel(r) : q == 2 ? -cos_kernel(r) : sin_kernel(r);
+}
+
+float mk_erff(float x) {
+    if (x != x) return x;
+    const float ax = x < 0.0f ? -x : x;
+    if (ax > 6.0f) return x < 0.0f ? -1.0f : 1.0f;
+    const float t = 1.0f / (1.0f + 0.3275911f * ax);
+    const float p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+    const float r = 1.0f - p * mk_expf(-ax * ax);
+    return x < 0.0f ? -r : r;
+}

@@ -55,6 +55,17 @@ void mk_argmax_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, i
         }
 }
 
+void mk_argmin_f32(const float* in, int32_t* out, int32_t outer, int32_t axis, int32_t inner) {
+    for (int32_t o = 0; o < outer; ++o)
+        for (int32_t i = 0; i < inner; ++i) {
+            const float* v = in + o * axis * inner + i;
+            int32_t best = 0;
+            for (int32_t a = 1; a < axis; ++a)
+                if (v[a * inner] < v[best * inner]) best = a;
+            out[o * inner + i] = best;
+        }
+}
+
 /* Source coordinate of output index `o` (ONNX Resize coordinate_transformation_mode). */
 static float src_coord(int32_t o, int32_t in_size, int32_t out_size, int coord) {
     const float scale = (float)out_size / (float)in_size;
@@ -68,9 +79,11 @@ static int32_t floor_i(float x) {
     return (float)t > x ? t - 1 : t;
 }
 
-static int32_t nearest_idx(float x, int32_t size) {
+/* ONNX nearest_mode: 0 round_prefer_floor (ties down), 2 round_prefer_ceil (ties up), 3 floor. */
+static int32_t nearest_idx(float x, int32_t size, int mode) {
     int32_t i = floor_i(x);
-    if (x - (float)i > 0.5f) ++i; /* round_prefer_floor: ties go down */
+    const float d = x - (float)i;
+    if (mode != 3 && (d > 0.5f || (mode == 2 && d == 0.5f))) ++i;
     return i < 0 ? 0 : (i >= size ? size - 1 : i);
 }
 
@@ -82,8 +95,8 @@ void mk_resize_f32(const float* in, mk_shape4 is, float* out, mk_shape4 os, int 
             for (int32_t ox = 0; ox < os.w; ++ox) {
                 float fx = src_coord(ox, is.w, os.w, coord);
                 float* o = out + ((n * os.h + oy) * os.w + ox) * C;
-                if (mode == 0) {
-                    const float* v = in + ((n * is.h + nearest_idx(fy, is.h)) * is.w + nearest_idx(fx, is.w)) * C;
+                if (mode != 1) {
+                    const float* v = in + ((n * is.h + nearest_idx(fy, is.h, mode)) * is.w + nearest_idx(fx, is.w, mode)) * C;
                     for (int32_t c = 0; c < C; ++c) o[c] = v[c];
                     continue;
                 }
@@ -101,51 +114,4 @@ void mk_resize_f32(const float* in, mk_shape4 is, float* out, mk_shape4 os, int 
                 }
             }
         }
-}
-
-MK_HOT void mk_gru_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
-                const float* bias, float* h, float* y, float* scratch) {
-    const int32_t H = hidden, I = input_size;
-    float* gx = scratch;      /* W x + Wb, 3H */
-    float* gh = scratch + 3 * H; /* R h + Rb, 3H */
-    for (int32_t t = 0; t < steps; ++t) {
-        const float* xt = x + t * I;
-        for (int32_t g = 0; g < 3 * H; ++g) {
-            float a = bias ? bias[g] : 0.0f, b = bias ? bias[3 * H + g] : 0.0f;
-            for (int32_t i = 0; i < I; ++i) a += w[g * I + i] * xt[i];
-            for (int32_t j = 0; j < H; ++j) b += r[g * H + j] * h[j];
-            gx[g] = a;
-            gh[g] = b;
-        }
-        for (int32_t j = 0; j < H; ++j) {
-            const float z = mk_sigmoidf(gx[j] + gh[j]);
-            const float rr = mk_sigmoidf(gx[H + j] + gh[H + j]);
-            const float hh = mk_tanhf(gx[2 * H + j] + rr * gh[2 * H + j]);
-            h[j] = (1.0f - z) * hh + z * h[j];
-        }
-        if (y)
-            for (int32_t j = 0; j < H; ++j) y[t * H + j] = h[j];
-    }
-}
-
-MK_HOT void mk_lstm_f32(const float* x, int32_t steps, int32_t input_size, int32_t hidden, const float* w, const float* r,
-                        const float* bias, float* h, float* c, float* y, float* scratch) {
-    const int32_t H = hidden, I = input_size;
-    for (int32_t t = 0; t < steps; ++t) {
-        const float* xt = x + t * I;
-        for (int32_t g = 0; g < 4 * H; ++g) { /* W x + R h + Wb + Rb, the four gates i, o, f, c */
-            float a = bias ? bias[g] + bias[4 * H + g] : 0.0f;
-            for (int32_t i = 0; i < I; ++i) a += w[g * I + i] * xt[i];
-            for (int32_t j = 0; j < H; ++j) a += r[g * H + j] * h[j];
-            scratch[g] = a;
-        }
-        for (int32_t j = 0; j < H; ++j) {
-            const float ig = mk_sigmoidf(scratch[j]), og = mk_sigmoidf(scratch[H + j]);
-            const float fg = mk_sigmoidf(scratch[2 * H + j]), cg = mk_tanhf(scratch[3 * H + j]);
-            c[j] = fg * c[j] + ig * cg;
-            h[j] = og * mk_tanhf(c[j]);
-        }
-        if (y)
-            for (int32_t j = 0; j < H; ++j) y[t * H + j] = h[j];
-    }
 }

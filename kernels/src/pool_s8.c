@@ -78,3 +78,33 @@ void mk_argmax_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out) {
         out[r] = best;
     }
 }
+
+void mk_argmin_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out) {
+    for (int32_t r = 0; r < rows; ++r) {
+        const int8_t* v = in + r * cols;
+        int32_t best = 0;
+        for (int32_t i = 1; i < cols; ++i)
+            if (v[i] < v[best]) best = i;
+        out[r] = best;
+    }
+}
+
+void mk_reduce_s8(int32_t op, const int8_t* in, int8_t* out, int32_t outer, int32_t axis, int32_t inner, int32_t in_zp,
+                  int32_t out_zp, int32_t mult, int32_t shift) {
+    for (int32_t o = 0; o < outer; ++o)
+        for (int32_t i = 0; i < inner; ++i) {
+            const int8_t* v = in + o * axis * inner + i;
+            if (op == 2 || op == 3) { /* max / min of the codes */
+                int32_t acc = v[0];
+                for (int32_t a = 1; a < axis; ++a) {
+                    const int32_t x = v[a * inner];
+                    acc = op == 2 ? (x > acc ? x : acc) : (x < acc ? x : acc);
+                }
+                out[o * inner + i] = (int8_t)acc;
+                continue;
+            }
+            int32_t sum = 0;
+            for (int32_t a = 0; a < axis; ++a) sum += v[a * inner] - in_zp;
+            out[o * inner + i] = (int8_t)mk_clamp_i32(mk_tfl_mbqm(sum, mult, shift) + out_zp, -128, 127);
+        }
+}

@@ -169,26 +169,32 @@ void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis,
 }
 
 void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale,
-                        int32_t kh, int32_t kw, int32_t pad_t, int32_t pad_l, const float* dy, mk_shape4 ys, float* dx,
-                        float* dwq, float* dbq) {
+                        int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, int32_t pad_t, int32_t pad_l, const float* dy,
+                        mk_shape4 ys, float* dx, float* dwq, float* dbq) {
     const int32_t IC = xs.c, OC = ys.c;
-    for (int32_t i = 0; i < xs.h * xs.w * IC; ++i) dx[i] = 0.0f;
+    if (dx)
+        for (int32_t i = 0; i < xs.h * xs.w * IC; ++i) dx[i] = 0.0f;
     for (int32_t oy = 0; oy < ys.h; ++oy)
         for (int32_t ox = 0; ox < ys.w; ++ox)
             for (int32_t oc = 0; oc < OC; ++oc) {
                 const float g = dy[(oy * ys.w + ox) * OC + oc], sw = w_scale[oc];
+                if (g == 0.0f) continue; /* saturated outputs (straight-through estimator) and ReLU zeros */
                 if (dbq) dbq[oc] += g / (x_scale * sw); /* bias code: real b = s_x s_w b_q, QAS-scaled */
+                const float gw = g * x_scale / sw;      /* g(W) / s_w per unit of (x - z_x) */
+                const float gx = g * sw;                /* W = s_w W_q */
                 for (int32_t ky = 0; ky < kh; ++ky) {
-                    const int32_t iy = oy + ky - pad_t;
+                    const int32_t iy = oy * stride_h + ky - pad_t;
                     if (iy < 0 || iy >= xs.h) continue;
                     for (int32_t kx = 0; kx < kw; ++kx) {
-                        const int32_t ix = ox + kx - pad_l;
+                        const int32_t ix = ox * stride_w + kx - pad_l;
                         if (ix < 0 || ix >= xs.w) continue;
-                        for (int32_t ic = 0; ic < IC; ++ic) {
-                            const int32_t xi = (iy * xs.w + ix) * IC + ic, wi = ((oc * kh + ky) * kw + kx) * IC + ic;
-                            const float xr = x_scale * (float)(x[xi] - x_zp);
-                            dwq[wi] += g * xr / sw;              /* g(W) / s_w */
-                            dx[xi] += g * sw * (float)w[wi];     /* W = s_w W_q */
+                        const int8_t* xp = x + (iy * xs.w + ix) * IC;
+                        const int8_t* wp = w + ((oc * kh + ky) * kw + kx) * IC;
+                        float* dwp = dwq + ((oc * kh + ky) * kw + kx) * IC;
+                        for (int32_t ic = 0; ic < IC; ++ic) dwp[ic] += gw * (float)(xp[ic] - x_zp);
+                        if (dx) {
+                            float* dxp = dx + (iy * xs.w + ix) * IC;
+                            for (int32_t ic = 0; ic < IC; ++ic) dxp[ic] += gx * (float)wp[ic];
                         }
                     }
                 }
@@ -201,10 +207,12 @@ void mk_train_qfc_bwd(const int8_t* x, int32_t k, float x_scale, int32_t x_zp, c
         for (int32_t i = 0; i < k; ++i) dx[i] = 0.0f;
     for (int32_t j = 0; j < n; ++j) {
         const float g = dy[j], sw = w_scale[j];
+        if (g == 0.0f) continue;
         if (dbq) dbq[j] += g / (x_scale * sw);
+        const float gw = g * x_scale / sw, gx = g * sw;
         for (int32_t i = 0; i < k; ++i) {
-            dwq[j * k + i] += g * x_scale * (float)(x[i] - x_zp) / sw;
-            if (dx) dx[i] += g * sw * (float)w[j * k + i];
+            dwq[j * k + i] += gw * (float)(x[i] - x_zp);
+            if (dx) dx[i] += gx * (float)w[j * k + i];
         }
     }
 }
@@ -227,4 +235,47 @@ void mk_train_qmaxpool_bwd(const int8_t* x, mk_shape4 xs, int32_t k, int32_t str
                     }
                 dx[best] += dy[(oy * ys.w + ox) * C + c];
             }
+}
+
+void mk_train_binary_bcast_bwd(mk_tr_ew op, const float* a, const float* b, const float* dy, const mk_bcast4* bc, float* da,
+                               float* db) {
+    const mk_shape4 o = bc->out;
+    int32_t i = 0;
+    for (int32_t i0 = 0; i0 < o.n; ++i0)
+        for (int32_t i1 = 0; i1 < o.h; ++i1)
+            for (int32_t i2 = 0; i2 < o.w; ++i2)
+                for (int32_t i3 = 0; i3 < o.c; ++i3, ++i) {
+                    const int32_t ia = i0 * bc->a_stride[0] + i1 * bc->a_stride[1] + i2 * bc->a_stride[2] + i3 * bc->a_stride[3];
+                    const int32_t ib = i0 * bc->b_stride[0] + i1 * bc->b_stride[1] + i2 * bc->b_stride[2] + i3 * bc->b_stride[3];
+                    const float g = dy[i], va = a[ia], vb = b[ib];
+                    switch (op) {
+                        case MK_TR_EW_ADD: da[ia] += g; db[ib] += g; break;
+                        case MK_TR_EW_SUB: da[ia] += g; db[ib] -= g; break;
+                        case MK_TR_EW_MUL: da[ia] += g * vb; db[ib] += g * va; break;
+                        case MK_TR_EW_DIV: {
+                            const float inv = 1.0f / vb;
+                            da[ia] += g * inv;
+                            db[ib] -= g * va * inv * inv;
+                            break;
+                        }
+                    }
+                }
+}
+
+void mk_train_binary_bcast_fwd(mk_tr_ew op, const float* a, const float* b, const mk_bcast4* bc, float* y) {
+    const mk_shape4 o = bc->out;
+    int32_t i = 0;
+    for (int32_t i0 = 0; i0 < o.n; ++i0)
+        for (int32_t i1 = 0; i1 < o.h; ++i1)
+            for (int32_t i2 = 0; i2 < o.w; ++i2)
+                for (int32_t i3 = 0; i3 < o.c; ++i3, ++i) {
+                    const float va = a[i0 * bc->a_stride[0] + i1 * bc->a_stride[1] + i2 * bc->a_stride[2] + i3 * bc->a_stride[3]];
+                    const float vb = b[i0 * bc->b_stride[0] + i1 * bc->b_stride[1] + i2 * bc->b_stride[2] + i3 * bc->b_stride[3]];
+                    y[i] = op == MK_TR_EW_ADD ? va + vb : op == MK_TR_EW_SUB ? va - vb : op == MK_TR_EW_MUL ? va * vb : va / vb;
+                }
+}
+
+void mk_train_qclip_mask(const int8_t* y, int32_t lo, int32_t hi, float* g, int32_t count) {
+    for (int32_t i = 0; i < count; ++i)
+        if (y[i] <= lo || y[i] >= hi) g[i] = 0.0f;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Static checks of a regcmd buffer against the register database and a SoC profile: register
-// existence and target, reserved bits, read-only writes, the task-ending sequence, enabled vs
-// programmed blocks, conv-path legality (field limits, CBUF banks and entries, sizes) and the
-// chaining between tasks. Each finding names task, entry, register, field and value, with a hint.
+// Checks of a regcmd buffer against the register database of the profile's generation and the PC
+// interpreter the platform runs (npu/rknpu/pc.h): register existence and target, reserved bits,
+// read-only writes, the task end, enabled vs programmed blocks, every task's programming as the
+// model plans it (the faults replay would raise), CBUF entries, and each chain's pointers and
+// amounts (a buffer may hold several independent chains). Errors are what silicon producers never
+// write; warnings name the rule's source; notes list the documented assumptions a task relies on.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -14,7 +16,7 @@
 namespace sim {
 
 struct LintFinding {
-    enum class Severity { Error, Warning } severity = Severity::Error;
+    enum class Severity { Error, Warning, Note } severity = Severity::Error;
     std::string code;  ///< stable id, e.g. "E-target"
     int task = -1;
     long entry = -1;   ///< index of the 64-bit entry, -1 for task-level findings
@@ -23,6 +25,7 @@ struct LintFinding {
     uint64_t value = 0;
     std::string message;
     std::string hint;
+    std::string source;  ///< where the rule comes from (producer convention, document section)
     std::string text() const;
 };
 

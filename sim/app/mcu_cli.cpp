@@ -25,7 +25,7 @@ mcu::FirmwareRun run_on_mcu_platform(const mcu::McuTarget& t, const std::string&
     const std::clock_t c0 = std::clock();
     iss::McuPlatformRun p;
     try {
-        p = iss::run_mcu_platform(iss::load_preset(t.iss_preset, iss::default_preset_dir()), elf, {{t.blob_base, blob}}, max_insns);
+        p = iss::run_mcu_platform(iss::load_preset(t.iss_preset, iss::default_preset_dir()), iss::mcu_devices_of(t), elf, {{t.blob_base, blob}}, max_insns);
     } catch (const std::exception& e) {
         r.error = std::string("SystemC platform: ") + e.what();
         return r;
@@ -45,7 +45,7 @@ namespace {
 
 /// Layers back to back from the schedule's start, at the MCU clock (the firmware's printing between
 /// layers is not part of any layer and is left out).
-std::string trace_json(const mcu::McuRunReport& r) {
+trace::TraceWriter mcu_trace(const mcu::McuRunReport& r) {
     trace::TraceWriter w;
     const int core = w.track(r.platform, "core0 (RV32IMFC)");
     const int layers = w.track(r.platform, "layers");
@@ -59,7 +59,7 @@ std::string trace_json(const mcu::McuRunReport& r) {
         w.complete(core, l.symbol, at, dur, {trace::arg("layer", l.node), trace::arg("kernel", l.kernel)}, "mcu");
         at += dur;
     }
-    return w.to_json();
+    return w;
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ std::string mcu_report_json(const mcu::McuRunReport& r) {
 }
 
 int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path,
-                const results::ResultOptions& res) {
+                const results::ResultOptions& res, const std::string& vcd_path) {
     mcu::McuRunReport rep;
     o.report = &rep;
     o.executor = run_on_mcu_platform;
@@ -139,8 +139,12 @@ int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std:
         std::cerr << "npusim: error: cannot write the report, " << report_path << "\n";
         return 2;
     }
-    if (!trace_path.empty() && rep.ran && !write(trace_path, trace_json(rep))) {
+    if (!trace_path.empty() && rep.ran && !write(trace_path, mcu_trace(rep).to_json())) {
         std::cerr << "npusim: error: cannot write the trace, " << trace_path << "\n";
+        return 2;
+    }
+    if (!vcd_path.empty() && rep.ran && !mcu_trace(rep).write_vcd(vcd_path)) {
+        std::cerr << "npusim: error: cannot write the VCD, " << vcd_path << "\n";
         return 2;
     }
     return rc;

@@ -13,9 +13,10 @@ namespace sim {
 
 /// Runs `o` (executor and report are set here); writes the report/trace when the paths are
 /// non-empty. Returns run_cli's exit code, or 2 when a file cannot be written.
-/// `res`: --output / --output-dir / --expect on the firmware's outputs (results/results.h).
+/// `res`: --output / --output-dir / --expect on the firmware's outputs (results/results.h);
+/// `vcd_path`: --vcd.
 int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std::string& trace_path,
-                const results::ResultOptions& res = {});
+                const results::ResultOptions& res = {}, const std::string& vcd_path = "");
 
 /// The firmware on the SystemC MCU platform (iss::run_mcu_platform) as an mcu::FirmwareExecutor.
 mcu::FirmwareRun run_on_mcu_platform(const mcu::McuTarget& t, const std::string& elf, const std::vector<uint8_t>& blob,

@@ -15,6 +15,7 @@
 #include "app/model_run.h"
 #include "app/quantize_cli.h"
 #include "app/report.h"
+#include "app/report_files.h"
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "numerics/npy.h"
@@ -170,7 +171,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     trace::TraceWriter tw;
     ModelRunResult r;
     try {
-        r = run_model(soc, m, inputs, ro, o.trace_path.empty() ? nullptr : &tw, err);
+        r = run_model(soc, m, inputs, ro, o.trace_path.empty() && o.vcd_path.empty() ? nullptr : &tw, err);
     } catch (const std::invalid_argument& e) {
         return fail(kExitBadInput, e.what());
     }
@@ -188,6 +189,8 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
     if (!o.report_path.empty() && !write_text(o.report_path, json))
         return fail(kExitBadInput, fmt::format("cannot write report '{}'", o.report_path));
+    if (const std::string e = write_report_files(r, soc, tw, o.vcd_path, o.csv_path, o.html_path); !e.empty())
+        return fail(kExitBadInput, e);
     for (const std::string& e : r.errors) err << "npusim: error: " << e << "\n";
     if (!r.errors.empty() && o.results.any())
         return fail(kExitProblem, "no outputs to write or compare (the run failed)");

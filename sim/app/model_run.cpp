@@ -672,6 +672,9 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
                 row.sram_write_bytes += t.sram_bytes_written;
                 start = std::min(start, t.start_ps);
                 end = std::max(end, t.end_ps);
+                if (tw)  // the blocks' slices of this task carry the layer's name
+                    tw->annotate(plat.core(c).name(), t.start_ps, t.end_ps + 1,
+                                 {trace::arg("layer", L.name), trace::arg("op", L.op)});
                 auto& sp = span.try_emplace(c, t.start_ps, t.end_ps).first->second;
                 sp.first = std::min(sp.first, t.start_ps);
                 sp.second = std::max(sp.second, t.end_ps);

@@ -186,6 +186,7 @@ struct ModelCliOptions {
     std::string dump_layers_dir;      ///< --dump-layers DIR (ModelRunOptions::dump_layers_dir)
     uint64_t seed = 0;
     std::string report_path, trace_path;
+    std::string vcd_path, csv_path, html_path;  ///< --vcd, --csv, --html (app/report_files.h)
     bool verify_tiling = false, expect_exact = false, quiet = false, no_check = false;
     std::string profile_file;         ///< a profile JSON instead of the bundled `platform`
     std::vector<std::string> params;  ///< profile overrides, section.key=value (hw::apply_param_overrides)

@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include "hw/regcmd.h"
+#include "hw/regdb.h"
+
+#include <map>
 
 namespace sim {
 
@@ -49,6 +52,62 @@ std::vector<TaskSpan> split_tasks(const std::vector<uint64_t>& words) {
         out.push_back(t);
     }
     return out;
+}
+
+}  // namespace sim
+
+namespace sim {
+
+TaskTail task_tail(const std::vector<uint64_t>& words, const TaskSpan& t) {
+    using namespace hw::rknpu;
+    TaskTail tail;
+    for (size_t i = t.begin; i < t.end; ++i) {
+        const RegCmd c = RegCmd::decode(words[i]);
+        if (c.target() == 0 && c.is_op_enable()) tail.enable_mask = c.value;
+        if (c.target() != target::PC || !c.is_write()) continue;
+        if (c.offset == PC_BASE_ADDRESS::kOffset) tail.next_addr = c.value;
+        if (c.offset == PC_REGISTER_AMOUNTS::kOffset) tail.next_amount = c.value;
+    }
+    return tail;
+}
+
+std::vector<Chain> find_chains(const std::vector<uint64_t>& words, const std::vector<TaskSpan>& spans, uint64_t base) {
+    using namespace hw::rknpu;
+    std::map<uint64_t, size_t> at;  // task start address -> span
+    for (size_t i = 0; i < spans.size(); ++i) at[base + 8 * spans[i].begin] = i;
+    std::vector<bool> used(spans.size(), false);
+    std::vector<Chain> out;
+    for (size_t first = 0; first < spans.size(); ++first) {
+        if (used[first]) continue;
+        Chain c;
+        for (size_t t = first;;) {
+            used[t] = true;
+            c.tasks.push_back(t);
+            const TaskTail tail = task_tail(words, spans[t]);
+            const uint64_t next = PC_BASE_ADDRESS::PC_SOURCE_ADDR.bytes(tail.next_addr.value_or(0));
+            if (next == 0) break;
+            auto it = at.find(next);
+            if (it == at.end() || used[it->second]) {
+                c.broken = true;
+                c.broken_target = next;
+                break;
+            }
+            t = it->second;
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::optional<uint64_t> infer_base(const std::vector<uint64_t>& words, const std::vector<TaskSpan>& spans) {
+    using namespace hw::rknpu;
+    for (size_t i = 0; i + 1 < spans.size(); ++i) {
+        const uint64_t next = PC_BASE_ADDRESS::PC_SOURCE_ADDR.bytes(task_tail(words, spans[i]).next_addr.value_or(0));
+        // The pointer of task i points at the first later task it can: task i + 1 in the usual
+        // layout (tasks back to back, each chain in buffer order).
+        if (next >= 8 * spans[i + 1].begin) return next - 8 * spans[i + 1].begin;
+    }
+    return std::nullopt;
 }
 
 }  // namespace sim

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "app/report.h"
+#include "app/report_rollup.h"
 
 #include <algorithm>
 
@@ -306,6 +307,7 @@ std::string report_text(const ModelRunResult& r) {
                          c.max_abs_diff, check_verdict(c));
         if (c.off_by_one) o += "  1-LSB cause: " + r.one_lsb_cause + "\n";
     }
+    o += rollup_text(r);
     o += scaling_text(r);
     o += trust_text(r);
     if (r.mode == "timing") o += "timing mode: no data moved, outputs not compared\n";
@@ -317,6 +319,9 @@ std::string report_text(const ModelRunResult& r) {
 
 std::string report_json(const ModelRunResult& r) {
     nlohmann::ordered_json j;
+    // docs/report-schema.md; a new field keeps the version, a renamed or removed one bumps it.
+    j["schema"] = "npusim.model_run";
+    j["schema_version"] = kModelReportSchemaVersion;
     j["platform"] = r.platform;
     j["platform_name"] = r.platform_name;
     j["model"] = r.model;
@@ -393,6 +398,11 @@ std::string report_json(const ModelRunResult& r) {
     j["totals"]["host_io_ps"] = r.host_io_ps;
     j["totals"]["host_io_ms"] = static_cast<double>(r.host_io_ps) / 1e9;
     j["calibration"] = calibration_json(r);
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (const OpRollup& x : op_rollup(r))
+        ops.push_back({{"op", x.op}, {"unit", x.unit}, {"layers", x.layers}, {"time_us", x.time_us},
+                       {"share_pct", x.share_pct}, {"macs", x.macs}, {"ddr_bytes", x.ddr_bytes}});
+    j["op_types"] = ops;
     if (r.outputs_checked) {
         nlohmann::ordered_json outs = nlohmann::ordered_json::array();
         for (const OutputRow& out : r.outputs) {

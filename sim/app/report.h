@@ -11,6 +11,9 @@ namespace sim {
 std::string report_text(const RunResult& r);
 std::string report_json(const RunResult& r);
 
+/// Version of report_json(ModelRunResult)'s schema (docs/report-schema.md).
+inline constexpr int kModelReportSchemaVersion = 1;
+
 /// Whole-model report (issue 6): one row per layer, totals, numerics summary.
 std::string report_text(const ModelRunResult& r);
 std::string report_json(const ModelRunResult& r);

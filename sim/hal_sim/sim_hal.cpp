@@ -9,9 +9,14 @@ namespace sim {
 
 SimHal::SimHal(HalTarget& p, uint64_t pool_base, uint64_t pool_bytes)
     : p_(p), next_(pool_base), end_(pool_base + pool_bytes) {
+    // The kernel driver maps every buffer it hands out into the NPU's IOMMU domain; this HAL maps
+    // its pool (and the on-chip SRAM) one to one, so the addresses it returns are both IOVA and
+    // physical.
+    p.map_dma_identity(pool_base, pool_bytes);
     if (p.sram_bytes()) {
         sram_next_ = p.sram_base();
         sram_end_ = sram_next_ + p.sram_bytes();
+        p.map_dma_identity(sram_next_, p.sram_bytes());
     }
 }
 

@@ -26,6 +26,9 @@ class HalTarget {
     virtual void npu_reset(int core) = 0;
     virtual uint64_t sram_base() const { return 0; }
     virtual uint64_t sram_bytes() const { return 0; }
+    /// Map [base, base + bytes) one to one into the NPU's IOMMU domain (as the kernel driver maps
+    /// every buffer it hands out); a no-op for systems whose NPU addresses memory physically.
+    virtual void map_dma_identity(uint64_t base, uint64_t bytes) { (void)base, (void)bytes; }
 };
 
 class SimHal : public drv::NpuHal {

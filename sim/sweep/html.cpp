@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "html_kit.h"
 #include "merge.h"
 
 namespace sweep {
@@ -16,24 +17,12 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const char* kStyle = R"CSS(
-body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:16px 24px;color:#222;background:#fff}
-h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 6px;border-bottom:1px solid #ddd}
-.sub{color:#666}.charts{display:flex;flex-wrap:wrap;gap:10px}
-svg.chart{background:#fafafa;border:1px solid #e3e3e3}
-svg text{font-size:10px;fill:#333}svg .title{font-size:11px;font-weight:600}
-.axis line,.axis path{stroke:#999;stroke-width:1}.grid{stroke:#eee}
-.legend{font-size:10px;color:#444;max-width:360px}.legend span{display:inline-block;margin-right:8px}
-.sw{display:inline-block;width:9px;height:9px;margin-right:3px;vertical-align:middle}
-table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
-select{font:inherit;margin:0 12px 0 4px}
-)CSS";
+
 
 const char* kScript = R"JS(
 (function(){
 'use strict';
 const D = JSON.parse(document.getElementById('sweep-data').textContent);
-const NS = 'http://www.w3.org/2000/svg';
 const PALETTE = ['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#7f7f7f','#bcbd22','#17becf'];
 const BOUND = {c:['compute','#1f77b4'], m:['memory','#ff7f0e'], o:['overhead','#9a9a9a'], h:['host CPU','#2ca02c']};
 const cols = D.cols;
@@ -44,70 +33,8 @@ const distinct = k => { const s = []; for (const p of D.points) if (!s.includes(
 const varying = cols.map((c, k) => distinct(k).length > 1);
 const numeric = cols.map((c, k) => D.points.every(p => !isNaN(num(val(p, k)))));
 
-function el(tag, attrs, parent, text) {
-  const e = document.createElementNS(NS, tag);
-  for (const [a, v] of Object.entries(attrs || {})) e.setAttribute(a, v);
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.appendChild(e);
-  return e;
-}
-function fmt(v) {
-  const a = Math.abs(v);
-  if (a === 0) return '0';
-  if (a >= 1e9) return (v / 1e9).toPrecision(3) + 'G';
-  if (a >= 1e6) return (v / 1e6).toPrecision(3) + 'M';
-  if (a >= 1e4) return (v / 1e3).toPrecision(3) + 'k';
-  return Number(v.toPrecision(3)).toString();
-}
-function niceTicks(lo, hi, n) {
-  if (hi <= lo) hi = lo + 1;
-  const raw = (hi - lo) / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= raw);
-  const out = [];
-  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(t);
-  return out;
-}
 const short = m => m.replace(/^.*\//, '').replace(/\.(onnx|tflite)$/, '');
 function label(p, ks) { return ks.map(k => cols[k] + '=' + val(p, k)).join(' '); }
-
-// A chart frame: scales for x (numeric: linear or log; categorical: positions) and y (linear from 0).
-function frame(parent, cls, title, xs, ys, xcat, xname, yname) {
-  const W = 360, H = 230, L = 52, R = 24, T = 18, B = 36;
-  const svg = el('svg', {class: 'chart ' + cls, width: W, height: H, viewBox: `0 0 ${W} ${H}`}, parent);
-  el('text', {class: 'title', x: L, y: 12}, svg, title);
-  let sx, xticks;
-  if (xcat) {
-    const n = xcat.length;
-    sx = v => L + (n === 1 ? 0.5 : xcat.indexOf(v) / (n - 1)) * (W - L - R);
-    xticks = xcat.map(v => [sx(v), v]);
-  } else {
-    let lo = Math.min(...xs), hi = Math.max(...xs);
-    const log = lo > 0 && hi / lo >= 8;
-    if (hi === lo) { lo = lo - 1; hi = hi + 1; }
-    const f = log ? Math.log : (v => v);
-    sx = v => L + (f(v) - f(lo)) / (f(hi) - f(lo)) * (W - L - R);
-    const d = [...new Set(xs)].sort((a, b) => a - b);
-    xticks = (d.length <= 7 ? d : (log ? d.filter((v, i) => i % Math.ceil(d.length / 6) === 0) : niceTicks(lo, hi, 5)))
-      .map(v => [sx(v), fmt(v)]);
-  }
-  const yhi = Math.max(...ys) * 1.06 || 1;
-  const sy = v => H - B - v / yhi * (H - B - T);
-  const ax = el('g', {class: 'axis'}, svg);
-  for (const t of niceTicks(0, yhi, 4)) {
-    if (t > yhi) continue;
-    el('line', {class: 'grid', x1: L, x2: W - R, y1: sy(t), y2: sy(t)}, ax);
-    el('text', {x: L - 4, y: sy(t) + 3, 'text-anchor': 'end'}, ax, fmt(t));
-  }
-  el('line', {x1: L, x2: W - R, y1: H - B, y2: H - B}, ax);
-  el('line', {x1: L, x2: L, y1: T, y2: H - B}, ax);
-  for (const [x, t] of xticks) {
-    el('line', {x1: x, x2: x, y1: H - B, y2: H - B + 3}, ax);
-    el('text', {x: x, y: H - B + 13, 'text-anchor': 'middle'}, ax, String(t).slice(0, 10));
-  }
-  el('text', {x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle'}, ax, xname);
-  el('text', {x: 10, y: (T + H - B) / 2, transform: `rotate(-90 10 ${(T + H - B) / 2})`, 'text-anchor': 'middle'}, ax, yname);
-  return {svg, sx, sy};
-}
 
 function latencyCharts(host, xk) {
   host.textContent = '';
@@ -283,23 +210,6 @@ document.body.setAttribute('data-rendered', 'yes');
 })();
 )JS";
 
-std::string html_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '<')
-            o += "&lt;";
-        else if (c == '>')
-            o += "&gt;";
-        else if (c == '&')
-            o += "&amp;";
-        else if (c == '"')
-            o += "&quot;";
-        else
-            o += c;
-    }
-    return o;
-}
-
 }  // namespace
 
 std::string merged_html(const Merged& m) {
@@ -351,16 +261,16 @@ std::string merged_html(const Merged& m) {
     data["cols"] = cols;
     data["points"] = pts;
     data["layers"] = lj;
-    std::string json = data.dump();
-    for (size_t pos = 0; (pos = json.find("</", pos)) != std::string::npos; pos += 3) json.replace(pos, 2, "<\\/");
+    const std::string json = htmlkit::embed_json(data.dump());
 
     std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-    o += fmt::format("<title>npusim sweep {}</title>\n<style>{}</style></head>\n<body>\n", html_escape(m.name), kStyle);
+    o += fmt::format("<title>npusim sweep {}</title>\n<style>{}</style></head>\n<body>\n", htmlkit::escape(m.name),
+                     htmlkit::kStyle);
     o += fmt::format(
         "<h1>npusim sweep: {}</h1>\n<div class=\"sub\" id=\"counts\">{} points: {} ok, {} problem, {} failed, "
         "{} missing (npusim {})</div>\n",
-        html_escape(m.name), m.rows.size(), m.ok, m.problem, m.failed, m.missing, html_escape(m.npusim_version));
-    for (const std::string& n : m.notes) o += "<div class=\"sub\">note: " + html_escape(n) + "</div>\n";
+        htmlkit::escape(m.name), m.rows.size(), m.ok, m.problem, m.failed, m.missing, htmlkit::escape(m.npusim_version));
+    for (const std::string& n : m.notes) o += "<div class=\"sub\">note: " + htmlkit::escape(n) + "</div>\n";
     o += "<p>x axis <select id=\"xsel\"></select> Pareto metric <select id=\"msel\"><option value=\"ddr\">DDR "
          "traffic</option><option value=\"macs\">MACs executed</option></select></p>\n";
     o += "<h2>Latency per model and SoC</h2>\n<div class=\"charts\" id=\"latency\"></div>\n";
@@ -369,6 +279,7 @@ std::string merged_html(const Merged& m) {
     o += "<h2>Per-layer bound changes</h2>\n<div id=\"bounds\"></div>\n";
     o += "<h2>Points that did not run cleanly</h2>\n<div id=\"failed\"></div>\n";
     o += "<script type=\"application/json\" id=\"sweep-data\">" + json + "</script>\n";
+    o += "<script>" + std::string(htmlkit::kHelpers) + "</script>\n";
     o += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
     return o;
 }

@@ -54,6 +54,8 @@ PointSummary summarize_report(const nlohmann::json& r) {
     if (t.contains("inference_ms")) s.inference_ms = f64(t, "inference_ms", "totals");
     s.fps = f64(t, "fps", "totals");
     s.npu_ps = u64(t, "npu_ps", "totals");
+    if (t.contains("inference_fps")) s.inference_fps = f64(t, "inference_fps", "totals");
+    if (r.contains("calibration")) s.calibration = str(field(r, "calibration", ""), "status", "calibration");
     s.cpu_ps = u64(t, "cpu_ps", "totals");
     s.ddr_read_bytes = u64(t, "ddr_read_bytes", "totals");
     s.ddr_write_bytes = u64(t, "ddr_write_bytes", "totals");

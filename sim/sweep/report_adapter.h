@@ -23,6 +23,8 @@ struct PointSummary {
     /// totals.inference_ms (the vendor runtime's run-call time, without host I/O conversion);
     /// negative when the report has none (reports written before the timing model split it).
     double inference_ms = -1;
+    double inference_fps = -1;  ///< totals.inference_fps, -1 when absent
+    std::string calibration;    ///< calibration.status of the SoC's timing (calibrated, inherited, ...)
     uint64_t ddr_read_bytes = 0, ddr_write_bytes = 0, macs = 0, macs_padded = 0, tasks = 0, weight_bytes = 0,
              arena_bytes = 0;
     uint64_t npu_layers = 0, cpu_layers = 0;

@@ -165,7 +165,7 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     trace::TraceWriter tw;
     std::map<std::string, num::Tensor> outs;
     std::map<std::string, num::Tensor> acts;
-    ModelRunResult r = run_model(p, m, inputs, full, !o.no_check, o.trace_path.empty() ? nullptr : &tw, &outs,
+    ModelRunResult r = run_model(p, m, inputs, full, !o.no_check, o.trace_path.empty() && o.vcd_path.empty() ? nullptr : &tw, &outs,
                                  o.dump_layers.empty() ? nullptr : &acts);
     if (!o.dump_layers.empty()) {
         std::error_code ec;
@@ -195,6 +195,8 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     out << report_text(r);
     if (!o.trace_path.empty() && !tw.write_file(o.trace_path))
         return fail(kExitBadInput, fmt::format("cannot write trace '{}'", o.trace_path));
+    if (!o.vcd_path.empty() && !tw.write_vcd(o.vcd_path))
+        return fail(kExitBadInput, fmt::format("cannot write VCD '{}'", o.vcd_path));
     if (!o.report_path.empty() && !write_text(o.report_path, report_json(r)))
         return fail(kExitBadInput, fmt::format("cannot write report '{}'", o.report_path));
     if (!o.outputs.empty()) {

@@ -24,6 +24,7 @@ struct RunOptions {
     std::vector<std::string> inputs, input_shapes, outputs;
     uint64_t seed = 0;
     std::string report_path, trace_path;
+    std::string vcd_path;  ///< --vcd: the trace as a VCD
     bool expect_exact = false, quiet = false, no_check = false;
     std::string profile_file;
     std::vector<std::string> params;

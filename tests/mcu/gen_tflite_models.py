@@ -16,6 +16,7 @@ channel (CONV_2D/FULLY_CONNECTED dimension 0, DEPTHWISE_CONV_2D dimension 3); bi
 s_x * s_w; SOFTMAX output 1/256 with zero point -128; pooling/reshape/pad/concat keep their input's
 quantization. Usage: gen_tflite_models.py OUTDIR FLATC SCHEMA"""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -26,7 +27,9 @@ import onnx
 
 BUILTIN = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4, "DEQUANTIZE": 6,
            "FULLY_CONNECTED": 9, "MAX_POOL_2D": 17, "RESHAPE": 22, "SOFTMAX": 25, "PAD": 34, "MEAN": 40,
-           "QUANTIZE": 114, "RELU": 19, "RELU6": 21}
+           "QUANTIZE": 114, "RELU": 19, "RELU6": 21, "RESIZE_BILINEAR": 23, "TRANSPOSE_CONV": 67,
+           "RESIZE_NEAREST_NEIGHBOR": 97, "BATCH_MATMUL": 126, "GATHER": 36, "TILE": 69, "MAXIMUM": 55, "MINIMUM": 57,
+           "SUM": 74, "REDUCE_MAX": 82, "REDUCE_MIN": 89, "GELU": 150}
 ACT = {"NONE": None, "RELU": (0.0, None), "RELU6": (0.0, 6.0)}
 
 
@@ -149,6 +152,83 @@ class Net:
         p = np.array([[0, 0], [0, 0], [0, 0], [0, extra]], np.int32)
         return self.op("PAD", [x, self.tensor("pads", p, True)], np.pad(self.v(x), p), {})
 
+    def tconv(self, x, cout, k, s, pad="SAME"):
+        """TRANSPOSE_CONV (inputs output_shape, filter [OC, KH, KW, IC], input, bias): TFLite's scatter
+        with the padding of the forward conv over the output size."""
+        xv = self.v(x)
+        N, H, W, C = xv.shape
+        oh, ow = (H * s, W * s) if pad == "SAME" else ((H - 1) * s + k, (W - 1) * s + k)
+        pt = pad_same(oh, k, s)[1] if pad == "SAME" else 0
+        pl = pad_same(ow, k, s)[1] if pad == "SAME" else 0
+        w = self.weight((cout, k, k, C), k * k * C)
+        b = (self.rng.uniform(-0.1, 0.1, size=(cout,))).astype(np.float32)
+        y = np.zeros((N, oh, ow, cout), np.float32)
+        for iy in range(H):
+            for ix in range(W):
+                for ky in range(k):
+                    for kx in range(k):
+                        oy, ox = iy * s - pt + ky, ix * s - pl + kx
+                        if 0 <= oy < oh and 0 <= ox < ow:
+                            y[:, oy, ox, :] += xv[:, iy, ix, :] @ w[:, ky, kx, :].T
+        y += b
+        os_ = self.tensor("os", np.array([1, oh, ow, cout], np.int32), True)
+        o = self.op("TRANSPOSE_CONV", [os_, self.tensor("w", w, True), x, self.tensor("b", b, True)], y,
+                    {"padding": pad, "stride_w": s, "stride_h": s}, out_q=None)
+        self.ops[-1]["_data"] = 2  # the data input (the ONNX twin and the quantizer read it)
+        self.ops[-1]["_pads"] = (pt, pl, (oh - 1 + k - pt) - ((H - 1) * s) - 0, 0)
+        return o
+
+    def resize(self, x, oh, ow, bilinear, align=False, half=False):
+        xv = self.v(x)
+        N, H, W, C = xv.shape
+
+        def scale(i, o):
+            return np.float32((i - 1) / (o - 1)) if align and o > 1 else np.float32(i / o)
+        hs, ws = scale(H, oh), scale(W, ow)
+        y = np.zeros((N, oh, ow, C), np.float32)
+        for oy in range(oh):
+            for ox in range(ow):
+                if bilinear:
+                    fy = (oy + 0.5) * hs - 0.5 if half else oy * hs
+                    fx = (ox + 0.5) * ws - 0.5 if half else ox * ws
+                    y0, y1 = max(int(np.floor(fy)), 0), min(int(np.ceil(fy)), H - 1)
+                    x0, x1 = max(int(np.floor(fx)), 0), min(int(np.ceil(fx)), W - 1)
+                    dy, dx = fy - y0, fx - x0
+                    y[:, oy, ox, :] = (xv[:, y0, x0] * (1 - dy) * (1 - dx) + xv[:, y1, x0] * dy * (1 - dx) +
+                                       xv[:, y0, x1] * (1 - dy) * dx + xv[:, y1, x1] * dy * dx)
+                else:
+                    def idx(o, sc, size):
+                        v = (o + (0.5 if half else 0.0)) * sc
+                        i = min(int(np.round(v)) if align else int(np.floor(v)), size - 1)
+                        return max(0, i) if half else i
+                    y[:, oy, ox, :] = xv[:, idx(oy, hs, H), idx(ox, ws, W)]
+        op = "RESIZE_BILINEAR" if bilinear else "RESIZE_NEAREST_NEIGHBOR"
+        return self.op(op, [x, self.tensor("size", np.array([oh, ow], np.int32), True)], y,
+                       {"align_corners": align, "half_pixel_centers": half})
+
+    def bmm(self, a, b):
+        return self.op("BATCH_MATMUL", [a, b], self.v(a) @ self.v(b), {"adj_x": False, "adj_y": False})
+
+    def gather(self, x, idx, axis):
+        return self.op("GATHER", [x, self.tensor("idx", np.array(idx, np.int32), True)], np.take(self.v(x), idx, axis=axis),
+                       {"axis": axis, "batch_dims": 0})
+
+    def tile(self, x, mult):
+        return self.op("TILE", [x, self.tensor("mult", np.array(mult, np.int32), True)], np.tile(self.v(x), [1] + mult[1:]))
+
+    def minmax(self, a, b, mx):
+        return self.op("MAXIMUM" if mx else "MINIMUM", [a, b], (np.maximum if mx else np.minimum)(self.v(a), self.v(b)))
+
+    def reduce(self, op, x, axes):
+        f = {"SUM": np.sum, "REDUCE_MAX": np.max, "REDUCE_MIN": np.min}[op]
+        return self.op(op, [x, self.tensor("axes", np.array(axes, np.int32), True)], f(self.v(x), axis=tuple(axes)),
+                       {"keep_dims": False})
+
+    def gelu(self, x):
+        v = self.v(x).astype(np.float64)
+        erf = np.vectorize(math.erf)
+        return self.op("GELU", [x], (0.5 * v * (1.0 + erf(v / math.sqrt(2.0)))).astype(np.float32), {"approximate": False})
+
     def concat(self, xs, axis):
         return self.op("CONCATENATION", xs, np.concatenate([self.v(x) for x in xs], axis=axis),
                        {"axis": axis, "fused_activation_function": "NONE"})
@@ -162,7 +242,8 @@ def act_q(v):
     return np.float32(s), z
 
 
-PASS_Q = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "CONCATENATION", "MEAN_SAME"}
+PASS_Q = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "CONCATENATION", "MEAN_SAME", "RESIZE_BILINEAR",
+          "RESIZE_NEAREST_NEIGHBOR", "GATHER", "TILE", "MAXIMUM", "MINIMUM", "REDUCE_MAX", "REDUCE_MIN"}
 
 
 def quantize_net(net):
@@ -243,7 +324,7 @@ def tflite_json(net, int8, int8_io, fp16_weights=False):
         graph_in = act_tensor(net.input)
     for o in net.ops:
         ins = []
-        xq = q.get(o["ins"][0]) if int8 else None
+        xq = q.get(o["ins"][o.get("_data", 0)]) if int8 else None
         for k, name in enumerate(o["ins"]):
             if not net.t[name]["const"]:
                 ins.append(act_tensor(name))
@@ -252,7 +333,7 @@ def tflite_json(net, int8, int8_io, fp16_weights=False):
             if val.dtype == np.int32:  # shapes, axes, paddings
                 ins.append(add_tensor(name, val.shape, "INT32", add_buffer(val)))
                 continue
-            is_bias = k == 2
+            is_bias = k == (3 if o["op"] == "TRANSPOSE_CONV" else 2)
             if int8 and not is_bias:
                 axis = 3 if o["op"] == "DEPTHWISE_CONV_2D" else 0
                 wq, ws = qweights(val, axis)
@@ -274,7 +355,10 @@ def tflite_json(net, int8, int8_io, fp16_weights=False):
         opt_type = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
                     "FULLY_CONNECTED": "FullyConnectedOptions", "ADD": "AddOptions", "MAX_POOL_2D": "Pool2DOptions",
                     "AVERAGE_POOL_2D": "Pool2DOptions", "RESHAPE": "ReshapeOptions", "SOFTMAX": "SoftmaxOptions",
-                    "MEAN": "ReducerOptions", "CONCATENATION": "ConcatenationOptions"}.get(o["op"])
+                    "MEAN": "ReducerOptions", "CONCATENATION": "ConcatenationOptions", "TRANSPOSE_CONV": "TransposeConvOptions",
+                    "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+                    "BATCH_MATMUL": "BatchMatMulOptions", "GATHER": "GatherOptions", "SUM": "ReducerOptions",
+                    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "GELU": "GeluOptions"}.get(o["op"])
         if opt_type:
             e["builtin_options_type"] = opt_type
             e["builtin_options"] = o["opt"]
@@ -369,8 +453,8 @@ def onnx_twin(net, int8, int8_io):
         return y
 
     for o in net.ops:
-        x = names[o["ins"][0]]
-        xv = net.v(o["ins"][0])
+        x = names[o["ins"][o.get("_data", 0)]]
+        xv = net.v(o["ins"][o.get("_data", 0)])
         op, opt, y = o["op"], o["opt"], nm(o["op"].lower())
         if op in ("CONV_2D", "DEPTHWISE_CONV_2D"):
             w = net.v(o["ins"][1])
@@ -433,6 +517,33 @@ def onnx_twin(net, int8, int8_io):
             pads = [int(p[0, 0]), int(p[3, 0]), int(p[1, 0]), int(p[2, 0]), int(p[0, 1]), int(p[3, 1]), int(p[1, 1]), int(p[2, 1])]
             nodes.append(helper.make_node("Pad", [x, init(np.array(pads, np.int64), "pads")], [y]))
             layout[o["out"]] = "NCHW"
+        elif op == "TRANSPOSE_CONV":
+            w = net.v(o["ins"][1])  # [OC, KH, KW, IC] -> ONNX [IC, OC, KH, KW]
+            k, s = w.shape[1], opt["stride_h"]
+            H, W = xv.shape[1], xv.shape[2]
+            oh, ow = net.v(o["out"]).shape[1], net.v(o["out"]).shape[2]
+            pt, pl = o["_pads"][0], o["_pads"][1]
+            pb, pr = (H - 1) * s + k - oh - pt, (W - 1) * s + k - ow - pl
+            outpad = [max(0, -pb), max(0, -pr)]
+            wn = weight(np.ascontiguousarray(w.transpose(3, 0, 1, 2)), 1, o)
+            bn = bias(net.v(o["ins"][3]), o, o["ins"][2])
+            nodes.append(helper.make_node("ConvTranspose", [x, wn, bn], [y], strides=[s, s], pads=[pt, pl, max(pb, 0), max(pr, 0)],
+                                          output_padding=outpad, kernel_shape=[k, k]))
+            layout[o["out"]] = "NCHW"
+        elif op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
+            oh, ow = net.v(o["out"]).shape[1], net.v(o["out"]).shape[2]
+            a, h = opt["align_corners"], opt["half_pixel_centers"]
+            if op == "RESIZE_BILINEAR":
+                at = dict(mode="linear", coordinate_transformation_mode="align_corners" if a else "half_pixel" if h else "asymmetric")
+            else:
+                at = dict(mode="nearest", coordinate_transformation_mode="align_corners" if a else "tf_half_pixel_for_nearest" if h
+                          else "asymmetric", nearest_mode="round_prefer_ceil" if a else "floor")
+            sizes = init(np.array([1, xv.shape[3], oh, ow], np.int64), "sizes")
+            nodes.append(helper.make_node("Resize", [x, "", "", sizes], [y], **at))
+            layout[o["out"]] = "NCHW"
+        elif op == "BATCH_MATMUL":
+            nodes.append(helper.make_node("MatMul", [x, names[o["ins"][1]]], [y]))
+            layout[o["out"]] = "ND"
         elif op == "CONCATENATION":
             ax = opt["axis"]
             ins = [names[i] for i in o["ins"]]
@@ -523,23 +634,57 @@ def facedet(rng):
     return n
 
 
+def upsample(rng):
+    """A small segmentation-style decoder: conv, TRANSPOSE_CONV x2 (SAME), RESIZE_BILINEAR (half pixel),
+    RESIZE_NEAREST_NEIGHBOR, a pooled head with BATCH_MATMUL of two activations (a gram-like product)."""
+    n = Net("tfl_upsample", (1, 6, 6, 3), rng)
+    x = n.conv(n.input, 6, 3, s=2, act="RELU")         # 3x3x6
+    x = n.tconv(x, 4, 3, 2)                              # 6x6x4
+    x = n.resize(x, 9, 9, bilinear=True, half=True)      # 9x9x4
+    x = n.resize(x, 12, 12, bilinear=False)              # 12x12x4
+    x = n.conv(x, 4, 3, s=2, act="RELU")                 # 6x6x4
+    x = n.pool(x, 3, 3, mx=False)                        # 2x2x4
+    a = n.reshape(x, [1, 4, 4])                          # [1, 4 pixels, 4 channels]
+    g = n.bmm(a, a)                                      # [1, 4, 4]
+    f = n.reshape(g, [1, 16])
+    n.outputs = [n.softmax(n.fc(f, 5))]
+    return n
+
+
+def misc(rng):
+    """The data-movement and reduction builtins beyond the model families (no ONNX twin): GATHER of
+    channels, MAXIMUM / MINIMUM of two gathers sharing a quantization, REDUCE_MAX / REDUCE_MIN, TILE, SUM,
+    GELU, FULLY_CONNECTED, SOFTMAX."""
+    n = Net("tfl_misc", (1, 6, 6, 4), rng)
+    a = n.reshape(n.conv(n.input, 8, 3, act="NONE"), [1, 36, 8])   # seed 000 Gather: rank 2 or 3
+    g1 = n.gather(a, [0, 2, 4, 6, 7, 1], 2)                        # [1, 36, 6]
+    g2 = n.gather(a, [7, 5, 3, 1, 0, 2], 2)
+    m = n.minmax(n.minmax(g1, g2, True), g1, False)                # min(max(g1, g2), g1)
+    r = n.reduce("REDUCE_MAX", n.tile(m, [1, 1, 2]), [1])          # [1, 36, 12] -> [1, 12]
+    n.outputs = [n.softmax(n.fc(n.gelu(r), 5)), n.reduce("SUM", g2, [2]), n.reduce("REDUCE_MIN", g1, [1])]
+    return n
+
+
 def main():
     out, flatc, schema = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(out, exist_ok=True)
     jobs = []
-    for fn, seed in ((cnn, 21), (kws, 22), (mobilenet, 23)):
+    for fn, seed in ((cnn, 21), (kws, 22), (mobilenet, 23), (upsample, 25)):
         for int8 in (False, True):
             net = fn(np.random.RandomState(seed))
             jobs.append((net, int8, net.name == "tfl_kws", False))
     jobs.append((facedet(np.random.RandomState(24)), False, False, True))
+    for int8 in (False, True):
+        jobs.append((misc(np.random.RandomState(26)), int8, False, False))
     for net, int8, int8_io, fp16 in jobs:
         base = os.path.join(out, "%s_%s" % (net.name, "int8" if int8 else "f32"))
         with open(base + ".json", "w") as f:
             json.dump(tflite_json(net, int8, int8_io, fp16), f)
         subprocess.check_call([flatc, "-b", "-o", out, schema, base + ".json"])
-        onnx.save(onnx_twin(net, int8, int8_io), base + "_twin.onnx")
+        if net.name != "tfl_misc":
+            onnx.save(onnx_twin(net, int8, int8_io), base + "_twin.onnx")
         os.remove(base + ".json")
-        print("wrote", base + ".tflite", "and", base + "_twin.onnx")
+        print("wrote", base + ".tflite", "" if net.name == "tfl_misc" else "and " + base + "_twin.onnx")
 
 
 if __name__ == "__main__":

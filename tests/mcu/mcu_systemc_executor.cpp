@@ -12,7 +12,7 @@ mcu::FirmwareRun run_in_systemc(const mcu::McuTarget& t, const std::string& elf,
     mcu::FirmwareRun r;
     iss::McuPlatformRun p;
     try {
-        p = iss::run_mcu_platform(iss::load_preset(t.iss_preset, iss::default_preset_dir()), elf, {{t.blob_base, blob}}, max_insns);
+        p = iss::run_mcu_platform(iss::load_preset(t.iss_preset, iss::default_preset_dir()), iss::mcu_devices_of(t), elf, {{t.blob_base, blob}}, max_insns);
     } catch (const std::exception& e) {
         r.error = std::string("SystemC platform: ") + e.what();
         return r;

@@ -26,8 +26,10 @@ for p in ws63 3066h; do
   expect 0 "lstm_kws_f32_expected.npy: .* -> pass" "$work/lstm_kws_f32.onnx" --platform $p -i "$work/lstm_kws_f32_input.npy" --expect "$work/lstm_kws_f32_expected.npy" --atol 1e-5 --rtol 1e-5
   expect 4 "does not fit: flash.*|does not fit: SRAM" "$work/resnet50_stem_int8.onnx" --platform $p --skip-check
 done
-# The reference executor has no GRU: without --expect the outputs are unverified, exit 1 (issue 23).
-expect 1 "outputs unverified" "$work/gru_kws_f32.onnx" --platform ws63
+# GRU and LSTM are in the reference executor (ONNX semantics, checked against onnxruntime): verified
+# without --expect.
+expect 0 "equal to the reference within 1e-5" "$work/gru_kws_f32.onnx" --platform ws63
+expect 0 "equal to the reference within 1e-5" "$work/lstm_kws_f32.onnx" --platform 3066h
 # Operator coverage on one MCU.
 expect 0 "equal to the reference within 1e-5" "$work/float_cnn_f32.onnx" --platform 3066h
 expect 0 "equal to the reference within 1e-5" "$work/layout_f32.onnx" --platform ws63

@@ -90,7 +90,7 @@ TEST_P(TfliteTwin, ReferenceAgreesWithOnnxTwin) {
 
 INSTANTIATE_TEST_SUITE_P(Models, TfliteTwin,
                          ::testing::Values("tfl_cnn_f32", "tfl_cnn_int8", "tfl_kws_f32", "tfl_kws_int8", "tfl_mobilenet_f32",
-                                           "tfl_mobilenet_int8", "tfl_facedet_f32"),
+                                           "tfl_mobilenet_int8", "tfl_facedet_f32", "tfl_upsample_f32", "tfl_upsample_int8"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 }  // namespace

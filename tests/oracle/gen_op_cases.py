@@ -89,6 +89,8 @@ class Gen:
                 man_attrs[k] = {"type": "float", "value": v}
             elif isinstance(v, str):
                 man_attrs[k] = {"type": "string", "value": v}
+            elif isinstance(v, (list, tuple)) and v and all(isinstance(x, str) for x in v):
+                man_attrs[k] = {"type": "strings", "value": list(v)}
             elif isinstance(v, (list, tuple)) and all(isinstance(x, int) for x in v):
                 man_attrs[k] = {"type": "ints", "value": list(v)}
             elif isinstance(v, (list, tuple)):

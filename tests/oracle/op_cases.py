@@ -52,6 +52,9 @@ def generate(g, np):
         ("convtranspose_same_upper", (1, 2, 5, 6), (2, 3, 3, 3), dict(auto_pad="SAME_UPPER", strides=[2, 2])),
         ("convtranspose_output_shape", (1, 2, 4, 4), (2, 2, 3, 3), dict(strides=[2, 2], output_shape=[9, 9])),
         ("convtranspose_dilation", (1, 2, 4, 4), (2, 2, 3, 3), dict(dilations=[2, 2])),
+        ("convtranspose_same_lower", (1, 2, 5, 6), (2, 3, 3, 3), dict(auto_pad="SAME_LOWER", strides=[2, 2])),
+        ("convtranspose_asym_pads_k4", (1, 3, 4, 5), (3, 2, 4, 4), dict(strides=[2, 3], pads=[0, 1, 2, 1], output_padding=[1, 2])),
+        ("convtranspose_1d", (2, 3, 7), (3, 4, 5), dict(strides=[3], pads=[1, 2])),
     ]
     for name, xs, ws, at in ct:
         r = R(name)
@@ -212,4 +215,42 @@ def generate(g, np):
         g.case(op.lower() + "_all", op, [(u(r, 3, 4, 5), False)], dict(keepdims=1), opset=18, tol=ACC)
     r = R("argmax")
     g.case("argmax", "ArgMax", [(u(r, 3, 6, 5), False)], dict(axis=1, keepdims=0), out_types=[np.int64])
+    rnn_cases(g, np, R, u)
     op_cases_q.generate(g, np, R, u)
+
+
+def rnn_cases(g, np, R, u):
+    """RNN, GRU and LSTM (ONNX semantics; onnxruntime's CPU kernels, layout 0 only there). Inputs in
+    node order X, W, R, B, sequence_lens, initial_h[, initial_c, P]; the outputs Y, Y_h[, Y_c]."""
+    f32 = np.float32
+    T, B, I, H = 5, 2, 4, 3
+    # name, op, gates, attrs, use_b, seq_lens, initial states, peephole
+    cases = [
+        ("rnn_forward", "RNN", 1, dict(hidden_size=H), True, None, False, False),
+        ("rnn_bidir_relu_seqlens", "RNN", 1, dict(hidden_size=H, direction="bidirectional", activations=["Relu", "Tanh"]), True, [5, 3], True, False),
+        ("rnn_reverse_affine", "RNN", 1, dict(hidden_size=H, direction="reverse", activations=["Affine"], activation_alpha=[0.5], activation_beta=[0.1]), True, None, True, False),
+        ("gru_forward", "GRU", 3, dict(hidden_size=H), True, None, False, False),
+        ("gru_lbr1", "GRU", 3, dict(hidden_size=H, linear_before_reset=1), True, None, True, False),
+        ("gru_reverse", "GRU", 3, dict(hidden_size=H, direction="reverse"), True, [4, 5], True, False),
+        ("gru_bidir_lbr1_seqlens", "GRU", 3, dict(hidden_size=H, direction="bidirectional", linear_before_reset=1), True, [2, 5], True, False),
+        ("gru_clip_hardsigmoid", "GRU", 3, dict(hidden_size=H, clip=0.7, activations=["HardSigmoid", "Tanh"], activation_alpha=[0.3], activation_beta=[0.4]), False, None, False, False),
+        ("lstm_forward", "LSTM", 4, dict(hidden_size=H), True, None, False, False),
+        ("lstm_initial_states", "LSTM", 4, dict(hidden_size=H), True, None, True, False),
+        ("lstm_peephole_seqlens", "LSTM", 4, dict(hidden_size=H), True, [3, 5], True, True),
+        ("lstm_reverse", "LSTM", 4, dict(hidden_size=H, direction="reverse"), True, None, True, False),
+        ("lstm_bidir", "LSTM", 4, dict(hidden_size=H, direction="bidirectional"), True, [5, 4], True, True),
+        ("lstm_input_forget_clip", "LSTM", 4, dict(hidden_size=H, input_forget=1, clip=1.5), True, None, True, False),
+    ]
+    for name, op, gates, at, use_b, lens, states, peep in cases:
+        r = R(name)
+        D = 2 if at.get("direction") == "bidirectional" else 1
+        ins = [(u(r, T, B, I, lo=-2, hi=2), False), (u(r, D, gates * H, I), True), (u(r, D, gates * H, H), True),
+               (u(r, D, 2 * gates * H) if use_b else None, True),
+               (np.array(lens, np.int32) if lens else None, True),
+               (u(r, D, B, H) if states else None, False)]
+        if op == "LSTM":
+            ins.append((u(r, D, B, H) if states else None, False))
+            ins.append((u(r, D, 3 * H) if peep else None, True))
+        while ins[-1][0] is None:
+            ins.pop()
+        g.case(name, op, ins, at, opset=14, out_types=[f32] * (3 if op == "LSTM" else 2), tol=TRANS)

@@ -47,6 +47,7 @@ num::Attributes attributes(const json& j) {
         else if (t == "string") a.set(name, v.at("value").get<std::string>());
         else if (t == "ints") a.set(name, v.at("value").get<std::vector<int64_t>>());
         else if (t == "floats") a.set(name, v.at("value").get<std::vector<float>>());
+        else if (t == "strings") a.set(name, v.at("value").get<std::vector<std::string>>());
     }
     return a;
 }

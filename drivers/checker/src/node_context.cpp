@@ -122,6 +122,7 @@ EVal NodeContext::attr_field(const std::string& rest) const {
     size_t len = 0;
     if (auto* iv = std::get_if<std::vector<int64_t>>(a)) len = iv->size();
     else if (auto* fv = std::get_if<std::vector<float>>(a)) len = fv->size();
+    else if (auto* sv = std::get_if<std::vector<std::string>>(a)) len = sv->size();  // e.g. RNN activations
     else return EVal::undef();
     if (sub == "len") return EVal::of(static_cast<double>(len));
     long k = 0;
@@ -129,6 +130,7 @@ EVal NodeContext::attr_field(const std::string& rest) const {
     if (k < 0) k += static_cast<long>(len);
     if (k < 0 || static_cast<size_t>(k) >= len) return EVal::undef();
     if (auto* iv = std::get_if<std::vector<int64_t>>(a)) return EVal::of(static_cast<double>((*iv)[static_cast<size_t>(k)]));
+    if (auto* sv = std::get_if<std::vector<std::string>>(a)) return EVal::of((*sv)[static_cast<size_t>(k)]);
     return EVal::of(static_cast<double>(std::get<std::vector<float>>(*a)[static_cast<size_t>(k)]));
 }
 

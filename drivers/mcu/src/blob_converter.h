@@ -122,6 +122,8 @@ class Converter {
     void softmax(const Node& n, bool log);
     void concat(const Node& n);
     void argmax(const Node& n);
+    void gather(const Node& n);
+    void tile(const Node& n);
     void transpose(const Node& n);
     void pad(const Node& n);
     void slice(const Node& n);
@@ -129,8 +131,7 @@ class Converter {
     void reduce(const Node& n, int op);
     void gap_f32(const Node& n);
     void qconcat(const Node& n);
-    void gru(const Node& n);
-    void lstm(const Node& n);
+    void recurrent(const Node& n, int gates);
     void batchnorm(const Node& n);
     uint32_t scratch_f32(uint32_t floats);
     std::vector<int64_t> const_ints(const Node& n, size_t i) const;
@@ -157,6 +158,14 @@ class Converter {
     void tfl_argmax(const Node& n);
     void tfl_prelu(const Node& n);
     void tfl_reduce(const Node& n);
+    void tfl_resize(const Node& n, bool bilinear);
+    void tfl_batch_matmul(const Node& n);
+    void tfl_transpose_conv(const Node& n);
+    void tfl_gather(const Node& n);
+    void copy_quant_or_refuse(const Node& n, uint32_t x, uint32_t y);
+    void tfl_tile(const Node& n);
+    void conv_transpose_f32(const Node& n);
+    void matmul_rt(const Node& n);  ///< ONNX MatMul whose B is a runtime tensor (or rank > 2): batched
     void clamp_f32(const Node& n, uint32_t t, const std::string& act);
     void same_quant(uint32_t from, uint32_t to);
     std::vector<int32_t> sdims(const std::vector<int64_t>& s) const { return dims4(s, nhwc_); }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Graph -> MCU blob: float layers and data movement (conv, gemm, activations, softmax, shape ops, GRU, BN).
+// Graph -> MCU blob: float layers and data movement (conv, gemm, activations, softmax, shape ops, BN).
+#include <array>
+
 #include "blob_converter.h"
 
 namespace mcu::detail {
@@ -123,10 +125,68 @@ void Converter::argmax(const Node& n) {
     const Value& v = g_.value(n.input(0), n.label());
     const int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
     if (!(axis == -1 || axis == int64_t(v.shape.size()) - 1) || v.shape.size() == 4)
-        throw ConvertError(n.label() + ": ArgMax over the last axis of a rank <= 3 tensor only");
+        throw ConvertError(n.label() + ": " + n.op_type + " over the last axis of a rank <= 3 tensor only");
     if (drv::ir::attr_int(n.attrs, "select_last_index", 0) != 0) throw ConvertError(n.label() + ": select_last_index=1 is not supported");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
-    layer(n, MK_OP_ARGMAX, {x}, y, "argmax");
+    const bool mn = n.op_type == "ArgMin";
+    layer(n, mn ? MK_OP_ARGMIN : MK_OP_ARGMAX, {x}, y, mn ? "argmin" : "argmax");
+}
+
+int stored_axis(int64_t a, size_t r);
+
+/// ONNX Gather of constant indices: mk_gather over the stored axis. 1-D indices keep the rank (and the
+/// NHWC storage of a rank-4 tensor); other index ranks only where input and output are stored row-major
+/// (rank <= 3), where the flat result is the same.
+void Converter::gather(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const Value& iv = g_.value(n.input(1), n.label());
+    const Value& ov = g_.value(n.outputs.at(0), n.label());
+    if (!iv.is_constant()) throw ConvertError(n.label() + ": no MCU kernel yet for Gather of runtime indices");
+    const size_t r = xv.shape.size();
+    if (r == 0 || r > 4 || (iv.data->rank() != 1 && (r == 4 || ov.shape.size() > 3)))
+        throw ConvertError(n.label() + ": no MCU kernel yet for this Gather (1-D indices, or tensors of rank <= 3)");
+    int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
+    if (axis < 0) axis += int64_t(r);
+    if (axis < 0 || axis >= int64_t(r)) throw ConvertError(n.label() + ": axis out of range");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    const int sa = stored_axis(axis, r);
+    const std::array<int32_t, 4> d{t_[x].rec.dims[0], t_[x].rec.dims[1], t_[x].rec.dims[2], t_[x].rec.dims[3]};  // add_const grows t_
+    int32_t outer = 1, inner = 1;
+    for (int j = 0; j < sa; ++j) outer *= d[j];
+    for (int j = sa + 1; j < 4; ++j) inner *= d[j];
+    std::vector<int32_t> idx;
+    for (int64_t k : const_ints(n, 1)) {
+        if (k < -int64_t(d[sa]) || k >= d[sa]) throw ConvertError(n.label() + ": index " + std::to_string(k) + " out of range");
+        idx.push_back(int32_t(k < 0 ? k + d[sa] : k));
+    }
+    if (idx.empty() || uint64_t(outer) * idx.size() * uint64_t(inner) != t_[y].rec.bytes / mk_elem(t_[y].rec.dtype))
+        throw ConvertError(n.label() + ": output size differs from the gather's");
+    const uint32_t it = add_const(MK_DT_S32, as_bytes(idx), {1, 1, 1, int32_t(idx.size())});
+    mk_blob_layer& l = layer(n, MK_OP_GATHER, {x, it}, y, "gather");
+    const int32_t p[5] = {outer, d[sa], inner, int32_t(idx.size()), int32_t(mk_elem(t_[x].rec.dtype))};
+    std::copy(p, p + 5, l.p);
+}
+
+/// ONNX Tile by constant repeats (rank <= 4, the stored axes).
+void Converter::tile(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const size_t r = xv.shape.size();
+    const std::vector<int64_t> rep = const_ints(n, 1);
+    if (rep.size() != r || r == 0 || r > 4) throw ConvertError(n.label() + ": repeats must have one entry per axis (rank <= 4)");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    t_[y].rec.scale = t_[x].rec.scale;
+    t_[y].rec.zero_point = t_[x].rec.zero_point;
+    mk_blob_layer& l = layer(n, MK_OP_TILE, {x}, y, "tile");
+    for (int j = 0; j < 4; ++j) l.p[j] = 1;
+    for (size_t a = 0; a < r; ++a) {
+        if (rep[a] <= 0) throw ConvertError(n.label() + ": no MCU kernel yet for Tile with a repeat <= 0");
+        l.p[stored_axis(int64_t(a), r)] = int32_t(rep[a]);
+    }
+    for (int j = 0; j < 4; ++j)
+        if (int64_t(t_[x].rec.dims[j]) * l.p[j] != t_[y].rec.dims[j]) throw ConvertError(n.label() + ": output shape differs from the tile's");
+    l.p[4] = int32_t(mk_elem(t_[x].rec.dtype));
 }
 
 int stored_axis(int64_t a, size_t r) {
@@ -230,13 +290,14 @@ void Converter::resize(const Node& n) {
     const std::string ct = drv::ir::attr_string(n.attrs, "coordinate_transformation_mode", "half_pixel");
     const std::string nm = drv::ir::attr_string(n.attrs, "nearest_mode", "round_prefer_floor");
     if (mode != "nearest" && mode != "linear") throw ConvertError(n.label() + ": mode " + mode + " not supported (MindSpore Lite Micro v106 spec: nearest, linear)");
-    if (mode == "nearest" && nm != "round_prefer_floor") throw ConvertError(n.label() + ": nearest_mode " + nm + " not supported");
+    if (mode == "nearest" && nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor")
+        throw ConvertError(n.label() + ": no MCU kernel yet for nearest_mode " + nm + " (MindSpore Lite Micro v106 spec: round_prefer_floor, round_prefer_ceil, floor)");
     const int coord = ct == "half_pixel" ? 0 : ct == "align_corners" ? 1 : ct == "asymmetric" ? 2 : -1;
     if (coord < 0) throw ConvertError(n.label() + ": coordinate_transformation_mode " + ct + " not supported");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
     if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": int8 Resize is not supported (MindSpore Lite Micro v106 spec: int8 without scales)");
     mk_blob_layer& l = layer(n, MK_OP_RESIZE_F32, {x}, y, "resize_f32", t_[y].rec.bytes / 4);
-    l.p[0] = mode == "nearest" ? 0 : 1;
+    l.p[0] = mode == "linear" ? 1 : nm == "round_prefer_ceil" ? 2 : nm == "floor" ? 3 : 0;
     l.p[1] = coord;
 }
 
@@ -282,99 +343,6 @@ uint32_t Converter::scratch_f32(uint32_t floats) {
     t.rec.dims[3] = int32_t(floats);
     t_.push_back(std::move(t));
     return uint32_t(t_.size() - 1);
-}
-
-void Converter::gru(const Node& n) {
-    // ONNX GRU, forward, linear_before_reset = 1 (PyTorch export), batch 1, no sequence_lens /
-    // initial_h (seed 000 GRU: float only, sequence_lens not supported).
-    const Value& xv = g_.value(n.input(0), n.label());
-    if (drv::ir::attr_string(n.attrs, "direction", "forward") != "forward") throw ConvertError(n.label() + ": only direction=forward");
-    if (drv::ir::attr_int(n.attrs, "linear_before_reset", 0) != 1) throw ConvertError(n.label() + ": only linear_before_reset=1 is implemented");
-    if (n.attrs.has("activations") || n.attrs.has("clip") || drv::ir::attr_int(n.attrs, "layout", 0) != 0)
-        throw ConvertError(n.label() + ": activations/clip/layout are not configurable (MindSpore Lite Micro v106 spec GRU)");
-    if (n.has_input(4) || n.has_input(5)) throw ConvertError(n.label() + ": sequence_lens / initial_h are not supported");
-    if (xv.shape.size() != 3 || xv.shape[1] != 1) throw ConvertError(n.label() + ": X must be [T, 1, I] (batch 1)");
-    const int64_t H = drv::ir::attr_int(n.attrs, "hidden_size", 0), T = xv.shape[0];
-    const uint32_t x = act(n.input(0));
-    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": GRU is float only (MindSpore Lite Micro v106 spec)");
-    auto cbytes = [&](size_t i) {
-        const num::Tensor& c = cval(n, i);
-        return std::vector<uint8_t>(c.raw(), c.raw() + c.nbytes());
-    };
-    const uint32_t w = add_const(MK_DT_F32, cbytes(1), {1, 1, int32_t(3 * H), int32_t(xv.shape[2])});
-    const uint32_t r = add_const(MK_DT_F32, cbytes(2), {1, 1, int32_t(3 * H), int32_t(H)});
-    const uint32_t b = n.has_input(3) ? add_const(MK_DT_F32, cbytes(3), {1, 1, 1, int32_t(6 * H)})
-                                      : add_const(MK_DT_F32, std::vector<uint8_t>(size_t(24 * H), 0), {1, 1, 1, int32_t(6 * H)});
-    const bool want_y = !n.outputs.empty() && !n.outputs[0].empty();
-    uint32_t y;
-    if (want_y) {
-        y = act(n.outputs[0]);
-    } else {
-        y = scratch_f32(uint32_t(T * H));
-        t_[y].rec.dims[1] = int32_t(T);
-        t_[y].rec.dims[3] = int32_t(H);
-    }
-    const uint32_t scr = scratch_f32(uint32_t(7 * H));
-    mk_blob_layer& l = layer(n, MK_OP_GRU_F32, {x, w, r, b}, y, "gru_f32", uint64_t(T) * uint64_t(3 * H) * uint64_t(xv.shape[2] + H));
-    l.p[0] = int32_t(H);
-    l.p[1] = int32_t(scr);
-    t_[scr].first = std::min(t_[scr].first, int(layers_.size() - 1));
-    t_[scr].last = std::max(t_[scr].last, int(layers_.size() - 1));
-    if (n.outputs.size() > 1 && !n.outputs[1].empty()) {  // Y_h = the last step of Y
-        const uint32_t yh = act(n.outputs[1]);
-        mk_blob_layer& c = layer(n, MK_OP_COPY, {y}, yh, "copy");
-        c.p[0] = int32_t((T - 1) * H * 4);
-    }
-}
-
-// ONNX LSTM as seed 000 lists it (float only; sequence_lens and P not supported; direction forward;
-// activations, clip, input_forget, layout not configurable), batch 1, zero initial state.
-void Converter::lstm(const Node& n) {
-    const Value& xv = g_.value(n.input(0), n.label());
-    if (drv::ir::attr_string(n.attrs, "direction", "forward") != "forward") throw ConvertError(n.label() + ": no MCU kernel yet for LSTM direction other than forward");
-    if (n.attrs.has("activations") || n.attrs.has("clip") || drv::ir::attr_int(n.attrs, "input_forget", 0) != 0 ||
-        drv::ir::attr_int(n.attrs, "layout", 0) != 0)
-        throw ConvertError(n.label() + ": activations/clip/input_forget/layout are not configurable (MindSpore Lite Micro v106 spec LSTM)");
-    if (n.has_input(4) || n.has_input(5) || n.has_input(6) || n.has_input(7))
-        throw ConvertError(n.label() + ": no MCU kernel yet for LSTM sequence_lens / initial_h / initial_c / P");
-    if (xv.shape.size() != 3 || xv.shape[1] != 1) throw ConvertError(n.label() + ": no MCU kernel yet for LSTM X other than [T, 1, I] (batch 1)");
-    const int64_t H = drv::ir::attr_int(n.attrs, "hidden_size", 0), T = xv.shape[0], I = xv.shape[2];
-    const uint32_t x = act(n.input(0));
-    if (t_[x].rec.dtype != MK_DT_F32) throw ConvertError(n.label() + ": LSTM is float only (MindSpore Lite Micro v106 spec)");
-    const num::Tensor& W = cval(n, 1);
-    const num::Tensor& R = cval(n, 2);
-    if (H <= 0 || W.dtype() != num::DType::F32 || R.dtype() != num::DType::F32 || int64_t(W.numel()) != 4 * H * I || int64_t(R.numel()) != 4 * H * H)
-        throw ConvertError(n.label() + ": W must be float32 [1, 4H, I] and R [1, 4H, H]");
-    const uint32_t w = add_const(MK_DT_F32, std::vector<uint8_t>(W.raw(), W.raw() + W.nbytes()), {1, 1, int32_t(4 * H), int32_t(I)});
-    const uint32_t r = add_const(MK_DT_F32, std::vector<uint8_t>(R.raw(), R.raw() + R.nbytes()), {1, 1, int32_t(4 * H), int32_t(H)});
-    std::vector<uint8_t> bias(size_t(32 * H), 0);
-    if (n.has_input(3)) {
-        const num::Tensor& B = cval(n, 3);
-        if (B.dtype() != num::DType::F32 || int64_t(B.numel()) != 8 * H) throw ConvertError(n.label() + ": B must be float32 [1, 8H]");
-        std::memcpy(bias.data(), B.raw(), bias.size());
-    }
-    const uint32_t b = add_const(MK_DT_F32, bias, {1, 1, 1, int32_t(8 * H)});
-    const bool want_y = !n.outputs.empty() && !n.outputs[0].empty();
-    uint32_t y;
-    if (want_y) {
-        y = act(n.outputs[0]);
-    } else {
-        y = scratch_f32(uint32_t(T * H));
-        t_[y].rec.dims[1] = int32_t(T);
-        t_[y].rec.dims[3] = int32_t(H);
-    }
-    const uint32_t st = scratch_f32(uint32_t(6 * H));
-    mk_blob_layer& l = layer(n, MK_OP_LSTM_F32, {x, w, r, b}, y, "lstm_f32", uint64_t(T) * uint64_t(4 * H) * uint64_t(I + H));
-    l.p[0] = int32_t(H);
-    l.p[1] = int32_t(st);
-    t_[st].first = std::min(t_[st].first, int(layers_.size() - 1));
-    t_[st].last = std::max(t_[st].last, int(layers_.size() - 1));
-    if (n.outputs.size() > 1 && !n.outputs[1].empty()) {  // Y_h = the last step of Y
-        const uint32_t yh = act(n.outputs[1]);
-        mk_blob_layer& c = layer(n, MK_OP_COPY, {y}, yh, "copy");
-        c.p[0] = int32_t((T - 1) * H * 4);
-    }
-    if (n.outputs.size() > 2 && !n.outputs[2].empty()) throw ConvertError(n.label() + ": no MCU kernel yet for the LSTM Y_c output");
 }
 
 // Inference BatchNormalization folded at conversion time into y = x * a + b per channel

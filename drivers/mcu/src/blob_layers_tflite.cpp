@@ -6,6 +6,7 @@
 // round-half-away pooling/quantize, the look-up-table softmax), bit-exact with the reference
 // executor's tflite operators; element-wise int8 functions are 256-entry tables made by running the
 // reference operator on every code. Anything else is refused with "no MCU kernel yet".
+#include <array>
 #include <set>
 
 #include "blob_converter.h"
@@ -22,6 +23,13 @@ ConvertError no_kernel(const Node& n, const std::string& what) {
 }
 
 }  // namespace
+
+/// Data movement keeps the codes: an int8 output quantized unlike its input has no kernel.
+void Converter::copy_quant_or_refuse(const Node& n, uint32_t x, uint32_t y) {
+    if (t_[x].rec.dtype != t_[y].rec.dtype) throw no_kernel(n, n.op_type + " changing the type");
+    if (t_[x].rec.dtype == MK_DT_S8 && (t_[x].rec.scale != t_[y].rec.scale || t_[x].rec.zero_point != t_[y].rec.zero_point))
+        throw no_kernel(n, "a requantizing " + n.op_type);
+}
 
 void Converter::same_quant(uint32_t from, uint32_t to) {
     t_[to].rec.scale = t_[from].rec.scale;
@@ -186,9 +194,21 @@ void Converter::tfl_binary(const Node& n) {
         return;
     }
     if (t_[a].rec.dtype != MK_DT_S8 || t_[b].rec.dtype != MK_DT_S8) throw no_kernel(n, op + " on these types");
-    if (op != "ADD" && op != "SUB" && op != "MUL") throw no_kernel(n, "int8 " + op);
+    if (op != "ADD" && op != "SUB" && op != "MUL" && op != "MAXIMUM" && op != "MINIMUM") throw no_kernel(n, "int8 " + op);
     int32_t lo = -128, hi = 127;
     if (!num::tfl::activation_range(fa, t_[y].rec.scale, t_[y].rec.zero_point, lo, hi)) throw no_kernel(n, "fused activation " + fa);
+    if (op == "MAXIMUM" || op == "MINIMUM") {  // TFLite: the codes, inputs and output sharing the quantization
+        for (uint32_t t : {a, b})
+            if (t_[t].rec.scale != t_[y].rec.scale || t_[t].rec.zero_point != t_[y].rec.zero_point)
+                throw no_kernel(n, "int8 " + op + " with inputs quantized unlike the output");
+        mk_blob_layer& l = layer(n, MK_OP_MINMAX_S8, {a, b}, y, "minmax_s8", t_[y].rec.bytes);
+        l.p[0] = op == "MAXIMUM";
+        l.p[1] = lo;
+        l.p[2] = hi;
+        strides(a, &l.p[5]);
+        strides(b, &l.p[9]);
+        return;
+    }
     const double sa = t_[a].rec.scale, sb = t_[b].rec.scale, sy = t_[y].rec.scale;
     mk_blob_layer& l = layer(n, op == "MUL" ? MK_OP_MUL_S8 : MK_OP_ADD_S8, {a, b}, y, op == "MUL" ? "mul_s8" : "add_s8", t_[y].rec.bytes);
     if (op == "MUL") {
@@ -264,7 +284,8 @@ void Converter::tfl_mean(const Node& n) {
         l.p[3] = inner;
         return;
     }
-    if (t_[x].rec.dtype != MK_DT_S8 || st != std::vector<int>{1, 2} || r != 4) throw no_kernel(n, "int8 MEAN other than over H and W of NHWC");
+    if (t_[x].rec.dtype != MK_DT_S8) throw no_kernel(n, "MEAN on this type");
+    if (st != std::vector<int>{1, 2} || r != 4) return tfl_reduce(n);  // other adjacent axes: the int8 reduce kernel
     const int32_t hw = d[1] * d[2];
     const auto q = num::tfl::quantize_multiplier(double(t_[x].rec.scale) / (double(t_[y].rec.scale) * double(hw)));
     mk_blob_layer& l = layer(n, MK_OP_GAP_S8, {x}, y, "global_avg_pool_s8", t_[x].rec.bytes);
@@ -312,7 +333,20 @@ void Converter::tfl_unary(const Node& n) {
                                                 {"ELU", MK_UN_ELU},         {"ABS", MK_UN_ABS},         {"NEG", MK_UN_NEG},
                                                 {"EXP", MK_UN_EXP},         {"SQRT", MK_UN_SQRT},       {"RSQRT", MK_UN_RSQRT},
                                                 {"SQUARE", MK_UN_SQUARE},   {"FLOOR", MK_UN_FLOOR},     {"CEIL", MK_UN_CEIL},
-                                                {"ROUND", MK_UN_ROUND},     {"LOG", MK_UN_LOG}};
+                                                {"ROUND", MK_UN_ROUND},     {"LOG", MK_UN_LOG},         {"SIN", MK_UN_SIN},
+                                                {"COS", MK_UN_COS}};
+    if (op == "GELU") {  // approximate: the tanh form
+        mk_blob_layer& l = layer(n, MK_OP_UNARY_F32, {x}, y, "unary_f32", t_[y].rec.bytes / 4);
+        l.p[0] = drv::ir::attr_int(n.attrs, "approximate", 0) ? MK_UN_GELU_TANH : MK_UN_GELU;
+        return;
+    }
+    if (op == "RELU_N1_TO_1") {  // min(max(x, -1), 1): a clip
+        mk_blob_layer& l = layer(n, MK_OP_UNARY_F32, {x}, y, "unary_f32", t_[y].rec.bytes / 4);
+        l.p[0] = MK_UN_CLIP;
+        l.p[1] = f2i(-1.0f);
+        l.p[2] = f2i(1.0f);
+        return;
+    }
     auto it = kUn.find(op);
     if (it == kUn.end()) throw no_kernel(n, "float " + op);
     mk_blob_layer& l = layer(n, MK_OP_UNARY_F32, {x}, y, "unary_f32", t_[y].rec.bytes / 4);
@@ -516,10 +550,11 @@ void Converter::tfl_argmax(const Node& n) {
     const Value& xv = g_.value(n.input(0), n.label());
     int64_t axis = const_ints(n, 1).at(0);
     if (axis < 0) axis += int64_t(xv.shape.size());
-    if (n.op_type != "ARG_MAX" || axis != int64_t(xv.shape.size()) - 1) throw no_kernel(n, n.op_type + " other than ARG_MAX over the last axis");
+    if (axis != int64_t(xv.shape.size()) - 1) throw no_kernel(n, n.op_type + " other than over the last axis");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
-    if (t_[x].rec.dtype == MK_DT_S32) throw no_kernel(n, "ARG_MAX of int32");
-    layer(n, MK_OP_ARGMAX, {x}, y, "argmax");
+    if (t_[x].rec.dtype == MK_DT_S32) throw no_kernel(n, n.op_type + " of int32");
+    const bool mn = n.op_type == "ARG_MIN";
+    layer(n, mn ? MK_OP_ARGMIN : MK_OP_ARGMAX, {x}, y, mn ? "argmin" : "argmax");
 }
 
 void Converter::tfl_prelu(const Node& n) {
@@ -532,7 +567,7 @@ void Converter::tfl_prelu(const Node& n) {
     layer(n, MK_OP_PRELU_F32, {x, at}, y, "prelu_f32", t_[y].rec.bytes / 4);
 }
 
-/// SUM / REDUCE_MAX / REDUCE_MIN (float) over adjacent axes.
+/// SUM / REDUCE_MAX / REDUCE_MIN (float and int8) and int8 MEAN beyond H and W, over adjacent axes.
 void Converter::tfl_reduce(const Node& n) {
     const Value& xv = g_.value(n.input(0), n.label());
     const size_t r = xv.shape.size();
@@ -547,15 +582,84 @@ void Converter::tfl_reduce(const Node& n) {
     for (size_t k = 1; k < st.size(); ++k)
         if (st[k] != st[k - 1] + 1) throw no_kernel(n, n.op_type + " over non-adjacent axes");
     const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
-    if (t_[x].rec.dtype != MK_DT_F32) throw no_kernel(n, "int8 " + n.op_type);
     const auto& d = t_[x].rec.dims;
     int32_t outer = 1, axis = 1, inner = 1;
     for (int j = 0; j < 4; ++j) (j < st.front() ? outer : j > st.back() ? inner : axis) *= d[j];
-    mk_blob_layer& l = layer(n, MK_OP_REDUCE_F32, {x}, y, "reduce_f32", t_[x].rec.bytes / 4);
-    l.p[0] = n.op_type == "SUM" ? MK_RED_SUM : n.op_type == "REDUCE_MAX" ? MK_RED_MAX : MK_RED_MIN;
+    if (uint64_t(outer) * uint64_t(inner) != t_[y].rec.bytes / mk_elem(t_[y].rec.dtype)) throw ConvertError(n.label() + ": output size differs from the reduction's");
+    const int red = n.op_type == "MEAN" ? MK_RED_MEAN : n.op_type == "SUM" ? MK_RED_SUM : n.op_type == "REDUCE_MAX" ? MK_RED_MAX : MK_RED_MIN;
+    if (t_[x].rec.dtype == MK_DT_F32) {
+        mk_blob_layer& l = layer(n, MK_OP_REDUCE_F32, {x}, y, "reduce_f32", t_[x].rec.bytes / 4);
+        l.p[0] = red;
+        l.p[1] = outer;
+        l.p[2] = axis;
+        l.p[3] = inner;
+        return;
+    }
+    if (t_[x].rec.dtype != MK_DT_S8 || t_[y].rec.dtype != MK_DT_S8) throw no_kernel(n, n.op_type + " on this type");
+    mk_blob_layer& l = layer(n, MK_OP_REDUCE_S8, {x}, y, "reduce_s8", t_[x].rec.bytes);
+    l.p[0] = red;
     l.p[1] = outer;
     l.p[2] = axis;
     l.p[3] = inner;
+    if (red == MK_RED_MAX || red == MK_RED_MIN) {  // the codes: TFLite requires one quantization
+        if (t_[x].rec.scale != t_[y].rec.scale || t_[x].rec.zero_point != t_[y].rec.zero_point)
+            throw no_kernel(n, "int8 " + n.op_type + " with an output quantized unlike the input");
+        return;
+    }
+    // Exact sum of (x - zx), MultiplyByQuantizedMultiplier with s_x / (s_y [* count]) (num::tfl reduce).
+    const double real = double(t_[x].rec.scale) / (double(t_[y].rec.scale) * (red == MK_RED_MEAN ? double(axis) : 1.0));
+    const num::tfl::QuantizedMultiplier q = num::tfl::quantize_multiplier(real);
+    l.p[4] = q.multiplier;
+    l.p[5] = q.shift;
+}
+
+/// GATHER of constant indices (batch_dims 0) along any axis: one row copy per index.
+void Converter::tfl_gather(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    if (!g_.value(n.input(1), n.label()).is_constant()) throw no_kernel(n, "GATHER of runtime indices");
+    if (drv::ir::attr_int(n.attrs, "batch_dims", 0) != 0) throw no_kernel(n, "GATHER with batch_dims != 0");
+    const std::vector<int64_t> idx = const_ints(n, 1);
+    const int64_t r = int64_t(xv.shape.size());
+    int64_t axis = drv::ir::attr_int(n.attrs, "axis", 0);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r || r > 4) throw ConvertError(n.label() + ": axis out of range");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    copy_quant_or_refuse(n, x, y);
+    const int saxis = int(axis) + int(4 - r);
+    const std::array<int32_t, 4> d{t_[x].rec.dims[0], t_[x].rec.dims[1], t_[x].rec.dims[2], t_[x].rec.dims[3]};  // add_const grows t_
+    int32_t outer = 1, inner = 1;
+    for (int j = 0; j < saxis; ++j) outer *= d[j];
+    for (int j = saxis + 1; j < 4; ++j) inner *= d[j];
+    std::vector<int32_t> iv;
+    for (int64_t k : idx) {
+        if (k < 0 || k >= d[saxis]) throw ConvertError(n.label() + ": index " + std::to_string(k) + " out of range [0, " + std::to_string(d[saxis]) + ")");
+        iv.push_back(int32_t(k));
+    }
+    if (iv.empty() || uint64_t(outer) * iv.size() * uint64_t(inner) != t_[y].rec.bytes / mk_elem(t_[y].rec.dtype))
+        throw ConvertError(n.label() + ": output size differs from the gather's");
+    const uint32_t it = add_const(MK_DT_S32, as_bytes(iv), {1, 1, 1, int32_t(iv.size())});
+    mk_blob_layer& l = layer(n, MK_OP_GATHER, {x, it}, y, "gather");
+    const int32_t p[5] = {outer, d[saxis], inner, int32_t(iv.size()), int32_t(mk_elem(t_[x].rec.dtype))};
+    std::copy(p, p + 5, l.p);
+}
+
+/// TILE by constant multiples, rank <= 4.
+void Converter::tfl_tile(const Node& n) {
+    const Value& xv = g_.value(n.input(0), n.label());
+    const std::vector<int64_t> m = const_ints(n, 1);
+    const size_t r = xv.shape.size();
+    if (m.size() != r || r > 4) throw ConvertError(n.label() + ": multiples must have one entry per axis (rank <= 4)");
+    const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
+    copy_quant_or_refuse(n, x, y);
+    mk_blob_layer& l = layer(n, MK_OP_TILE, {x}, y, "tile");
+    for (int j = 0; j < 4; ++j) l.p[j] = 1;
+    for (size_t a = 0; a < r; ++a) {
+        if (m[a] <= 0) throw no_kernel(n, "TILE with a multiple <= 0");
+        l.p[a + (4 - r)] = int32_t(m[a]);
+    }
+    for (int j = 0; j < 4; ++j)
+        if (int64_t(t_[x].rec.dims[j]) * l.p[j] != t_[y].rec.dims[j]) throw ConvertError(n.label() + ": output shape differs from the tile's");
+    l.p[4] = int32_t(mk_elem(t_[x].rec.dtype));
 }
 
 void Converter::tfl_node(const Node& n) {
@@ -579,6 +683,11 @@ void Converter::tfl_node(const Node& n) {
     if (op == "ARG_MAX" || op == "ARG_MIN") return tfl_argmax(n);
     if (op == "PRELU") return tfl_prelu(n);
     if (op == "SUM" || op == "REDUCE_MAX" || op == "REDUCE_MIN") return tfl_reduce(n);
+    if (op == "RESIZE_NEAREST_NEIGHBOR" || op == "RESIZE_BILINEAR") return tfl_resize(n, op == "RESIZE_BILINEAR");
+    if (op == "BATCH_MATMUL") return tfl_batch_matmul(n);
+    if (op == "TRANSPOSE_CONV") return tfl_transpose_conv(n);
+    if (op == "GATHER") return tfl_gather(n);
+    if (op == "TILE") return tfl_tile(n);
     static const std::set<std::string> kUnary{"RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
                                               "ELU", "ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "SQUARE",
                                               "FLOOR", "CEIL", "ROUND", "GELU"};

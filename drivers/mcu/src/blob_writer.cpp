@@ -142,7 +142,9 @@ void Converter::node(const Node& n) {
     if ((op == "QLinearAdd" || op == "QLinearMul") && ms) return eltwise_s8(n, op == "QLinearMul");
     if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && ms) return lut_s8(n);
     if (op == "Conv") return conv_f32(n);
+    if (op == "MatMul" && !g_.value(n.input(1), n.label()).is_constant()) return matmul_rt(n);
     if (op == "Gemm" || op == "MatMul") return gemm_f32(n);
+    if (op == "ConvTranspose") return conv_transpose_f32(n);
     if (op == "Relu" && in_dtype(0) == num::DType::I8) {  // int8 ReLU on codes: clamp at the zero point
         const uint32_t x = act(n.input(0)), y = act(n.outputs.at(0));
         t_[y].rec.scale = t_[x].rec.scale;
@@ -170,6 +172,11 @@ void Converter::node(const Node& n) {
     if (op == "Floor") return unary_f32(n, MK_UN_FLOOR, 0, 0);
     if (op == "Ceil") return unary_f32(n, MK_UN_CEIL, 0, 0);
     if (op == "Log") return unary_f32(n, MK_UN_LOG, 0, 0);
+    if (op == "Gelu") {  // opset 20: approximate "none" (erf) or "tanh"
+        const std::string ap = drv::ir::attr_string(n.attrs, "approximate", "none");
+        if (ap != "none" && ap != "tanh") throw ConvertError(n.label() + ": Gelu approximate must be 'none' or 'tanh'");
+        return unary_f32(n, ap == "tanh" ? MK_UN_GELU_TANH : MK_UN_GELU, 0, 0);
+    }
     if (op == "Relu") return unary_f32(n, MK_UN_RELU, 0, 0);
     if (op == "LeakyRelu") return unary_f32(n, MK_UN_LEAKY_RELU, alpha, 0);
     if (op == "HardSwish") return unary_f32(n, MK_UN_HARD_SWISH, 0, 0);
@@ -198,10 +205,13 @@ void Converter::node(const Node& n) {
     if (op == "ReduceMax") return reduce(n, MK_RED_MAX);
     if (op == "ReduceMin") return reduce(n, MK_RED_MIN);
     if (op == "GlobalAveragePool") return gap_f32(n);
-    if (op == "GRU") return gru(n);
-    if (op == "LSTM") return lstm(n);
+    if (op == "RNN") return recurrent(n, 1);
+    if (op == "GRU") return recurrent(n, 3);
+    if (op == "LSTM") return recurrent(n, 4);
     if (op == "BatchNormalization") return batchnorm(n);
-    if (op == "ArgMax") return argmax(n);
+    if (op == "ArgMax" || op == "ArgMin") return argmax(n);
+    if (op == "Gather") return gather(n);
+    if (op == "Tile") return tile(n);
     throw ConvertError(n.label() + ": no MCU kernel yet for " + (n.domain.empty() ? "" : n.domain + ".") + op);
 }
 
@@ -301,9 +311,9 @@ std::vector<std::pair<std::string, std::string>> Converter::gaps() {
         try {
             node(n);
         } catch (const ConvertError& e) {
-            out.emplace_back(n.name, e.what());
+            out.emplace_back(n.name, mcu::no_kernel_text(e.what()));
         } catch (const std::exception& e) {  // e.g. an operator error while building a table
-            out.emplace_back(n.name, n.label() + ": " + e.what());
+            out.emplace_back(n.name, mcu::no_kernel_text(n.label() + ": " + e.what()));
         }
     }
     return out;
@@ -312,6 +322,10 @@ std::vector<std::pair<std::string, std::string>> Converter::gaps() {
 }  // namespace detail
 
 using detail::Converter;
+
+std::string no_kernel_text(const std::string& why) {
+    return why.find("no MCU kernel yet") != std::string::npos ? why : "no MCU kernel yet: " + why;
+}
 
 std::vector<std::pair<std::string, std::string>> conversion_gaps(const drv::ir::Graph& g) {
     return Converter(g, {}).gaps();
@@ -382,7 +396,17 @@ const char* op_name(uint32_t op) {
         case MK_OP_REDUCE_F32: return "reduce_f32";
         case MK_OP_SOFTMAX_LUT_S8: return "softmax_lut_s8";
         case MK_OP_LSTM_F32: return "lstm_f32";
+        case MK_OP_RNN_F32: return "rnn_f32";
+        case MK_OP_RESIZE_TFL: return "resize_tfl";
+        case MK_OP_BATCH_MATMUL: return "batch_matmul";
+        case MK_OP_TCONV_F32: return "tconv_f32";
+        case MK_OP_TCONV_S8: return "tconv_s8";
         case MK_OP_PRELU_F32: return "prelu_f32";
+        case MK_OP_REDUCE_S8: return "reduce_s8";
+        case MK_OP_MINMAX_S8: return "minmax_s8";
+        case MK_OP_ARGMIN: return "argmin";
+        case MK_OP_GATHER: return "gather";
+        case MK_OP_TILE: return "tile";
         default: return "?";
     }
 }

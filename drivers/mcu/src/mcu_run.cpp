@@ -327,7 +327,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             err << "error: model does not fit " << t->name << "; not run\n";
             return kMcuDoesNotFit;
         }
-        err << "npusim: error: " << e.what() << ", on " << t->name << " (the checker accepts it; the MCU runtime does not run it)\n";
+        err << "npusim: error: " << no_kernel_text(e.what()) << ", on " << t->name << " (the checker accepts it; the MCU runtime does not run it)\n";
         return kMcuUnsupported;
     }
     if (!o.write_blob.empty()) std::ofstream(o.write_blob, std::ios::binary).write(reinterpret_cast<const char*>(blob.bytes.data()), std::streamsize(blob.bytes.size()));
@@ -357,7 +357,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
         err << "error: model does not fit " << t->name << "; not run\n";
         return kMcuDoesNotFit;
     }
-    // Reference executor; an operator it lacks (GRU) leaves the host build of the runtime as the
+    // Reference executor; an operator it lacks leaves the host build of the runtime as the
     // only comparison, said so in the report.
     std::map<std::string, num::Tensor> ref;
     std::string ref_error;
@@ -506,12 +506,22 @@ const char* kernel_symbol(uint32_t op) {
         case MK_OP_SOFTMAX_F32: return "mk_softmax_f32";
         case MK_OP_GRU_F32: return "mk_gru_f32";
         case MK_OP_LSTM_F32: return "mk_lstm_f32";
+        case MK_OP_RNN_F32: return "mk_rnn_f32";
+        case MK_OP_RESIZE_TFL: return "mk_resize_tfl";
+        case MK_OP_BATCH_MATMUL: return "mk_batch_matmul";
+        case MK_OP_TCONV_F32: return "mk_transpose_conv_f32";
+        case MK_OP_TCONV_S8: return "mk_transpose_conv_s8";
         case MK_OP_PRELU_F32: return "mk_prelu_f32";
         case MK_OP_ARGMAX: return "mk_argmax";
         case MK_OP_PAD: return "mk_pad4";
         case MK_OP_SLICE: return "mk_slice4";
         case MK_OP_RESIZE_F32: return "mk_resize_f32";
         case MK_OP_REDUCE_F32: return "mk_reduce_f32";
+        case MK_OP_REDUCE_S8: return "mk_reduce_s8";
+        case MK_OP_MINMAX_S8: return "mk_minmax_s8";
+        case MK_OP_ARGMIN: return "mk_argmin";
+        case MK_OP_GATHER: return "mk_gather";
+        case MK_OP_TILE: return "mk_tile4";
         default: return "?";
     }
 }

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
-// On-device training on ws63 (see mcu_train.h). The layers the trainer has are the FP32 training
-// configurations of seed 000's tables: Conv depthwise-equivalent (group = in = out channels, batch 1,
-// no bias, stride = dilation = 1, weights OHWI with I = 1; TP-CONV FP32), Relu (TP-ACT), Flatten /
-// Reshape (TP-RESHAPE), Gemm / MatMul rank 2 with a bias of the output channels (TP-FC FP32). A final
-// Softmax is the inference head (training uses softmax cross-entropy on the logits).
+// On-device training on ws63 (see mcu_train.h). FP32 (this file): the float model mapped onto the FP32
+// training configurations of seed 000's tables - Conv depthwise-equivalent (group = in = out channels,
+// batch 1, no bias, stride = dilation = 1, weights OHWI with I = 1; TP-CONV), Relu (TP-ACT), Abs
+// (TP-ABS), Add/Sub/Mul without broadcast (TP-ELT), Div with broadcasting (TP-DIV), Concat of two
+// (TP-CONCAT), constant Pad (TP-PAD), ReduceMean/ReduceSum (TP-RED), Slice with positive steps
+// (TP-SLICE), Transpose (TP-TRANS), Flatten / Reshape (TP-RESHAPE), Gemm / MatMul rank 2 with a bias
+// of the output channels (TP-FC). QAS INT8 (`--quantize int8`, train_qas.cpp): the quantizer's integer
+// graph onto the QAS rows. A final Softmax is the inference head (training uses softmax cross-entropy
+// on the logits).
 #include "mcu/mcu_train.h"
 
 #include <algorithm>
@@ -14,18 +18,18 @@
 #include <sstream>
 
 #include "compiler/model_loader.h"
+#include "compiler/quantize/pipeline.h"
 #include "mcu/mcu_target.h"
 #include "mk/mk_train.h"
 #include "mk_train_blob.h"
 #include "mk_trainer.h"
 #include "numerics/npy.h"
+#include "train_internal.h"
 
 namespace mcu {
 namespace {
 
-struct Refusal : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+using detail::Refusal;
 
 struct Built {
     std::vector<mk_train_layer> layers;
@@ -103,13 +107,42 @@ Built map_model(const drv::ir::Graph& g) {
         } else if (op == "Relu" || op == "Abs") {
             l.op = op == "Relu" ? MK_TR_RELU : MK_TR_ABS;
             o = a, o.id = uint32_t(b.layers.size() + 1);
+        } else if (op == "Add" && g.value(n.input(1), n.label()).is_constant() && !b.layers.empty() && b.layers.back().op == MK_TR_FC &&
+                   b.layers.back().b_param == ~0u && a.id == b.layers.size()) {
+            // MatMul + Add(bias [N]): one FullyConnected with a bias (TP-FC FP32: 3 inputs, bias count = output channels)
+            const num::Tensor& bias = constant(g, n, 1);
+            mk_train_layer& fc = b.layers.back();
+            if (int32_t(bias.numel()) != fc.out_c) throw Refusal(n.label() + ": the bias count must equal the output channels (seed 000 FP32 FC training)");
+            fc.b_param = uint32_t(b.params.size());
+            b.params.insert(b.params.end(), bias.data<float>(), bias.data<float>() + bias.numel());
+            tensors[n.outputs.at(0)] = a;
+            continue;
         } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
             const TT& c = input(n, 1);
-            if (c.h != a.h || c.w != a.w || c.c != a.c || c.flat_c != a.flat_c)
-                throw Refusal(n.label() + ": FP32 element-wise training needs identical shapes (no broadcast)" + sfx);
-            l.op = MK_TR_EW, l.in1 = c.id;
             l.p[0] = op == "Add" ? MK_TR_EW_ADD : op == "Sub" ? MK_TR_EW_SUB : op == "Mul" ? MK_TR_EW_MUL : MK_TR_EW_DIV;
-            o = a, o.id = uint32_t(b.layers.size() + 1);
+            l.in1 = c.id;
+            if (c.h == a.h && c.w == a.w && c.c == a.c && c.flat_c == a.flat_c) {
+                l.op = MK_TR_EW;
+                o = a, o.id = uint32_t(b.layers.size() + 1);
+            } else {
+                // TP-ELT (Add/Sub/Mul): no broadcast; TP-DIV: broadcast-compatible (numpy rules over the
+                // model's NCHW / NC shapes, applied to the stored NHWC dims).
+                if (op != "Div") throw Refusal(n.label() + ": FP32 Add/Sub/Mul training needs identical shapes (no broadcast)" + sfx);
+                if (a.flat_c || c.flat_c) throw Refusal(n.label() + ": broadcast Div of flattened tensors" + sfx);
+                const int32_t da[4] = {1, a.h, a.w, a.c}, dc[4] = {1, c.h, c.w, c.c};
+                int32_t od[4];
+                for (int k = 0; k < 4; ++k) {
+                    if (da[k] != dc[k] && da[k] != 1 && dc[k] != 1) throw Refusal(n.label() + ": Div inputs do not broadcast" + sfx);
+                    od[k] = std::max(da[k], dc[k]);
+                }
+                const int32_t sa[4] = {da[1] * da[2] * da[3], da[2] * da[3], da[3], 1}, sc[4] = {dc[1] * dc[2] * dc[3], dc[2] * dc[3], dc[3], 1};
+                for (int k = 0; k < 4; ++k) {
+                    l.q[k] = da[k] == 1 ? 0 : sa[k];
+                    l.q[4 + k] = dc[k] == 1 ? 0 : sc[k];
+                }
+                l.op = MK_TR_EWB;
+                o.h = od[1], o.w = od[2], o.c = od[3];
+            }
         } else if (op == "Concat") {
             const TT& c = input(n, 1);
             if (n.inputs.size() != 2 || a.flat_c || c.flat_c) throw Refusal(n.label() + ": FP32 Concat training takes exactly 2 inputs" + sfx);
@@ -156,11 +189,90 @@ Built map_model(const drv::ir::Graph& g) {
             std::vector<int64_t> axes = op == "GlobalAveragePool" ? std::vector<int64_t>{2, 3} : drv::ir::attr_ints(n.attrs, "axes", {});
             if (op != "GlobalAveragePool" && n.has_input(1)) {
                 const drv::ir::Value& av = g.value(n.input(1), n.label());
-                for (size_t i = 0; av.is_constant() && i < av.data->numel(); ++i) axes.push_back(av.data->data<int64_t>()[i]);
+                if (!av.is_constant()) throw Refusal(n.label() + ": axes must be a constant (seed 000 TP-RED)");
+                for (size_t i = 0; i < av.data->numel(); ++i)
+                    axes.push_back(av.data->dtype() == num::DType::I64 ? av.data->data<int64_t>()[i] : av.data->data<int32_t>()[i]);
             }
-            if (a.flat_c || axes != std::vector<int64_t>{2, 3}) throw Refusal(n.label() + ": " + op + " training over H and W of NCHW only here" + sfx);
-            l.op = MK_TR_REDUCE, l.p[0] = op != "ReduceSum", l.p[1] = 1, l.p[2] = a.h * a.w, l.p[3] = a.c;
-            o.h = 1, o.w = 1, o.c = a.c;
+            const drv::ir::Value& iv = g.value(n.input(0), n.label());
+            const int64_t r = int64_t(iv.shape.size());
+            if (axes.empty()) {  // TP-RED: empty axes allowed, reduce all (unless noop_with_empty_axes)
+                if (drv::ir::attr_int(n.attrs, "noop_with_empty_axes", 0) != 0) throw Refusal(n.label() + ": noop_with_empty_axes" + sfx);
+                for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+            }
+            // stored (NHWC) axes of the reduced logical axes; they must be adjacent there
+            static const int st4[4] = {0, 3, 1, 2};
+            std::vector<int> sa;
+            for (int64_t ax : axes) {
+                const int64_t k = ax < 0 ? ax + r : ax;
+                if (k < 0 || k >= r) throw Refusal(n.label() + ": axis out of range");
+                sa.push_back(r == 4 ? st4[k] : 3 - int(r - 1 - k));
+            }
+            std::sort(sa.begin(), sa.end());
+            for (size_t k = 1; k < sa.size(); ++k)
+                if (sa[k] == sa[k - 1] || sa[k] != sa[k - 1] + 1)
+                    throw Refusal(n.label() + ": reduced axes must be unique and adjacent in the NHWC layout (no MCU training kernel yet for others)");
+            if (a.flat_c && !(r == 2 && sa == std::vector<int>{3})) throw Refusal(n.label() + ": reduction of a flattened tensor" + sfx);
+            const int32_t d[4] = {1, a.h, a.w, a.c};
+            int32_t outer = 1, axis = 1, inner = 1, od[4] = {1, a.h, a.w, a.c};
+            for (int k = 0; k < 4; ++k) {
+                const bool red = std::find(sa.begin(), sa.end(), k) != sa.end();
+                (k < sa.front() ? outer : k > sa.back() ? inner : axis) *= d[k];
+                if (red) od[k] = 1;
+            }
+            l.op = MK_TR_REDUCE, l.p[0] = op != "ReduceSum", l.p[1] = outer, l.p[2] = axis, l.p[3] = inner;
+            o.h = od[1], o.w = od[2], o.c = od[3];
+            const bool keep = op == "GlobalAveragePool" || drv::ir::attr_int(n.attrs, "keepdims", 1) != 0;
+            if (!keep && !(o.h == 1 && o.w == 1) && !(ov.shape.size() == 2))
+                throw Refusal(n.label() + ": keepdims = 0 leaves a tensor the trainer's [1, C, H, W] / [1, K] layout cannot hold" + sfx);
+        } else if (op == "Slice") {
+            // TP-SLICE (ONNX Slice): constant starts/ends/axes/steps, positive steps, no empty slice.
+            const drv::ir::Value& iv = g.value(n.input(0), n.label());
+            const int64_t r = int64_t(iv.shape.size());
+            if (r != 4 || a.flat_c) throw Refusal(n.label() + ": FP32 Slice training of [1, C, H, W] tensors here" + sfx);
+            auto ints = [&](size_t i, std::vector<int64_t> dflt) {
+                if (!n.has_input(i)) return dflt;
+                const drv::ir::Value& v = g.value(n.input(i), n.label());
+                if (!v.is_constant()) throw Refusal(n.label() + ": starts/ends/axes/steps must be constants (seed 000 TP-SLICE)");
+                std::vector<int64_t> out;
+                for (size_t k = 0; k < v.data->numel(); ++k)
+                    out.push_back(v.data->dtype() == num::DType::I64 ? v.data->data<int64_t>()[k] : v.data->data<int32_t>()[k]);
+                return out;
+            };
+            const std::vector<int64_t> starts = ints(1, drv::ir::attr_ints(n.attrs, "starts", {})), ends = ints(2, drv::ir::attr_ints(n.attrs, "ends", {}));
+            std::vector<int64_t> axes = ints(3, drv::ir::attr_ints(n.attrs, "axes", {})), steps = ints(4, {});
+            if (axes.empty())
+                for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
+            if (steps.empty()) steps.assign(starts.size(), 1);
+            if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+                throw Refusal(n.label() + ": starts, ends, axes and steps differ in length");
+            static const int st4[4] = {0, 3, 1, 2};
+            const int32_t d[4] = {1, a.h, a.w, a.c};
+            int32_t begin[4] = {0, 0, 0, 0}, step[4] = {1, 1, 1, 1}, od[4] = {1, a.h, a.w, a.c};
+            for (size_t k = 0; k < axes.size(); ++k) {
+                const int64_t ax = axes[k] < 0 ? axes[k] + r : axes[k];
+                if (ax < 0 || ax >= r) throw Refusal(n.label() + ": axis out of range");
+                if (steps[k] <= 0) throw Refusal(n.label() + ": FP32 Slice training needs positive steps (seed 000 TP-SLICE)");
+                const int s4 = st4[ax];
+                const int64_t dim = d[s4];
+                int64_t st = starts[k] < 0 ? starts[k] + dim : starts[k], en = ends[k] < 0 ? ends[k] + dim : ends[k];
+                st = std::clamp<int64_t>(st, 0, dim), en = std::clamp<int64_t>(en, 0, dim);
+                const int64_t cnt = en > st ? (en - st + steps[k] - 1) / steps[k] : 0;
+                if (cnt <= 0) throw Refusal(n.label() + ": empty slice (seed 000 TP-SLICE: no empty slice)");
+                begin[s4] = int32_t(st), step[s4] = int32_t(steps[k]), od[s4] = int32_t(cnt);
+            }
+            l.op = MK_TR_SLICE;
+            for (int k = 0; k < 4; ++k) l.q[k] = begin[k], l.q[4 + k] = step[k];
+            o.h = od[1], o.w = od[2], o.c = od[3];
+        } else if (op == "Transpose") {
+            // TP-TRANS: a valid constant permutation; of a [1, C, H, W] tensor keeping the batch axis here.
+            const auto perm = drv::ir::attr_ints(n.attrs, "perm", {});
+            if (a.flat_c || perm.size() != 4 || perm[0] != 0 || ov.shape.size() != 4)
+                throw Refusal(n.label() + ": FP32 Transpose training: a constant permutation of [1, C, H, W] keeping the batch" + sfx);
+            static const int nhwc_of_nchw[4] = {0, 3, 1, 2}, nchw_of_nhwc[4] = {0, 2, 3, 1};
+            l.op = MK_TR_TRANSPOSE;
+            for (int j = 0; j < 4; ++j) l.p[j] = nhwc_of_nchw[perm[size_t(nchw_of_nhwc[j])]];
+            const int32_t d[4] = {1, a.h, a.w, a.c};
+            o.h = d[l.p[1]], o.w = d[l.p[2]], o.c = d[l.p[3]];
         } else if (op == "Flatten" || op == "Reshape") {
             l.op = MK_TR_FLATTEN;
             o.h = 1, o.w = 1, o.c = a.h * a.w * a.c;
@@ -193,8 +305,9 @@ Built map_model(const drv::ir::Graph& g) {
                 b.params.insert(b.params.end(), bias.data<float>(), bias.data<float>() + N);
             }
         } else {
-            throw Refusal(n.label() + ": not in the ws63 FP32 training configurations (depthwise-equivalent Conv, Relu, Abs, Add/Sub/Mul/Div "
-                          "without broadcast, Concat of two, constant Pad, ReduceMean/ReduceSum over H and W, Flatten/Reshape, Gemm/MatMul)" + sfx);
+            throw Refusal(n.label() + ": not in the ws63 FP32 training configurations (depthwise-equivalent Conv, Relu, Abs, Add/Sub/Mul "
+                          "without broadcast, Div, Concat of two, constant Pad, ReduceMean/ReduceSum, Slice, Transpose, Flatten/Reshape, "
+                          "Gemm/MatMul)" + sfx);
         }
         l.out_h = o.h, l.out_w = o.w, l.out_c = o.c;
         b.act_floats = std::max({b.act_floats, uint32_t(l.in_h * l.in_w * l.in_c), uint32_t(o.h * o.w * o.c)});
@@ -227,14 +340,7 @@ std::vector<uint8_t> build_blob(const Built& b, const num::Tensor& x, const std:
     std::memcpy(blob.data(), &h, sizeof h);
     std::memcpy(&blob[sizeof h], b.layers.data(), b.layers.size() * sizeof(mk_train_layer));
     std::memcpy(&blob[h.params_off], b.params.data(), b.params.size() * 4);
-    const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);  // samples NCHW -> NHWC
-    for (uint32_t s = 0; s < h.n_samples; ++s)
-        for (int64_t yy = 0; yy < H; ++yy)
-            for (int64_t xx = 0; xx < W; ++xx)
-                for (int64_t c = 0; c < C; ++c) {
-                    const float v = x.data<float>()[((int64_t(s) * C + c) * H + yy) * W + xx];
-                    std::memcpy(&blob[h.x_off + 4u * uint32_t(int64_t(s) * h.in_floats + (yy * W + xx) * C + c)], &v, 4);
-                }
+    detail::write_samples_nhwc(blob, h.x_off, x, h.in_floats);
     std::memcpy(&blob[h.y_off], y.data(), y.size() * 4);
     return blob;
 }
@@ -268,22 +374,16 @@ int train_cli(const TrainOptions& o, std::ostream& out, std::ostream& err) {
         err << "npusim: error: --epochs must be 1..100000 and --lr a positive number\n";
         return 2;
     }
-    drv::ir::Graph g;
-    try {
-        g = drv::importer::load_model(o.model);
-    } catch (const std::exception& e) {
-        err << "npusim: error: " << e.what() << "\n";
-        return 3;
+    if (!o.quantize.empty() && o.quantize != "int8" && o.quantize != "none") {
+        err << "npusim: error: --quantize " << o.quantize << " does not apply to training on " << t->name << " (int8: QAS INT8, or none: FP32)\n";
+        return 2;
     }
-    Built b;
-    try {
-        b = map_model(g);
-    } catch (const Refusal& e) {
-        err << "npusim: error: " << e.what() << ", " << o.model << " (train --platform ws63)\n";
-        return 4;
+    const bool qas = o.quantize == "int8";
+    if (!qas && (!o.calibration.empty() || !o.calibration_method.empty())) {
+        err << "npusim: error: --calibration applies to --quantize int8 only\n";
+        return 2;
     }
     num::Tensor x, yt;
-    std::vector<int32_t> y;
     try {
         x = num::read_npy(o.data);
         yt = num::read_npy(o.labels);
@@ -291,7 +391,52 @@ int train_cli(const TrainOptions& o, std::ostream& out, std::ostream& err) {
         err << "npusim: error: " << e.what() << "\n";
         return 2;
     }
-    const auto& s = b.in_shape;
+    drv::ir::Graph g;
+    std::string quant_summary;
+    try {
+        g = drv::importer::load_model(o.model);
+        if (qas) {
+            // The toolchain's own FULL_QUANT of the float model (seed 000 s1.4 rule 1), calibrated on the
+            // training samples unless --calibration names other data.
+            drv::quant::PipelineOptions po;
+            po.calibration = o.calibration.empty() ? std::vector<std::string>{o.data} : o.calibration;
+            po.seed = o.seed;
+            po.accuracy = false;
+            if (!o.calibration_method.empty() && !drv::quant::parse_method(o.calibration_method, po.quantize.method)) {
+                err << "npusim: error: --calibration-method '" << o.calibration_method << "' (minmax, kl, mmse)\n";
+                return 2;
+            }
+            const drv::quant::QuantizedModel qm = drv::quant::quantize_file(o.model, po);
+            g = qm.folded;
+            quant_summary = qm.summary();
+        }
+    } catch (const std::exception& e) {
+        err << "npusim: error: " << e.what() << "\n";
+        return 3;
+    }
+    Built b;
+    detail::QasBuilt qb;
+    std::vector<int64_t> in_shape;
+    uint32_t classes = 0;
+    size_t n_layers = 0, n_params = 0;
+    try {
+        if (qas) {
+            qb = detail::map_qas(g);
+            in_shape = qb.in_shape, classes = qb.classes, n_layers = qb.layers.size(), n_params = qb.params.size();
+        } else {
+            for (const auto& n : g.nodes())
+                if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear")
+                    throw Refusal("the model is already quantized (QDQ): MindSpore Lite Micro int8 only supports quantized models, not the "
+                                  "onnxruntime quantization scenario; give the float32 model with --quantize int8 (QAS INT8 training)");
+            b = map_model(g);
+            in_shape = b.in_shape, classes = b.classes, n_layers = b.layers.size(), n_params = b.params.size();
+        }
+    } catch (const Refusal& e) {
+        err << "npusim: error: " << e.what() << ", " << o.model << " (train --platform ws63)\n";
+        return 4;
+    }
+    std::vector<int32_t> y;
+    const auto& s = in_shape;
     if (x.dtype() != num::DType::F32 || x.rank() != 4 || x.dim(1) != s[1] || x.dim(2) != s[2] || x.dim(3) != s[3] || x.dim(0) < 1) {
         err << "npusim: error: --data must be float32 [N, " << s[1] << ", " << s[2] << ", " << s[3] << "], got " << num::dtype_name(x.dtype()) << " " << x.shape_str() << ", " << o.data << "\n";
         return 2;
@@ -302,13 +447,13 @@ int train_cli(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
     for (size_t i = 0; i < yt.numel(); ++i) {
         const int64_t v = yt.dtype() == num::DType::I64 ? yt.data<int64_t>()[i] : yt.data<int32_t>()[i];
-        if (v < 0 || v >= int64_t(b.classes)) {
-            err << "npusim: error: label " << v << " at " << i << " outside [0, " << b.classes << "), " << o.labels << "\n";
+        if (v < 0 || v >= int64_t(classes)) {
+            err << "npusim: error: label " << v << " at " << i << " outside [0, " << classes << "), " << o.labels << "\n";
             return 2;
         }
         y.push_back(int32_t(v));
     }
-    const std::vector<uint8_t> blob = build_blob(b, x, y, o.epochs, o.lr);
+    const std::vector<uint8_t> blob = qas ? detail::build_qas_blob(qb, x, y, o.epochs, o.lr) : build_blob(b, x, y, o.epochs, o.lr);
     const std::string elf = firmware_elf(*t, "train");
     const ElfFootprint fw = elf_footprint(elf, *t);
     if (!fw.ok) {
@@ -317,8 +462,10 @@ int train_cli(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
     const uint32_t sram_need = mk_tr_sram_bytes(blob.data());
     const FitReport fit = check_fit(*t, fw, uint32_t(blob.size()), sram_need);
-    out << "train on " << t->name << " (FP32, SGD batch 1, softmax cross-entropy): " << b.layers.size() << " layers, "
-        << b.params.size() << " parameters, " << y.size() << " samples, " << o.epochs << " epochs, lr " << o.lr << "\n" << fit.text();
+    if (qas) out << "quantized for training: " << quant_summary << "\n";
+    out << "train on " << t->name << (qas ? " (QAS INT8: int8 forward, quantization-aware scaled gradients, float master codes" : " (FP32")
+        << ", SGD batch 1, softmax cross-entropy): " << n_layers << " layers, " << n_params << " parameters, " << y.size() << " samples, "
+        << o.epochs << " epochs, lr " << o.lr << "\n" << fit.text();
     if (!fit.fits) {
         err << "npusim: error: the training set and model do not fit " << t->name << " (flash holds the samples, SRAM the parameters, gradients and activations)\n";
         return 4;
@@ -372,7 +519,7 @@ int train_cli(const TrainOptions& o, std::ostream& out, std::ostream& err) {
             << std::setw(14) << std::setprecision(3) << double(dev[e].cycles) * 1e3 / double(t->clock_hz) << " ms\n";
     }
     std::ostringstream host_hex;
-    for (size_t i = 0; i < b.params.size() * 4; ++i)
+    for (size_t i = 0; i < n_params * 4; ++i)
         host_hex << std::hex << std::setw(2) << std::setfill('0') << int(reinterpret_cast<const uint8_t*>(arena.data())[i]);
     same = same && host_hex.str() == params_hex;
     out << "total: " << total << " cycles for " << o.epochs * steps << " steps (" << total / (o.epochs * steps)

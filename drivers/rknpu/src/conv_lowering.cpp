@@ -6,16 +6,15 @@
 
 #include <fmt/format.h>
 
+#include "hw/rknpu_layout.h"
+
 namespace drv::rknpu {
 
 namespace {
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
 int ceil_div(int64_t v, int64_t m) { return static_cast<int>((v + m - 1) / m); }
 
-/// Burst length programmed for CNA/DPU DMA: 15 = 16 beats, the value open drivers use.
-constexpr uint32_t kBurstLen16 = 15;
-/// DPU FEATURE_MODE_CFG.OUTPUT_MODE writing to memory (UNVERIFIED: value used by open drivers).
-constexpr uint32_t kDpuOutputToMemory = 2;
+namespace en = hw::rknpu::enums;
 }  // namespace
 
 void ConvLayer::check() const {
@@ -46,8 +45,9 @@ LoweredConv lower_conv(const ConvLayer& L, const hw::SocProfile& soc) {
     low.input_bytes = static_cast<uint64_t>(low.surf_stride_bytes) * (low.in_c_padded / low.c2);
     low.output_bytes = static_cast<uint64_t>(low.out_surf_stride_bytes) * (low.out_c_padded / low.c2);
 
-    // Weights: kernel after kernel, [kh][kw][C padded with zeros].
+    // Weights in the CNA's blocks (hw/rknpu_layout.h: Mesa rkt_coefs.c), C padded with zeros.
     const int taps = L.kernel_h * L.kernel_w;
+    const hw::rknpu::WeightBlocks blocks = hw::rknpu::weight_blocks(soc, 8, false);
     low.weights.assign(static_cast<size_t>(L.out_c) * taps * low.in_c_padded, 0);
     std::vector<int64_t> wsum(static_cast<size_t>(L.out_c), 0);
     for (int k = 0; k < L.out_c; ++k)
@@ -55,8 +55,10 @@ LoweredConv lower_conv(const ConvLayer& L, const hw::SocProfile& soc) {
             for (int y = 0; y < L.kernel_h; ++y)
                 for (int x = 0; x < L.kernel_w; ++x) {
                     const int8_t w = L.weights[((static_cast<size_t>(k) * L.in_c + c) * L.kernel_h + y) * L.kernel_w + x];
-                    low.weights[(static_cast<size_t>(k) * taps + y * L.kernel_w + x) * low.in_c_padded + c] =
-                        static_cast<uint8_t>(w);
+                    low.weights[hw::rknpu::weight_element(blocks, static_cast<uint32_t>(L.out_c),
+                                                          static_cast<uint32_t>(taps), static_cast<uint32_t>(low.in_c_padded),
+                                                          static_cast<uint32_t>(k), static_cast<uint32_t>(y * L.kernel_w + x),
+                                                          static_cast<uint32_t>(c))] = static_cast<uint8_t>(w);
                     wsum[static_cast<size_t>(k)] += w;
                 }
     // Bias with the input zero point folded in: sum((x - zp) w) + b = sum(x w) + (b - zp sum(w)).
@@ -77,8 +79,12 @@ LoweredConv lower_conv(const ConvLayer& L, const hw::SocProfile& soc) {
     // extra weight bank as the open driver allocates.
     const int entry = static_cast<int>(soc.npu.cbuf_entry_bytes.value);
     const int entries_per_bank = static_cast<int>(soc.npu.cbuf_bank_bytes.value) / entry;
-    low.data_entries = ceil_div(static_cast<int64_t>(L.in_w) * low.in_c_padded, entry);
-    low.data_banks = ceil_div(static_cast<int64_t>(low.data_entries) * L.in_h, entries_per_bank);
+    const int row_entries = ceil_div(static_cast<int64_t>(L.in_w) * low.in_c_padded, entry);
+    low.data_banks = ceil_div(static_cast<int64_t>(row_entries) * L.in_h, entries_per_bank);
+    // The register counts 64-byte entries of one input row (Mesa rkt_task.c, mtx512).
+    low.data_entries = static_cast<int>(
+        hw::rknpu::data_entries(static_cast<uint64_t>(L.in_w) * low.in_c_padded, hw::rknpu::soc_generation(soc)));
+    low.gen = hw::rknpu::soc_generation(soc);
     low.weight_banks = ceil_div(static_cast<int64_t>(low.weights.size()), soc.npu.cbuf_bank_bytes.value) + 1;
     if (low.data_banks + low.weight_banks > soc.npu.cbuf_banks.value)
         throw std::invalid_argument(fmt::format(
@@ -117,7 +123,9 @@ void emit_conv_task(const ConvLayer& L, const LoweredConv& low, const ConvAddres
     const uint32_t taps = static_cast<uint32_t>(L.kernel_h * L.kernel_w);
     const uint32_t per_kernel = taps * static_cast<uint32_t>(low.in_c_padded);
     // CNA: feature and weight load, geometry, padding.
-    b.write_fields("CNA_CONV_CON1", {{"CONV_MODE", 0}, {"IN_PRECISION", 0}, {"PROC_PRECISION", 0}});
+    b.write_fields("CNA_CONV_CON1", {{"CONV_MODE", en::ConvMode::DIRECT},
+                                     {"IN_PRECISION", en::Precision::INT8},
+                                     {"PROC_PRECISION", en::Precision::INT8}});
     b.write_fields("CNA_CONV_CON2", {{"FEATURE_GRAINS", static_cast<uint64_t>(L.in_h)}});
     b.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", static_cast<uint64_t>(L.stride_w)},
                                      {"CONV_Y_STRIDE", static_cast<uint64_t>(L.stride_h)},
@@ -140,28 +148,34 @@ void emit_conv_task(const ConvLayer& L, const LoweredConv& low, const ConvAddres
     b.write_fields("CNA_PAD_CON0", {{"PAD_TOP", static_cast<uint64_t>(L.pad_top)}, {"PAD_LEFT", static_cast<uint64_t>(L.pad_left)}});
     b.write("CNA_PAD_CON1", static_cast<uint32_t>(L.in_zp));
     b.write("CNA_FEATURE_DATA_ADDR", a.input);
-    b.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", kBurstLen16}, {"WEIGHT_BURST_LEN", kBurstLen16}});
-    // UNVERIFIED: strides are programmed in bytes in this model (public drivers disagree on units).
-    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", low.line_stride_bytes}});
-    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", low.surf_stride_bytes}});
+    b.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", en::BurstLen::BURST_16}, {"WEIGHT_BURST_LEN", en::BurstLen::BURST_16}});
+    // Silicon units (hw/rknpu_layout.h): row bytes / 4, LINE_STRIDE x (H / 4 - 1) for the surface.
+    const auto line = hw::rknpu::encode_line_stride(low.line_stride_bytes, low.gen);
+    const auto surf = hw::rknpu::encode_surf_stride(low.surf_stride_bytes, low.line_stride_bytes, low.gen);
+    if (!line || !surf) throw std::invalid_argument(fmt::format("conv '{}': strides not representable", L.name));
+    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", *line}});
+    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", *surf}});
     b.write_fields("CNA_FC_DATA_SIZE0", {{"DMA_WIDTH", static_cast<uint64_t>(L.in_w)}, {"DMA_HEIGHT", static_cast<uint64_t>(L.in_h)}});
     b.write_fields("CNA_FC_DATA_SIZE1", {{"DMA_CHANNEL", static_cast<uint64_t>(low.in_c_padded)}});
     b.write("CNA_DCOMP_ADDR0", a.weights);
     // CORE: MAC array and accumulator.
-    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 0}, {"QD_EN", 1}});
+    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", en::Precision::INT8}, {"QD_EN", 1}});
     b.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", ow - 1}, {"DATAOUT_HEIGHT", oh - 1}});
     b.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", static_cast<uint64_t>(L.out_c - 1)}});
     b.write("CORE_CLIP_TRUNCATE", 0);
     // DPU: bias add (BS ALU, operand from memory), ReLU, output convert, write-back.
-    b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"OUTPUT_MODE", kDpuOutputToMemory}});
-    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 0}, {"OUT_PRECISION", 0}});
+    b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY}});
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
+                                       {"IN_PRECISION", en::Precision::INT8},
+                                       {"OUT_PRECISION", en::Precision::INT8}});
     b.write("DPU_DST_BASE_ADDR", a.output);
-    b.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", low.out_surf_stride_bytes >> 4}});
+    b.write_fields("DPU_DST_SURF_STRIDE",
+                   {{"DST_SURF_STRIDE", low.out_surf_stride_bytes / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     b.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", ow - 1}});
     b.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", oh - 1}});
     b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", static_cast<uint64_t>(L.out_c - 1)},
                                              {"ORIG_CHANNEL", static_cast<uint64_t>(L.out_c - 1)}});
-    b.write_fields("DPU_BS_CFG", {{"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 1}, {"BS_RELU_BYPASS", L.relu ? 0u : 1u},
+    b.write_fields("DPU_BS_CFG", {{"BS_ALU_ALGO", en::AluAlgo::ADD}, {"BS_ALU_SRC", 1}, {"BS_RELU_BYPASS", L.relu ? 0u : 1u},
                                   {"BS_MUL_BYPASS", 1}});
     b.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});
     b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1},
@@ -173,10 +187,10 @@ void emit_conv_task(const ConvLayer& L, const LoweredConv& low, const ConvAddres
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", ow - 1}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", oh - 1}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", static_cast<uint64_t>(L.out_c - 1)}});
-    b.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 1}});
+    b.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU}});
     b.write("DPU_RDMA_RDMA_BS_BASE_ADDR", a.bias);
     b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
-    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"MRDMA_DISABLE", 1}});
+    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
 }
 
 }  // namespace drv::rknpu

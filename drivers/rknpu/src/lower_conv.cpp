@@ -32,6 +32,7 @@
 
 #include "drv/rknpu/lower.h"
 #include "hw/regcmd.h"
+#include "hw/rknpu_layout.h"
 
 namespace drv::rknpu {
 
@@ -40,12 +41,8 @@ namespace {
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 int64_t ceil_div(int64_t v, int64_t m) { return (v + m - 1) / m; }
 
-/// Burst length programmed for CNA/DPU DMA: 15 = 16 beats, the value open drivers use.
-constexpr uint32_t kBurstLen16 = 15;
-/// DPU FEATURE_MODE_CFG.OUTPUT_MODE writing to memory (UNVERIFIED: value used by open drivers).
-constexpr uint32_t kDpuOutputToMemory = 2;
-/// CNA_CONV_CON1.CONV_MODE for depthwise (UNVERIFIED: Mesa's value; the model keys on DW_EN).
-constexpr uint32_t kConvModeDepthwise = 3;
+namespace en = hw::rknpu::enums;
+constexpr hw::Field CNA_DATA_ENTRIES_FIELD = hw::rknpu::CNA_CBUF_CON1::DATA_ENTRIES;
 /// Largest intermediate scale exponent: y * 2^23 keeps |y| up to 256 inside int32.
 constexpr int kMaxFracBits = 23;
 /// Regcmd bytes one conv task fetches (~90 entries), counted with the task overhead.
@@ -164,6 +161,9 @@ void put_i16(std::vector<uint8_t>& v, int16_t x) {
 
 /// Geometry, CBUF arithmetic and the chosen tiling, shared by the search and the emitter.
 struct Plan {
+    hw::rknpu::Generation gen = hw::rknpu::Generation::RK3588;
+    hw::rknpu::WeightBlocks blocks;      ///< the SoC's int8 weight blocks (hw/rknpu_layout.h)
+    hw::rknpu::WeightBlocks dw_blocks;   ///< depthwise
     int c2 = 16;
     int eff_h = 1, eff_w = 1, out_h = 0, out_w = 0;
     int64_t entry = 128, bank = 32768, epb = 256, banks = 12;
@@ -223,6 +223,9 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
 /// Geometry from the op, the tensors and the profile; checks that the tensors fit it.
 Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out, const hw::SocProfile& soc) {
     Plan p;
+    p.gen = hw::rknpu::soc_generation(soc);
+    p.blocks = hw::rknpu::weight_blocks(soc, 8, false);
+    p.dw_blocks = hw::rknpu::weight_blocks(soc, 8, true);
     p.c2 = soc.npu.c2_int8.value;
     p.entry = soc.npu.cbuf_entry_bytes.value;
     p.bank = soc.npu.cbuf_bank_bytes.value;
@@ -355,7 +358,9 @@ void size_cbuf(const ConvOp& op, const DeviceTensor& in, Plan& p) {
     if (p.data_banks + p.weight_banks > p.banks || p.data_banks > 15 || p.weight_banks > 15)
         fail(op, fmt::format("internal tiling error: {} data + {} weight banks > {}", p.data_banks, p.weight_banks,
                              p.banks));
-    if (p.entries_per_row > 16383) fail(op, "input row exceeds the CNA's DATA_ENTRIES field");
+    const uint64_t row_bytes = static_cast<uint64_t>(in.w) * static_cast<uint64_t>(p.task_cpad(op, p.kg));
+    if (!CNA_DATA_ENTRIES_FIELD.fits(hw::rknpu::data_entries(row_bytes, p.gen)))
+        fail(op, "input row exceeds the CNA's DATA_ENTRIES field");
 }
 
 /// Arena offsets of the layer's constants.
@@ -381,24 +386,32 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
     }
     uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
     const int8_t* wd = weight_data(op);
+    // Each task's kernel group is packed in the CNA's weight blocks (hw/rknpu_layout.h: Mesa
+    // rkt_coefs.c, mtx512 weight_int8) on its own, so a group is a contiguous range of the same
+    // size as before: kernels [k0, k1) at k0 x per-kernel bytes; depthwise group g at g x taps x kg.
+    const uint32_t T = static_cast<uint32_t>(taps);
     if (op.depthwise) {
-        // Per channel group: [kh][kw][group channels padded to C2] (the model's weight_index(c, 0, kh,
-        // kw, ch) with in_c = DATAIN_CHANNEL; UNVERIFIED packing). Full groups hold kg channels.
-        for (int c = 0; c < op.out_c; ++c) {
-            const int g = c / p.kg, cl = c % p.kg;
-            const size_t stride = static_cast<size_t>(round_up(std::min(op.out_c - g * p.kg, p.kg), p.c2));
-            for (size_t t = 0; t < taps; ++t)
-                wimg[static_cast<size_t>(g) * taps * p.kg + t * stride + cl] =
-                    static_cast<uint8_t>(wd[c * taps + t]);
+        for (int g = 0; g < p.groups; ++g) {
+            const int c0 = g * p.kg, cn = std::min(op.out_c - c0, p.kg);
+            const uint32_t cpad = static_cast<uint32_t>(round_up(cn, p.c2));
+            uint8_t* base = wimg + static_cast<size_t>(g) * taps * static_cast<size_t>(p.kg);
+            for (int cl = 0; cl < cn; ++cl)
+                for (uint32_t t = 0; t < T; ++t)
+                    base[hw::rknpu::weight_element(p.dw_blocks, 1, T, cpad, 0, t, static_cast<uint32_t>(cl))] =
+                        static_cast<uint8_t>(wd[static_cast<size_t>(c0 + cl) * taps + t]);
         }
     } else {
-        // Kernel after kernel, [kh][kw][C padded with zeros]: a kernel group is a contiguous range.
-        const size_t per_kernel = static_cast<size_t>(p.per_kernel), cpad = static_cast<size_t>(p.cpad_all);
-        for (int k = 0; k < op.out_c; ++k)
-            for (int c = 0; c < op.in_c; ++c)
-                for (size_t t = 0; t < taps; ++t)
-                    wimg[static_cast<size_t>(k) * per_kernel + t * cpad + c] =
-                        static_cast<uint8_t>(wd[(static_cast<size_t>(k) * op.in_c + c) * taps + t]);
+        const uint32_t cpad = static_cast<uint32_t>(p.cpad_all);
+        for (int g = 0; g < p.groups; ++g) {
+            const int k0 = g * p.kg, kn = std::min(op.out_c - k0, p.kg);
+            uint8_t* base = wimg + static_cast<size_t>(k0) * static_cast<size_t>(p.per_kernel);
+            for (int k = 0; k < kn; ++k)
+                for (int c = 0; c < op.in_c; ++c)
+                    for (uint32_t t = 0; t < T; ++t)
+                        base[hw::rknpu::weight_element(p.blocks, static_cast<uint32_t>(kn), T, cpad,
+                                                       static_cast<uint32_t>(k), t, static_cast<uint32_t>(c))] =
+                            static_cast<uint8_t>(wd[(static_cast<size_t>(k0 + k) * op.in_c + c) * taps + t]);
+        }
     }
     for (int g = 0; g < p.groups; ++g) {
         // BS image: the ALU operands (bias) of the group's channels, then the MUL operands
@@ -450,9 +463,9 @@ void emit_cna(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& in, const P
     const uint64_t waddr = cs.weights + (op.depthwise ? static_cast<uint64_t>(tg.g) * p.taps * p.kg
                                                       : static_cast<uint64_t>(tg.k0) * p.per_kernel);
     const uint64_t ih = static_cast<uint64_t>(tg.ih), iw = static_cast<uint64_t>(in.w);
-    bb.write_fields(
-        "CNA_CONV_CON1",
-        {{"CONV_MODE", op.depthwise ? kConvModeDepthwise : 0u}, {"IN_PRECISION", 0}, {"PROC_PRECISION", 0}});
+    bb.write_fields("CNA_CONV_CON1", {{"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT},
+                                      {"IN_PRECISION", en::Precision::INT8},
+                                      {"PROC_PRECISION", en::Precision::INT8}});
     // UNVERIFIED: FEATURE_GRAINS as the rows the task loads (10-bit field; the model does not read it).
     bb.write_fields("CNA_CONV_CON2", {{"FEATURE_GRAINS", std::min<uint64_t>(ih, 1023)}});
     bb.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", static_cast<uint64_t>(op.stride_w)},
@@ -473,23 +486,31 @@ void emit_cna(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& in, const P
     bb.write_fields("CNA_CBUF_CON0", {{"DATA_BANK", static_cast<uint64_t>(p.data_banks)},
                                       {"WEIGHT_BANK", static_cast<uint64_t>(p.weight_banks)},
                                       {"WEIGHT_REUSE", tg.reuse ? 1u : 0u}});
-    bb.write_fields("CNA_CBUF_CON1", {{"DATA_ENTRIES", static_cast<uint64_t>(p.entries_per_row)}});
+    // DATA_ENTRIES counts 64-byte entries of one input row (Mesa rkt_task.c, mtx512).
+    bb.write_fields("CNA_CBUF_CON1", {{"DATA_ENTRIES", hw::rknpu::data_entries(iw * static_cast<uint64_t>(tg.cin_pad), p.gen)}});
     bb.write_fields("CNA_CVT_CON0", {{"CVT_BYPASS", 1}});
     bb.write_fields("CNA_PAD_CON0",
                     {{"PAD_TOP", static_cast<uint64_t>(tg.pad_top)}, {"PAD_LEFT", static_cast<uint64_t>(op.pad_left)}});
     bb.write("CNA_PAD_CON1", static_cast<uint32_t>(op.in_zp));
     bb.write_addr("CNA_FEATURE_DATA_ADDR", feat);
-    bb.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", kBurstLen16}, {"WEIGHT_BURST_LEN", kBurstLen16}});
-    // UNVERIFIED: strides are programmed in bytes in this model (public drivers disagree on units).
-    bb.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", in.line_stride}});
-    bb.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", in.surf_stride}});
+    bb.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", en::BurstLen::BURST_16}, {"WEIGHT_BURST_LEN", en::BurstLen::BURST_16}});
+    // Strides in silicon units (hw/rknpu_layout.h): row bytes / 4; the surface as Mesa and mtx512
+    // program it, LINE_STRIDE x (H / 4 - 1) for a compact surface.
+    const auto line = hw::rknpu::encode_line_stride(in.line_stride, p.gen);
+    const auto surf = hw::rknpu::encode_surf_stride(in.surf_stride, in.line_stride, p.gen);
+    if (!line || !surf)
+        fail(op, fmt::format("input strides {} / {} bytes are not representable in LINE_STRIDE / SURF_STRIDE",
+                             in.line_stride, in.surf_stride));
+    bb.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", *line}});
+    bb.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", *surf}});
     bb.write_fields("CNA_FC_DATA_SIZE0", {{"DMA_WIDTH", iw}, {"DMA_HEIGHT", ih}});
     bb.write_fields("CNA_FC_DATA_SIZE1", {{"DMA_CHANNEL", static_cast<uint64_t>(tg.cin_pad)}});
     bb.write_addr("CNA_DCOMP_ADDR0", waddr);
 }
 
 void emit_core(BodyBuilder& bb, const ConvOp& op, const TaskGeom& tg) {
-    bb.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 0}, {"QD_EN", 1}, {"DW_EN", op.depthwise ? 1u : 0u}});
+    bb.write_fields("CORE_MISC_CFG",
+                    {{"PROC_PRECISION", en::Precision::INT8}, {"QD_EN", 1}, {"DW_EN", op.depthwise ? 1u : 0u}});
     bb.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", static_cast<uint64_t>(tg.ow - 1)},
                                             {"DATAOUT_HEIGHT", static_cast<uint64_t>(tg.oh - 1)}});
     bb.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", static_cast<uint64_t>(tg.kn - 1)}});
@@ -503,16 +524,21 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
                          static_cast<uint64_t>(tg.y0) * out.line_stride;
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
                    c1 = static_cast<uint64_t>(tg.kn - 1);
-    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"OUTPUT_MODE", kDpuOutputToMemory}});
-    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 0}, {"OUT_PRECISION", 0}});
+    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
+                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
+    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
+                                        {"IN_PRECISION", en::Precision::INT8},
+                                        {"OUT_PRECISION", en::Precision::INT8}});
     bb.write_addr("DPU_DST_BASE_ADDR", dst);
-    bb.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
+    bb.write_fields("DPU_DST_SURF_STRIDE",
+                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
     bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
     bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
-                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
                                    {"BS_ALU_SRC", 1},
                                    {"BS_MUL_BYPASS", 0},
                                    {"BS_MUL_PRELU", 0},
@@ -541,7 +567,7 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
                                        {"EW_OP_BYPASS", 0},
                                        {"EW_OP_TYPE", 0},
                                        {"EW_OP_SRC", 0},
-                                       {"EW_ALU_ALGO", 2},
+                                       {"EW_ALU_ALGO", en::AluAlgo::ADD},
                                        {"EW_LUT_BYPASS", 1},
                                        {"EW_OP_CVT_BYPASS", 1},
                                        {"EW_RELU_BYPASS", 0},
@@ -563,13 +589,13 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});
-    // UNVERIFIED: DATA_USE 3 = ALU and MUL operands, 2 = MUL only (the values the block tests use).
-    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", 3}});
+    // UNVERIFIED: DATA_USE 3 = ALU and MUL operands, 2 = MUL only (regdb enum data_use).
+    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU_MUL}});
     bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
-    bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 2}});
+    bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", en::DataUse::MUL}});
     bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", cs.bn[static_cast<size_t>(tg.g)]);
     bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
-    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", kBurstLen16}, {"MRDMA_DISABLE", 1}});
+    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
 }
 
 NpuTask task_meta(const ConvOp& op, const DeviceTensor& in, const Plan& p, const TaskGeom& tg, int core, int row_skip) {

@@ -16,14 +16,18 @@
 #include <stdexcept>
 
 #include "drv/rknpu/lower.h"
+#include "hw/rknpu_regs.h"
 #include "numerics/requant.h"
 
 namespace drv::rknpu {
 
 namespace {
 
-constexpr uint32_t kBurst16 = 15;
-constexpr uint32_t kDpuOutputToMemory = 2;
+namespace en = hw::rknpu::enums;
+/// ERDMA_DATA_SIZE / EDATA_SIZE 8-bit elements and ERDMA_DATA_MODE / EW_DATA_MODE per pixel (TRM
+/// codes; Mesa's fused add programs 1 / 1, docs/rknpu-register-semantics.md §10).
+constexpr uint32_t kEightBit = 1;
+constexpr uint32_t kPerPixel = 1;
 constexpr int64_t kMulMax = 32767;  // BS/BN_MUL_OPERAND is int16; EW_OP_CVT_SCALE kept in the same range
 constexpr int kMaxShift = 40;
 
@@ -55,10 +59,16 @@ int pick_shift(double max_ratio, double max_add, const std::string& name) {
 /// The common DPU-only registers: cube, MRDMA input, output, stages bypassed.
 void emit_dpu_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor& out) {
     const uint64_t w = static_cast<uint64_t>(out.w), h = static_cast<uint64_t>(out.h), c = static_cast<uint64_t>(out.c);
-    b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", kBurst16}, {"OUTPUT_MODE", kDpuOutputToMemory}});
-    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"IN_PRECISION", 0}, {"OUT_PRECISION", 0}});
+    // Flying mode 1: the main input comes from memory through the MRDMA (TRM; the vendor's DPU-only
+    // tasks, docs/rknpu-register-semantics.md §10).
+    b.write_fields("DPU_FEATURE_MODE_CFG",
+                   {{"BURST_LEN", en::BurstLen::BURST_16}, {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY}, {"FLYING_MODE", 1}});
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
+                                       {"IN_PRECISION", en::Precision::INT8},
+                                       {"OUT_PRECISION", en::Precision::INT8}});
     b.write_addr("DPU_DST_BASE_ADDR", out.offset);
-    b.write_fields("DPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
+    b.write_fields("DPU_DST_SURF_STRIDE",
+                   {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     b.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w - 1}});
     b.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h - 1}});
     b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}, {"ORIG_CHANNEL", c - 1}});
@@ -75,8 +85,11 @@ void emit_dpu_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor&
     const uint64_t surf = w * h * static_cast<uint64_t>(in.c2);
     b.write_fields("DPU_RDMA_RDMA_SURF_NOTCH", {{"SURF_NOTCH_ADDR", (in.surf_stride - surf) >> 4}});
     b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
-    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG",
-                   {{"BURST_LEN", kBurst16}, {"MRDMA_DISABLE", 0}, {"IN_PRECISION", 0}, {"PROC_PRECISION", 0}});
+    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                                      {"FLYING_MODE", 1},
+                                                      {"MRDMA_DISABLE", 0},
+                                                      {"IN_PRECISION", en::Precision::INT8},
+                                                      {"PROC_PRECISION", en::Precision::INT8}});
 }
 
 NpuTask dpu_meta(const std::string& what, const DeviceTensor& out, int core) {
@@ -190,7 +203,7 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
     // BS: (a - za) * Ma; EW: (b - zb) * Mb from the ERDMA cube, added; output: >> T, + zo.
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
-                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
                                    {"BS_ALU_SRC", 0},
                                    {"BS_MUL_BYPASS", 0},
                                    {"BS_RELU_BYPASS", 1}});
@@ -201,15 +214,19 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
                                    {"EW_OP_BYPASS", 0},
                                    {"EW_OP_TYPE", 0},
                                    {"EW_OP_SRC", 1},
-                                   {"EW_ALU_ALGO", 2},
+                                   {"EW_DATA_MODE", kPerPixel},
+                                   {"EDATA_SIZE", kEightBit},
+                                   {"EW_ALU_ALGO", en::AluAlgo::ADD},
                                    {"EW_OP_CVT_BYPASS", 0},
                                    {"EW_LUT_BYPASS", 1},
                                    {"EW_RELU_BYPASS", 1}});
     bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
     bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", static_cast<uint64_t>(mb)}, {"EW_OP_CVT_SHIFT", 0}});
-    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
+                    {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kEightBit}, {"ERDMA_DATA_MODE", kPerPixel}});
     bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b.offset);
-    bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", b.surf_stride >> 4}});
+    bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
+                    {{"EW_SURF_STRIDE", b.surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
     bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
     bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
@@ -227,7 +244,7 @@ std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& 
     emit_dpu_common(bb, a, out);
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
-                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
                                    {"BS_ALU_SRC", 0},
                                    {"BS_MUL_BYPASS", 1},
                                    {"BS_RELU_BYPASS", 1}});
@@ -236,14 +253,18 @@ std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& 
                                    {"EW_OP_BYPASS", 0},
                                    {"EW_OP_TYPE", 1},
                                    {"EW_OP_SRC", 1},
+                                   {"EW_DATA_MODE", kPerPixel},
+                                   {"EDATA_SIZE", kEightBit},
                                    {"EW_OP_CVT_BYPASS", 0},
                                    {"EW_LUT_BYPASS", 1},
                                    {"EW_RELU_BYPASS", 1}});
     bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
     bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
-    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
+                    {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kEightBit}, {"ERDMA_DATA_MODE", kPerPixel}});
     bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b.offset);
-    bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", b.surf_stride >> 4}});
+    bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
+                    {{"EW_SURF_STRIDE", b.surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
     bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", static_cast<uint64_t>(m.multiplier)}});
     bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(m.shift)}});
@@ -299,7 +320,7 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     // BS: (x - zx) * M (per-channel M from memory when it varies).
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
-                                   {"BS_ALU_ALGO", 2},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
                                    {"BS_ALU_SRC", 0},
                                    {"BS_MUL_BYPASS", 0},
                                    {"BS_RELU_BYPASS", 1}});
@@ -323,7 +344,7 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     if (any_add) {
         bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0},
                                        {"BN_ALU_BYPASS", 0},
-                                       {"BN_ALU_ALGO", 2},
+                                       {"BN_ALU_ALGO", en::AluAlgo::ADD},
                                        {"BN_ALU_SRC", add.size() > 1 ? 1u : 0u},
                                        {"BN_MUL_BYPASS", 1},
                                        {"BN_RELU_BYPASS", 1}});

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "drv/rknpu/lower.h"
+#include "hw/rknpu_regs.h"
 
 namespace drv::rknpu {
 
@@ -41,7 +42,7 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     b.write_fields("PPU_DATA_CUBE_OUT_WIDTH", {{"CUBE_OUT_WIDTH", u(out.w - 1)}});
     b.write_fields("PPU_DATA_CUBE_OUT_HEIGHT", {{"CUBE_OUT_HEIGHT", u(out.h - 1)}});
     b.write_fields("PPU_DATA_CUBE_OUT_CHANNEL", {{"CUBE_OUT_CHANNEL", u(out.c - 1)}});
-    b.write_fields("PPU_OPERATION_MODE_CFG", {{"POOLING_METHOD", 1}, {"FLYING_MODE", 1}});
+    b.write_fields("PPU_OPERATION_MODE_CFG", {{"POOLING_METHOD", hw::rknpu::enums::PoolMethod::MAX}, {"FLYING_MODE", 1}});
     b.write_fields("PPU_POOLING_KERNEL_CFG", {{"KERNEL_WIDTH", u(op.kernel_w - 1)},
                                               {"KERNEL_HEIGHT", u(op.kernel_h - 1)},
                                               {"KERNEL_STRIDE_WIDTH", u(op.stride_w - 1)},
@@ -53,19 +54,19 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     if (out.offset % 16 != 0) bad("output not 16-byte aligned");
     b.write_addr("PPU_DST_BASE_ADDR", out.offset);
     b.write_fields("PPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
-    b.write_fields("PPU_DATA_FORMAT", {{"PROC_PRECISION", 0}, {"DPU_FLYIN", 0}});
-    b.write_fields("PPU_MISC_CTRL", {{"BURST_LEN", 15}});
+    b.write_fields("PPU_DATA_FORMAT", {{"PROC_PRECISION", hw::rknpu::enums::Precision::INT8}, {"DPU_FLYIN", 0}});
+    b.write_fields("PPU_MISC_CTRL", {{"BURST_LEN", hw::rknpu::enums::BurstLen::BURST_16}});
     b.write_fields("PPU_RDMA_RDMA_CUBE_IN_WIDTH", {{"CUBE_IN_WIDTH", u(in.w - 1)}});
     b.write_fields("PPU_RDMA_RDMA_CUBE_IN_HEIGHT", {{"CUBE_IN_HEIGHT", u(in.h - 1)}});
     b.write_fields("PPU_RDMA_RDMA_CUBE_IN_CHANNEL", {{"CUBE_IN_CHANNEL", u(in.c - 1)}});
     b.write_addr("PPU_RDMA_RDMA_SRC_BASE_ADDR", in.offset);
     b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", in.line_stride >> 4}});
     b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE", {{"SRC_SURF_STRIDE", in.surf_stride >> 4}});
-    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 0}});
+    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", hw::rknpu::enums::PpuRdmaPrecision::BITS8}});
     NpuTask m;
     m.enable_mask = kEnablePpu | kEnablePpuRdma;
-    // The model raises the DPU completion pair for every task (npu_models/tlm rknpu_pc.cpp).
-    m.int_mask = 0x300;
+    // The PPU writes the result: the PPU pair (docs/rknpu-register-semantics.md §4, 0xc00).
+    m.int_mask = hw::rknpu::PC_INTERRUPT_MASK::PPU_0.mask() | hw::rknpu::PC_INTERRUPT_MASK::PPU_1.mask();
     m.core = core;
     m.what = fmt::format("maxpool {}x{}/{} {}x{}x{}", op.kernel_h, op.kernel_w, op.stride_h, out.c, out.h, out.w);
     m.out_window = {0, out.c, 0, out.h, 0, out.w};

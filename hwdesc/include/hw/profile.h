@@ -36,6 +36,7 @@ struct NpuParams {
     Param<int> c2_fp16;
     Param<int> dma_address_bits;
     Param<int> pc_data_amount_scale;
+    Param<std::string> regdb_generation;  ///< register-map generation (regdb <generations>)
     Param<int> pc_task_number_bits;
     Param<uint32_t> pc_task_status_offset;
     Param<int> pc_cycles_per_regcmd;  ///< PC decode cost per fetched entry
@@ -54,6 +55,15 @@ struct NpuParams {
     /// Fraction of a task's DMA loads that stream under the block pipeline; the rest (CBUF fill:
     /// first kernel group's weights, first input rows) lands before the pipeline starts. 1 = fully hidden.
     Param<double> load_compute_overlap;
+    /// Weight blocks the CNA reads (Mesa rkt_coefs.c, mtx512 npu_matmul.c): per tap, blocks of
+    /// `kernel_group` kernels x `channel_group` input channels; depthwise rows of
+    /// `depthwise_channel_group` channels (npu/rknpu/weights.h).
+    Param<int> weight_kernel_group_int8;
+    Param<int> weight_channel_group_int8;
+    Param<int> weight_kernel_group_fp16;
+    Param<int> weight_channel_group_fp16;
+    Param<int> depthwise_channel_group_int8;
+    Param<int> depthwise_channel_group_fp16;
     // MAC-array feeding (NVDLA stripe operation, hardware-facts Part III): the weights of one array
     // pass stay in the MAC cells for a stripe of up to stripe_max_pixels output pixels; the next
     // pass's weights are read from the CBUF meanwhile. A stripe shorter than that read (small
@@ -68,6 +78,11 @@ struct NpuParams {
 struct MemoryParams {
     Param<uint64_t> ddr_base;
     Param<uint64_t> ddr_size_bytes;
+    /// 1: NPU DMA addresses (regcmd, tensors) are IOVAs translated by the NPU's IOMMU in a domain
+    /// [iova_base, iova_base + iova_bytes); 0: they are physical addresses (DDR or NBUF).
+    Param<int> npu_iommu;
+    Param<uint64_t> iova_base;
+    Param<uint64_t> iova_bytes;
     Param<double> ddr_peak_bytes_per_s;
     Param<std::string> ddr_type;        ///< "LPDDR4x", "DDR4", ...: the efficiency is fitted per type
     Param<double> ddr_efficiency;       ///< sustained / peak

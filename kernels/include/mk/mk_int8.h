@@ -108,8 +108,44 @@ void mk_softmax_s8_lut(const int8_t* in, int8_t* out, int32_t rows, int32_t cols
 /** TFLite QUANTIZE: saturate(round_away(x / scale) + zp). */
 void mk_quantize_f32_s8_away(const float* in, int8_t* out, int32_t count, float scale, int32_t zp);
 
+/** TFLite RESIZE_BILINEAR int8 (ResizeBilinearInteger: 10-bit coordinates, four products, rounded half
+ * away from zero by 2^20); input and output share the quantization. */
+void mk_resize_bilinear_tfl_s8(const int8_t* in, mk_shape4 in_shape, int8_t* out, mk_shape4 out_shape, int align, int half_pixel);
+
+/** Batched matrix multiply out[b] = op(x[b]) op(w[b]) ([m][n] per batch, contiguous); op transposes when
+ * adj is set (x stored [k][m], w stored [n][k]); a batch stride 0 shares that operand. */
+typedef struct {
+    int32_t batches, m, k, n, adj_x, adj_y;
+    int32_t x_batch_stride, w_batch_stride; /* elements */
+} mk_bmm_dims;
+
+/** TFLite BATCH_MATMUL int8: exact sum of (x - x_zp)(w - w_zp), TFLite
+ * multiplier/exponent (mk_tfl_mbqm), + out_zp, clamped. */
+void mk_batch_matmul_s8(const int8_t* x, const int8_t* w, int8_t* out, const mk_bmm_dims* d, int32_t x_zp, int32_t w_zp,
+                        int32_t out_zp, int32_t mult, int32_t shift, int32_t act_min, int32_t act_max);
+
+/** TFLite TRANSPOSE_CONV int8: like mk_transpose_conv_f32 with the exact int32 sum of (x - in_zp) * w,
+ * + bias, per-channel TFLite requantization (p->mult/p->shift as multiplier/exponent pairs), + out_zp,
+ * clamped; p->dil_h/dil_w are 1 for TFLite. */
+void mk_transpose_conv_s8(const int8_t* in, mk_shape4 in_shape, const int8_t* filter, int32_t kh, int32_t kw, const int32_t* bias,
+                          int8_t* out, mk_shape4 out_shape, const mk_conv_s8_params* p);
+
 /** ArgMax over the last axis of [rows][cols] (first index of the maximum). */
 void mk_argmax_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out);
+/** ArgMin over the last axis of [rows][cols] (first index of the minimum, TFLite ARG_MIN / ONNX ArgMin). */
+void mk_argmin_s8(const int8_t* in, int32_t rows, int32_t cols, int32_t* out);
+
+/** TFLite int8 SUM / MEAN / REDUCE_MAX / REDUCE_MIN over the middle axis of [outer][axis][inner]; `op` is an
+ * mk_reduce value (mk_f32.h: 0 mean, 1 sum, 2 max, 3 min). Max/min: the codes (input and output share the
+ * quantization). Sum/mean: the exact sum of (x - in_zp), TFLite multiplier/exponent (mk_tfl_mbqm, the
+ * converter folds the count of a mean into it), + out_zp, clamped. */
+void mk_reduce_s8(int32_t op, const int8_t* in, int8_t* out, int32_t outer, int32_t axis, int32_t inner, int32_t in_zp,
+                  int32_t out_zp, int32_t mult, int32_t shift);
+
+/** TFLite int8 MAXIMUM / MINIMUM (inputs and output share the quantization): the larger / smaller code,
+ * broadcast as mk_add_s8, clamped to [act_min, act_max]. */
+void mk_minmax_s8(const int8_t* a, const int8_t* b, int8_t* out, const mk_bcast4* bc, int32_t is_max, int32_t act_min,
+                  int32_t act_max);
 
 #ifdef __cplusplus
 }

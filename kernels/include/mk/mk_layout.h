@@ -26,6 +26,14 @@ void mk_pad4(const void* in, const int32_t dims[4], const int32_t before[4], con
 void mk_slice4(const void* in, const int32_t dims[4], const int32_t begin[4], const int32_t step[4],
                const int32_t out_dims[4], size_t elem_bytes, void* out);
 
+/** Gather along the middle axis of [outer][n][inner]: out[o][k][i] = in[o][idx[k]][i], k < count (the
+ * caller checks idx[k] in [0, n)). */
+void mk_gather(const void* in, int32_t outer, int32_t n, int32_t inner, const int32_t* idx, int32_t count, size_t elem_bytes,
+               void* out);
+
+/** Tile of rank-4 `dims` by `mult` (output dims = dims * mult): out[i] = in[i mod dims] per axis. */
+void mk_tile4(const void* in, const int32_t dims[4], const int32_t mult[4], size_t elem_bytes, void* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #ifndef MK_TRAIN_H
 #define MK_TRAIN_H
 #include "mk/mk_common.h"
+#include "mk/mk_int8.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +39,12 @@ void mk_train_sgd(float* w, float* g, int32_t count, float lr);
 typedef enum { MK_TR_EW_ADD = 0, MK_TR_EW_SUB, MK_TR_EW_MUL, MK_TR_EW_DIV } mk_tr_ew;
 /** y = a op b (same shapes): da, db (either may be NULL). */
 void mk_train_eltwise_bwd(mk_tr_ew op, const float* a, const float* b, const float* dy, int32_t count, float* da, float* db);
+/** The same with numpy broadcasting over 4-D NHWC strides (mk_bcast4: 0 on broadcast axes; seed 000
+ * TP-DIV: Div is broadcast-compatible): y = a op b forward, and da, db accumulated (+=, the sum over the
+ * broadcast axes). */
+void mk_train_binary_bcast_fwd(mk_tr_ew op, const float* a, const float* b, const mk_bcast4* bc, float* y);
+void mk_train_binary_bcast_bwd(mk_tr_ew op, const float* a, const float* b, const float* dy, const mk_bcast4* bc, float* da,
+                               float* db);
 /** y = |x|: dx = sign(x) dy (0 at 0). */
 void mk_train_abs_bwd(const float* x, const float* dy, float* dx, int32_t count);
 /** y = concat(a, b) over the middle axis of [outer][na|nb][inner]: da, db. */
@@ -57,12 +64,16 @@ void mk_train_reduce_bwd(int mean, const float* dy, int32_t outer, int32_t axis,
  * stand for (x = s_x (q - z_x), W = s_w[c] W_q) and returns the gradient of the input as a real tensor
  * and that of the int8 weight codes with quantization-aware scaling (QAS, Lin et al. 2022, "On-Device
  * Training Under 256KB Memory"): g(W_q) = s_w g(W), scaled by s_w^-2, i.e. dwq = g(W) / s_w per output
- * channel (the bias code likewise with s_b = s_x s_w). */
+ * channel (the bias code likewise with s_b = s_x s_w). dx may be NULL (a layer reading the sample). */
 void mk_train_qconv_bwd(const int8_t* x, mk_shape4 xs, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale,
-                        int32_t kh, int32_t kw, int32_t pad_t, int32_t pad_l, const float* dy, mk_shape4 ys, float* dx,
-                        float* dwq, float* dbq);
+                        int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, int32_t pad_t, int32_t pad_l, const float* dy,
+                        mk_shape4 ys, float* dx, float* dwq, float* dbq);
 void mk_train_qfc_bwd(const int8_t* x, int32_t k, float x_scale, int32_t x_zp, const int8_t* w, const float* w_scale, int32_t n,
                       const float* dy, float* dx, float* dwq, float* dbq);
+/** Straight-through estimator of the output rounding: the gradient passes where the int8 output did
+ * not saturate at its activation range [lo, hi] (a fused ReLU is the range starting at the zero point),
+ * and is 0 where it did: g[i] = 0 if y[i] <= lo or y[i] >= hi. */
+void mk_train_qclip_mask(const int8_t* y, int32_t lo, int32_t hi, float* g, int32_t count);
 /** ReLU on codes: dx = q > z ? dy : 0. */
 void mk_train_qrelu_bwd(const int8_t* x, int32_t zp, const float* dy, float* dx, int32_t count);
 /** MaxPool (VALID, no padding) on codes: dy goes to the first maximum of each window. */

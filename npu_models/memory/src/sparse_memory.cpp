@@ -2,12 +2,13 @@
 #include "npu/memory/sparse_memory.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <iterator>
 
 namespace npu::memory {
 
-bool SparseMemory::read(uint64_t addr, uint8_t* dst, uint64_t len) const {
-    if (!in_range(addr, len)) return false;
+bool SparseMemory::sparse_read(uint64_t addr, uint8_t* dst, uint64_t len) const {
     while (len > 0) {
         const uint64_t page = addr / kPageBytes;
         const uint64_t off = addr % kPageBytes;
@@ -24,8 +25,7 @@ bool SparseMemory::read(uint64_t addr, uint8_t* dst, uint64_t len) const {
     return true;
 }
 
-bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
-    if (!in_range(addr, len)) return false;
+bool SparseMemory::sparse_write(uint64_t addr, const uint8_t* src, uint64_t len) {
     while (len > 0) {
         const uint64_t page = addr / kPageBytes;
         const uint64_t off = addr % kPageBytes;
@@ -42,5 +42,66 @@ bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
     }
     return true;
 }
+
+const std::pair<const uint64_t, SparseMemory::External>* SparseMemory::external_at(uint64_t addr, uint64_t& gap) const {
+    gap = UINT64_MAX;
+    auto it = external_.upper_bound(addr);
+    if (it != external_.end()) gap = it->first - addr;
+    if (it == external_.begin()) return nullptr;
+    --it;
+    return addr - it->first < it->second.len ? &*it : nullptr;
+}
+
+bool SparseMemory::read(uint64_t addr, uint8_t* dst, uint64_t len) const {
+    if (!in_range(addr, len)) return false;
+    if (external_.empty()) return sparse_read(addr, dst, len);
+    while (len > 0) {
+        uint64_t gap = 0;
+        if (const auto* e = external_at(addr, gap)) {
+            const uint64_t off = addr - e->first;
+            const uint64_t n = std::min(len, e->second.len - off);
+            std::memcpy(dst, e->second.host + off, n);
+            dst += n, addr += n, len -= n;
+        } else {
+            const uint64_t n = std::min(len, gap);
+            sparse_read(addr, dst, n);
+            dst += n, addr += n, len -= n;
+        }
+    }
+    return true;
+}
+
+bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
+    if (!in_range(addr, len)) return false;
+    if (external_.empty()) return sparse_write(addr, src, len);
+    while (len > 0) {
+        uint64_t gap = 0;
+        if (const auto* e = external_at(addr, gap)) {
+            const uint64_t off = addr - e->first;
+            const uint64_t n = std::min(len, e->second.len - off);
+            std::memcpy(e->second.host + off, src, n);
+            src += n, addr += n, len -= n;
+        } else {
+            const uint64_t n = std::min(len, gap);
+            sparse_write(addr, src, n);
+            src += n, addr += n, len -= n;
+        }
+    }
+    return true;
+}
+
+bool SparseMemory::attach(uint64_t addr, uint8_t* host, uint64_t len) {
+    if (len == 0 || !in_range(addr, len) || !host) return false;
+    auto next = external_.lower_bound(addr);
+    if (next != external_.end() && next->first < addr + len) return false;
+    if (next != external_.begin()) {
+        auto prev = std::prev(next);
+        if (prev->first + prev->second.len > addr) return false;
+    }
+    external_.emplace(addr, External{len, host});
+    return true;
+}
+
+void SparseMemory::detach(uint64_t addr) { external_.erase(addr); }
 
 }  // namespace npu::memory

@@ -21,7 +21,14 @@ uint64_t ConvConfig::input_bytes() const { return cube_bytes(in_w, in_h, in_c, p
 uint64_t ConvConfig::output_bytes() const { return cube_bytes(out_w, out_h, out_c, dpu.out, atom); }
 uint64_t ConvConfig::bias_bytes() const { return dpu.bs.operand_bytes(out_c); }
 
-ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t atom) {
+ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, const hw::SocProfile& soc) {
+    ConvConfig c = decode_conv(rf, block_enable_mask, atom_bytes(soc), soc_generation(soc));
+    const uint32_t bits = c.precision == Precision::Int4 ? 4 : elem_bytes(c.precision) * 8;
+    c.wblocks = hw::rknpu::weight_blocks(soc, bits, c.depthwise);
+    return c;
+}
+
+ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t atom, Generation gen) {
     ConvConfig c;
     c.block_enable_mask = block_enable_mask;
     c.atom = atom;
@@ -47,8 +54,54 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t a
     c.pad_left = f(CNA_PAD_CON0::kOffset, CNA_PAD_CON0::PAD_LEFT);
     c.pad_value = static_cast<int32_t>(rf.read(CNA_PAD_CON1::kOffset));
     c.feature_addr = rf.read(CNA_FEATURE_DATA_ADDR::kOffset);
-    c.line_stride_bytes = f(CNA_DMA_CON1::kOffset, CNA_DMA_CON1::LINE_STRIDE);
-    c.surf_stride_bytes = f(CNA_DMA_CON2::kOffset, CNA_DMA_CON2::SURF_STRIDE);
+    const uint32_t con1 = rf.read(CNA_CONV_CON1::kOffset);
+    c.image = CNA_CONV_CON1::ARGB_IN.get(con1) != 0;
+    c.group_line_off = CNA_CONV_CON1::GROUP_LINE_OFF.get(con1) != 0;
+    c.argb_in = CNA_CONV_CON1::ARGB_IN.get(con1);
+    const uint32_t line = f(CNA_DMA_CON1::kOffset, CNA_DMA_CON1::LINE_STRIDE);
+    const uint32_t eb = elem_bytes(c.precision);
+    if (c.image) {
+        // A-IMAGE: pixels of DATAIN_CHANNEL_REAL + 1 channels packed in memory, rows of LINE_STRIDE
+        // pixels (Mesa's 1-channel int8: rows of W bytes; the vendor's 3-channel fp16 capture: LINE_STRIDE
+        // 8 for rows of 8 pixels x 6 bytes).
+        c.pixel_bytes = c.in_c_real * eb;
+        c.mem_channels = c.in_c_real;
+        c.mem_surfaces = 1;
+        c.line_stride_bytes = static_cast<uint64_t>(line) * c.pixel_bytes;
+    } else {
+        c.line_stride_bytes = decode_line_stride(line, gen);
+    }
+    c.surf_stride_bytes = decode_surf_stride(rf.read(CNA_DMA_CON2::kOffset), c.line_stride_bytes, gen);
+    if (c.image) {
+        // pixel layout set above
+    } else if (c.group_line_off && c.in_w && c.line_stride_bytes % c.in_w == 0 &&
+               (c.line_stride_bytes / c.in_w) % eb == 0 && c.precision != Precision::Int4 && c.line_stride_bytes) {
+        c.pixel_bytes = static_cast<uint32_t>(c.line_stride_bytes / c.in_w);
+        c.mem_channels = c.pixel_bytes / eb;
+        c.mem_surfaces = c.mem_channels ? (c.in_c + c.mem_channels - 1) / c.mem_channels : 0;
+    } else {
+        c.pixel_bytes = atom;
+        c.mem_channels = c2_of(c.precision, atom);
+        c.mem_surfaces = (c.in_c + c.mem_channels - 1) / c.mem_channels;
+    }
+    const uint32_t cvt0 = rf.read(CNA_CVT_CON0::kOffset);
+    c.cvt.bypass = CNA_CVT_CON0::CVT_BYPASS.get(cvt0) != 0;
+    c.cvt.add_first = CNA_CVT_CON0::CVT_TYPE.get(cvt0) != 0;
+    c.cvt.is_signed = CNA_CVT_CON0::DATA_SIGN.get(cvt0) != 0;
+    const hw::Field trunc[4] = {CNA_CVT_CON0::CVT_TRUNCATE_0, CNA_CVT_CON0::CVT_TRUNCATE_1, CNA_CVT_CON0::CVT_TRUNCATE_2,
+                                CNA_CVT_CON0::CVT_TRUNCATE_3};
+    const uint16_t cvt_regs[4] = {CNA_CVT_CON1::kOffset, CNA_CVT_CON2::kOffset, CNA_CVT_CON3::kOffset, CNA_CVT_CON4::kOffset};
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t v = rf.read(cvt_regs[i]);
+        c.cvt.truncate[i] = trunc[i].get(cvt0);
+        c.cvt.offset[i] = static_cast<int16_t>(static_cast<uint16_t>(v & 0xffffu));
+        c.cvt.scale[i] = static_cast<int16_t>(static_cast<uint16_t>(v >> 16));
+    }
+    c.decompress = f(CNA_DCOMP_CTRL::kOffset, CNA_DCOMP_CTRL::DECOMP_CONTROL);
+    c.nn_mode = f(CNA_CONV_CON3::kOffset, CNA_CONV_CON3::NN_MODE);
+    const uint32_t ow = rf.read(DPU_BS_OW_CFG::kOffset);
+    if (DPU_BS_OW_CFG::OD_BYPASS.get(ow) == 0)
+        c.weight_offset = static_cast<int16_t>(static_cast<uint16_t>(DPU_BS_OW_OP::OW_OP.get(rf.read(DPU_BS_OW_OP::kOffset))));
     c.weight_addr = rf.read(CNA_DCOMP_ADDR0::kOffset);
     c.data_banks = f(CNA_CBUF_CON0::kOffset, CNA_CBUF_CON0::DATA_BANK);
     c.weight_banks = f(CNA_CBUF_CON0::kOffset, CNA_CBUF_CON0::WEIGHT_BANK);
@@ -62,7 +115,7 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, uint32_t a
     c.clip_truncate = f(CORE_CLIP_TRUNCATE::kOffset, CORE_CLIP_TRUNCATE::CLIP_TRUNCATE);
 
     c.dst_addr = rf.read(DPU_DST_BASE_ADDR::kOffset);
-    c.dst_surf_stride_bytes = DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.get(rf.read(DPU_DST_SURF_STRIDE::kOffset)) << 4;
+    c.dst_surf_stride_bytes = static_cast<uint32_t>(DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.bytes(rf.read(DPU_DST_SURF_STRIDE::kOffset)));
     const uint32_t bs = rf.read(DPU_BS_CFG::kOffset);
     c.bs_bypass = DPU_BS_CFG::BS_BYPASS.get(bs) != 0;
     c.bs_alu_bypass = DPU_BS_CFG::BS_ALU_BYPASS.get(bs) != 0;
@@ -92,13 +145,13 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     const bool int4_ok = p.npu.int4_macs_per_cycle.value > 0;
     if (c.precision == Precision::Int4 && !int4_ok)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              fmt::format("int4 convolution (3, UNVERIFIED encoding) on {}, which has no int4 MAC path "
+              fmt::format("int4 convolution (6) on {}, which has no int4 MAC path "
                           "(npu.int4_macs_per_cycle = 0)", p.name));
     else if (c.precision != Precision::Int8 && c.precision != Precision::Int16 && c.precision != Precision::Fp16 &&
              c.precision != Precision::Int4)
         fault("CNA", "CONV_CON1", "PROC_PRECISION", static_cast<uint32_t>(c.precision),
-              int4_ok ? "convolution precision must be int8 (0), int16 (1), fp16 (2) or int4 (3)"
-                      : "convolution precision must be int8 (0), int16 (1) or fp16 (2)");
+              int4_ok ? "convolution precision must be int8 (0), int16 (1), fp16 (2) or int4 (6); bf16/tf32 are not modelled"
+                      : "convolution precision must be int8 (0), int16 (1) or fp16 (2); bf16/tf32 are not modelled");
     if (c.core_precision != c.precision)
         fault("CORE", "MISC_CFG", "PROC_PRECISION", static_cast<uint32_t>(c.core_precision),
               fmt::format("CORE precision {} differs from the CNA precision {}", static_cast<uint32_t>(c.core_precision),
@@ -106,18 +159,43 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if ((c.precision == Precision::Fp16) != c.dpu.float_path())
         fault("DPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(c.dpu.proc),
               "the DPU path must match the convolution (fp16 conv: float path 2; int8/int16 conv: integer path 0/1)");
-    if (c.depthwise && c.out_c > c.in_c)
-        fault("CORE", "DATAOUT_SIZE_1", "DATAOUT_CHANNEL", c.out_c - 1,
-              fmt::format("depthwise output channels {} exceed the {} input channels", c.out_c, c.in_c));
     if (c.in_w == 0 || c.in_h == 0 || c.in_c == 0)
         fault("CNA", "DATA_SIZE0", "DATAIN_WIDTH/HEIGHT", c.in_w * 65536ull + c.in_h, "empty input cube");
-    if (c.in_c % c.c2() != 0)
+    if (c.in_c % c.c2() != 0 && !c.image)
         fault("CNA", "DATA_SIZE1", "DATAIN_CHANNEL", c.in_c, fmt::format("must be a multiple of C2 = {}", c.c2()));
+    if (c.image) {
+        if (c.precision != Precision::Int8 && c.precision != Precision::Fp16)
+            fault("CNA", "CONV_CON1", "ARGB_IN", c.argb_in,
+                  "image input (ARGB_IN) is modelled for int8 and fp16 processing (Mesa, the vendor runtime)");
+        if (c.argb_in < 8 || c.argb_in > 11)
+            fault("CNA", "CONV_CON1", "ARGB_IN", c.argb_in,
+                  "ARGB_IN values other than 8..11 (1..4 channels, TRM) are not public");
+        else if (c.argb_in - 7 != c.in_c_real)
+            fault("CNA", "CONV_CON1", "ARGB_IN", c.argb_in,
+                  fmt::format("ARGB_IN {} selects {} channels per pixel, DATAIN_CHANNEL_REAL + 1 = {}", c.argb_in,
+                              c.argb_in - 7, c.in_c_real));
+        if (c.in_c_real > 4 || c.in_c_real > c.in_c)
+            fault("CNA", "DATA_SIZE1", "DATAIN_CHANNEL_REAL", c.in_c_real - 1,
+                  fmt::format("image input of {} channels per pixel (1 to 4, at most DATAIN_CHANNEL {})", c.in_c_real, c.in_c));
+    }
+    if (c.decompress)
+        fault("CNA", "DCOMP_CTRL", "DECOMP_CONTROL", c.decompress,
+              "compressed weights (DECOMP_CONTROL != 0): the decompression format is not public, not modelled");
+    if (c.mem_channels == 0 || c.mem_surfaces == 0)
+        fault("CNA", "DMA_CON1", "LINE_STRIDE", c.line_stride_bytes, "feature rows hold no channel");
+    if (!c.cvt.bypass && c.precision != Precision::Int8)
+        fault("CNA", "CVT_CON0", "CVT_BYPASS", 0, "the input convert is modelled for int8 processing only");
+    if (!c.cvt.bypass && c.cvt.scale[0] == 0 && c.cvt.scale[1] == 0 && c.cvt.scale[2] == 0 && c.cvt.scale[3] == 0)
+        fault("CNA", "CVT_CON1", "CVT_SCALE0", 0,
+              "input convert on (CVT_BYPASS = 0) with every CVT_SCALE 0: the input would be all offset (producers set "
+              "CVT_BYPASS, or scale 1 / Mesa's 16384 >> 14)");
     if (c.kernel_w == 0 || c.kernel_h == 0)
         fault("CNA", "WEIGHT_SIZE2", "WEIGHT_WIDTH/HEIGHT", c.kernel_w * 256ull + c.kernel_h, "kernel size 0");
     if (c.stride_x == 0 || c.stride_y == 0)
         fault("CNA", "CONV_CON3", "CONV_X/Y_STRIDE", c.stride_x * 8ull + c.stride_y, "stride 0");
     const uint32_t banks = static_cast<uint32_t>(p.npu.cbuf_banks.value);
+    if (!c.depthwise && c.kernels == 0)
+        fault("CNA", "WEIGHT_SIZE2", "WEIGHT_KERNELS", 0, "no kernels");
     if (c.data_banks + c.weight_banks > banks)
         fault("CNA", "CBUF_CON0", "DATA_BANK+WEIGHT_BANK", c.data_banks + c.weight_banks,
               fmt::format("{} + {} banks exceed the {} CBUF banks of {}", c.data_banks, c.weight_banks, banks, p.name));
@@ -126,19 +204,15 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
         fault("CNA", "CBUF_CON0", "DATA_BANK", c.data_banks,
               fmt::format("feature cube of {} bytes does not fit {} data bank(s) of {} bytes; tile along H",
                           c.input_bytes(), c.data_banks, bank_bytes));
-    if (c.weight_bytes > static_cast<uint64_t>(c.weight_banks) * bank_bytes)
-        fault("CNA", "CBUF_CON0", "WEIGHT_BANK", c.weight_banks,
-              fmt::format("{} weight bytes do not fit {} weight bank(s) of {} bytes; split the kernels", c.weight_bytes,
-                          c.weight_banks, bank_bytes));
+    // Weights larger than the weight banks are streamed through them (Mesa's "partial weights"
+    // tasks, 5 weight banks): not a fault.
     // Model watchdog: no legal single task comes near this; it bounds the functional model's work.
     constexpr uint64_t kMaxTaskMacs = uint64_t{1} << 32;
     const uint64_t macs = static_cast<uint64_t>(c.out_w) * c.out_h * c.out_c * c.in_c * c.kernel_w * c.kernel_h;
     if (macs > kMaxTaskMacs)
         fault("CORE", "DATAOUT_SIZE_0", "DATAOUT_WIDTH/HEIGHT", c.out_w * 65536ull + c.out_h,
               fmt::format("{} MACs in one task exceed the model's watchdog of {}", macs, kMaxTaskMacs));
-    if (c.kernels != c.out_c)
-        fault("CORE", "DATAOUT_SIZE_1", "DATAOUT_CHANNEL", c.out_c - 1,
-              fmt::format("output channels {} != CNA WEIGHT_KERNELS {}", c.out_c, c.kernels));
+    // DATAOUT_CHANNEL may exceed WEIGHT_KERNELS (Mesa pads to 32): those channels accumulate 0.
     if (c.kernel_w && c.kernel_h && c.stride_x && c.stride_y) {
         const int64_t eff_w = (c.kernel_w - 1) * c.dilation_x + 1, eff_h = (c.kernel_h - 1) * c.dilation_y + 1;
         // There is no PAD_BOTTOM/PAD_RIGHT register: taps below/right of the input read PAD_VALUE, so the
@@ -165,14 +239,14 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
     if (!c.depthwise && c.weight_bytes != per_kernel * c.kernels)
         fault("CNA", "WEIGHT_SIZE0", "WEIGHT_BYTES", c.weight_bytes,
               fmt::format("expected bytes_per_kernel*kernels = {}", per_kernel * c.kernels));
-    if (c.line_stride_bytes < c.in_w * c.atom)
+    const uint64_t row = static_cast<uint64_t>(c.in_w) * c.pixel_bytes;
+    if (c.line_stride_bytes < row)
         fault("CNA", "DMA_CON1", "LINE_STRIDE", c.line_stride_bytes,
-              fmt::format("line stride below width*C2 = {} bytes", c.in_w * c.atom));
-    if (c.in_c > c.c2() && c.surf_stride_bytes < static_cast<uint64_t>(c.line_stride_bytes) * c.in_h)
-        fault("CNA", "DMA_CON2", "SURF_STRIDE", c.surf_stride_bytes, "surface stride below line_stride*height");
-    if (c.out_c > c.out_c2() && c.dst_surf_stride_bytes < surface_bytes(c.out_w, c.out_h, c.atom))
-        fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", c.dst_surf_stride_bytes,
-              "output surface stride below width*height*C2");
+              fmt::format("row stride {} bytes below width x pixel = {} bytes", c.line_stride_bytes, row));
+    if (c.mem_surfaces > 1 && c.surf_stride_bytes < c.line_stride_bytes * (c.in_h - 1) + row)
+        fault("CNA", "DMA_CON2", "SURF_STRIDE", c.surf_stride_bytes,
+              fmt::format("surface stride {} bytes below the {} rows of a surface ({} bytes)", c.surf_stride_bytes, c.in_h,
+                          c.line_stride_bytes * (c.in_h - 1) + row));
     if (c.out_cvt_shift > 63)
         fault("DPU", "OUT_CVT_SHIFT", "OUT_CVT_SHIFT", c.out_cvt_shift, "shift beyond the 64-bit accumulator path");
     for (Fault& f : validate_dpu(c.dpu, p)) out.push_back(std::move(f));

@@ -60,7 +60,9 @@ void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
     // UNVERIFIED: on the fp16 path PAD_VALUE's low 16 bits are the fp16 pad value.
     const float pad_f = fp16_to_fp32(static_cast<uint16_t>(static_cast<uint32_t>(c.pad_value) & 0xffffu));
     const uint32_t cin_per_out = c.depthwise ? 1 : c.in_c;
-    for (uint32_t k = 0; k < c.out_c; ++k)
+    for (uint32_t k = 0; k < c.out_c; ++k) {
+        // A-OW: BS_OW_OP is added to every weight of a kernel that exists.
+        const int32_t ow = k < c.present_kernels ? c.weight_offset : 0;
         for (uint32_t oy = 0; oy < c.out_h; ++oy)
             for (uint32_t ox = 0; ox < c.out_w; ++ox) {
                 int64_t isum = 0;
@@ -87,7 +89,7 @@ void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
                                 isum += int64_t{x} * static_cast<int16_t>(load_u16(ops.weights, 2 * wi));
                             } else {
                                 const int8_t x = inside ? feat[fo] : pad_i8;
-                                isum += static_cast<int32_t>(x) * wts[wi];
+                                isum += static_cast<int32_t>(x) * (wts[wi] + ow);
                             }
                         }
                     }
@@ -97,6 +99,7 @@ void accumulate(const ConvConfig& c, const ConvOperands& ops, Cube& acc) {
                 else if constexpr (kMode == Mode::I16) acc.i[o] = clip_truncate(wrap48(isum), c.clip_truncate);
                 else acc.i[o] = clip_truncate(static_cast<int32_t>(static_cast<uint32_t>(isum)), c.clip_truncate);  // 32-bit accumulator wraps
             }
+    }
 }
 
 }  // namespace
@@ -123,7 +126,7 @@ std::atomic<bool> g_reference{false};
 constexpr uint64_t kMaxFastK = 32768;
 
 bool fast_int8_ok(const ConvConfig& c) {
-    if (g_reference.load(std::memory_order_relaxed) || c.precision != Precision::Int8) return false;
+    if (g_reference.load(std::memory_order_relaxed) || c.precision != Precision::Int8 || c.weight_offset != 0) return false;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h;
     const uint64_t k = c.depthwise ? taps : taps * c.in_c;
     return k <= kMaxFastK && c.c2() == c.atom && c.in_c % c.c2() == 0;

@@ -15,6 +15,8 @@ const char* precision_name(Precision p) {
         case Precision::Int16: return "int16";
         case Precision::Fp16: return "fp16";
         case Precision::Int4: return "int4";
+        case Precision::Int32: return "int32";
+        case Precision::Fp32: return "fp32";
     }
     return "?";
 }
@@ -80,7 +82,7 @@ uint64_t elem_offset(const Cube& q, uint32_t ch, uint32_t y, uint32_t x, Precisi
 }  // namespace
 
 Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32_t c, Precision p, uint32_t atom) {
-    Cube q = Cube::make(w, h, c, p == Precision::Fp16);
+    Cube q = Cube::make(w, h, c, is_float(p));
     if (img.size() < cube_bytes(w, h, c, p, atom)) throw std::logic_error("unpack_cube: image smaller than the cube");
     for (uint32_t ch = 0; ch < c; ++ch)
         for (uint32_t y = 0; y < h; ++y)
@@ -94,6 +96,13 @@ Cube unpack_cube(const std::vector<uint8_t>& img, uint32_t w, uint32_t h, uint32
                     case Precision::Int4:
                         q.i[k] = (ch & 1) ? static_cast<int8_t>(b[0]) >> 4 : static_cast<int8_t>(static_cast<uint8_t>(b[0] << 4)) >> 4;
                         break;
+                    case Precision::Int32: {
+                        int32_t v = 0;
+                        std::memcpy(&v, b, 4);
+                        q.i[k] = v;
+                        break;
+                    }
+                    case Precision::Fp32: std::memcpy(&q.f[k], b, 4); break;
                 }
             }
     return q;
@@ -121,6 +130,17 @@ std::vector<uint8_t> pack_cube(const Cube& q, Precision p, uint32_t atom) {
                     case Precision::Int4: {
                         const auto n = static_cast<uint8_t>(num::saturate(q.is_float ? std::llround(q.f[k]) : q.i[k], -8, 7) & 0xf);
                         b[0] = (ch & 1) ? static_cast<uint8_t>((b[0] & 0x0f) | (n << 4)) : static_cast<uint8_t>((b[0] & 0xf0) | n);
+                        continue;
+                    }
+                    case Precision::Int32: {
+                        const auto v = static_cast<int32_t>(
+                            num::saturate(q.is_float ? std::llround(q.f[k]) : q.i[k], INT32_MIN, INT32_MAX));
+                        std::memcpy(b, &v, 4);
+                        continue;
+                    }
+                    case Precision::Fp32: {
+                        const float v = q.is_float ? q.f[k] : static_cast<float>(q.i[k]);
+                        std::memcpy(b, &v, 4);
                         continue;
                     }
                 }

@@ -55,7 +55,11 @@ DpuConfig decode_dpu(const RegFile& rf, bool from_core, uint32_t atom) {
     d.out = static_cast<Precision>(f(DPU_DATA_FORMAT::kOffset, DPU_DATA_FORMAT::OUT_PRECISION));
     d.output_mode = f(DPU_FEATURE_MODE_CFG::kOffset, DPU_FEATURE_MODE_CFG::OUTPUT_MODE);
     d.dst_addr = rf.read(DPU_DST_BASE_ADDR::kOffset);
-    d.dst_surf_stride_bytes = static_cast<uint64_t>(f(DPU_DST_SURF_STRIDE::kOffset, DPU_DST_SURF_STRIDE::DST_SURF_STRIDE)) << 4;
+    d.dst_surf_stride_bytes = DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.bytes(rf.read(DPU_DST_SURF_STRIDE::kOffset));
+    d.notch = f(DPU_DATA_CUBE_NOTCH_ADDR::kOffset, DPU_DATA_CUBE_NOTCH_ADDR::NOTCH_ADDR_0);
+    d.transpose = f(DPU_FEATURE_MODE_CFG::kOffset, DPU_FEATURE_MODE_CFG::TP_EN) != 0;
+    d.tp_channels = f(DPU_WDMA_SIZE_0::kOffset, DPU_WDMA_SIZE_0::SIZE_C_WDMA) + 1;
+    d.tp_precision = f(DPU_WDMA_SIZE_0::kOffset, DPU_WDMA_SIZE_0::TP_PRECISION);
 
     const uint32_t rmode = rf.read(DPU_RDMA_RDMA_FEATURE_MODE_CFG::kOffset);
     d.mrdma_disable = DPU_RDMA_RDMA_FEATURE_MODE_CFG::MRDMA_DISABLE.get(rmode) != 0;
@@ -64,10 +68,9 @@ DpuConfig decode_dpu(const RegFile& rf, bool from_core, uint32_t atom) {
     d.rdma_h = f(DPU_RDMA_RDMA_DATA_CUBE_HEIGHT::kOffset, DPU_RDMA_RDMA_DATA_CUBE_HEIGHT::HEIGHT) + 1;
     d.rdma_c = f(DPU_RDMA_RDMA_DATA_CUBE_CHANNEL::kOffset, DPU_RDMA_RDMA_DATA_CUBE_CHANNEL::CHANNEL) + 1;
     d.src_addr = rf.read(DPU_RDMA_RDMA_SRC_BASE_ADDR::kOffset);
-    // UNVERIFIED: SURF_NOTCH is read as the gap (bytes, 16-byte units) between input surfaces.
-    d.src_surf_stride_bytes =
-        surface_bytes(d.rdma_w, d.rdma_h, atom) +
-        (static_cast<uint64_t>(f(DPU_RDMA_RDMA_SURF_NOTCH::kOffset, DPU_RDMA_RDMA_SURF_NOTCH::SURF_NOTCH_ADDR)) << 4);
+    // UNVERIFIED: SURF_NOTCH is read as the gap (16-byte units) between input surfaces.
+    d.src_surf_stride_bytes = surface_bytes(d.rdma_w, d.rdma_h, atom) +
+                              DPU_RDMA_RDMA_SURF_NOTCH::SURF_NOTCH_ADDR.bytes(rf.read(DPU_RDMA_RDMA_SURF_NOTCH::kOffset));
 
     namespace BS = DPU_BS_CFG;
     namespace BSM = DPU_BS_MUL_CFG;
@@ -105,9 +108,9 @@ DpuConfig decode_dpu(const RegFile& rf, bool from_core, uint32_t atom) {
     const uint32_t er = rf.read(DPU_RDMA_RDMA_ERDMA_CFG::kOffset);
     d.ew.erdma_disable = DPU_RDMA_RDMA_ERDMA_CFG::ERDMA_DISABLE.get(er) != 0;
     d.ew.erdma_data_size = DPU_RDMA_RDMA_ERDMA_CFG::ERDMA_DATA_SIZE.get(er);
+    d.ew.data_mode = DPU_RDMA_RDMA_ERDMA_CFG::ERDMA_DATA_MODE.get(er);
     d.ew.addr = rf.read(DPU_RDMA_RDMA_EW_BASE_ADDR::kOffset);
-    d.ew.surf_stride_bytes =
-        static_cast<uint64_t>(f(DPU_RDMA_RDMA_EW_SURF_STRIDE::kOffset, DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE)) << 4;
+    d.ew.surf_stride_bytes = DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.bytes(rf.read(DPU_RDMA_RDMA_EW_SURF_STRIDE::kOffset));
 
     const uint32_t lc = rf.read(DPU_LUT_CFG::kOffset);
     d.lut.expand_en = DPU_LUT_CFG::LUT_EXPAND_EN.get(lc) != 0;
@@ -148,12 +151,36 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
     if (d.proc != Precision::Int8 && d.proc != Precision::Int16 && d.proc != Precision::Fp16)
         fault("DPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(d.proc),
               "DPU processing precision must be int8/int16 (0/1, integer path) or fp16 (2, float path)");
-    if (!prec_ok(d.out))
-        fault("DPU", "DATA_FORMAT", "OUT_PRECISION", static_cast<uint32_t>(d.out), "output precision must be 0, 1 or 2");
-    else if (d.float_path() != (d.out == Precision::Fp16))
+    const bool int_out = d.out == Precision::Int8 || d.out == Precision::Int16 || d.out == Precision::Int32;
+    const bool float_out = d.out == Precision::Fp16 || d.out == Precision::Fp32;
+    if (!int_out && !float_out)
+        fault("DPU", "DATA_FORMAT", "OUT_PRECISION", static_cast<uint32_t>(d.out),
+              "output precision must be int8 0, int16 1, fp16 2, int32 4 or fp32 5");
+    else if (d.float_path() != float_out)
         fault("DPU", "DATA_FORMAT", "OUT_PRECISION", static_cast<uint32_t>(d.out),
               fmt::format("{} output from the {} path (int<->float output conversion is not modelled)",
                           precision_name(d.out), d.float_path() ? "float" : "integer"));
+    if (d.transpose) {
+        const uint32_t want = elem_bytes(d.out) == 1 ? 0u : (elem_bytes(d.out) == 2 ? 1u : 2u);
+        if (d.tp_precision != want)
+            fault("DPU", "WDMA_SIZE_0", "TP_PRECISION", d.tp_precision,
+                  fmt::format("transpose element width {} does not match the {} output", d.tp_precision, precision_name(d.out)));
+        if (d.tp_channels > d.c)
+            fault("DPU", "WDMA_SIZE_0", "SIZE_C_WDMA", d.tp_channels - 1,
+                  fmt::format("transposed pixel of {} channels exceeds the {} channels of the cube", d.tp_channels, d.c));
+    } else {
+        // The WDMA's rows (w atoms, notch apart) and surfaces (DST_SURF_STRIDE apart) must not overlap:
+        // either surfaces hold their rows one after another, or rows hold every surface's atoms.
+        const uint64_t row = static_cast<uint64_t>(d.w) * d.atom, line = d.out_row_bytes();
+        const uint64_t c1s = (d.c + c2_of(d.out, d.atom) - 1) / c2_of(d.out, d.atom);
+        const uint64_t s = d.dst_surf_stride_bytes;
+        const bool stacked = s >= (static_cast<uint64_t>(d.h) - 1) * line + row;
+        const bool interleaved = s >= row && line >= (c1s - 1) * s + row;
+        if (c1s > 1 && !stacked && !interleaved)
+            fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", s,
+                  fmt::format("output surfaces of {} rows of {} bytes ({} bytes apart) overlap at a stride of {} bytes", d.h,
+                              row, line, s));
+    }
     if (!d.from_core) {
         if (d.mrdma_disable)
             fault("DPU_RDMA", "RDMA_FEATURE_MODE_CFG", "MRDMA_DISABLE", 1,
@@ -186,15 +213,19 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
             if (d.ew.erdma_disable)
                 fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DISABLE", 1,
                       "EW operand from memory (EW_OP_SRC = 1) but the ERDMA is disabled");
-            if (d.ew.erdma_data_size > 1)
+            if (d.ew.erdma_data_size == 0 || d.ew.erdma_data_size > 2)
                 fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DATA_SIZE", d.ew.erdma_data_size,
-                      "EW cube element size not modelled (0: 1 byte, 1: 2 bytes)");
+                      "EW operand element size not modelled (1: 8-bit, 2: 16-bit)");
+            if (d.ew.data_mode == 2 || (d.ew.data_mode == 0 && static_cast<uint64_t>(d.w) * d.h > 1))
+                fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DATA_MODE", d.ew.data_mode,
+                      "per-channel EW operands are modelled on a 1x1 cube only (per-pixel mode 1 on any cube)");
             if (d.ew.surf_stride_bytes != 0 && d.c > c2_of(d.ew_prec(), d.atom) &&
                 d.ew.surf_stride_bytes < surface_bytes(d.w, d.h, d.atom))
                 fault("DPU_RDMA", "RDMA_EW_SURF_STRIDE", "EW_SURF_STRIDE", d.ew.surf_stride_bytes,
                       fmt::format("EW surface stride below width*height*{} bytes", d.atom));
-            if (d.float_path() && !d.ew.cvt_bypass)
-                fault("DPU", "EW_CFG", "EW_OP_CVT_BYPASS", 0, "the EW operand convert is modelled on the integer path only");
+            if (d.float_path() && !d.ew.cvt_bypass && d.ew.cvt_offset != 0)
+                fault("DPU", "EW_CVT_OFFSET_VALUE", "EW_OP_CVT_OFFSET", static_cast<uint32_t>(d.ew.cvt_offset),
+                      "the float path's EW operand convert is modelled with offset 0 (scale x 2^-shift)");
         }
         if (!d.ew.lut_bypass) {
             if (d.lut.expand_en)
@@ -218,9 +249,7 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
     // validate_conv already checks these two for conv tasks.
     if (!d.from_core && d.out_cvt_shift > 63)
         fault("DPU", "OUT_CVT_SHIFT", "OUT_CVT_SHIFT", d.out_cvt_shift, "shift beyond the 64-bit accumulator path");
-    if (!d.from_core && d.c > c2_of(d.out, d.atom) && d.dst_surf_stride_bytes < surface_bytes(d.w, d.h, d.atom))
-        fault("DPU", "DST_SURF_STRIDE", "DST_SURF_STRIDE", d.dst_surf_stride_bytes,
-              fmt::format("output surface stride below width*height*{} bytes", d.atom));
+
     return out;
 }
 

@@ -236,10 +236,13 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
     const bool ew_op = ew_on && !d.ew.op_bypass;
     Cube ew;
     if (ew_op && d.ew.op_from_mem) ew = unpack_cube(ops.ew, d.w, d.h, d.c, d.ew_prec(), d.atom);
-    const int64_t out_lo = d.out == Precision::Int8 ? INT8_MIN : INT16_MIN;
-    const int64_t out_hi = d.out == Precision::Int8 ? INT8_MAX : INT16_MAX;
+    const int64_t out_lo = d.out == Precision::Int8 ? INT8_MIN : (d.out == Precision::Int16 ? INT16_MIN : INT32_MIN);
+    const int64_t out_hi = d.out == Precision::Int8 ? INT8_MAX : (d.out == Precision::Int16 ? INT16_MAX : INT32_MAX);
     const int64_t ew_reg_i = static_cast<int32_t>(d.ew.operand);
     const float ew_reg_f = bits_f32(d.ew.operand), ew_relux_f = bits_f32(d.ew.relux_cmp);
+    // Float path EW operand convert (the vendor's fp16 add enables it with scale 1): x scale x 2^-shift.
+    const float ew_cvt_f = d.ew.cvt_bypass ? 1.0f : std::ldexp(static_cast<float>(static_cast<int16_t>(d.ew.cvt_scale)),
+                                                               -static_cast<int>(d.ew.cvt_shift));
     const int64_t ew_relux_i = static_cast<int32_t>(d.ew.relux_cmp);
     for (uint32_t ch = 0; ch < d.c; ++ch) {
         const StageOps bs = stage_ops(d.bs, ch, d.c, ops.bs, fl);
@@ -252,7 +255,7 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                     v = stage_f(d.bn, bn, stage_f(d.bs, bs, v));
                     if (ew_on) {
                         if (ew_op) {
-                            const float e = d.ew.op_from_mem ? ew.f[k] : ew_reg_f;
+                            const float e = d.ew.op_from_mem ? ew.f[k] * ew_cvt_f : ew_reg_f;
                             if (d.ew.op_is_mul) {
                                 if (!d.ew.mul_prelu || v < 0) v = v * e;
                             } else {
@@ -266,8 +269,8 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                         }
                     }
                     // UNVERIFIED: the fp16 output rounds fp32 to nearest even; OUT_CVT is not
-                    // applied on the float path.
-                    out.f[k] = round_to_fp16(v);
+                    // applied on the float path (producers program it as identity there).
+                    out.f[k] = d.out == Precision::Fp32 ? v : round_to_fp16(v);
                 } else {
                     int64_t v = sat32(in.is_float ? static_cast<int64_t>(in.f[k]) : in.i[k]);
                     v = stage_i(d.bn, bn, stage_i(d.bs, bs, v));
@@ -671,7 +674,8 @@ void check_fast(const DpuConfig& d) {
 
 bool dpu_fast_ok(const DpuConfig& d) {
     return !d.float_path() && d.out_cvt_shift <= 63 && d.ew.truncate <= 63 && d.ew.cvt_shift <= 63 &&
-           d.bs.mul_shift <= 63 && d.bn.mul_shift <= 63 && d.out != Precision::Fp16;
+           d.bs.mul_shift <= 63 && d.bn.mul_shift <= 63 && (d.out == Precision::Int8 || d.out == Precision::Int16) &&
+           !d.transpose && d.notch == 0;
 }
 
 Surfaces run_dpu_int_acc(const DpuConfig& d, const int32_t* acc, const DpuOperands& ops) {

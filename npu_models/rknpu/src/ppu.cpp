@@ -48,7 +48,7 @@ PpuConfig decode_ppu(const RegFile& rf, bool from_dpu, uint32_t atom) {
     c.rdma_w = f(PPU_RDMA_RDMA_CUBE_IN_WIDTH::kOffset, PPU_RDMA_RDMA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
     c.rdma_h = f(PPU_RDMA_RDMA_CUBE_IN_HEIGHT::kOffset, PPU_RDMA_RDMA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
     c.rdma_c = f(PPU_RDMA_RDMA_CUBE_IN_CHANNEL::kOffset, PPU_RDMA_RDMA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1;
-    c.src_prec = static_cast<Precision>(f(PPU_RDMA_RDMA_DATA_FORMAT::kOffset, PPU_RDMA_RDMA_DATA_FORMAT::IN_PRECISION));
+    c.src_width_code = f(PPU_RDMA_RDMA_DATA_FORMAT::kOffset, PPU_RDMA_RDMA_DATA_FORMAT::IN_PRECISION);
     c.src_addr = rf.read(PPU_RDMA_RDMA_SRC_BASE_ADDR::kOffset);
     c.src_line_stride_bytes =
         static_cast<uint64_t>(f(PPU_RDMA_RDMA_SRC_LINE_STRIDE::kOffset, PPU_RDMA_RDMA_SRC_LINE_STRIDE::SRC_LINE_STRIDE)) << 4;
@@ -81,9 +81,13 @@ std::vector<Fault> validate_ppu(const PpuConfig& c, const hw::SocProfile& /*p*/,
                   c.rdma_w * 65536ull + c.rdma_h,
                   fmt::format("PPU_RDMA cube {}x{}x{} differs from the PPU input cube {}x{}x{}", c.rdma_w, c.rdma_h,
                               c.rdma_c, c.in_w, c.in_h, c.in_c));
-        if (static_cast<uint32_t>(c.src_prec) != static_cast<uint32_t>(c.prec))
-            fault("PPU_RDMA", "RDMA_DATA_FORMAT", "IN_PRECISION", static_cast<uint32_t>(c.src_prec),
-                  "PPU_RDMA input precision differs from the PPU precision");
+        // TRM: IN_PRECISION is the element width (0 4-bit, 1 8-bit, 2 16-bit, 3 32-bit).
+        const uint32_t want = elem_bytes(c.prec) == 1 ? 1u : 2u;
+        if (c.src_width_code != want)
+            fault("PPU_RDMA", "RDMA_DATA_FORMAT", "IN_PRECISION", c.src_width_code,
+                  fmt::format("PPU_RDMA input width code {} ({}-bit) differs from the PPU precision {} (needs {}, {}-bit)",
+                              c.src_width_code, c.src_width_code < 4 ? (4u << c.src_width_code) : 0u,
+                              precision_name(c.prec), want, 4u << want));
         if (c.src_line_stride_bytes < static_cast<uint64_t>(c.in_w) * c.atom)
             fault("PPU_RDMA", "RDMA_SRC_LINE_STRIDE", "SRC_LINE_STRIDE", c.src_line_stride_bytes,
                   fmt::format("line stride below width*{} = {} bytes", c.atom, c.in_w * c.atom));

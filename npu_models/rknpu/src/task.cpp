@@ -3,6 +3,7 @@
 #include "npu/rknpu/task.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -48,10 +49,27 @@ void plan_cube_read(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t
 }
 
 void plan_cube_write(TaskPlan& p, uint64_t addr, uint32_t w, uint32_t h, uint32_t c, Precision prec,
-                     uint64_t surf_stride, const char* what, const char* block, uint32_t atom) {
-    const uint64_t surf = surface_bytes(w, h, atom);
+                     uint64_t surf_stride, const char* what, const char* block, uint32_t atom, uint64_t row_stride = 0) {
+    const uint64_t surf = surface_bytes(w, h, atom), row = static_cast<uint64_t>(w) * atom;
     const uint64_t c1s = (c + c2_of(prec, atom) - 1) / c2_of(prec, atom);
-    for (uint64_t c1 = 0; c1 < c1s; ++c1) p.writes.push_back({addr + c1 * surf_stride, surf, what, block});
+    if (row_stride == 0 || row_stride == row) {
+        for (uint64_t c1 = 0; c1 < c1s; ++c1) p.writes.push_back({addr + c1 * surf_stride, surf, what, block});
+        return;
+    }
+    for (uint64_t c1 = 0; c1 < c1s; ++c1)
+        for (uint64_t y = 0; y < h; ++y) p.writes.push_back({addr + c1 * surf_stride + y * row_stride, row, what, block});
+}
+
+/// The DPU's WDMA writes: NC1HWC2 surfaces (rows notch apart), or with TP_EN one channel-last
+/// image (assumption A-TP).
+void plan_dpu_write(TaskPlan& p, const DpuConfig& d) {
+    if (d.transpose) {
+        p.writes.push_back({d.dst_addr, static_cast<uint64_t>(d.w) * d.h * d.tp_channels * elem_bytes(d.out), "output",
+                            kDpuBlock});
+        return;
+    }
+    plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", kDpuBlock, d.atom,
+                    d.notch ? d.out_row_bytes() : 0);
 }
 
 /// DPU_RDMA operand reads (BS, BN, EW) shared by conv and DPU-only tasks.
@@ -113,9 +131,10 @@ void plan_ppu_writes(TaskPlan& p) {
 }
 
 void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
-    ConvConfig c = decode_conv(rf, p.enable_mask, atom_bytes(soc));
+    ConvConfig c = decode_conv(rf, p.enable_mask, soc);
     p.faults = validate_conv(c, soc);
     if (!p.faults.empty()) return;
+    p.assumptions = conv_assumptions(c);
     const std::string post = dpu_kind(c.dpu);
     p.kind = std::string(c.depthwise ? "dwconv" : "conv") +
              (c.precision == Precision::Fp16 ? "-fp16" : (c.precision == Precision::Int4 ? "-int4" : ""));
@@ -132,22 +151,20 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     // WEIGHT_REUSE: the weights stay in the CBUF from the previous task (no re-stream from DDR).
     p.reads.push_back({c.weight_addr, c.weight_bytes, kWeights, "CNA", c.weight_reuse});
     plan_dpu_operands(p, c.dpu);
-    const uint32_t c1s = (c.in_c + c.c2() - 1) / c.c2();
-    const uint64_t line = static_cast<uint64_t>(c.in_w) * c.atom;
-    const bool contiguous = c.line_stride_bytes == line && (c1s == 1 || c.surf_stride_bytes == line * c.in_h);
-    if (contiguous) {
-        p.reads.push_back({c.feature_addr, c.input_bytes(), kFeature, "CNA"});
-    } else if (c.line_stride_bytes == line) {
-        // A row band of a taller tensor: each surface's lines are contiguous, one region per surface.
-        for (uint32_t c1 = 0; c1 < c1s; ++c1)
-            p.reads.push_back({c.feature_addr + c1 * static_cast<uint64_t>(c.surf_stride_bytes), line * c.in_h, kFeature,
-                               "CNA"});
+    // The feature pixels as they lie in memory (docs §8): one region when compact, else one per
+    // surface or per row. execute_task turns them into the engines' cube (canonical_feature).
+    const uint64_t row = static_cast<uint64_t>(c.in_w) * c.pixel_bytes, surf = row * c.in_h;
+    const uint32_t surfaces = c.mem_surfaces;
+    if (c.line_stride_bytes == row && (surfaces == 1 || c.surf_stride_bytes == surf)) {
+        p.reads.push_back({c.feature_addr, surf * surfaces, kFeature, "CNA"});
+    } else if (c.line_stride_bytes == row) {
+        for (uint32_t s1 = 0; s1 < surfaces; ++s1)
+            p.reads.push_back({c.feature_addr + s1 * c.surf_stride_bytes, surf, kFeature, "CNA"});
     } else {
-        for (uint32_t c1 = 0; c1 < c1s; ++c1)
+        for (uint32_t s1 = 0; s1 < surfaces; ++s1)
             for (uint32_t h = 0; h < c.in_h; ++h)
-                p.reads.push_back({c.feature_addr + c1 * static_cast<uint64_t>(c.surf_stride_bytes) +
-                                       static_cast<uint64_t>(h) * c.line_stride_bytes,
-                                   line, kFeatureLine, "CNA"});
+                p.reads.push_back({c.feature_addr + s1 * c.surf_stride_bytes + h * c.line_stride_bytes, row, kFeatureLine,
+                                   "CNA"});
     }
     bool dpu_writes = true;
     if (p.enable_mask & enable::PPU) {
@@ -155,9 +172,7 @@ void plan_conv(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
         if (!p.faults.empty()) return;
         p.kind += std::string("+") + pool_name(p.ppu->method);
     }
-    if (dpu_writes)
-        plan_cube_write(p, c.dst_addr, c.out_w, c.out_h, c.out_c, c.dpu.out, c.dst_surf_stride_bytes, "output", kDpuBlock,
-                        c.atom);
+    if (dpu_writes) plan_dpu_write(p, c.dpu);
     if (p.ppu) plan_ppu_writes(p);
     p.conv = c;
 }
@@ -166,6 +181,8 @@ void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     DpuConfig d = decode_dpu(rf, false, atom_bytes(soc));
     p.faults = validate_dpu(d, soc);
     if (!p.faults.empty()) return;
+    if (d.notch) p.assumptions.push_back("A-NOTCH: output rows of width + DATA_CUBE_NOTCH_ADDR.NOTCH_ADDR_0 atoms");
+    if (d.transpose) p.assumptions.push_back("A-TP: TP_EN writes the output channel-last (NHWC)");
     p.kind = "dpu" + (d.float_path() ? std::string("-fp16") : std::string()) + ":" + dpu_kind(d);
     p.dpu_cycles = dpu_cycles(soc.npu, d.w, d.h, d.c, d.out, !d.ew.bypass && !d.ew.lut_bypass, d.atom);
     const uint32_t c1s = (d.c + c2_of(d.src_prec, d.atom) - 1) / c2_of(d.src_prec, d.atom);
@@ -178,8 +195,7 @@ void plan_dpu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
         if (!p.faults.empty()) return;
         p.kind += std::string("+") + pool_name(p.ppu->method);
     }
-    if (dpu_writes)
-        plan_cube_write(p, d.dst_addr, d.w, d.h, d.c, d.out, d.dst_surf_stride_bytes, "output", kDpuBlock, d.atom);
+    if (dpu_writes) plan_dpu_write(p, d);
     if (p.ppu) plan_ppu_writes(p);
     p.dpu = d;
 }
@@ -234,11 +250,30 @@ std::vector<std::vector<uint8_t>> surfaces_to_writes(const TaskPlan& plan, std::
 }
 
 /// Writes of a DPU task: the DPU output (when written) then the PPU output (when the PPU runs).
+/// The channel-last image of A-TP: per pixel (rows in order) the first `channels` channels.
+std::vector<uint8_t> pack_transposed(const Cube& q, Precision p, uint32_t channels, uint32_t atom) {
+    const uint32_t eb = elem_bytes(p);
+    const std::vector<uint8_t> nc = pack_cube(q, p, atom);  // saturated, packed elements
+    const uint32_t c2 = c2_of(p, atom);
+    const uint64_t surf = surface_bytes(q.w, q.h, atom);
+    std::vector<uint8_t> img(static_cast<uint64_t>(q.w) * q.h * channels * eb);
+    for (uint64_t pix = 0; pix < static_cast<uint64_t>(q.w) * q.h; ++pix)
+        for (uint32_t ch = 0; ch < channels; ++ch)
+            std::memcpy(img.data() + (pix * channels + ch) * eb, nc.data() + (ch / c2) * surf + pix * atom + (ch % c2) * eb,
+                        eb);
+    return img;
+}
+
+const DpuConfig* dpu_of(const TaskPlan& plan) {
+    return plan.conv ? &plan.conv->dpu : (plan.dpu ? &*plan.dpu : nullptr);
+}
+
 std::vector<std::vector<uint8_t>> finish(const TaskPlan& plan, const Cube& dpu_out, Precision out, uint32_t atom) {
     std::vector<uint8_t> img;
     const bool dpu_writes = std::any_of(plan.writes.begin(), plan.writes.end(),
                                         [](const DmaRegion& w) { return w.block == kDpuBlock; });
-    if (dpu_writes) img = pack_cube(dpu_out, out, atom);
+    const DpuConfig* d = dpu_of(plan);
+    if (dpu_writes) img = d && d->transpose ? pack_transposed(dpu_out, out, d->tp_channels, atom) : pack_cube(dpu_out, out, atom);
     if (plan.ppu) {
         const std::vector<uint8_t> pooled = pack_cube(run_ppu(*plan.ppu, dpu_out), plan.ppu->prec, plan.ppu->atom);
         img.insert(img.end(), pooled.begin(), pooled.end());
@@ -265,7 +300,8 @@ bool fast_ppu(const TaskPlan& plan) { return !plan.ppu || (ppu_fast_ok(*plan.ppu
 
 }  // namespace
 
-TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
+namespace {
+TaskPlan plan_task_blocks(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
     TaskPlan p;
     p.enable_mask = enable_mask;
     const uint32_t known = enable::CNA | enable::CORE | enable::DPU | enable::DPU_RDMA | enable::PPU | enable::PPU_RDMA;
@@ -293,6 +329,29 @@ TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile
                                     enable_mask)});
     return p;
 }
+}  // namespace
+
+TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile& soc) {
+    TaskPlan p = plan_task_blocks(rf, enable_mask, soc);
+    if (!p.faults.empty()) return p;
+    // Model watchdog (no legal task comes near it): it bounds the memory and time the functional
+    // model spends on one task, so a malformed stream cannot exhaust the host.
+    constexpr uint64_t kMaxTaskBytes = uint64_t{1} << 30;
+    constexpr size_t kMaxRegions = size_t{1} << 22;
+    uint64_t bytes = 0;
+    for (const auto* list : {&p.reads, &p.writes})
+        for (const DmaRegion& r : *list) bytes += r.bytes;
+    if (bytes > kMaxTaskBytes || p.reads.size() + p.writes.size() > kMaxRegions) {
+        const uint64_t n = p.reads.size() + p.writes.size();
+        p.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
+                            fmt::format("the task moves {} bytes in {} DMA regions, beyond the model's watchdog of {} "
+                                        "bytes / {} regions",
+                                        bytes, n, kMaxTaskBytes, kMaxRegions)});
+        p.reads.clear();
+        p.writes.clear();
+    }
+    return p;
+}
 
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads) {
     return execute_task(plan, std::vector<std::vector<uint8_t>>(reads));
@@ -309,20 +368,27 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
     for (size_t i = 0; i < reads.size(); ++i)
         if (reads[i].size() != plan.reads[i].bytes) throw std::logic_error("execute_task: read size mismatch");
     if (plan.conv) {
-        const ConvConfig& c = *plan.conv;
+        // The engines' view of the task: the cubes in canonical layout, depthwise channels beyond
+        // the input (Mesa pads the output to 64) and kernels beyond WEIGHT_KERNELS accumulate 0.
+        ConvConfig c = *plan.conv;
+        const uint32_t channels = c.depthwise ? std::max(c.in_c, (c.out_c + c.c2() - 1) / c.c2() * c.c2()) : c.in_c;
+        c.present_kernels = c.depthwise ? std::min(c.in_c, c.out_c) : std::min(c.kernels, c.out_c);
         ConvOperands ops;
-        ops.weights = gather(plan, reads, kWeights);
+        ops.weights = canonical_weights(c, gather(plan, reads, kWeights), c.out_c, channels);
         ops.bias = gather(plan, reads, kBsOperands);
-        ops.feature = gather(plan, reads, kFeature);
+        std::vector<uint8_t> raw = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
-        ops.feature.insert(ops.feature.end(), lines.begin(), lines.end());
-        if (hooks) {
+        raw.insert(raw.end(), lines.begin(), lines.end());
+        ops.feature = canonical_feature(c, raw, channels);
+        c.in_c = channels;
+        c.kernels = c.out_c;
+        if (hooks) {  // the co-simulated datapath sees the engines' (canonical) view of the task
             const DpuOperands dops{ops.bias, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)};
             Cube out;
             if (hooks->conv_dpu(c, ops, dops, out)) return finish(plan, out, c.dpu.out, c.atom);
             return finish(plan, conv_dpu_cube(c, ops, dops.bn, dops.ew), c.dpu.out, c.atom);
         }
-        if (fast_ppu(plan))  // the DPU writes its surfaces straight (fast int8 path inside)
+        if (fast_ppu(plan) && !c.dpu.transpose && c.dpu.notch == 0)  // the DPU writes its surfaces straight (fast int8 path inside)
             return finish_surfaces(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
                                                            gather(plan, reads, kEwCube)));
         return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,

@@ -12,7 +12,7 @@ Ddr::Ddr(sc_core::sc_module_name name, uint64_t size_bytes, const memory::DdrTim
     : sc_module(name), socket("socket"), mem_(size_bytes), timing_(timing), tw_(tw) {
     socket.register_b_transport(this, &Ddr::b_transport);
     socket.register_transport_dbg(this, &Ddr::transport_dbg);
-    if (tw_) track_ = tw_->track(this->name(), "data channel");
+    if (tw_) track_ = tw_->track(this->name(), "data channel", trace::Layout::Lanes);
 }
 
 void Ddr::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

@@ -30,7 +30,7 @@ const Interconnect::Range* Interconnect::decode(uint64_t addr, uint64_t len) con
     return nullptr;
 }
 
-void Interconnect::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+void Interconnect::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const uint64_t addr = gp.get_address();
     const Range* r = decode(addr, gp.get_data_length());
     if (!r) {
@@ -38,9 +38,12 @@ void Interconnect::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_ti
         return;
     }
     delay += hop_;
+    const uint64_t begin = to_ps(sc_core::sc_time_stamp() + delay);
     gp.set_address(addr - r->base);
     init_socket[r->target]->b_transport(gp, delay);
     gp.set_address(addr);
+    if (observer_ && gp.get_response_status() == tlm::TLM_OK_RESPONSE)
+        observer_(id, r->name, gp.is_write(), gp.get_data_length(), begin, to_ps(sc_core::sc_time_stamp() + delay));
     delay += hop_;
 }
 

@@ -36,8 +36,9 @@ RknpuCore::RknpuCore(sc_core::sc_module_name name, int index, const hw::SocProfi
         tr_.cna = tw_->track(p, "CNA");
         tr_.core = tw_->track(p, "CORE");
         tr_.dpu = tw_->track(p, "DPU");
-        tr_.dma_rd = tw_->track(p, "DMA read");
-        tr_.dma_wr = tw_->track(p, "DMA write");
+        // Several transfers are in flight at once: one lane per outstanding transfer.
+        tr_.dma_rd = tw_->track(p, "DMA read", trace::Layout::Lanes);
+        tr_.dma_wr = tw_->track(p, "DMA write", trace::Layout::Lanes);
     }
     SC_THREAD(pc_thread);
     SC_METHOD(irq_method);
@@ -79,6 +80,7 @@ void RknpuCore::reg_write(uint32_t offset, uint32_t value) {
 void RknpuCore::update_irq() {
     const uint32_t mask = rf_.read(PC_INTERRUPT_MASK::kOffset);
     irq_level_ = done_ && (raw_status_ & (mask | kErrorBits)) != 0;
+    if (tw_) tw_->level(name(), "irq", to_ps(sc_core::sc_time_stamp()), irq_level_);
     irq_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -227,7 +229,7 @@ void RknpuCore::reset_core_state() {
     raw_status_ = 0;
     task_status_ = 0;
     done_ = false;
-    cbuf_weights_ = CbufWeights{};
+    state_.reset();
     update_irq();
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "hw/regdb.h"
+#include "npu/rknpu/pc.h"
 #include "npu/rknpu/task.h"
 #include "npu/tlm/rknpu_core.h"
 #include "npu/tlm/time.h"
@@ -18,42 +19,21 @@ namespace npu::tlm_models {
 using namespace hw::rknpu;
 
 namespace {
-constexpr uint32_t kFault = PC_INTERRUPT_RAW_STATUS::SIM_PROGRAMMING_FAULT.mask();
-constexpr uint32_t kReadError = PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask();
-constexpr uint32_t kWriteError = PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask();
+uint32_t kFault() { return rknpu::status::programming_fault(); }
+uint32_t kReadError() { return rknpu::status::dma_read_error(); }
+uint32_t kWriteError() { return rknpu::status::dma_write_error(); }
 }  // namespace
 
-void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps) {
-    rknpu::TaskPlan plan;
-    try {
-        plan = rknpu::plan_task(rf_, enable_mask, soc_);
-    } catch (const std::exception& e) {
-        // An engine that cannot make sense of the registers must not end the simulation (SG-8.8).
-        plan.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
-                               fmt::format("the task's programming cannot be executed: {}", e.what())});
-    }
-    if (!plan.faults.empty()) {
-        rec.faults = plan.faults;
-        raise_fault(rec, kFault);
+void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, uint64_t t0_ps) {
+    const uint32_t enable_mask = entries.enable_mask;
+    const rknpu::TaskStep step = rknpu::plan_step(entries, rf_, soc_, state_);
+    if (!step.faults.empty()) {
+        rec.faults = step.faults;
+        raise_fault(rec, step.fault_bits);
         return;
     }
-    if (plan.conv) {
-        // WEIGHT_REUSE skips the weight load: the CBUF must still hold exactly these weights from
-        // the last conv task on this core that loaded them.
-        const rknpu::ConvConfig& c = *plan.conv;
-        const CbufWeights want{true, c.weight_addr, c.weight_bytes};
-        if (c.weight_reuse && !(cbuf_weights_.valid && cbuf_weights_.addr == want.addr && cbuf_weights_.bytes == want.bytes)) {
-            rec.faults.push_back({"CNA", "CBUF_CON0", "WEIGHT_REUSE", 1,
-                                  cbuf_weights_.valid
-                                      ? fmt::format("WEIGHT_REUSE set but the CBUF holds {} weight bytes from 0x{:x}, the "
-                                                    "task's are {} bytes at 0x{:x}",
-                                                    cbuf_weights_.bytes, cbuf_weights_.addr, want.bytes, want.addr)
-                                      : std::string("WEIGHT_REUSE set but no weights were loaded into the CBUF since reset")});
-            raise_fault(rec, kFault);
-            return;
-        }
-        cbuf_weights_ = want;
-    }
+    const rknpu::TaskPlan& plan = step.plan;
+    rec.assumptions = plan.assumptions;
     rec.kind = plan.kind;
     rec.macs = plan.macs;
     rec.macs_padded = plan.macs_padded;
@@ -65,7 +45,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         const rknpu::DmaRegion& r = plan.reads[bad];
         rec.faults.push_back({r.block, r.what, "address", r.addr,
                               fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
-        raise_fault(rec, kReadError);
+        raise_fault(rec, kReadError());
         return;
     }
     const auto in_nbuf = [&](uint64_t a) {
@@ -89,7 +69,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         } catch (const std::exception& e) {
             rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
                                   fmt::format("the task's programming cannot be executed: {}", e.what())});
-            raise_fault(rec, kFault);
+            raise_fault(rec, kFault());
             return;
         }
     } else {
@@ -106,7 +86,7 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
         const rknpu::DmaRegion& w = plan.writes[bad];
         rec.faults.push_back({w.block, w.what, "address", w.addr,
                               fmt::format("{} write of {} bytes at 0x{:x} outside memory", w.what, w.bytes, w.addr)});
-        raise_fault(rec, kWriteError);
+        raise_fault(rec, kWriteError());
         return;
     }
     for (const auto& w : plan.writes) (in_nbuf(w.addr) ? rec.sram_bytes_written : rec.bytes_written) += w.bytes;
@@ -122,18 +102,53 @@ void RknpuCore::exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps)
     const sc_core::sc_time task_end = std::max(wr_done, cna_end + from_ps(tail_ps));
     rec.write_ps = to_ps(task_end - cna_end);
     rec.overhead_ps = static_cast<uint64_t>(soc_.npu.task_overhead_cycles.value) * clock_ps_;
-    if (tw_) {
-        const std::string task = fmt::format("task {}", rec.index);
-        if (plan.enable_mask & rknpu::enable::CNA)
-            tw_->complete(tr_.cna, task + " load", t0_ps, to_ps(rd_done - t0), {trace::arg("bytes", rec.bytes_read)});
-        if (plan.core_cycles)
-            tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
-                          {trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)});
-        if (plan.enable_mask & rknpu::enable::DPU)
-            tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, to_ps(task_end - t0),
-                          {trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)});
-    }
+    if (tw_) trace_task(rec, plan, t0_ps, to_ps(rd_done - t0), to_ps(task_end) - t0_ps);
     sc_core::wait(task_end + from_ps(rec.overhead_ps) - sc_core::sc_time_stamp());
+    rknpu::complete_task(step, rf_, state_);
+    raw_status_ |= step.done_bits;
+}
+
+void RknpuCore::trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
+                           uint64_t task_ps) {
+    // Register-level details of the task (the fields the blocks decoded at op-enable).
+    const std::string task = fmt::format("task {}", rec.index);
+    std::vector<trace::Arg> regs{trace::arg("task", static_cast<uint64_t>(rec.index)),
+                                 trace::arg("enable_mask", fmt_hex(plan.enable_mask)),
+                                 trace::arg("regcmd_entries", rec.regcmd_entries)};
+    uint64_t data_bytes = 0, weight_bytes = 0;
+    if (plan.conv) {
+        const rknpu::ConvConfig& c = *plan.conv;
+        const uint64_t bank = soc_.npu.cbuf_bank_bytes.value;
+        data_bytes = uint64_t{c.data_banks} * bank;
+        weight_bytes = uint64_t{c.weight_banks} * bank;
+        regs.push_back(trace::arg("CNA.CBUF_CON0.DATA_BANK", uint64_t{c.data_banks}));
+        regs.push_back(trace::arg("CNA.CBUF_CON0.WEIGHT_BANK", uint64_t{c.weight_banks}));
+        regs.push_back(trace::arg("CNA.CBUF_CON0.WEIGHT_REUSE", uint64_t{c.weight_reuse}));
+        regs.push_back(trace::arg("input", fmt::format("{}x{}x{} @0x{:x}", c.in_c, c.in_h, c.in_w, c.feature_addr)));
+        regs.push_back(trace::arg("kernel", fmt::format("{}x{}x{} /{} @0x{:x}", c.kernels, c.kernel_h, c.kernel_w,
+                                                        c.stride_x, c.weight_addr)));
+        regs.push_back(trace::arg("output", fmt::format("{}x{}x{} @0x{:x}", c.out_c, c.out_h, c.out_w, c.dst_addr)));
+        regs.push_back(trace::arg("DPU.OUT_CVT", fmt::format("scale {} shift {} offset {}", c.out_cvt_scale,
+                                                            c.out_cvt_shift, c.out_cvt_offset)));
+    }
+    auto with = [&](std::vector<trace::Arg> a) {
+        a.insert(a.end(), regs.begin(), regs.end());
+        return a;
+    };
+    if (plan.enable_mask & rknpu::enable::CNA)
+        tw_->complete(tr_.cna, task + " load", t0_ps, load_ps, with({trace::arg("bytes", rec.bytes_read)}));
+    if (plan.core_cycles)
+        tw_->complete(tr_.core, task + " " + plan.kind, t0_ps, plan.core_cycles * clock_ps_,
+                      with({trace::arg("macs", plan.macs_padded), trace::arg("cycles", plan.core_cycles)}));
+    if (plan.enable_mask & rknpu::enable::DPU)
+        tw_->complete(tr_.dpu, task + " post-process + WDMA", t0_ps, task_ps,
+                      with({trace::arg("bytes", rec.bytes_written), trace::arg("cycles", plan.dpu_cycles)}));
+    // CBUF occupancy: the banks the task's CBUF_CON0 claims, for the task's duration.
+    if (plan.conv) {
+        tw_->counter(name(), "CBUF occupancy (bytes)", t0_ps,
+                     {{"data", static_cast<double>(data_bytes)}, {"weights", static_cast<double>(weight_bytes)}});
+        tw_->counter(name(), "CBUF occupancy (bytes)", t0_ps + task_ps, {{"data", 0.0}, {"weights", 0.0}});
+    }
 }
 
 }  // namespace npu::tlm_models

@@ -127,8 +127,68 @@ TEST(Lint, ChainingAddressAndAmount) {
 }
 
 TEST(Lint, FindingTextNamesTaskEntryRegisterAndHint) {
-    sim::LintFinding x{sim::LintFinding::Severity::Error, "E-target", 2, 17, "CNA.CONV_CON3", "", 0x1001, "bad", "fix"};
+    sim::LintFinding x{sim::LintFinding::Severity::Error, "E-target", 2, 17, "CNA.CONV_CON3", "", 0x1001, "bad", "fix", ""};
     EXPECT_EQ(x.text(), "error: E-target task 2 [entry 17]: CNA.CONV_CON3 = 0x1001: bad (hint: fix)");
+    x.severity = sim::LintFinding::Severity::Warning;
+    x.source = "Mesa";
+    EXPECT_EQ(x.text(), "warning: E-target task 2 [entry 17]: CNA.CONV_CON3 = 0x1001: bad (hint: fix) [rule: Mesa]");
+}
+
+// docs/rknpu-register-semantics.md §2: a buffer may hold several independent chains (one per
+// core or per kick); a chain ends at a zero word or PC_BASE_ADDRESS = 0 and the next task starts
+// another. Here: task 0 -> task 1 (end), task 2 alone, as the vendor's 3-core buffers lay them out.
+TEST(Lint, SeveralChainsInOneBufferAreNotBroken) {
+    auto two = testfix::make_valid_conv(soc(), 2);
+    const auto one = testfix::make_valid_conv(soc(), 1);
+    std::vector<uint64_t> w = two.job.words;
+    w.insert(w.end(), one.job.words.begin(), one.job.words.end());
+    const auto f = lint(w, testfix::kRegcmd);
+    EXPECT_EQ(find(f, "E-chain"), nullptr) << all(f);
+    EXPECT_TRUE(f.empty()) << all(f);
+}
+
+// Mesa (single-task ops), mtx512 and the vendor's last task of a chain put a zero word in the
+// PC_BASE_ADDRESS slot of the task end (docs §2): not a malformed tail.
+TEST(Lint, ZeroWordInTheChainSlotIsATaskEnd) {
+    auto v = testfix::make_valid_conv(soc());
+    const int i = v.index_of("PC_BASE_ADDRESS");
+    ASSERT_GE(i, 0);
+    v.job.words[size_t(i)] = 0;
+    const auto f = lint(v.job.words);
+    EXPECT_EQ(find(f, "W-tail"), nullptr) << all(f);
+    v.job.words.erase(v.job.words.begin() + i);  // no slot at all: warned, with the rule's source
+    const auto g = lint(v.job.words);
+    ASSERT_TRUE(find(g, "W-tail")) << all(g);
+    EXPECT_NE(find(g, "W-tail")->source.find("RKNPU_PC_DATA_EXTRA_AMOUNT"), std::string::npos);
+}
+
+// Every warning carries the source of its rule.
+TEST(Lint, WarningsNameTheirRuleSource) {
+    auto v = testfix::make_valid_conv(soc());
+    v.job.words.insert(v.job.words.begin(), reg_write(target::CNA, CNA_CONV_CON3::kOffset, 0xc9).encode());
+    v.job.words.insert(v.job.words.begin(), reg_write(target::CORE, 0x3030, 7).encode());
+    for (const auto& x : lint(v.job.words))
+        if (x.severity == sim::LintFinding::Severity::Warning) {
+            EXPECT_FALSE(x.source.empty()) << x.text();
+        }
+    EXPECT_TRUE(find(lint(v.job.words), "W-notpublic"));
+}
+
+// A buffer of many bad tasks keeps a bounded number of findings per rule plus a count line.
+TEST(Lint, FindingsPerRuleAreBounded) {
+    const auto one = testfix::make_valid_conv(soc());
+    std::vector<uint64_t> w;
+    for (int t = 0; t < 400; ++t) {
+        w.push_back(reg_write(target::CNA, CNA_CONV_CON3::kOffset, 0xc9).encode());
+        w.insert(w.end(), one.job.words.begin(), one.job.words.end());
+    }
+    const auto f = lint(w);
+    size_t reserved = 0;
+    for (const auto& x : f) reserved += x.code == "W-reserved";
+    EXPECT_LE(reserved, 51u);
+    bool counted = false;
+    for (const auto& x : f) counted |= x.code == "W-reserved" && x.message.find("more finding(s)") != std::string::npos;
+    EXPECT_TRUE(counted);
 }
 
 }  // namespace

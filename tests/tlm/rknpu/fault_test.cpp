@@ -16,6 +16,11 @@
 namespace {
 
 using namespace hw::rknpu;
+/// Status bits a conv task (CNA|CORE|DPU) raises in register group 0: each block its own bit
+/// (docs/rknpu-register-semantics.md §4: CNA feature/weight/CSC 0/2/4, CORE 6, DPU 8).
+constexpr uint32_t kConvDone0 = PC_INTERRUPT_RAW_STATUS::CNA_FEATURE_0.mask() | PC_INTERRUPT_RAW_STATUS::CNA_WEIGHT_0.mask() |
+                                PC_INTERRUPT_RAW_STATUS::CNA_CSC_0.mask() | PC_INTERRUPT_RAW_STATUS::CORE_0.mask() |
+                                PC_INTERRUPT_RAW_STATUS::DPU_0.mask();
 constexpr uint32_t kFault = PC_INTERRUPT_RAW_STATUS::SIM_PROGRAMMING_FAULT.mask();
 constexpr uint32_t kRdErr = PC_INTERRUPT_RAW_STATUS::DMA_READ_ERROR.mask();
 constexpr uint32_t kWrErr = PC_INTERRUPT_RAW_STATUS::DMA_WRITE_ERROR.mask();
@@ -25,7 +30,13 @@ struct Case {
     std::function<void(testfix::ValidConv&)> mutate;
     uint32_t status_bit;   ///< 0: the valid baseline (expects DPU_0 and no diagnostic)
     const char* message;   ///< substring of the diagnostic
+    int channels = 16;     ///< the valid conv it mutates: 16 or 32 channels (one or two surfaces)
 };
+
+/// The value of a register write in the valid stream.
+uint32_t value_of(const testfix::ValidConv& v, const char* reg) {
+    return RegCmd::decode(v.job.words.at(size_t(v.index_of(reg)))).value;
+}
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -98,14 +109,17 @@ const std::vector<Case>& cases() {
                                 CNA_DATA_SIZE1::DATAIN_CHANNEL.put(12) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(11));
          },
          kFault, "must be a multiple of C2 = 16"},
-        {"kernels_differ_from_output_channels",
+        {"no_kernels",
          [](testfix::ValidConv& v) {
-             testfix::set_value(v.job.words, v.index_of("CORE_DATAOUT_SIZE_1"), CORE_DATAOUT_SIZE_1::DATAOUT_CHANNEL.put(31));
+             const int i = v.index_of("CNA_WEIGHT_SIZE2");
+             const uint32_t w = RegCmd::decode(v.job.words[size_t(i)]).value & ~CNA_WEIGHT_SIZE2::WEIGHT_KERNELS.mask();
+             testfix::set_value(v.job.words, i, w);
          },
-         kFault, "output channels 32 != CNA WEIGHT_KERNELS 16"},
+         kFault, "no kernels"},
         {"line_stride_too_small",
+         // LINE_STRIDE counts 4-byte units: 16 = 64-byte rows, below the 8 x 16 bytes of a row.
          [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DMA_CON1"), 16); }, kFault,
-         "line stride below width*C2 = 128 bytes"},
+         "row stride 64 bytes below width x pixel = 128 bytes"},
         {"blocks_not_enabled",
          [](testfix::ValidConv& v) {
              const int i = find_word(v.job.words, RegCmd{opflag::OP_EN | opflag::WRITE, kConvOpEnableMask, 8}.encode());
@@ -123,16 +137,61 @@ const std::vector<Case>& cases() {
         {"broken_chain", [](testfix::ValidConv& v) { v.job.task_number = 2; }, kFault,
          "chain ends after 1 of 2 tasks"},
         {"zero_task_kick", [](testfix::ValidConv& v) { v.job.task_number = 0; }, kFault, "kick with zero tasks"},
+        // Re-derived in silicon units (docs/rknpu-register-semantics.md §8): SURF_STRIDE counts
+        // 16-byte units from four rows on; 8 rows of 128 bytes need 16 x (SURF + 32) >= 7 x 128 + 128.
+        {"surface_stride_overlaps_rows",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DMA_CON2"), 0); }, kFault,
+         "surface stride 512 bytes below the 8 rows of a surface (1024 bytes)", 32},
+        // DST_SURF_STRIDE counts 16-byte units: 8 (128 bytes) puts the second surface inside the
+        // first one's rows.
+        {"output_surfaces_overlap",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("DPU_DST_SURF_STRIDE"), 8u << 4); },
+         kFault, "overlap at a stride of 128 bytes", 32},
+        {"weight_reuse_without_loaded_weights",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CBUF_CON0"),
+                                value_of(v, "CNA_CBUF_CON0") | CNA_CBUF_CON0::WEIGHT_REUSE.mask());
+         },
+         kFault, "WEIGHT_REUSE set but no weights were loaded into the CBUF since reset"},
+        {"compressed_weights",
+         [](testfix::ValidConv& v) {
+             v.job.words.insert(v.job.words.begin(), reg_write(target::CNA, CNA_DCOMP_CTRL::kOffset, 1).encode());
+         },
+         kFault, "compressed weights (DECOMP_CONTROL != 0)"},
+        {"input_convert_with_zero_scale",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_CVT_CON0"), 0); }, kFault,
+         "input convert on (CVT_BYPASS = 0) with every CVT_SCALE 0"},
+        {"image_input_of_five_channels",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CONV_CON1"), CNA_CONV_CON1::ARGB_IN.put(8));
+             testfix::set_value(v.job.words, v.index_of("CNA_DATA_SIZE1"),
+                                CNA_DATA_SIZE1::DATAIN_CHANNEL.put(16) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(4));
+         },
+         kFault, "image input of 5 channels per pixel"},
+        {"image_input_argb_in_channel_mismatch",
+         [](testfix::ValidConv& v) {
+             testfix::set_value(v.job.words, v.index_of("CNA_CONV_CON1"), CNA_CONV_CON1::ARGB_IN.put(10));
+             testfix::set_value(v.job.words, v.index_of("CNA_DATA_SIZE1"),
+                                CNA_DATA_SIZE1::DATAIN_CHANNEL.put(16) | CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL.put(0));
+         },
+         kFault, "ARGB_IN 10 selects 3 channels per pixel, DATAIN_CHANNEL_REAL + 1 = 1"},
+        {"weights_outside_the_iommu_domain",
+         [](testfix::ValidConv& v) { testfix::set_value(v.job.words, v.index_of("CNA_DCOMP_ADDR0"), 0xfff00000u); },
+         kRdErr, "weights load of 2304 bytes at 0xfff00000 outside memory"},
     };
     return c;
 }
 
 const std::map<std::string, sim::RawResult>& results() {
     static const std::map<std::string, sim::RawResult> r = [] {
-        const hw::SocProfile soc = hw::load_named_profile("rk3588");
+        hw::SocProfile soc = hw::load_named_profile("rk3588");
+        // Replay backs every page of the NPU's IOMMU domain on first touch (a capture's process
+        // mapped its buffers); a domain of 3.75 GiB leaves 0xf0000000 and up unmapped, which is
+        // where the "outside memory" cases point (an IOMMU fault on silicon, a DMA error bit).
+        hw::apply_param_override(soc, "memory.iova_bytes=0xf0000000");
         std::vector<sim::RawJob> jobs;
         for (const Case& c : cases()) {
-            testfix::ValidConv v = testfix::make_valid_conv(soc);
+            testfix::ValidConv v = testfix::make_valid_conv(soc, 1, c.channels);
             c.mutate(v);
             jobs.push_back(v.job);
         }
@@ -155,7 +214,7 @@ TEST_P(FaultCatalogue, StopsWithStatusBitAndDiagnostic) {
     std::string diags;
     for (const auto& d : r.diagnostics) diags += d + "\n";
     if (c.status_bit == 0) {
-        EXPECT_EQ(r.raw_status, PC_INTERRUPT_RAW_STATUS::DPU_0.mask());
+        EXPECT_EQ(r.raw_status, kConvDone0);
         EXPECT_EQ(r.task_status, 1u);
         EXPECT_TRUE(r.diagnostics.empty()) << diags;
         return;
@@ -175,8 +234,12 @@ TEST(PcChaining, ThreeChainedTasksRunInOneKick) {
     EXPECT_TRUE(r.irq);
     EXPECT_TRUE(r.diagnostics.empty());
     EXPECT_EQ(r.task_status, 3u);
-    // Ping-pong groups: tasks 0 and 2 complete in group 0, task 1 in group 1.
-    EXPECT_EQ(r.raw_status, PC_INTERRUPT_RAW_STATUS::DPU_0.mask() | PC_INTERRUPT_RAW_STATUS::DPU_1.mask());
+    // The kick writes CNA/CORE S_POINTER = 0xE (EXECUTER_PP_EN) as the vendor kernel does on
+    // multi-core SoCs: their groups alternate (task 1 in group 1); the stream writes no DPU
+    // S_POINTER, so the DPU stays in group 0 (docs/rknpu-register-semantics.md §4, §11).
+    const uint32_t group1 = PC_INTERRUPT_RAW_STATUS::CNA_FEATURE_1.mask() | PC_INTERRUPT_RAW_STATUS::CNA_WEIGHT_1.mask() |
+                            PC_INTERRUPT_RAW_STATUS::CNA_CSC_1.mask() | PC_INTERRUPT_RAW_STATUS::CORE_1.mask();
+    EXPECT_EQ(r.raw_status, kConvDone0 | group1);
     ASSERT_EQ(r.tasks.size(), 3u);
     ASSERT_EQ(r.readback.size(), 3u);
     ASSERT_EQ(single.readback.size(), 1u);

@@ -11,17 +11,17 @@
 
 namespace testfix {
 
-ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks) {
+ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks, int channels) {
     drv::rknpu::ConvLayer L;
-    L.in_c = 16, L.in_h = 8, L.in_w = 8, L.out_c = 16;
+    L.in_c = channels, L.in_h = 8, L.in_w = 8, L.out_c = channels;
     L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = 1;
     L.relu = true;
     L.in_scale = 0.05f, L.w_scale = 0.02f, L.out_scale = 0.5f;
     std::mt19937 rng(5);
-    L.weights.resize(16 * 16 * 9);
+    L.weights.resize(size_t(channels) * channels * 9);
     for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
-    L.bias.assign(16, 100);
-    std::vector<int8_t> x(16 * 8 * 8);
+    L.bias.assign(size_t(channels), 100);
+    std::vector<int8_t> x(size_t(channels) * 8 * 8);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
     const auto low = drv::rknpu::lower_conv(L, soc);
     std::vector<std::vector<uint64_t>> bodies;
@@ -35,7 +35,7 @@ ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks) {
     v.job.addr = kRegcmd;
     v.job.words = drv::regcmd::link_tasks(bodies, kRegcmd, soc.npu.pc_data_amount_scale.value,
                                           hw::rknpu::kConvOpEnableMask);
-    for (int t = 0; t < tasks; ++t) v.job.readback.push_back({kOutput + 0x1000u * t, kOutputBytes});
+    for (int t = 0; t < tasks; ++t) v.job.readback.push_back({kOutput + 0x1000u * t, kOutputBytes * size_t(channels) / 16});
     const auto packed = drv::rknpu::pack_input(L, low, x);
     v.job.preload = {{kInput, packed}, {kWeights, low.weights}, {kBias, low.bias}};
     return v;

@@ -20,7 +20,8 @@ struct ValidConv {
 };
 
 /// `tasks` copies of the conv, chained in one buffer, task i writing kOutput + i * 0x1000.
-ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks = 1);
+/// `channels` 32 makes it a 32 -> 32 channel conv (two input and two output surfaces).
+ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks = 1, int channels = 16);
 inline constexpr size_t kOutputBytes = 16 * 8 * 8;
 
 /// Replace the value of the entry at `i`, keeping op and offset.

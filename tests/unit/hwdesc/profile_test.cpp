@@ -140,7 +140,11 @@ TEST(Profile, OverrideSetsValueAndRecordsIt) {
     EXPECT_NE(p.npu.task_overhead_cycles.source.find("override 1200 (was "), std::string::npos);
     hw::apply_param_override(p, "memory.ddr_efficiency=0.65");
     EXPECT_DOUBLE_EQ(p.mem.ddr_efficiency.value, 0.65);
-    hw::apply_param_override(p, "npu.pc_task_status_offset=0x48");
+    // The PC's task-number width and status offset belong to the register-map generation: they
+    // move together, and one of them alone is refused.
+    EXPECT_THROW(hw::apply_param_override(p, "npu.pc_task_status_offset=0x48"), hw::ProfileError);
+    hw::apply_param_overrides(
+        p, {"npu.regdb_generation=rk3562", "npu.pc_task_number_bits=16", "npu.pc_task_status_offset=0x48"});
     EXPECT_EQ(p.npu.pc_task_status_offset.value, 0x48u);
     hw::apply_param_override(p, "host.cpu=Cortex-X");
     EXPECT_EQ(p.host.cpu.value, "Cortex-X");

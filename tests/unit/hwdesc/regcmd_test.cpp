@@ -101,3 +101,54 @@ TEST(Regdb, DdmaAndSdmaFromTheTrm) {
     // The byte counters the vendor driver reads on rk356x/rv1106/rk3562 are read-only.
     EXPECT_EQ(find_reg(std::string("DDMA.DT_RD_AMOUNT"))->access, hw::Access::RO);
 }
+
+// Registers every public producer writes (Mesa rkt_regcmd.c fill_first_regcmd, mtx512
+// npu_matmul.c gen_matmul_task): the weight-decompress block, CORE 0x3030 and DPU 0x40C4.
+TEST(Regdb, KnowsEveryRegisterThePublicProducersWrite) {
+    for (uint16_t off = 0x1140; off <= 0x117C; off += 4) EXPECT_NE(find_reg(off), nullptr) << std::hex << off;
+    for (uint16_t off : {0x1100, 0x1104, 0x1110, 0x3030, 0x40C4, 0x1180, 0x1184}) EXPECT_NE(find_reg(uint16_t(off)), nullptr);
+    EXPECT_FALSE(find_reg(uint16_t{0x3030})->verified);  // meaning not public
+    EXPECT_FALSE(find_reg(uint16_t{0x40C4})->verified);
+}
+
+TEST(Regdb, GenerationsDifferWhereThePublicSourcesSay) {
+    // RK3568: CONV_CON4 at 0x1018, 8 DCOMP_ADDR + 8 DCOMP_AMOUNT (hardware-facts §1.5).
+    EXPECT_EQ(find_reg(uint16_t{0x1018}, Generation::RK356X)->name, std::string("CONV_CON4"));
+    EXPECT_EQ(find_reg(uint16_t{0x1018}, Generation::RK3588), nullptr);
+    EXPECT_NE(find_reg(uint16_t{0x1114}, Generation::RK356X), nullptr);
+    EXPECT_EQ(find_reg(uint16_t{0x1160}, Generation::RK356X), nullptr);
+    // Vendor rknpu_drv.c: 12-bit task numbers on RK3588/RK356x, 16-bit on RV1106/RK3562/RK3576.
+    EXPECT_EQ(field_of(Generation::RK3588, "PC.TASK_CON", "TASK_NUMBER").width(), 12u);
+    EXPECT_EQ(field_of(Generation::RV1106, "PC.TASK_CON", "TASK_NUMBER").width(), 16u);
+    EXPECT_EQ(field_of(Generation::RK3562, "PC.TASK_CON", "TASK_COUNT_CLEAR").low, 17u);
+    EXPECT_EQ(find_reg(std::string("PC.TASK_STATUS"), Generation::RK3562)->offset, 0x48);
+    EXPECT_EQ(generation_by_name("rk356x"), Generation::RK356X);
+    EXPECT_FALSE(generation_by_name("rk9999").has_value());
+}
+
+TEST(Regdb, FieldsCarryUnitsAndEnums) {
+    // Mesa: a 32-wide int8 row (512 B) is programmed LINE_STRIDE = 32 * 16 / 4 = 128.
+    EXPECT_EQ(CNA_DMA_CON1::LINE_STRIDE.bytes(128), 512u);
+    EXPECT_EQ(CNA_CBUF_CON1::DATA_ENTRIES.unit, 64u);
+    EXPECT_EQ(DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.bytes(DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.put(1024)), 16384u);
+    EXPECT_EQ(CORE_DATAOUT_SIZE_0::DATAOUT_WIDTH.count(31), 32u);
+    EXPECT_EQ(static_cast<uint32_t>(enums::Precision::INT32), 4u);  // mtx512 precision_int32
+    EXPECT_EQ(static_cast<uint32_t>(enums::Precision::FP32), 5u);
+    const hw::FieldInfo* f = find_field(*find_reg(std::string("DPU.DATA_FORMAT")), "OUT_PRECISION");
+    ASSERT_NE(field_enum(*f), nullptr);
+    EXPECT_STREQ(field_enum(*f)->find(4)->name, "INT32");
+}
+
+TEST(Disasm, ShowsUnitsEnumsAndCounts) {
+    EXPECT_EQ(trace::disasm_entry(reg_write(target::CNA, CNA_DMA_CON1::kOffset, 128)),
+              "CNA.DMA_CON1 = 0x00000080  LINE_STRIDE=128 (512 B)");
+    EXPECT_EQ(trace::disasm_entry(reg_write(target::DPU, DPU_DATA_FORMAT::kOffset,
+                                            DPU_DATA_FORMAT::OUT_PRECISION.put(4))),
+              "DPU.DATA_FORMAT = 0x80000000  OUT_PRECISION=INT32");
+    EXPECT_EQ(trace::disasm_entry(reg_write(target::CORE, 0x3030, 0)), "CORE.UNKNOWN_3030 = 0x00000000  VALUE=0");
+    EXPECT_NE(trace::disasm_entry(reg_write(target::CORE, 0x3030, 5)).find("meaning not public"), std::string::npos);
+    const std::vector<uint64_t> w = {reg_write(target::CNA, 0x1140, 0).encode(), reg_write(target::DPU, 0x40c4, 0).encode(),
+                                     reg_write(target::CNA, 0x1018, 0).encode()};
+    EXPECT_EQ(trace::disasm_stats(w, Generation::RK3588).unknown, 1u);  // 0x1018 is RK356x only
+    EXPECT_EQ(trace::disasm_stats(w, Generation::RK3588).unverified, 1u);
+}

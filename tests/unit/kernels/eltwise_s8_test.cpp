@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // int8 element-wise, pooling, activation, quantization and softmax kernels against run_op.
+#include <algorithm>
 #include <cstdio>
 
 #include "kernel_test_util.h"
@@ -187,6 +188,25 @@ TEST(ReduceS8, GlobalAveragePoolAndArgMax) {
     const auto ref_am = values<int64_t>(run1("ArgMax", aa, {&XF}));
     ASSERT_EQ(ref_am.size(), am.size());
     for (size_t i = 0; i < am.size(); ++i) EXPECT_EQ(am[i], ref_am[i]) << i;
+
+    // ArgMin on codes from {-2..2}: every row has tied minima, which go to the first index (ONNX
+    // select_last_index = 0, TFLite ARG_MIN) - int8 and float kernels against the reference's ArgMin.
+    std::vector<int8_t> t(size_t(h * w * c));
+    for (size_t i = 0; i < t.size(); ++i) t[i] = int8_t(int((i * 7 + i / 5) % 5) - 2);
+    std::vector<float> tf(t.begin(), t.end());
+    std::vector<int32_t> mn8(size_t(h * w)), mnf(size_t(h * w));
+    mk_argmin_s8(t.data(), h * w, c, mn8.data());
+    mk_argmin_f32(tf.data(), mnf.data(), h * w, c, 1);
+    const num::Tensor TF = f32({h * w, c}, tf);
+    const auto ref_mn = values<int64_t>(run1("ArgMin", aa, {&TF}));
+    ASSERT_EQ(ref_mn.size(), mn8.size());
+    int tied = 0;
+    for (size_t i = 0; i < mn8.size(); ++i) {
+        EXPECT_EQ(mn8[i], ref_mn[i]) << i;
+        EXPECT_EQ(mnf[i], ref_mn[i]) << i;
+        tied += std::count(t.begin() + long(i) * c, t.begin() + long(i + 1) * c, t[i * size_t(c) + size_t(ref_mn[i])]) > 1;
+    }
+    EXPECT_GE(tied, 10);  // the ties this case is about (14 of the 35 rows)
 }
 
 }  // namespace

@@ -232,39 +232,71 @@ std::vector<int8_t> codes(size_t n, uint32_t seed) {
 }
 
 TEST(TrainGradients, QasInt8Conv3x3Group1) {
-    const mk_shape4 xs{1, 5, 5, 3}, ys{1, 5, 5, 4};
-    const float sx = 0.05f;
-    const int32_t zx = 3;
-    const std::vector<int8_t> xq = codes(75, 31), wq = codes(4 * 9 * 3, 32);
-    const std::vector<float> sw{0.01f, 0.02f, 0.015f, 0.03f};
-    std::vector<float> xr(75), wr(wq.size()), br = rnd(4, 33);
-    for (size_t i = 0; i < xr.size(); ++i) xr[i] = sx * float(xq[i] - zx);
-    for (size_t i = 0; i < wr.size(); ++i) wr[i] = sw[i / 27] * float(wq[i]);
-    const std::vector<float> dy = rnd(100, 34);
-    auto loss = [&] {  // real-valued 3x3 conv, pad 1 (OHWI), bias
-        double s = 0;
-        for (int oy = 0; oy < 5; ++oy)
-            for (int ox = 0; ox < 5; ++ox)
-                for (int oc = 0; oc < 4; ++oc) {
-                    double acc = br[size_t(oc)];
-                    for (int ky = 0; ky < 3; ++ky)
-                        for (int kx = 0; kx < 3; ++kx) {
-                            const int iy = oy + ky - 1, ix = ox + kx - 1;
-                            if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
-                            for (int ic = 0; ic < 3; ++ic) acc += double(xr[size_t((iy * 5 + ix) * 3 + ic)]) * wr[size_t(((oc * 3 + ky) * 3 + kx) * 3 + ic)];
-                        }
-                    s += double(dy[size_t((oy * 5 + ox) * 4 + oc)]) * acc;
-                }
-        return s;
+    for (int st : {1, 2}) {  // the seed's QAS conv row limits kernel (3x3) and group (1), not the stride
+        const int oh = st == 1 ? 5 : 3;
+        const mk_shape4 xs{1, 5, 5, 3}, ys{1, oh, oh, 4};
+        const float sx = 0.05f;
+        const int32_t zx = 3;
+        const std::vector<int8_t> xq = codes(75, 31), wq = codes(4 * 9 * 3, 32);
+        const std::vector<float> sw{0.01f, 0.02f, 0.015f, 0.03f};
+        std::vector<float> xr(75), wr(wq.size()), br = rnd(4, 33);
+        for (size_t i = 0; i < xr.size(); ++i) xr[i] = sx * float(xq[i] - zx);
+        for (size_t i = 0; i < wr.size(); ++i) wr[i] = sw[i / 27] * float(wq[i]);
+        const std::vector<float> dy = rnd(size_t(oh * oh * 4), 34);
+        auto loss = [&] {  // real-valued 3x3 conv, pad 1 (OHWI), bias
+            double s = 0;
+            for (int oy = 0; oy < oh; ++oy)
+                for (int ox = 0; ox < oh; ++ox)
+                    for (int oc = 0; oc < 4; ++oc) {
+                        double acc = br[size_t(oc)];
+                        for (int ky = 0; ky < 3; ++ky)
+                            for (int kx = 0; kx < 3; ++kx) {
+                                const int iy = oy * st + ky - 1, ix = ox * st + kx - 1;
+                                if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
+                                for (int ic = 0; ic < 3; ++ic) acc += double(xr[size_t((iy * 5 + ix) * 3 + ic)]) * wr[size_t(((oc * 3 + ky) * 3 + kx) * 3 + ic)];
+                            }
+                        s += double(dy[size_t((oy * oh + ox) * 4 + oc)]) * acc;
+                    }
+            return s;
+        };
+        std::vector<float> dx(75), dwq(wq.size(), 0.0f), dbq(4, 0.0f);
+        mk_train_qconv_bwd(xq.data(), xs, sx, zx, wq.data(), sw.data(), 3, 3, st, st, 1, 1, dy.data(), ys, dx.data(), dwq.data(), dbq.data());
+        std::vector<float> dw(wq.size()), db(4);
+        for (size_t i = 0; i < dw.size(); ++i) dw[i] = dwq[i] * sw[i / 27];
+        for (size_t c = 0; c < 4; ++c) db[c] = dbq[c] * sx * sw[c];
+        expect_gradient(xr, loss, dx, "qas conv dX (real)");
+        expect_gradient(wr, loss, dw, "qas conv dW (= dWq * s_w)");
+        expect_gradient(br, loss, db, "qas conv dB (= dBq * s_x s_w)");
+    }
+}
+
+// TP-DIV (FP32): Div is broadcast-compatible; the broadcast backward sums over the broadcast axes
+// (every op of the kernel, Add/Sub/Mul as well).
+TEST(TrainGradients, BroadcastBinary) {
+    // a [1, 3, 4, 5] op b [1, 1, 4, 1] (NHWC strides), and b [5] against a [1, 2, 2, 5]
+    struct Case {
+        mk_shape4 out;
+        int32_t sa[4], sb[4];
+        size_t na, nb;
     };
-    std::vector<float> dx(75), dwq(wq.size(), 0.0f), dbq(4, 0.0f);
-    mk_train_qconv_bwd(xq.data(), xs, sx, zx, wq.data(), sw.data(), 3, 3, 1, 1, dy.data(), ys, dx.data(), dwq.data(), dbq.data());
-    std::vector<float> dw(wq.size()), db(4);
-    for (size_t i = 0; i < dw.size(); ++i) dw[i] = dwq[i] * sw[i / 27];
-    for (size_t c = 0; c < 4; ++c) db[c] = dbq[c] * sx * sw[c];
-    expect_gradient(xr, loss, dx, "qas conv dX (real)");
-    expect_gradient(wr, loss, dw, "qas conv dW (= dWq * s_w)");
-    expect_gradient(br, loss, db, "qas conv dB (= dBq * s_x s_w)");
+    for (const Case& c : {Case{{1, 3, 4, 5}, {60, 20, 5, 1}, {0, 0, 1, 0}, 60, 4}, Case{{1, 2, 2, 5}, {20, 10, 5, 1}, {0, 0, 0, 1}, 20, 5}})
+        for (int op = MK_TR_EW_ADD; op <= MK_TR_EW_DIV; ++op) {
+            mk_bcast4 bc;
+            bc.out = c.out;
+            for (int k = 0; k < 4; ++k) bc.a_stride[k] = c.sa[k], bc.b_stride[k] = c.sb[k];
+            std::vector<float> a = rnd(c.na, 51), b = rnd(c.nb, 52);
+            for (auto& v : b) v = v < 0 ? v - 0.5f : v + 0.5f;  // away from 0 (Div)
+            const size_t no = size_t(mk_shape4_numel(c.out));
+            const std::vector<float> dy = rnd(no, 53);
+            std::vector<float> y(no), da(c.na, 0.0f), db(c.nb, 0.0f);
+            auto loss = [&] {
+                mk_train_binary_bcast_fwd(mk_tr_ew(op), a.data(), b.data(), &bc, y.data());
+                return dot(dy, y);
+            };
+            mk_train_binary_bcast_bwd(mk_tr_ew(op), a.data(), b.data(), dy.data(), &bc, da.data(), db.data());
+            expect_gradient(a, loss, da, "broadcast binary dA");
+            expect_gradient(b, loss, db, "broadcast binary dB");
+        }
 }
 
 TEST(TrainGradients, QasInt8FullyConnectedAndRelu) {

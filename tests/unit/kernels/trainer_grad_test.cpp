@@ -131,6 +131,79 @@ TEST(TrainerGradients, DagStepMatchesFiniteDifferences) {
     std::printf("trainer DAG: %zu parameters, worst relative error %.2e\n", n.params.size(), worst);
 }
 
+// The other FP32 rows: depthwise conv -> Slice (positive steps) -> Transpose -> Div by a broadcast
+// tensor (TP-DIV: mean over H, W of |x|) -> ReduceSum over the channels -> FC.
+Net make_net2() {
+    Net n;
+    uint32_t s = 91;
+    auto r = [&] {
+        s = s * 1664525u + 1013904223u;
+        return float(s >> 8) / float(1u << 24) - 0.5f;
+    };
+    const int32_t H = 4, W = 4, C = 2;
+    n.x.resize(H * W * C);
+    for (auto& v : n.x) v = 2.0f * r();
+    auto L = [&](uint32_t op, uint32_t in0, uint32_t in1, int32_t ih, int32_t iw, int32_t ic, int32_t oh, int32_t ow, int32_t oc) {
+        mk_train_layer l{};
+        l.op = op, l.in0 = in0, l.in1 = in1, l.in_h = ih, l.in_w = iw, l.in_c = ic, l.out_h = oh, l.out_w = ow, l.out_c = oc;
+        l.w_param = ~0u, l.b_param = ~0u;
+        n.act = std::max({n.act, uint32_t(ih * iw * ic), uint32_t(oh * ow * oc)});
+        return l;
+    };
+    mk_train_layer l = L(MK_TR_DWCONV, 0, ~0u, H, W, C, H, W, C);  // t1
+    l.p[0] = 3, l.p[1] = 3, l.p[2] = 1, l.p[3] = 1, l.w_param = 0;
+    for (int i = 0; i < 18; ++i) n.params.push_back(r());
+    n.layers.push_back(l);
+    l = L(MK_TR_SLICE, 1, ~0u, H, W, C, 3, 2, C);  // t2 = t1[:, 1:4, 0:4:2, :]
+    const int32_t q[8] = {0, 1, 0, 0, 1, 1, 2, 1};
+    std::copy(q, q + 8, l.q);
+    n.layers.push_back(l);
+    l = L(MK_TR_TRANSPOSE, 2, ~0u, 3, 2, C, 2, 3, C);  // t3: swap H and W
+    l.p[0] = 0, l.p[1] = 2, l.p[2] = 1, l.p[3] = 3;
+    n.layers.push_back(l);
+    n.layers.push_back(L(MK_TR_ABS, 0, ~0u, H, W, C, H, W, C));  // t4 = |x|
+    l = L(MK_TR_REDUCE, 4, ~0u, H, W, C, 1, 1, C);                // t5 = mean over H, W
+    l.p[0] = 1, l.p[1] = 1, l.p[2] = H * W, l.p[3] = C;
+    n.layers.push_back(l);
+    l = L(MK_TR_EWB, 3, 5, 2, 3, C, 2, 3, C);  // t6 = t3 / t5 (broadcast over H, W)
+    l.p[0] = MK_TR_EW_DIV;
+    const int32_t st[8] = {0, 3 * C, C, 1, 0, 0, 0, 1};
+    std::copy(st, st + 8, l.q);
+    n.layers.push_back(l);
+    l = L(MK_TR_REDUCE, 6, ~0u, 2, 3, C, 2, 3, 1);  // t7 = sum over the channels
+    l.p[0] = 0, l.p[1] = 6, l.p[2] = C, l.p[3] = 1;
+    n.layers.push_back(l);
+    l = L(MK_TR_FC, 7, ~0u, 1, 1, 6, 1, 1, 3);  // t8 logits
+    l.w_param = uint32_t(n.params.size());
+    for (int i = 0; i < 18; ++i) n.params.push_back(r());
+    l.b_param = uint32_t(n.params.size());
+    for (int i = 0; i < 3; ++i) n.params.push_back(r());
+    n.layers.push_back(l);
+    return n;
+}
+
+TEST(TrainerGradients, SliceTransposeBroadcastDivReduceStep) {
+    const Net n = make_net2();
+    const float lr = 1e-3f;
+    std::vector<float> after;
+    step(n, n.params, lr, &after);
+    double worst = 0;
+    for (size_t i = 0; i < n.params.size(); ++i) {
+        const double analytic = (double(n.params[i]) - double(after[i])) / double(lr);
+        std::vector<float> p = n.params;
+        const float eps = 1e-2f;
+        p[i] = n.params[i] + eps;
+        const double up = step(n, p, 0.0f);
+        p[i] = n.params[i] - eps;
+        const double dn = step(n, p, 0.0f);
+        const double fd = (up - dn) / (2.0 * double(eps));
+        const double err = std::fabs(fd - analytic) / std::max(1.0, std::fabs(fd));
+        worst = std::max(worst, err);
+        EXPECT_LE(err, 5e-3) << "parameter " << i << ": step " << analytic << ", finite difference " << fd;
+    }
+    std::printf("trainer slice/transpose/div/reduce: %zu parameters, worst relative error %.2e\n", n.params.size(), worst);
+}
+
 TEST(TrainerGradients, RejectsBadBlobs) {
     const Net n = make_net();
     std::vector<uint8_t> b = blob_of(n, n.params, 0.1f);

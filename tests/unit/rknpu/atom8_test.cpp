@@ -94,8 +94,9 @@ void emit_conv(drv::regcmd::Builder& b, const Spec& s, uint32_t in_c_pad, uint32
     b.write_fields("CNA_PAD_CON0", {{"PAD_TOP", 1}, {"PAD_LEFT", 1}});
     b.write("CNA_PAD_CON1", static_cast<uint32_t>(pad_value));
     b.write("CNA_FEATURE_DATA_ADDR", kIn);
-    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", hw * kAtom}});
-    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", hw * hw * kAtom}});
+    b.write_fields("CNA_CVT_CON0", {{"CVT_BYPASS", 1}, {"CVT_TYPE", 1}, {"DATA_SIGN", 1}});  // as Mesa and mtx512
+    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", blk::line_field(hw * kAtom, hw::rknpu::Generation::RK356X)}});
+    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", blk::surf_field(hw * hw * kAtom, hw * kAtom, hw::rknpu::Generation::RK356X)}});
     b.write("CNA_DCOMP_ADDR0", kW);
     b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", prec}, {"DW_EN", s.depthwise ? 1u : 0u}, {"QD_EN", 1}});
     b.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", hw - 1}, {"DATAOUT_HEIGHT", hw - 1}});
@@ -139,8 +140,8 @@ TEST_P(Atom8Conv, MatchesReferenceWithEightByteAtoms) {
     const uint32_t cin_per = s.depthwise ? 1 : s.in_c;
     const size_t nw = size_t(s.out_c) * cin_per * taps;
     std::vector<uint8_t> wimg((s.depthwise ? taps * in_c_pad : taps * in_c_pad * s.out_c) * eb, 0);
-    auto widx = [&](uint32_t o, uint32_t i, uint32_t t) {  // the model's weight packing (conv_engine.h)
-        return s.depthwise ? uint64_t{t} * in_c_pad + o : (uint64_t{o} * taps + t) * in_c_pad + i;
+    auto widx = [&](uint32_t o, uint32_t i, uint32_t t) {  // the CNA's weight blocks of RK3566
+        return blk::weight_at(rk3566(), s.fp16 ? 16 : 8, s.depthwise, s.out_c, taps, in_c_pad, o, t, i);
     };
     blk::Memory mem;
     drv::regcmd::Builder b;
@@ -262,7 +263,7 @@ TEST(Atom8Dpu, EltwiseAddOfTwoCubesMatchesQLinearAdd) {
                                   {"EW_ALU_ALGO", 2}, {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
     b.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-zb));
     b.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", mb}, {"EW_OP_CVT_SHIFT", 8}});
-    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
+    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 1}, {"ERDMA_DATA_MODE", 1}});
     b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", kEw);
     b.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", W * H * kAtom / 16}});
     b.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(zc));
@@ -321,7 +322,7 @@ TEST(Atom8Ppu, MaxAndAveragePoolFromMemoryMatchRunOp) {
         b.write("PPU_RDMA_RDMA_SRC_BASE_ADDR", kIn);
         b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", W * kAtom / 16}});
         b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE", {{"SRC_SURF_STRIDE", W * H * kAtom / 16}});
-        b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 0}});
+        b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", 1}});
         b.end_task(0, 0, kPpuOnly);
         const auto plan = blk::run_task(blk::replay(b), kPpuOnly, mem, rk3566());
         const auto got = unpack8_i8(mem, kOut, C, OH, OW);
@@ -350,14 +351,15 @@ TEST(Atom8Ppu, MaxAndAveragePoolFromMemoryMatchRunOp) {
 TEST(Atom8Validate, LineStrideIsCheckedAgainstTheProfilesAtom) {
     constexpr uint32_t kMask = en::CNA | en::CORE | en::DPU | en::DPU_RDMA;
     const Spec s{8, 6, 8, false, false};
+    // LINE_STRIDE counts 4-byte units (docs/rknpu-register-semantics.md §8).
     auto faults = [&](uint64_t line_stride, const hw::SocProfile& p) {
         drv::regcmd::Builder b;
         emit_conv(b, s, 8, kK * kK * 8 * 8, 0, num::FixedScale{1, 0}, 0);
-        b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", line_stride}});
+        b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", line_stride / 4}});
         return npu::rknpu::plan_task(blk::replay(b), kMask, p).faults;
     };
     EXPECT_TRUE(faults(6 * kAtom, rk3566()).empty());
-    const auto short8 = faults(6 * kAtom - 1, rk3566());
+    const auto short8 = faults(6 * kAtom - 4, rk3566());
     ASSERT_FALSE(short8.empty());
     EXPECT_EQ(short8.front().reg, "DMA_CON1");
     const auto on3588 = faults(6 * kAtom, blk::soc());  // RK3588: 16-byte atoms need 6 * 16
@@ -385,7 +387,7 @@ TEST(Atom8Plan, RowBandFeatureIsOneRegionPerSurfaceAndComputesTheSame) {
         mem.put(kBias, bimg);
         drv::regcmd::Builder b;
         emit_conv(b, s, in_c_pad, uint32_t(wimg.size()), 1, num::quantize_scale(0.01, 15, 63), 0);
-        b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", surf_stride}});
+        b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", blk::surf_field(surf_stride, uint64_t{hw} * kAtom, hw::rknpu::Generation::RK356X)}});
         b.end_task(0, 0, kMask);
         const auto plan = blk::run_task(blk::replay(b), kMask, mem, rk3566());
         size_t feature_regions = 0;

@@ -15,6 +15,7 @@
 #include "drv/regcmd/builder.h"
 #include "hw/profile.h"
 #include "hw/regcmd.h"
+#include "hw/rknpu_layout.h"
 #include "npu/rknpu/cube.h"
 #include "npu/rknpu/reg_file.h"
 #include "npu/rknpu/task.h"
@@ -41,6 +42,29 @@ inline uint64_t dense_cycles(const hw::SocProfile& p, uint64_t pixels, uint64_t 
 inline const hw::SocProfile& soc() {
     static const hw::SocProfile p = hw::load_named_profile("rk3588");
     return p;
+}
+
+/// Field values in silicon units (docs/rknpu-register-semantics.md §8, hw/rknpu_layout.h), the
+/// way Mesa and mtx512 program them: LINE_STRIDE = row bytes / 4, SURF_STRIDE = LINE_STRIDE x
+/// (H / 4 - 1) for a compact surface.
+inline uint64_t line_field(uint64_t row_bytes, hw::rknpu::Generation g = hw::rknpu::Generation::RK3588) {
+    const auto v = hw::rknpu::encode_line_stride(row_bytes, g);
+    if (!v) throw std::invalid_argument("line stride not representable");
+    return *v;
+}
+inline uint64_t surf_field(uint64_t surf_bytes, uint64_t row_bytes,
+                           hw::rknpu::Generation g = hw::rknpu::Generation::RK3588) {
+    const auto v = hw::rknpu::encode_surf_stride(surf_bytes, row_bytes, g);
+    if (!v) throw std::invalid_argument("surface stride not representable");
+    return *v;
+}
+/// Element index of weight (kernel o, tap t, input channel i) in the CNA's weight blocks of `p`
+/// (Mesa rkt_coefs.c, mtx512 weight_int8/weight_fp16); depthwise: channel o.
+inline uint64_t weight_at(const hw::SocProfile& p, uint32_t elem_bits, bool depthwise, uint32_t kernels, uint32_t taps,
+                          uint32_t channels, uint32_t o, uint32_t t, uint32_t i) {
+    const auto b = hw::rknpu::weight_blocks(p, elem_bits, depthwise);
+    return depthwise ? hw::rknpu::weight_element(b, 1, taps, channels, 0, t, o)
+                     : hw::rknpu::weight_element(b, kernels, taps, channels, o, t, i);
 }
 
 /// Replay the register writes of a stream (the task-ending PC entries included).

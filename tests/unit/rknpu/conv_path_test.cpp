@@ -79,12 +79,14 @@ TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
         const auto c = hw::rknpu::RegCmd::decode(w);
         if (c.target() != 0 && c.is_write()) rf.write(c.offset, c.value);
     }
-    const auto cfg = npu::rknpu::decode_conv(rf, hw::rknpu::kConvOpEnableMask);
+    const auto cfg = npu::rknpu::decode_conv(rf, hw::rknpu::kConvOpEnableMask, soc);
     const auto faults = npu::rknpu::validate_conv(cfg, soc);
     ASSERT_TRUE(faults.empty()) << faults.front().reg << "." << faults.front().field << ": " << faults.front().message;
     EXPECT_EQ(cfg.out_w, uint32_t(L.out_w()));
     EXPECT_EQ(cfg.feature_addr, addr.input);
-    npu::rknpu::ConvOperands ops{drv::rknpu::pack_input(L, low, x), low.weights, low.bias};
+    // The engines compute on kernel-major weights: unpack the CNA's weight blocks the driver wrote.
+    npu::rknpu::ConvOperands ops{drv::rknpu::pack_input(L, low, x),
+                                 npu::rknpu::canonical_weights(cfg, low.weights, cfg.out_c, cfg.in_c), low.bias};
     const auto img = npu::rknpu::run_conv(cfg, ops);
     const auto got = drv::rknpu::unpack_output(L, low, img);
     const auto want = direct_conv(L, x);

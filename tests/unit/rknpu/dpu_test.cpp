@@ -198,7 +198,7 @@ TEST(DpuInt8, EltwiseAddOfTwoCubesMatchesQLinearAdd) {
                                   {"EW_ALU_ALGO", 2}, {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
     b.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-q.zb));
     b.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", mb}, {"EW_OP_CVT_SHIFT", 8}});
-    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 0}});
+    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 1}, {"ERDMA_DATA_MODE", 1}});
     b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", kEw);
     b.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE", {{"EW_SURF_STRIDE", uint64_t{W} * H}});
     b.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(q.zc));
@@ -231,7 +231,7 @@ TEST(DpuInt8, EltwiseMulOfTwoCubesMatchesQLinearMul) {
                                   {"EW_OP_CVT_BYPASS", 0}, {"EW_LUT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
     b.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-q.zb));
     b.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
-    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}});
+    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 1}, {"ERDMA_DATA_MODE", 1}});
     b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", kEw);
     const num::FixedScale m = num::quantize_scale(double(q.sa) * q.sb / q.sc, 15, 63);
     b.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(q.zc));
@@ -371,7 +371,8 @@ TEST(DpuFp16, ReluLeakyClipAndEltwiseAddMatchRunOp) {
                      b.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0}, {"EW_OP_BYPASS", 0}, {"EW_OP_SRC", 1},
                                                    {"EW_ALU_ALGO", 2}, {"EW_OP_CVT_BYPASS", 1}, {"EW_LUT_BYPASS", 1},
                                                    {"EW_RELU_BYPASS", 1}});
-                     b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 1}});
+                     b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
+                                    {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", 2}, {"ERDMA_DATA_MODE", 1}});
                      b.write("DPU_RDMA_RDMA_EW_BASE_ADDR", kEw);
                  }),
                  blk::floats(num::run_op("Add", {}, {&X, &Y})[0]));

@@ -33,7 +33,8 @@ void put4(std::vector<uint8_t>& img, uint64_t byte, uint64_t idx, int v) {
 
 void emit(drv::regcmd::Builder& b, const Spec& s, uint32_t in_c_pad, uint32_t weight_bytes) {
     const uint64_t oh = s.out_hw();
-    b.write_fields("CNA_CONV_CON1", {{"CONV_MODE", s.depthwise ? 3u : 0u}, {"IN_PRECISION", 3}, {"PROC_PRECISION", 3}});
+    b.write_fields("CNA_CONV_CON1", {{"CONV_MODE", s.depthwise ? 3u : 0u}, {"IN_PRECISION", hw::rknpu::enums::Precision::INT4},
+                                     {"PROC_PRECISION", hw::rknpu::enums::Precision::INT4}});
     b.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", s.stride}, {"CONV_Y_STRIDE", s.stride}});
     b.write_fields("CNA_DATA_SIZE0", {{"DATAIN_WIDTH", s.hw}, {"DATAIN_HEIGHT", s.hw}});
     b.write_fields("CNA_DATA_SIZE1", {{"DATAIN_CHANNEL", in_c_pad}, {"DATAIN_CHANNEL_REAL", s.in_c - 1}});
@@ -44,10 +45,11 @@ void emit(drv::regcmd::Builder& b, const Spec& s, uint32_t in_c_pad, uint32_t we
     b.write_fields("CNA_PAD_CON0", {{"PAD_TOP", s.pad}, {"PAD_LEFT", s.pad}});
     b.write("CNA_PAD_CON1", static_cast<uint32_t>(s.pad_value));
     b.write("CNA_FEATURE_DATA_ADDR", kIn);
-    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", uint64_t{s.hw} * kAtom}});
-    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", uint64_t{s.hw} * s.hw * kAtom}});
+    b.write_fields("CNA_CVT_CON0", {{"CVT_BYPASS", 1}, {"CVT_TYPE", 1}, {"DATA_SIGN", 1}});  // as Mesa and mtx512
+    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", blk::line_field(uint64_t{s.hw} * kAtom)}});
+    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", blk::surf_field(uint64_t{s.hw} * s.hw * kAtom, uint64_t{s.hw} * kAtom)}});
     b.write("CNA_DCOMP_ADDR0", kW);
-    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", 3}, {"DW_EN", s.depthwise ? 1u : 0u}, {"QD_EN", 1}});
+    b.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", hw::rknpu::enums::Precision::INT4}, {"DW_EN", s.depthwise ? 1u : 0u}, {"QD_EN", 1}});
     b.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", oh - 1}, {"DATAOUT_HEIGHT", oh - 1}});
     b.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", s.out_c - 1}});
     // DPU: + bias from memory, int16 output unchanged (scale 1, shift 0).
@@ -97,7 +99,7 @@ TEST_P(Int4Conv, MatchesDirectIntegerConvolutionAtTheInt4Rate) {
     for (uint32_t o = 0; o < s.out_c; ++o)
         for (uint32_t i = 0; i < cin_per; ++i)
             for (uint32_t t = 0; t < taps; ++t) {
-                const uint64_t e = s.depthwise ? uint64_t{t} * in_c_pad + o : (uint64_t{o} * taps + t) * in_c_pad + i;
+                const uint64_t e = blk::weight_at(soc, 4, s.depthwise, s.out_c, taps, in_c_pad, o, t, i);
                 put4(wimg, e / 2, e, w[(size_t(o) * cin_per + i) * taps + t]);
             }
     std::vector<uint8_t> bimg(4 * s.out_c);
@@ -152,8 +154,9 @@ TEST(Int4Conv, FaultsOnAProfileWithoutAnInt4Path) {
     const Spec s{16, 6, 8, 3, 1, 1, false, 0};
     drv::regcmd::Builder b;
     emit(b, s, 16, 3 * 3 * 16 * 8 / 2);
-    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", uint64_t{s.hw} * 8}});  // 8-byte atoms
-    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", uint64_t{s.hw} * s.hw * 8}});
+    b.write_fields("CNA_DMA_CON1", {{"LINE_STRIDE", blk::line_field(uint64_t{s.hw} * 8, hw::rknpu::Generation::RK356X)}});  // 8-byte atoms
+    b.write_fields("CNA_DMA_CON2", {{"SURF_STRIDE", blk::surf_field(uint64_t{s.hw} * s.hw * 8, uint64_t{s.hw} * 8,
+                                                                    hw::rknpu::Generation::RK356X)}});
     const auto faults = npu::rknpu::plan_task(blk::replay(b), kMask, rk3566).faults;
     ASSERT_FALSE(faults.empty());
     EXPECT_EQ(faults.front().field, "PROC_PRECISION");

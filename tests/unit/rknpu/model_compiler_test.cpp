@@ -16,7 +16,7 @@
 
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
-#include "drv/rknpu/direct_exec.h"
+#include "direct/direct_exec.h"
 #include "drv/rknpu/lower.h"
 #include "drv/rknpu/model.h"
 #include "hw/profile.h"
@@ -24,6 +24,12 @@
 namespace {
 
 using namespace drv::rknpu;
+using sim::compare_tensors;
+using sim::DirectOptions;
+using sim::DirectResult;
+using sim::reference_values;
+using sim::run_direct;
+using sim::TensorDiff;
 
 const hw::SocProfile& rk3588() {
     static const hw::SocProfile p = hw::load_named_profile("rk3588");

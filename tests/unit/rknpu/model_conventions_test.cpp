@@ -13,13 +13,14 @@
 
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
-#include "drv/rknpu/direct_exec.h"
+#include "direct/direct_exec.h"
 #include "drv/rknpu/model.h"
 #include "hw/profile.h"
 
 namespace {
 
 using namespace drv::rknpu;
+using namespace sim;  // the direct executor (sim/direct)
 
 drv::ir::Graph load(const std::string& path) {
     drv::importer::ImportOptions io;

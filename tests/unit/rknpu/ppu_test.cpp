@@ -56,7 +56,7 @@ void emit_ppu(drv::regcmd::Builder& b, uint32_t w, uint32_t h, uint32_t c, const
     b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", (line_stride ? line_stride : w * 16ull) >> 4}});
     b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE",
                    {{"SRC_SURF_STRIDE", (surf_stride ? surf_stride : uint64_t{w} * h * 16) >> 4}});
-    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", prec}});
+    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", fp16 ? 2u : 1u}});
 }
 
 /// Scatter a compact NC1HWC2 image into memory with the given line and surface strides.

@@ -167,6 +167,113 @@ def translate(fw, op, c):
     return [rule("note", w)]
 
 
+# Rules re-read against the seed text (issue 21: rules that real models contradict, and free text the
+# generic translation leaves as notes although it is precise). Keyed by (framework, op, constraint
+# text); each gives the rules that replace the generic translation of that constraint.
+ABSENT = "'absent'"
+
+
+def _absent(attr):
+    return "(attr.%s ?? %s) == %s" % (attr, ABSENT, ABSENT)
+
+
+def _no_list(attr):
+    return "(attr.%s.len ?? 0) == 0" % attr
+
+
+REREAD = {
+    # ONNX ConvTranspose (seed line ~13479): "支持group=1的标准反卷积，包括任意对称或非对称pads、步长 >= 1、膨胀 >= 1、
+    # auto_pad、output_padding以及可选偏置 ... 不支持output_shape属性、group大于1、int8模式下batch大于1以及非4D输入".
+    ("onnx", "ConvTranspose", "dilations 2 elements >= 1; strides 2 elements >= 1; defaults [1,1]"): [
+        rule("formula", "strides and dilations: 2 elements, each >= 1 (seed: 步长 >= 1、膨胀 >= 1)", param="strides, dilations",
+             expr="(attr.strides.len ?? 2) == 2 && (attr.dilations.len ?? 2) == 2 && (attr.strides.0 ?? 1) >= 1 && "
+                  "(attr.strides.1 ?? 1) >= 1 && (attr.dilations.0 ?? 1) >= 1 && (attr.dilations.1 ?? 1) >= 1")],
+    ("onnx", "ConvTranspose", "output_padding 2 elements, each < stride of that dim; default [0,0]"): [
+        rule("formula", "output_padding: 2 elements, each smaller than the stride of its axis (seed: 每个元素小于对应维度的stride)",
+             param="output_padding",
+             expr="(attr.output_padding.len ?? 2) == 2 && (attr.output_padding.0 ?? 0) >= 0 && (attr.output_padding.1 ?? 0) >= 0 && "
+                  "(attr.output_padding.0 ?? 0) < (attr.strides.0 ?? 1) && (attr.output_padding.1 ?? 0) < (attr.strides.1 ?? 1)")],
+    ("onnx", "ConvTranspose", "output_shape attribute unsupported -> parse-time error (export with explicit pads)"): [
+        rule("formula", "output_shape attribute not supported (export with explicit pads)", param="output_shape",
+             expr=_no_list("output_shape"))],
+    ("onnx", "ConvTranspose", "auto_pad in {NOTSET (default), VALID, SAME_UPPER, SAME_LOWER}; pads not allowed when auto_pad != NOTSET"): [
+        rule("set", "auto_pad in {NOTSET (default), VALID, SAME_UPPER, SAME_LOWER}", param="auto_pad", value="attr.auto_pad",
+             values=["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"]),
+        rule("formula", "pads not allowed when auto_pad != NOTSET (seed: 非NOTSET时不支持同时配置pads)", param="pads",
+             expr="(attr.auto_pad ?? 'NOTSET') == 'NOTSET' || " + _no_list("pads"))],
+    ("onnx", "ConvTranspose", "kernel_shape 2 elements == W spatial dims"): [
+        rule("formula", "kernel_shape: 2 elements equal to W's spatial dims", param="kernel_shape",
+             expr="(attr.kernel_shape.len ?? 2) == 2 && (attr.kernel_shape.0 ?? in1.d2) == in1.d2 && "
+                  "(attr.kernel_shape.1 ?? in1.d3) == in1.d3")],
+    ("onnx", "ConvTranspose", "pads 4 non-negative [top, left, bottom, right], symmetric or asymmetric"): [
+        rule("formula", "pads: 4 non-negative elements [top, left, bottom, right]", param="pads",
+             expr="(attr.pads.len ?? 4) == 4 && (attr.pads.0 ?? 0) >= 0 && (attr.pads.1 ?? 0) >= 0 && (attr.pads.2 ?? 0) >= 0 && "
+                  "(attr.pads.3 ?? 0) >= 0")],
+    ("onnx", "ConvTranspose", "B optional [C_out] (3-input form)"): [
+        rule("formula", "B optional, [C_out]", param="B", expr="!in2.present || in2.numel == in1.d1 * (attr.group ?? 1)")],
+    # The X row says "batch=1", the summary note narrows it: "int8模式下batch大于1 ... 不支持" (int8 only).
+    ("onnx", "ConvTranspose", "FP32 and full-quant INT8; weights per-output-channel; int8 batch > 1 unsupported"): [
+        rule("formula", "int8 mode: batch 1 (seed: int8模式下batch大于1不支持)", param="batch",
+             expr="in0.dtype != 'int8' || in0.d0 == 1")],
+    # ONNX Conv (seed line ~5697): group "仅支持输入为1的情况", yet the same entry's FP32 training row
+    # (line ~5836) requires "depthwise等价卷积；要求group=input_channel=output_channel，权重为OHWI格式且I=1":
+    # a model trained on the device must also run its forward pass, and every exported MobileNet /
+    # DS-CNN has such convolutions. Read as group 1, or the depthwise-equivalent form of the training row.
+    ("onnx", "Conv", "group == 1 only"): [
+        rule("formula", "group == 1, or depthwise-equivalent (group = input channels = output channels, W [C, 1, kH, kW]; the "
+                        "entry's FP32 training row)", param="group",
+             expr="(attr.group ?? 1) == 1 || ((attr.group ?? 1) == in0.d1 && in1.d0 == in0.d1 && in1.d1 == 1)")],
+    # TFLite TransposeConv (seed line ~5593); its inputs are output_shape, filter, input, bias.
+    ("tflite", "TransposeConv", "output_shape input int32 constant of shape [4], required, consumed by converter"): [
+        rule("constant", "output_shape: an int32 constant", tensor="in0"),
+        rule("formula", "output_shape has 4 elements", param="output_shape", expr="in0.numel == 4")],
+    ("tflite", "TransposeConv", "output size: SAME o = i*s; VALID o = (i-1)*s + k"): [
+        rule("formula", "output size: SAME o = i*s; VALID o = (i-1)*s + k", param="output size",
+             expr="((attr.padding ?? 'SAME') == 'SAME' && out0.d1 == in2.d1 * attr.stride_h && out0.d2 == in2.d2 * attr.stride_w) || "
+                  "((attr.padding ?? 'SAME') == 'VALID' && out0.d1 == (in2.d1 - 1) * attr.stride_h + in1.d1 && "
+                  "out0.d2 == (in2.d2 - 1) * attr.stride_w + in1.d2)")],
+    ("tflite", "TransposeConv", "input float32 4D NHWC, static shape, batch == 1 (int8 mode batch fixed to 1)"): [
+        rule("rank", "input 4D NHWC", tensor="in2", ranks=[4], param="rank"),
+        rule("formula", "int8 mode: batch 1 (seed: int8模式batch固定为1)", param="batch", expr="in2.dtype != 'int8' || in2.d0 == 1")],
+    ("tflite", "TransposeConv", "stride_h/stride_w required, >= 1; kernel KH x KW each >= 1, non-square allowed"): [
+        rule("formula", "stride_h, stride_w >= 1", param="stride", expr="attr.stride_h >= 1 && attr.stride_w >= 1")],
+    ("tflite", "TransposeConv", "bias optional, shape [OC] (4-input form)"): [
+        rule("formula", "bias optional, [OC]", param="bias", expr="!in3.present || in3.numel == in1.d0")],
+    # ONNX LSTM / GRU / RNN (seed lines ~7275, ~11205, ~13621): what the tables mark unsupported or not
+    # configurable is refused, not left as a note.
+    ("onnx", "LSTM", "sequence_lens and P (peephole) inputs not supported"): [
+        rule("formula", "sequence_lens and P (peephole) inputs not supported", param="inputs", expr="!in4.present && !in7.present")],
+    ("onnx", "LSTM", "activations, clip, direction (forward only), input_forget, layout not configurable"): [
+        rule("formula", "activations, clip, direction (forward only), input_forget, layout not configurable", param="attributes",
+             expr=" && ".join([_no_list("activations"), _absent("clip"), "(attr.direction ?? 'forward') == 'forward'",
+                               "(attr.input_forget ?? 0) == 0", "(attr.layout ?? 0) == 0"]))],
+    ("onnx", "GRU", "sequence_lens not supported"): [
+        rule("formula", "sequence_lens not supported", param="inputs", expr="!in4.present")],
+    ("onnx", "GRU", "activation_alpha, activation_beta, activations, clip, layout not configurable"): [
+        rule("formula", "activation_alpha, activation_beta, activations, clip, layout not configurable", param="attributes",
+             expr=" && ".join([_no_list("activation_alpha"), _no_list("activation_beta"), _no_list("activations"), _absent("clip"),
+                               "(attr.layout ?? 0) == 0"]))],
+    ("onnx", "GRU", "direction in {forward (default), reverse, bidirectional}"): [
+        rule("set", "direction in {forward (default), reverse, bidirectional}", param="direction", value="attr.direction",
+             values=["forward", "reverse", "bidirectional"])],
+    ("onnx", "RNN", "layout == 0 (time-major) only"): [
+        rule("formula", "layout == 0 (time-major) only", param="layout", expr="(attr.layout ?? 0) == 0")],
+    ("onnx", "RNN", "Y and Y_h must both be output"): [
+        rule("formula", "Y and Y_h must both be output", param="outputs", expr="out0.present && out1.present")],
+    ("onnx", "RNN", "direction in {forward (default), reverse, bidirectional}"): [
+        rule("set", "direction in {forward (default), reverse, bidirectional}", param="direction", value="attr.direction",
+             values=["forward", "reverse", "bidirectional"])],
+    ("onnx", "RNN", "activations per direction in {Tanh (default), Relu, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, "
+                    "HardSigmoid, Elu, Softsign, Softplus}"): [
+        rule("formula", "activations: one per direction from {Tanh, Relu, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, "
+                        "HardSigmoid, Elu, Softsign, Softplus}", param="activations",
+             expr="((attr.activations.len ?? 1) == 1 || ((attr.direction ?? 'forward') == 'bidirectional' && "
+                  "(attr.activations.len ?? 1) == 2)) && ((attr.activations.0 ?? 'Tanh') == 'Tanh' || (attr.activations.0 ?? 'Tanh') == 'Relu' || (attr.activations.0 ?? 'Tanh') == 'Sigmoid' || (attr.activations.0 ?? 'Tanh') == 'Affine' || (attr.activations.0 ?? 'Tanh') == 'LeakyRelu' || (attr.activations.0 ?? 'Tanh') == 'ThresholdedRelu' || (attr.activations.0 ?? 'Tanh') == 'ScaledTanh' || (attr.activations.0 ?? 'Tanh') == 'HardSigmoid' || (attr.activations.0 ?? 'Tanh') == 'Elu' || (attr.activations.0 ?? 'Tanh') == 'Softsign' || (attr.activations.0 ?? 'Tanh') == 'Softplus') && ((attr.activations.1 ?? 'Tanh') == 'Tanh' || (attr.activations.1 ?? 'Tanh') == 'Relu' || (attr.activations.1 ?? 'Tanh') == 'Sigmoid' || (attr.activations.1 ?? 'Tanh') == 'Affine' || (attr.activations.1 ?? 'Tanh') == 'LeakyRelu' || (attr.activations.1 ?? 'Tanh') == 'ThresholdedRelu' || (attr.activations.1 ?? 'Tanh') == 'ScaledTanh' || (attr.activations.1 ?? 'Tanh') == 'HardSigmoid' || (attr.activations.1 ?? 'Tanh') == 'Elu' || (attr.activations.1 ?? 'Tanh') == 'Softsign' || (attr.activations.1 ?? 'Tanh') == 'Softplus')")],
+}
+# Tensor positions where a TFLite builtin's data input is not input 0 (the generic rules name in0).
+DATA_INPUT = {("tflite", "TransposeConv"): "in2", ("tflite", "Split"): "in1"}
+
+
 def heading_of(o):
     fw = "TFLite" if o["framework"] == "tflite" else "ONNX"
     return "%s %s (line %d)" % (fw, o["op"], o["seed_line"])
@@ -193,10 +300,23 @@ def op_entry(o, training):
                           dtypes=dts, source={"section": "算子规格参考 (intro)"}))
     if "riscv_micro" in o["targets"]:
         rules.append(rule("target", "only on the RISCV Micro target", targets=["riscv_micro"]))
+    data_in = DATA_INPUT.get((fw, name))
+    if data_in:
+        for r in rules:
+            if r.get("tensor") == "in0":
+                r["tensor"] = data_in
     for c in o["constraints"]:
         if c["kind"] == "target" and "riscv_micro" in o["targets"]:
             continue
-        rules += translate(fw, name, c)
+        if (fw, name, c["what"]) in REREAD:
+            rules += REREAD[(fw, name, c["what"])]
+            continue
+        tr = translate(fw, name, c)
+        if data_in:
+            for r in tr:
+                if r.get("tensor") == "in0":
+                    r["tensor"] = data_in
+        rules += tr
     e["rules"] = rules
     t = o.get("training")
     if training and t:

@@ -56,6 +56,9 @@ Blob convert_graph(const drv::ir::Graph& g, const std::map<std::string, num::Ten
 
 /// Why each node the converter cannot take is refused ({node name, message}), converting every node
 /// it can (the same code paths as convert_graph, on seeded inputs). Empty: the whole graph converts.
+/// A converter refusal as check and run word it: "no MCU kernel yet: ..." (kept when already so worded).
+std::string no_kernel_text(const std::string& why);
+
 std::vector<std::pair<std::string, std::string>> conversion_gaps(const drv::ir::Graph& g);
 
 /// Runs a blob with the host build of the runtime and kernels (mcu_runtime_host): the outputs in

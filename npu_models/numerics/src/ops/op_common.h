@@ -31,6 +31,7 @@ void register_shape(OpTable& t);
 void register_layout(OpTable& t);
 void register_reduce(OpTable& t);
 void register_resize(OpTable& t);
+void register_rnn(OpTable& t);
 void register_index(OpTable& t);
 void register_space_norm(OpTable& t);
 

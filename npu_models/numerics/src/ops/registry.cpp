@@ -67,6 +67,7 @@ const ops::OpTable& table() {
         ops::register_layout(m);
         ops::register_reduce(m);
         ops::register_resize(m);
+        ops::register_rnn(m);
         ops::register_index(m);
         ops::register_space_norm(m);
         // TFLite builtins (domain "tflite", NHWC, TFLite's quantized arithmetic).
@@ -75,6 +76,7 @@ const ops::OpTable& table() {
         tfl::register_pool(m);
         tfl::register_shape(m);
         tfl::register_more(m);
+        tfl::register_resize_matmul(m);
         return m;
     }();
     return t;

@@ -57,5 +57,6 @@ void register_elementwise(ops::OpTable& t);
 void register_pool(ops::OpTable& t);
 void register_shape(ops::OpTable& t);
 void register_more(ops::OpTable& t);
+void register_resize_matmul(ops::OpTable& t);
 
 }  // namespace num::tfl

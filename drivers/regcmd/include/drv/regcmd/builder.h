@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hw/regcmd.h"
@@ -21,10 +22,14 @@ class EmitError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-/// One field assignment; `name` is the register field name in the regdb.
+/// One field assignment; `name` is the register field name in the regdb, the value a number or
+/// one of the regdb's value enums (hw::rknpu::enums::*: emitters use these, not bare codes).
 struct FieldValue {
     const char* name;
     uint64_t value;
+    FieldValue(const char* n, uint64_t v) : name(n), value(v) {}
+    template <typename E, typename = std::enable_if_t<std::is_enum_v<E>>>
+    FieldValue(const char* n, E e) : name(n), value(static_cast<uint64_t>(e)) {}
 };
 
 class Builder {

@@ -9,6 +9,7 @@
 
 #include "drv/regcmd/builder.h"
 #include "hw/profile.h"
+#include "hw/regdb.h"
 #include "numerics/requant.h"
 
 namespace drv::rknpu {
@@ -49,10 +50,12 @@ struct LoweredConv {
     uint32_t line_stride_bytes = 0, surf_stride_bytes = 0;
     uint32_t out_surf_stride_bytes = 0;
     uint64_t input_bytes = 0, output_bytes = 0;
-    std::vector<uint8_t> weights;  ///< packed: kernel, [kh][kw][C padded]
+    std::vector<uint8_t> weights;  ///< packed in the CNA's weight blocks (hw/rknpu_layout.h)
     std::vector<uint8_t> bias;     ///< int32 LE per output channel, input zero point folded in
     num::FixedScale out_scale;     ///< OUT_CVT_SCALE / OUT_CVT_SHIFT
-    int data_banks = 0, weight_banks = 0, data_entries = 0;
+    int data_banks = 0, weight_banks = 0;
+    int data_entries = 0;  ///< CNA_CBUF_CON1.DATA_ENTRIES: 64-byte entries of one input row
+    hw::rknpu::Generation gen = hw::rknpu::Generation::RK3588;  ///< register map (field units)
 };
 
 LoweredConv lower_conv(const ConvLayer& layer, const hw::SocProfile& soc);

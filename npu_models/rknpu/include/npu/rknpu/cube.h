@@ -8,14 +8,25 @@
 #include <vector>
 
 #include "hw/profile.h"
+#include "hw/rknpu_regs.h"
 
 namespace npu::rknpu {
 
-/// Values of the PROC_PRECISION / IN_PRECISION / OUT_PRECISION fields (CNA, CORE, DPU, PPU).
-/// UNVERIFIED: Int4 = 3 (the int4 encoding is not public; the model takes it for the CNA/CORE
-/// input of profiles with npu.int4_macs_per_cycle > 0, two signed 4-bit elements per byte, even
-/// channel in the low nibble, C2 = twice the int8 C2).
-enum class Precision : uint32_t { Int8 = 0, Int16 = 1, Fp16 = 2, Int4 = 3 };
+/// Values of the PROC_PRECISION / IN_PRECISION / OUT_PRECISION fields (CNA, CORE, DPU, PPU): the
+/// regdb enum `precision` (mtx512 npu_hw.h: int8 0, fp16 2, int32 4, fp32 5). Int32 and Fp32 are
+/// DPU outputs (convolution/matmul results without requantization, 4 elements per 16-byte atom).
+/// Int4 = 6 (TRM): the CNA/CORE input of profiles with npu.int4_macs_per_cycle > 0. UNVERIFIED
+/// layout: two signed 4-bit elements per byte, even channel in the low nibble, C2 = twice the
+/// int8 C2. BF16 (3) and TF32 (7) are not modelled.
+enum class Precision : uint32_t {
+    Int8 = static_cast<uint32_t>(hw::rknpu::enums::Precision::INT8),
+    Int16 = static_cast<uint32_t>(hw::rknpu::enums::Precision::INT16),
+    Fp16 = static_cast<uint32_t>(hw::rknpu::enums::Precision::FP16),
+    Int4 = static_cast<uint32_t>(hw::rknpu::enums::Precision::INT4),
+    Int32 = static_cast<uint32_t>(hw::rknpu::enums::Precision::INT32),
+    Fp32 = static_cast<uint32_t>(hw::rknpu::enums::Precision::FP32),
+};
+inline bool is_float(Precision p) { return p == Precision::Fp16 || p == Precision::Fp32; }
 
 /// DPU ALU algorithms (BS/BN/EW_ALU_ALGO). UNVERIFIED: the add encoding follows the open driver's
 /// bias path (2); max = 0 and min = 1 follow the NVDLA SDP order the DPU descends from. Other
@@ -36,7 +47,9 @@ struct Fault {
 /// (C2 8 int8, 4 fp16/int16). kAtomBytes is the RK3588 default every `atom` parameter falls back to.
 inline constexpr uint32_t kAtomBytes = 16;
 /// Bytes of one element; int4 packs two elements per byte (c2_of counts them, elem_bytes gives 1).
-inline uint32_t elem_bytes(Precision p) { return p == Precision::Int8 || p == Precision::Int4 ? 1u : 2u; }
+inline uint32_t elem_bytes(Precision p) {
+    return p == Precision::Int8 || p == Precision::Int4 ? 1u : (p == Precision::Int32 || p == Precision::Fp32 ? 4u : 2u);
+}
 /// Channels per atom: atom bytes / element bytes (16 int8, 8 int16/fp16, 32 int4 with 16-byte atoms).
 inline uint32_t c2_of(Precision p, uint32_t atom = kAtomBytes) {
     return p == Precision::Int4 ? atom * 2 : atom / elem_bytes(p);

@@ -57,7 +57,12 @@ struct DpuEw {
     uint32_t truncate = 0;  ///< right shift after the EW MUL
     uint32_t relux_cmp = 0;
     bool erdma_disable = true;
-    uint32_t erdma_data_size = 0;  ///< 0: 1-byte elements, 1: 2-byte elements (UNVERIFIED)
+    /// RDMA_ERDMA_CFG.ERDMA_DATA_SIZE, TRM codes 0 4-bit, 1 8-bit, 2 16-bit, 3 32-bit (docs §10;
+    /// Mesa 1 for its int8 add, the vendor 2 for an fp16 add). 8- and 16-bit operands are modelled.
+    uint32_t erdma_data_size = 1;
+    /// RDMA_ERDMA_CFG.ERDMA_DATA_MODE: 0 one operand per channel, 1 per pixel (the cube), 2 per
+    /// channel by pixel (TRM). Modelled: 1, and 0 on a 1x1 cube (where both are one element).
+    uint32_t data_mode = 1;
     uint32_t addr = 0;
     uint64_t surf_stride_bytes = 0;  ///< 0: compact
 };
@@ -95,12 +100,24 @@ struct DpuConfig {
     uint32_t output_mode = 0;
     uint32_t dst_addr = 0;
     uint64_t dst_surf_stride_bytes = 0;
+    /// DATA_CUBE_NOTCH_ADDR.NOTCH_ADDR_0: atoms from the end of an output row to the start of the
+    /// next (TRM "pixels from the end of the width to the end of the line"; the vendor matmul writes
+    /// row-major [M][N] fp32 with NOTCH 7 and DST_SURF_STRIDE 1, docs §10). Output row stride =
+    /// (w + notch) atoms. Assumption A-NOTCH: NOTCH_ADDR_1 is not used (captures write it equal).
+    uint32_t notch = 0;
+    /// FEATURE_MODE_CFG.TP_EN. Assumption A-TP (docs §14): the WDMA writes the cube channel-last
+    /// (NHWC, rows in order), tp_channels = WDMA_SIZE_0.SIZE_C_WDMA + 1 elements per pixel of
+    /// WDMA_SIZE_0.TP_PRECISION width (0 one byte, 1 two bytes).
+    bool transpose = false;
+    uint32_t tp_channels = 0, tp_precision = 0;
     uint32_t atom = kAtomBytes;  ///< feature atom bytes of the SoC (atom_bytes(profile))
 
     bool float_path() const { return proc == Precision::Fp16; }
     Precision ew_prec() const {
-        return ew.erdma_data_size == 0 ? Precision::Int8 : (float_path() ? Precision::Fp16 : Precision::Int16);
+        return ew.erdma_data_size <= 1 ? Precision::Int8 : (float_path() ? Precision::Fp16 : Precision::Int16);
     }
+    /// Output row stride and surface stride of the WDMA in bytes.
+    uint64_t out_row_bytes() const { return (static_cast<uint64_t>(w) + notch) * atom; }
     uint64_t out_bytes() const { return cube_bytes(w, h, c, out, atom); }
     uint64_t in_bytes() const { return cube_bytes(w, h, c, src_prec, atom); }
     uint64_t ew_bytes() const {

@@ -36,7 +36,9 @@ struct PpuConfig {
     uint64_t dst_surf_stride_bytes = 0;
     // PPU_RDMA (memory input)
     uint32_t rdma_w = 0, rdma_h = 0, rdma_c = 0;
-    Precision src_prec = Precision::Int8;
+    /// RDMA_DATA_FORMAT.IN_PRECISION as programmed: the TRM's element width code (0 4-bit, 1 8-bit,
+    /// 2 16-bit, 3 32-bit), not the CNA precision code.
+    uint32_t src_width_code = 1;
     uint32_t src_addr = 0;
     uint64_t src_line_stride_bytes = 0, src_surf_stride_bytes = 0;
     uint32_t atom = kAtomBytes;  ///< feature atom bytes of the SoC (atom_bytes(profile))

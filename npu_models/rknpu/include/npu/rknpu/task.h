@@ -51,6 +51,9 @@ struct TaskPlan {
     uint64_t ppu_cycles = 0;        ///< pooling stage
     uint64_t macs = 0, macs_padded = 0;
     std::vector<Fault> faults;      ///< non-empty: the task must not run
+    /// Documented assumptions (docs/rknpu-register-semantics.md §14, "A-...") the task relies on:
+    /// decode, lint and replay name them.
+    std::vector<std::string> assumptions;
     std::optional<ConvConfig> conv;  ///< CNA|CORE|DPU task (the DPU config inside)
     std::optional<DpuConfig> dpu;    ///< DPU-only task (MRDMA input)
     std::optional<PpuConfig> ppu;    ///< PPU on the fly after the DPU, or standalone (PPU_RDMA)

@@ -3,6 +3,7 @@
 // Adds a fixed hop latency each way; unmapped addresses answer TLM_ADDRESS_ERROR_RESPONSE.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ class Interconnect : public sc_core::sc_module {
     /// relative to base. Overlapping ranges are rejected with std::invalid_argument.
     void map(uint64_t base, uint64_t size, unsigned target_index, const std::string& name);
 
+    /// Sees every routed transfer: initiator socket index (bind order), the target range's name,
+    /// direction, bytes, and the time the request reached the target and the target completed it.
+    using Observer = std::function<void(int initiator, const std::string& target, bool write, uint64_t bytes,
+                                        uint64_t begin_ps, uint64_t end_ps)>;
+    void set_observer(Observer o) { observer_ = std::move(o); }
+
    private:
     struct Range {
         uint64_t base, size;
@@ -36,6 +43,7 @@ class Interconnect : public sc_core::sc_module {
 
     std::vector<Range> ranges_;
     sc_core::sc_time hop_;
+    Observer observer_;
 };
 
 }  // namespace npu::tlm_models

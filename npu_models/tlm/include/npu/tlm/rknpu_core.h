@@ -16,6 +16,7 @@
 
 #include "hw/profile.h"
 #include "npu/rknpu/conv_config.h"
+#include "npu/rknpu/pc.h"
 #include "npu/rknpu/task.h"
 #include "npu/rknpu/reg_file.h"
 #include "trace/trace_writer.h"
@@ -39,6 +40,7 @@ struct TaskRecord {
     uint64_t sram_bytes_read = 0, sram_bytes_written = 0;  ///< on-chip NBUF traffic
     uint64_t macs = 0, macs_padded = 0;
     std::vector<rknpu::Fault> faults;
+    std::vector<std::string> assumptions;  ///< documented assumptions the task relied on (A-...)
 };
 
 enum class SimMode { Full, Timing };
@@ -86,7 +88,9 @@ class RknpuCore : public sc_core::sc_module {
     /// sets `bad` to the failing region) on an error response. `done` = last completion.
     bool dma_move(const std::vector<rknpu::DmaRegion>& regions, bool write, std::vector<std::vector<uint8_t>>& data,
              sc_core::sc_time start, sc_core::sc_time& done, size_t& bad);
-    void exec_task(TaskRecord& rec, uint32_t enable_mask, uint64_t t0_ps);
+    /// Fetch `entries` regcmd words at `addr` over the bus; false on an error response.
+    bool fetch_regcmd(uint64_t addr, uint64_t entries, std::vector<uint64_t>& words, sc_core::sc_time& done);
+    void exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, uint64_t t0_ps);
     void raise_fault(TaskRecord& rec, uint32_t status_bits);
     void reset_core_state();
 
@@ -104,16 +108,14 @@ class RknpuCore : public sc_core::sc_module {
     bool irq_level_ = false;
     std::vector<TaskRecord> records_;
     std::vector<std::string> diags_;
+    void trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
+                    uint64_t task_ps);
     struct Tracks {
         int pc = -1, cna = -1, core = -1, dpu = -1, dma_rd = -1, dma_wr = -1;
     } tr_;
     uint64_t clock_ps_;  ///< one NPU clock cycle
+    rknpu::CoreState state_;  ///< CBUF-resident weights, ping-pong groups (the PC interpreter's)
     TaskExecutor* executor_ = nullptr;
-    /// Weights the CBUF holds from the last conv task that loaded them (WEIGHT_REUSE check).
-    struct CbufWeights {
-        bool valid = false;
-        uint64_t addr = 0, bytes = 0;
-    } cbuf_weights_;
 };
 
 }  // namespace npu::tlm_models

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Direct executor of a CompiledModel WITHOUT SystemC: proves a lowering, not a simulator. It
-// follows each chain's PC links through the regcmd in the arena, replays every task's entries
-// into a per-core register file, plans and executes the task with the NPU block engines
-// (npu::rknpu::plan_task / execute_task) over the arena bytes, and runs CPU layers with
-// num::run_op. Isolated mode feeds every NPU layer the reference values of its inputs and
+// kicks each chain the way the driver does (PC registers of its first task) and lets the PC
+// interpreter (npu/rknpu/pc.h, the same one the SystemC core runs) fetch, plan and execute the
+// tasks over the arena bytes, and runs CPU layers with num::run_op. It lives in sim/ because it
+// includes the model's engines, which drivers/ never does. Isolated mode feeds every NPU layer the reference values of its inputs and
 // compares its outputs with the reference, so per-layer rounding differences do not propagate.
 #pragma once
 #include <cstdint>
@@ -15,7 +15,9 @@
 #include "hw/profile.h"
 #include "numerics/tensor.h"
 
-namespace drv::rknpu {
+namespace sim {
+
+using drv::rknpu::CompiledModel;
 
 /// Element-wise comparison of two integer tensors of the same shape.
 struct TensorDiff {
@@ -30,7 +32,7 @@ TensorDiff compare_tensors(const num::Tensor& got, const num::Tensor& want);
 
 /// Every non-constant IR value computed node by node with num::run_op (the reference executor's
 /// operator library), keeping intermediates.
-std::map<std::string, num::Tensor> reference_values(const ir::Graph& g,
+std::map<std::string, num::Tensor> reference_values(const drv::ir::Graph& g,
                                                     const std::map<std::string, num::Tensor>& inputs);
 
 struct DirectOptions {
@@ -55,4 +57,4 @@ struct DirectResult {
 DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
                         const std::map<std::string, num::Tensor>& inputs, const DirectOptions& opts = {});
 
-}  // namespace drv::rknpu
+}  // namespace sim

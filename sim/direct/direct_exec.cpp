@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Direct executor (direct_exec.h): a CompiledModel run through the NPU block engines without
 // SystemC, for lowering tests and the runtime's cross-checks.
-#include "drv/rknpu/direct_exec.h"
+#include "direct/direct_exec.h"
 
 #include <fmt/format.h>
 
@@ -13,11 +13,14 @@
 
 #include "compiler/ref/reference.h"
 #include "hw/regcmd.h"
+#include "hw/regdb.h"
+#include "npu/rknpu/pc.h"
 #include "npu/rknpu/reg_file.h"
-#include "npu/rknpu/task.h"
 #include "numerics/ops.h"
 
-namespace drv::rknpu {
+namespace sim {
+
+using namespace drv::rknpu;
 
 std::string TensorDiff::str() const {
     if (!same_shape) return "shape or dtype differs";
@@ -76,9 +79,9 @@ TensorDiff compare_tensors(const num::Tensor& got, const num::Tensor& want) {
 
 namespace {
 
-std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
+std::vector<num::Tensor> run_node(const drv::ir::Graph& g, const drv::ir::Node& n,
                                   const std::map<std::string, num::Tensor>& env) {
-    return ref::run_node(g, n, [&](const std::string& in) -> const num::Tensor* {
+    return drv::ref::run_node(g, n, [&](const std::string& in) -> const num::Tensor* {
         auto it = env.find(in);
         return it == env.end() ? nullptr : &it->second;
     });
@@ -86,10 +89,10 @@ std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
 
 }  // namespace
 
-std::map<std::string, num::Tensor> reference_values(const ir::Graph& g,
+std::map<std::string, num::Tensor> reference_values(const drv::ir::Graph& g,
                                                     const std::map<std::string, num::Tensor>& inputs) {
     std::map<std::string, num::Tensor> env = inputs;
-    for (const ir::Node& n : g.nodes()) {
+    for (const drv::ir::Node& n : g.nodes()) {
         auto out = run_node(g, n, env);
         for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
             if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(out[k]);
@@ -121,81 +124,45 @@ class Runner {
         return it == m_.tensors.end() ? nullptr : &it->second;
     }
 
-    /// Executes the task whose regcmd starts at arena offset `off` on `core`; returns the next
-    /// task's device address from PC_BASE_ADDRESS (0 = end of chain).
-    uint64_t exec_task(size_t task, int core) {
-        const NpuTask& t = m_.tasks[task];
+    /// Kicks `tasks` (consecutive tasks of one chain) on `core` as the driver does: the first
+    /// task's address and amount, TASK_NUMBER = the count. The PC interpreter follows the chain
+    /// links; each fetched task must be the one the model lists (its address and op-enable mask).
+    void kick(int core, const std::vector<size_t>& tasks) {
+        using namespace hw::rknpu;
+        const NpuTask& first = m_.tasks[tasks.front()];
         npu::rknpu::RegFile& rf = rf_[core];
-        uint64_t next = 0;
-        uint32_t mask = 0;
-        bool op_en = false;
-        const size_t max_entries = t.regcfg_amount + static_cast<size_t>(hw::rknpu::kTaskEndEntries);
-        for (size_t e = 0; e < max_entries; ++e) {
-            check(t.regcmd_offset + 8 * e, 8, "regcmd");
-            uint64_t w = 0;
-            std::memcpy(&w, mem_.data() + t.regcmd_offset + 8 * e, 8);
-            const auto c = hw::rknpu::RegCmd::decode(w);
-            if (c.is_op_enable()) {
-                mask = c.value;
-                op_en = true;
-                break;
-            }
-            if (!c.is_write() || c.target() == 0) continue;
-            if (c.target() == hw::rknpu::target::PC) {
-                if (c.offset == hw::rknpu::PC_BASE_ADDRESS::kOffset) next = c.value;
-                continue;
-            }
-            rf.write(c.offset, c.value);
+        const auto scale = static_cast<uint32_t>(soc_.npu.pc_data_amount_scale.value);
+        const uint32_t amount = (static_cast<uint32_t>(first.regcfg_amount) + 4 + scale - 1) / scale - 1;
+        const hw::Field number = field_of(soc_generation(soc_), "PC.TASK_CON", "TASK_NUMBER");
+        rf.write(PC_BASE_ADDRESS::kOffset, static_cast<uint32_t>(first.regcmd_offset + m_.relocated_base));
+        rf.write(PC_REGISTER_AMOUNTS::kOffset, amount);
+        rf.write(PC_TASK_CON::kOffset, number.put(static_cast<uint32_t>(tasks.size())));
+        Port port(*this);
+        const npu::rknpu::KickResult r = npu::rknpu::run_kick(rf, state_[core], soc_, port);
+        for (size_t k = 0; k < r.tasks.size() && k < tasks.size(); ++k) {
+            const NpuTask& t = m_.tasks[tasks[k]];
+            const uint64_t want = t.regcmd_offset + m_.relocated_base;
+            if (r.tasks[k].addr != want)
+                throw std::runtime_error(fmt::format("chain on core {}: task {} fetched at 0x{:x}, expected 0x{:x}", core,
+                                                     tasks[k], r.tasks[k].addr, want));
+            if (r.tasks[k].faults.empty() && r.tasks[k].enable_mask != t.enable_mask)
+                throw std::runtime_error(fmt::format("{}: op-enable 0x{:x} differs from the task's mask 0x{:x}",
+                                                     who(tasks[k]), r.tasks[k].enable_mask, t.enable_mask));
         }
-        const std::string who = fmt::format(
-            "layer '{}' task {} ({})", t.layer >= 0 ? m_.layers[static_cast<size_t>(t.layer)].name : "?", task, t.what);
-        if (!op_en) throw std::runtime_error(who + ": no op-enable entry within the fetched amount");
-        if (mask != t.enable_mask)
-            throw std::runtime_error(
-                fmt::format("{}: op-enable 0x{:x} differs from the task's mask 0x{:x}", who, mask, t.enable_mask));
-        const npu::rknpu::TaskPlan plan = npu::rknpu::plan_task(rf, mask, soc_);
-        if (!plan.faults.empty()) {
-            const auto& f = plan.faults.front();
-            throw std::runtime_error(
-                fmt::format("{}: fault {}.{}.{} = {}: {}", who, f.block, f.reg, f.field, f.value, f.message));
+        if (!r.ok() || r.tasks_done != tasks.size()) {
+            const size_t at = std::min(static_cast<size_t>(r.tasks_done), tasks.size() - 1);
+            std::string why = r.diagnostics.empty() ? "stopped early" : r.diagnostics.front();
+            if (!port.why.empty()) why += " (" + port.why + ")";
+            throw std::runtime_error(fmt::format("{}: fault {}", who(tasks[at]), why));
         }
-        std::vector<std::vector<uint8_t>> reads;
-        reads.reserve(plan.reads.size());
-        for (const auto& r : plan.reads) {
-            const uint64_t a = r.addr - m_.relocated_base;
-            check(a, r.bytes, who + " read " + r.what);
-            reads.emplace_back(mem_.begin() + static_cast<std::ptrdiff_t>(a),
-                               mem_.begin() + static_cast<std::ptrdiff_t>(a + r.bytes));
-        }
-        const auto writes = npu::rknpu::execute_task(plan, reads);
-        for (size_t k = 0; k < writes.size(); ++k) {
-            const uint64_t a = plan.writes[k].addr - m_.relocated_base;
-            check(a, writes[k].size(), who + " write " + plan.writes[k].what);
-            // Writes must stay inside the activation region (never over weights or regcmd).
-            if (a < m_.arena_init.size())
-                throw std::runtime_error(fmt::format("{}: writes into the initialised arena at 0x{:x}", who, a));
-            std::memcpy(mem_.data() + a, writes[k].data(), writes[k].size());
-        }
-        ++tasks_run_;
-        return next;
-    }
-
-    /// Runs one chain by following PC_BASE_ADDRESS links from its first task.
-    void exec_chain(int core, const std::vector<size_t>& chain) {
-        for (size_t k = 0; k < chain.size(); ++k) {
-            const uint64_t next = exec_task(chain[k], core);
-            const uint64_t want = k + 1 < chain.size() ? m_.tasks[chain[k + 1]].regcmd_offset + m_.relocated_base : 0;
-            if (next != want)
-                throw std::runtime_error(fmt::format("chain on core {}: task {} links to 0x{:x}, expected 0x{:x}", core,
-                                                     chain[k], next, want));
-        }
+        tasks_run_ += r.tasks_done;
     }
 
     void run_cpu_layer(const Layer& L, std::map<std::string, num::Tensor>& env) {
         for (const auto& v : L.inputs)
             if (const DeviceTensor* t = dev(v)) env[v] = get(*t);
         for (size_t ni : L.ir_nodes) {
-            const ir::Node& n = m_.graph.nodes()[ni];
+            const drv::ir::Node& n = m_.graph.nodes()[ni];
             auto out = run_node(m_.graph, n, env);
             for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
                 if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(out[k]);
@@ -207,6 +174,39 @@ class Runner {
     size_t tasks_run_ = 0;
 
    private:
+    /// The arena as the NPU's DMA sees it: device addresses from relocated_base; writes must stay
+    /// in the activation region (never over weights or regcmd).
+    struct Port : npu::rknpu::DmaPort {
+        Runner& r;
+        std::string why;
+        explicit Port(Runner& run) : r(run) {}
+        bool in(uint64_t addr, uint64_t n, uint64_t& off) {
+            if (addr < r.m_.relocated_base) return false;
+            off = addr - r.m_.relocated_base;
+            return off + n <= r.mem_.size() && off + n >= off;
+        }
+        bool read(uint64_t addr, uint8_t* dst, uint64_t n) override {
+            uint64_t off = 0;
+            if (!in(addr, n, off)) return false;
+            std::memcpy(dst, r.mem_.data() + off, n);
+            return true;
+        }
+        bool write(uint64_t addr, const uint8_t* src, uint64_t n) override {
+            uint64_t off = 0;
+            if (!in(addr, n, off)) return false;
+            if (off < r.m_.arena_init.size()) {
+                why = fmt::format("writes into the initialised arena at 0x{:x}", off);
+                return false;
+            }
+            std::memcpy(r.mem_.data() + off, src, n);
+            return true;
+        }
+    };
+    std::string who(size_t task) const {
+        const NpuTask& t = m_.tasks[task];
+        return fmt::format("layer '{}' task {} ({})", t.layer >= 0 ? m_.layers[static_cast<size_t>(t.layer)].name : "?",
+                           task, t.what);
+    }
     void check(uint64_t off, uint64_t n, const std::string& what) const {
         if (off + n > mem_.size() || off + n < off)
             throw std::runtime_error(
@@ -216,6 +216,7 @@ class Runner {
     const hw::SocProfile& soc_;
     std::vector<uint8_t> mem_;
     std::map<int, npu::rknpu::RegFile> rf_;
+    std::map<int, npu::rknpu::CoreState> state_;
 };
 
 }  // namespace
@@ -234,7 +235,7 @@ DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
             std::map<int, std::vector<size_t>> per_core;
             for (size_t t : L.tasks) per_core[m.tasks[t].core].push_back(t);
             for (const auto& [core, tasks] : per_core)
-                for (size_t t : tasks) r.exec_task(t, core);
+                for (size_t t : tasks) r.kick(core, {t});
             LayerCheck c;
             c.layer = l;
             for (const auto& v : L.outputs) {
@@ -262,7 +263,7 @@ DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
             for (size_t l : s.layers) r.run_cpu_layer(m.layers[l], env);
             continue;
         }
-        for (const auto& [core, chain] : s.chains) r.exec_chain(core, chain);
+        for (const auto& [core, chain] : s.chains) r.kick(core, chain);
     }
     for (const auto& out : m.graph.outputs()) {
         if (const DeviceTensor* t = r.dev(out))
@@ -276,4 +277,4 @@ DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
     return res;
 }
 
-}  // namespace drv::rknpu
+}  // namespace sim
