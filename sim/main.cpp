@@ -850,20 +850,14 @@ int sc_main(int argc, char* argv[]) {
         std::cerr << "npusim: error: " << sim::cli::parse_error_text(app, e) << "\n";
         return kExitBadInput;
     }
-    for (RegcmdArgs* r : {&da, &la}) {
-        const bool used = r == &da ? bool(*dec) : bool(*lint);
-        try {  // tnpuv2 selects its own stream format (sim/tnpuv2)
-            if (!r->platform.empty() && !hw::tnpuv2::is_platform_name(r->platform))
-                r->platform = sim::cli::canonical_platform(r->platform);
-            if (r->platform.empty() && !hw::tnpuv2::is_platform_name(r->soc)) r->soc = sim::cli::canonical_platform(r->soc);
+    // Platform names as cli.md spells them (case-insensitive, operator-table aliases); tnpuv2
+    // selects its own stream format (sim/tnpuv2).
+    for (auto [t, used] : {std::pair{&da.target, bool(*dec)}, {&la.target, bool(*lint)}, {&pa.target, bool(*rep)}}) {
+        try {
+            if (!hw::tnpuv2::is_platform_name(t->platform)) t->platform = sim::cli::canonical_platform(t->platform);
         } catch (const std::invalid_argument& e) {
             if (used) return fail(e.what());
         }
-    }
-    try {
-        if (!hw::tnpuv2::is_platform_name(pa.soc)) pa.soc = sim::cli::canonical_platform(pa.soc);
-    } catch (const std::invalid_argument& e) {
-        if (*rep) return fail(e.what());
     }
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
     if (*plat) return cmd_platforms(verbose);

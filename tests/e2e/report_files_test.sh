@@ -145,7 +145,7 @@ if [ -n "$CHROMIUM" ]; then
 fi
 "$NPUSIM" run --csv "$T/x.csv" >"$T/x.txt" 2>&1
 rc=$?
-check "--csv on a layer description is an error naming the option, exit 2" "[ $rc = 2 ] && grep -q -- '--csv applies to NPU model runs' '$T/x.txt'"
+check "--csv on a layer description is an error naming the option, exit 2" "[ $rc = 2 ] && grep -q -- '--csv does not apply to layer runs' '$T/x.txt'"
 
 [ $fails = 0 ] && echo "all report-file checks passed" || echo "$fails report-file check(s) failed"
 exit $((fails > 0))
