@@ -125,27 +125,10 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     }
     std::map<std::string, num::Tensor> inputs;
     if (full) {
-        if (!o.inputs.empty() && o.inputs.size() != g.inputs().size())
-            return fail(kExitBadInput, fmt::format("{} --input file(s) given, the model has {} input(s)",
-                                                   o.inputs.size(), g.inputs().size()));
-        for (size_t k = 0; k < g.inputs().size(); ++k) {
-            const drv::ir::Value& v = g.value(g.inputs()[k]);
-            if (o.inputs.empty()) {
-                inputs[v.name] = drv::ref::random_input(v, o.seed, k);
-                continue;
-            }
-            num::Tensor x;
-            try {
-                x = num::read_npy(o.inputs[k]);
-            } catch (const std::exception& e) {
-                return fail(kExitBadInput, fmt::format("--input '{}': {}", o.inputs[k], e.what()));
-            }
-            if (x.dtype() != v.dtype || x.shape() != v.shape)
-                return fail(kExitBadInput, fmt::format("--input '{}' is {} {}, input '{}' of the model is {} {}",
-                                                       o.inputs[k], num::dtype_name(x.dtype()), x.shape_str(), v.name,
-                                                       num::dtype_name(v.dtype), v.shape_str()));
-            x.quant = v.quant;
-            inputs[v.name] = std::move(x);
+        try {
+            inputs = drv::ref::model_inputs(g, o.inputs, o.seed);
+        } catch (const std::invalid_argument& e) {
+            return fail(kExitBadInput, e.what());
         }
     }
     drv::tnpuv2::CompiledModel m;

@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "compiler/ref/reference.h"
+#include "numerics/npy.h"
 #include "numerics/ops.h"
 
 namespace drv::ref {
@@ -27,6 +31,34 @@ std::map<std::string, size_t> last_uses(const ir::Graph& g) {
 }
 
 }  // namespace
+
+std::map<std::string, num::Tensor> model_inputs(const ir::Graph& g, const std::vector<std::string>& paths,
+                                                uint64_t seed) {
+    if (!paths.empty() && paths.size() != g.inputs().size())
+        throw std::invalid_argument(fmt::format("{} --input file(s) given, the model has {} input(s)", paths.size(),
+                                                g.inputs().size()));
+    std::map<std::string, num::Tensor> inputs;
+    for (size_t k = 0; k < g.inputs().size(); ++k) {
+        const ir::Value& v = g.value(g.inputs()[k]);
+        if (paths.empty()) {
+            inputs[v.name] = random_input(v, seed, k);
+            continue;
+        }
+        num::Tensor x;
+        try {
+            x = num::read_npy(paths[k]);
+        } catch (const std::exception& e) {
+            throw std::invalid_argument(fmt::format("--input '{}': {}", paths[k], e.what()));
+        }
+        if (x.dtype() != v.dtype || x.shape() != v.shape)
+            throw std::invalid_argument(fmt::format("--input '{}' is {} {}, input '{}' of the model is {} {}", paths[k],
+                                                    num::dtype_name(x.dtype()), x.shape_str(), v.name,
+                                                    num::dtype_name(v.dtype), v.shape_str()));
+        x.quant = v.quant;
+        inputs[v.name] = std::move(x);
+    }
+    return inputs;
+}
 
 num::Tensor random_input(const ir::Value& v, uint64_t seed, size_t position) {
     num::Tensor t(v.dtype, v.shape);

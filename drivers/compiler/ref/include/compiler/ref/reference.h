@@ -36,6 +36,13 @@ std::vector<num::Tensor> run_node(const ir::Graph& g, const ir::Node& n,
 /// their full range, from a SplitMix64 stream seeded with `seed` and the input's position.
 num::Tensor random_input(const ir::Value& v, uint64_t seed, size_t position);
 
+/// The inputs of a simulated model run: one .npy per graph input in graph-input order, each checked
+/// against the input's dtype and shape and given its quantization, or random_input() for every
+/// input when `paths` is empty. Throws std::invalid_argument with a one-line message naming the
+/// --input file (bad input: count, unreadable file, dtype or shape).
+std::map<std::string, num::Tensor> model_inputs(const ir::Graph& g, const std::vector<std::string>& paths,
+                                                uint64_t seed);
+
 /// Options of `npusim run --reference` / npusim-ref.
 struct RefRunOptions {
     std::string model;                     ///< .onnx (or .tflite, import only for now)
