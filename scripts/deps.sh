@@ -14,7 +14,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy clang libyaml-cpp-dev
   verilator gtkwave
-  gcc-aarch64-linux-gnu qemu-user libdrm-dev
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libdrm-dev
 )
 if [ "${1:-}" = "--ci" ]; then
   PKGS+=(slurm-wlm munge chromium xvfb)
