@@ -29,6 +29,8 @@ bool per_tensor(const ir::Graph& g, const ir::Node& n) {
     }
 }
 
+}  // namespace
+
 /// Real interval a Relu / Clip keeps; false when its bounds are not constant scalars.
 bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi) {
     if (n.op_type == "Relu") {
@@ -53,8 +55,6 @@ bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi) {
     hi = std::min(hi, b);
     return true;
 }
-
-}  // namespace
 
 UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
     const auto& rn = ref.nodes();
