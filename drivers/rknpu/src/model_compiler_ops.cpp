@@ -204,7 +204,8 @@ bool Compiler::add(size_t i) {
 
 bool Compiler::maxpool(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    if (n.outputs.size() > 1 && !n.outputs[1].empty()) unsupported("MaxPool with Indices output");
+    if (n.outputs.size() > 1 && !n.outputs[1].empty() && !n.attrs.has("npusim_alias_outputs"))
+        unsupported("MaxPool with Indices output");
     const ir::Value& x = g_.value(n.input(0));
     if (!is_q8(x.dtype)) unsupported("float MaxPool");
     if (x.shape.size() != 4) unsupported("MaxPool input is not 4-D");
