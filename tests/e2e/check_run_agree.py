@@ -8,19 +8,51 @@ node of every run layer must appear in check.
 
 A float model, which run refuses without --quantize, is compared with run --quantize none.
 
-usage: check_run_agree.py NPUSIM MODE PLATFORMS MODEL...   (MODE full|timing, PLATFORMS a,b)"""
+--zoo NETS --conventions CONVS writes each zoo net (tools/zoo/make_zoo.py) in each producer convention
+(tools/zoo/conventions.py) into a temporary folder, one file at a time, compares it and deletes it:
+ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in the build tree.
+
+usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d]
+       (MODE full|timing, PLATFORMS a,b)"""
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def zoo_models(tmp, nets, convs):
+    """Yields the path of each zoo net in each convention, written just before it is compared."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zoo"))
+    import conventions
+    import make_zoo
+    builders = {"mobilenetv2": make_zoo.mobilenetv2, "resnet50v2": make_zoo.resnet50v2, "yolov5s": make_zoo.yolov5s}
+    for name in nets:
+        net = builders[name]()
+        for c in convs:
+            path = os.path.join(tmp, "%s_%s.onnx" % (name, c))
+            make_zoo.save(conventions.emit(net, c, lambda n, act: make_zoo.Emitter(n, True, act).emit()), path)
+            yield path
+            os.remove(path)
+
 
 def main():
-    npusim, mode, platforms, models = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4:]
+    args = sys.argv[1:]
+    zoo, convs = [], []
+    if "--zoo" in args:
+        k = args.index("--zoo")
+        zoo = args[k + 1].split(",")
+        del args[k:k + 2]
+    if "--conventions" in args:
+        k = args.index("--conventions")
+        convs = args[k + 1].split(",")
+        del args[k:k + 2]
+    npusim, mode, platforms, files = args[0], args[1], args[2].split(","), args[3:]
     failures, pairs = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        for model in models:
+        for model in _chain(files, zoo_models(tmp, zoo, convs) if zoo else []):
             for plat in platforms:
                 name = "%s on %s" % (os.path.basename(model), plat)
                 c = subprocess.run([npusim, "check", "--platform", plat, "--json", model], capture_output=True, text=True)
@@ -68,6 +100,11 @@ def main():
         print("FAIL " + f)
     print("%d model/platform pairs compared, %d disagreement(s)" % (pairs, len(failures)))
     return 1 if failures or pairs == 0 else 0
+
+
+def _chain(*its):
+    for it in its:
+        yield from it
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ like the zoo models: uint8 activations, per-channel int8 weights, int32 biases.
   bigk_qdq.onnx   1x8x40x40: conv 3x3 + ReLU, conv 33x33 (outside RKNN's kernel range [1, 31]: the
                   checker sends it to the CPU), conv 1x1
 
-With --convention C1,C2,... only tiny and plain are written, once per producer convention
-(tools/zoo/conventions.py: ort_qdq_s8, ort_qoperator, pytorch_fx, tensorrt ...) as <net>_<convention>.onnx.
+With --convention C1,C2,... only tiny, plain and preact are written, once per producer convention
+(tools/zoo/conventions.py: ort_qdq_s8, ort_qoperator, pytorch_fx, tensorrt ...) as <net>_<convention>.onnx;
+  preact          1x8x9x11: conv 3x3 + ReLU, two pre-activation bottlenecks (BN-ReLU read by a 1x1 and
+                  a 3x3 conv, residual add), BN-ReLU, conv 1x1 (ResNet v2's BatchNormalization -> Relu)
 
 Deterministic: same arguments, same bytes. Run with /usr/bin/python3 (python3-onnx, numpy)."""
 import os
@@ -45,6 +47,21 @@ def plain():
     return n
 
 
+def preact():
+    # Pre-activation bottleneck (ResNet v2): a BN-ReLU read by two convolutions, then a residual Add
+    # read by the next BN-ReLU; TensorRT-style exports keep the Relu after the BatchNormalization and
+    # quantize its output once per reader.
+    n = make_zoo.Net("preact", 10, (1, 8, 9, 11))
+    x = n.conv("input", 32, 3, 1, "relu")
+    for _ in range(2):
+        b = n.bn_relu(x)
+        s = n.conv(b, 32, 1, 1, None)
+        h = n.conv(b, 32, 3, 1, "relu")
+        x = n.add(s, h)
+    n.output(n.conv(n.bn_relu(x), 16, 1, 1, None))
+    return n
+
+
 def bigk():
     n = make_zoo.Net("bigk", 9, (1, 8, 40, 40))
     x = n.conv("input", 8, 3, 1, "relu")
@@ -58,7 +75,7 @@ def main(out, convs=None):
     os.makedirs(out, exist_ok=True)
     if convs:
         for c in convs:
-            for name, build in (("tiny", tiny), ("plain", plain)):
+            for name, build in (("tiny", tiny), ("plain", plain), ("preact", preact)):
                 m = conventions.emit(build(), c, lambda n, act: make_zoo.Emitter(n, True, act).emit())
                 make_zoo.save(m, os.path.join(out, "%s_%s.onnx" % (name, c)))
         return

@@ -153,6 +153,10 @@ inline int32_t device_bound(float v, float scale, int32_t graph_zp, bool u8) {
     return u8 ? q - 128 : q;
 }
 
+/// Narrows [lo, hi] to the real interval a Relu / Clip keeps (model_compiler_units.cpp); false when
+/// the node is neither or its bounds are not constant scalars.
+bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi);
+
 /// The integer bounds of a Relu/Clip folded into a unit (UnitGraph: attributes npusim_clip_lo/hi),
 /// as Act::Clip on the conv lowering; no attributes: no activation stage.
 inline void fused_clip(const ir::Node& n, float out_scale, int32_t graph_zp, bool u8, ConvOp& op) {

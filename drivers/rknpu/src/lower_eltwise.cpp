@@ -275,6 +275,16 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
                                       const DeviceTensor& out, const std::vector<double>& mul,
                                       const std::vector<double>& add, ArenaBuilder& arena, const hw::SocProfile& soc,
                                       int core) {
+    return lower_affine_op(name, op, in, out, mul, add, -128, 127, arena, soc, core);
+}
+
+std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string& op, const DeviceTensor& in,
+                                      const DeviceTensor& out, const std::vector<double>& mul,
+                                      const std::vector<double>& add, int32_t clip_lo, int32_t clip_hi,
+                                      ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    clip_lo = std::max(clip_lo, -128);
+    clip_hi = std::min(clip_hi, 127);
+    if (clip_lo > clip_hi) throw std::invalid_argument(fmt::format("'{}': clip range [{}, {}] is empty", name, clip_lo, clip_hi));
     check_tensor(name, in, soc);
     check_tensor(name, out, soc);
     same_shape(name, in, out);
@@ -288,9 +298,14 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
         max_mul = std::max(max_mul, std::fabs(m));
         negative |= m < 0;
     }
-    for (double a : add) max_add = std::max(max_add, std::fabs(a));
+    // A clamp: BN adds (zo - lo) more, its ReLU / ReLUX keep [0, hi - lo], the output offset is lo
+    // (as the conv lowering's EW clip): clamp(round(v) + zo, lo, hi) exactly.
+    const bool clamp = clip_lo > -128 || clip_hi < 127;
+    const double shift_add = clamp ? static_cast<double>(out.zp - clip_lo) : 0.0;
+    for (double a : add) max_add = std::max(max_add, std::fabs(a + shift_add));
+    if (add.empty()) max_add = std::fabs(shift_add);
     if (auto v = flat_views({&in, &out})) {
-        auto t = lower_affine_op(name, op, (*v)[0], (*v)[1], mul, add, arena, soc, core);
+        auto t = lower_affine_op(name, op, (*v)[0], (*v)[1], mul, add, clip_lo, clip_hi, arena, soc, core);
         real_windows(t, out);
         return t;
     }
@@ -300,8 +315,8 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
             auto part = [&](const std::vector<double>& v) {
                 return v.size() > 1 ? std::vector<double>(v.begin() + c0, v.begin() + c0 + c) : v;
             };
-            auto t = lower_affine_op(name, op, channels(in, c0, c), channels(out, c0, c), part(mul), part(add), arena,
-                                     soc, core);
+            auto t = lower_affine_op(name, op, channels(in, c0, c), channels(out, c0, c), part(mul), part(add), clip_lo,
+                                     clip_hi, arena, soc, core);
             t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
             t.front().meta.in_window = t.front().meta.out_window;
             all.push_back(std::move(t.front()));
@@ -315,8 +330,9 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     BodyBuilder bb;
     emit_dpu_common(bb, in, out);
     const bool per_channel_mul = mul.size() > 1;
-    bool any_add = false;
+    bool any_add = clamp;
     for (double a : add) any_add |= std::llround(a * two_t) != 0;
+    const auto bn_add = [&](double a) { return static_cast<int32_t>(std::llround(a * two_t) + std::llround(shift_add * two_t)); };
     // BS: (x - zx) * M (per-channel M from memory when it varies).
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
@@ -340,27 +356,30 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
                                            {"BS_MUL_OPERAND", static_cast<uint64_t>(static_cast<uint16_t>(m))},
                                            {"BS_MUL_SHIFT_VALUE", 0}});
     }
-    // BN: + add[c] * 2^T (per channel from memory, or one register value).
+    // BN: + add[c] * 2^T (per channel from memory, or one register value); with a clamp, its ReLU.
     if (any_add) {
         bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0},
                                        {"BN_ALU_BYPASS", 0},
                                        {"BN_ALU_ALGO", en::AluAlgo::ADD},
                                        {"BN_ALU_SRC", add.size() > 1 ? 1u : 0u},
                                        {"BN_MUL_BYPASS", 1},
-                                       {"BN_RELU_BYPASS", 1}});
+                                       {"BN_RELU_BYPASS", clamp ? 0u : 1u},
+                                       {"BN_RELUX_EN", clamp && clip_hi < 127 ? 1u : 0u}});
         if (add.size() > 1) {
             std::vector<uint8_t> ops(4 * nc);
             for (size_t c = 0; c < nc; ++c) {
-                const auto v = static_cast<int32_t>(std::llround(add[c] * two_t));
+                const int32_t v = bn_add(add[c]);
                 std::memcpy(&ops[4 * c], &v, 4);
             }
             bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", arena.add_init(ops));
             bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", 1}});
         } else {
-            bb.write("DPU_BN_ALU_CFG", static_cast<uint32_t>(static_cast<int32_t>(std::llround(add[0] * two_t))));
+            bb.write("DPU_BN_ALU_CFG", static_cast<uint32_t>(bn_add(add.empty() ? 0.0 : add[0])));
         }
+        if (clamp && clip_hi < 127)
+            bb.write("DPU_BN_RELUX_CMP_VALUE", static_cast<uint32_t>(std::llround((clip_hi - clip_lo) * two_t)));
     }
-    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
+    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(clamp ? clip_lo : out.zp));
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
     bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
     return {bb.finish(dpu_meta(fmt::format("{} {}x{}x{}", op, out.c, out.h, out.w), out, core))};

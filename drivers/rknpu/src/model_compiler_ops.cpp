@@ -204,7 +204,8 @@ bool Compiler::add(size_t i) {
 
 bool Compiler::maxpool(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    if (n.outputs.size() > 1 && !n.outputs[1].empty()) unsupported("MaxPool with Indices output");
+    if (n.outputs.size() > 1 && !n.outputs[1].empty() && !n.attrs.has("npusim_alias_outputs"))
+        unsupported("MaxPool with Indices output");
     const ir::Value& x = g_.value(n.input(0));
     if (!is_q8(x.dtype)) unsupported("float MaxPool");
     if (x.shape.size() != 4) unsupported("MaxPool input is not 4-D");
@@ -373,19 +374,50 @@ bool Compiler::bn(size_t i) {
     if (c1.size() != 1 || g_.nodes()[c1[0]].op_type != "BatchNormalization") return false;
     const ir::Node& bnn = g_.nodes()[c1[0]];
     if (bnn.input(0) != f) return false;
-    const std::string f2 = bnn.outputs.at(0);
-    const auto c2 = g_.consumers(f2);
-    if (c2.size() != 1 || g_.nodes()[c2[0]].op_type != "QuantizeLinear") return false;
-    const ir::Node& q = g_.nodes()[c2[0]];
-    for (const auto& o : g_.outputs())
-        if (o == f || o == f2) return false;
-    if (c1[0] <= i || c2[0] <= c1[0]) return false;
-    if (auto it = checker_cpu_.find(bnn.name); it != checker_cpu_.end()) unsupported(it->second);
+    auto is_output = [&](const std::string& v) {
+        return std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
+    };
+    if (is_output(f) || c1[0] <= i) return false;
+    // Relu / Clip between the BatchNormalization and its QuantizeLinear (one reader each), which
+    // onnxruntime keeps when the Q's range does not make them redundant (TensorRT-style symmetric
+    // int8): exact integer output bounds, Q(clip(v)) = clamp(Q(v), Q(lo), Q(hi)).
+    std::vector<size_t> chain{i, c1[0]};
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    std::string v = bnn.outputs.at(0);
+    for (auto c = g_.consumers(v); c.size() == 1 && !is_output(v) && c[0] > chain.back();) {
+        const ir::Node& a = g_.nodes()[c[0]];
+        if (!a.domain.empty() || (a.op_type != "Relu" && a.op_type != "Clip") || a.input(0) != v) break;
+        if (!clamp_of(g_.ref(), a, lo, hi)) return false;
+        chain.push_back(c[0]);
+        v = a.outputs.at(0);
+        c = g_.consumers(v);
+    }
+    // Its QuantizeLinear: one, or several of the same parameters (one input quantizer per consumer,
+    // TensorRT style); outputs 1.. alias the first.
+    const auto qs = g_.consumers(v);
+    if (qs.empty() || is_output(v)) return false;
+    for (size_t k : qs) {
+        const ir::Node& qk = g_.nodes()[k];
+        if (qk.op_type != "QuantizeLinear" || qk.input(0) != v || k <= chain.back()) return false;
+    }
+    const ir::Node& q = g_.nodes()[qs[0]];
+    for (size_t k = 1; k < chain.size(); ++k)
+        if (auto it = checker_cpu_.find(g_.nodes()[chain[k]].name); it != checker_cpu_.end()) unsupported(it->second);
     const std::string y = q.outputs.at(0);
     if (!is_q8(g_.value(y).dtype)) return false;
     const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
+    const int32_t yz = scalar_zp(g_, q, 2);
+    for (size_t k = 1; k < qs.size(); ++k) {
+        const ir::Node& qk = g_.nodes()[qs[k]];
+        if (g_.value(qk.outputs.at(0)).dtype != g_.value(y).dtype || scalar_scale(g_, qk, 1) != ys ||
+            scalar_zp(g_, qk, 2) != yz)
+            return false;
+    }
     const DeviceTensor& in = dev(x, xs, scalar_zp(g_, dq, 2));
-    dev(y, ys, scalar_zp(g_, q, 2));
+    dev(y, ys, yz);
+    for (size_t k = 1; k < qs.size(); ++k) dev(g_.nodes()[qs[k]].outputs.at(0), ys, yz).alias_of = y;
+    const bool u8 = g_.value(y).dtype == num::DType::U8;
+    const int32_t clip_lo = device_bound(lo, ys, yz, u8), clip_hi = device_bound(hi, ys, yz, u8);
     const float eps = ir::attr_float(bnn.attrs, "epsilon", 1e-5f);
     std::vector<std::vector<float>> prm;
     for (size_t k = 1; k <= 4; ++k) {
@@ -402,19 +434,25 @@ bool Compiler::bn(size_t i) {
         addv[c] = (prm[1][c] - a * prm[2][c]) / ys;
     }
     Layer L = base_layer(i, "BatchNorm", Unit::Npu);
-    L.outputs = {y};
     L.out_shape = shape_of(y);
-    L.ir_nodes = ref_nodes({i, c1[0], c2[0]});
-    L.note = "DequantizeLinear -> BatchNormalization -> QuantizeLinear as a DPU per-channel affine task";
-    consumed_.insert(c1[0]);
-    consumed_.insert(c2[0]);
+    L.outputs.clear();
+    std::string acts;
+    for (size_t k = 2; k < chain.size(); ++k) acts += " -> " + g_.nodes()[chain[k]].op_type;
+    for (size_t k : qs) {
+        L.outputs.push_back(g_.nodes()[k].outputs.at(0));
+        chain.push_back(k);
+    }
+    L.ir_nodes = ref_nodes(chain);
+    L.note = "DequantizeLinear -> BatchNormalization" + acts + " -> QuantizeLinear as a DPU per-channel affine task" +
+             (acts.empty() ? "" : " (the activation as integer output bounds)");
+    for (size_t k = 1; k < chain.size(); ++k) consumed_.insert(chain[k]);
     push_npu(
         std::move(L),
-        [this, x, y, mul, addv, name = dq.name]() {
+        [this, x, y, mul, addv, clip_lo, clip_hi, name = dq.name]() {
             const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
             return across_cores(ty.h, [&](int y0, int rows, int core) {
                 return lower_affine_op(name, "batchnorm", rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv,
-                                       arena_, soc_, core);
+                                       clip_lo, clip_hi, arena_, soc_, core);
             });
         },
         true);

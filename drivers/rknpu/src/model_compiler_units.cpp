@@ -29,6 +29,8 @@ bool per_tensor(const ir::Graph& g, const ir::Node& n) {
     }
 }
 
+}  // namespace
+
 /// Real interval a Relu / Clip keeps; false when its bounds are not constant scalars.
 bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi) {
     if (n.op_type == "Relu") {
@@ -53,8 +55,6 @@ bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi) {
     hi = std::min(hi, b);
     return true;
 }
-
-}  // namespace
 
 UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
     const auto& rn = ref.nodes();
@@ -158,7 +158,7 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
     // uint8/int8 mismatch.
     static const std::set<std::string> kMove{"MaxPool", "Resize", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                              "Transpose", "Slice", "Identity"};
-    if (op.domain.empty() && kMove.count(op.op_type) && acts.empty() && qs.size() == 1 && op.outputs.size() == 1) {
+    if (op.domain.empty() && kMove.count(op.op_type) && acts.empty() && op.outputs.size() == 1) {
         const int d = prod(op.input(0));
         if (d < 0 || !is_dq(rn[static_cast<size_t>(d)]) || claimed[static_cast<size_t>(d)] || uses(op.input(0)) != 1)
             return false;
@@ -177,8 +177,12 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
         }
         ir::Node f = op;
         f.inputs[0] = dq.input(0);
-        f.outputs = {q.outputs[0]};
-        std::vector<size_t> members{static_cast<size_t>(d), static_cast<size_t>(p), qi};
+        f.outputs.clear();
+        for (size_t k : qs) f.outputs.push_back(rn[k].outputs[0]);
+        // Outputs 1.. are further identical quantizers (TensorRT style), not MaxPool's Indices.
+        if (qs.size() > 1) f.attrs.set("npusim_alias_outputs", int64_t{1});
+        std::vector<size_t> members{static_cast<size_t>(d), static_cast<size_t>(p)};
+        members.insert(members.end(), qs.begin(), qs.end());
         std::sort(members.begin(), members.end());
         for (size_t m : members) claimed[m] = true;
         how[static_cast<size_t>(p)] = "QDQ unit DequantizeLinear -> " + op.op_type + " -> QuantizeLinear on the quantized tensor";

@@ -581,6 +581,67 @@ TEST(ModelCompiler, OperatorCoverageIsolatedAndEndToEnd) {
     }
 }
 
+// TensorRT-style explicit quantization (symmetric int8, zero point 0, one input quantizer per
+// reader): DequantizeLinear -> BatchNormalization -> Clip(0, 6) -> two identical QuantizeLinear.
+// onnxruntime keeps the Clip (the Q's range [-128, 127] does not imply it); the NPU layer is one
+// DPU affine task whose BN-stage ReLU / ReLUX give the bounds Q(0) = 0 and Q(6) = 120, compared
+// with the reference nodes (onnxruntime's float BatchNormalization, Clip, Q). (The vendor rule takes
+// a standalone Clip only as ReLU6.)
+TEST(ModelCompiler, TensorRtStyleBatchNormClipIsOneAffineTask) {
+    const int C = 40, H = 5, W = 7;  // 40 channels: two C2 groups on RK3588 plus a partial one
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, C, H, W});
+    b.init_f32("xs", {}, {0.02f});
+    b.init_int("xz", kI8, {}, {0});
+    b.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+    b.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xf"});
+    b.init_f32("g", {C}, franges(C, -3.f, 3.f, 3));  // negative scales flip the sign too
+    b.init_f32("be", {C}, franges(C, -0.5f, 0.5f, 4));
+    b.init_f32("mu", {C}, franges(C, -0.3f, 0.3f, 5));
+    b.init_f32("va", {C}, franges(C, 0.1f, 0.5f, 6));
+    b.node("BatchNormalization", {"xf", "g", "be", "mu", "va"}, {"bnf"}, "bn");
+    b.init_f32("lo", {}, {0.0f});
+    b.init_f32("hi", {}, {6.0f});
+    b.node("Clip", {"bnf", "lo", "hi"}, {"cf"}, "clip");
+    b.init_f32("ys", {}, {0.05f});
+    b.init_int("yz", kI8, {}, {0});
+    for (const char* k : {"a", "b"}) {
+        b.node("QuantizeLinear", {"cf", "ys", "yz"}, {std::string("q") + k}, std::string("quant_") + k);
+        b.node("DequantizeLinear", {std::string("q") + k, "ys", "yz"}, {std::string("y") + k});
+        b.output(std::string("y") + k);
+    }
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string s = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(s.data(), s.size(), io, "bnclip.onnx");
+    static const hw::SocProfile rk3566 = hw::load_named_profile("rk3566");
+    for (const hw::SocProfile* soc : {&rk3588(), &rk3566}) {
+        const CompiledModel m = compile_model(g, *soc);
+        std::vector<const Layer*> npu;
+        for (const auto& L : m.layers)
+            if (L.unit == Unit::Npu) npu.push_back(&L);
+        ASSERT_EQ(npu.size(), 1u) << soc->name;
+        EXPECT_EQ(npu[0]->op, "BatchNorm");
+        EXPECT_EQ(npu[0]->ir_nodes.size(), 5u);  // DQ, BN, Clip, both Qs
+        const auto in = inputs_for(g, 3);
+        const Figures f = isolated_figures(m, in, *soc);  // asserts <= 1 LSB
+        EXPECT_EQ(f.layers, 1u);
+        const auto want = drv::ref::execute(g, in);
+        const DirectResult r = run_direct(m, *soc, in);
+        size_t at_lo = 0, at_hi = 0;
+        for (const char* y : {"ya", "yb"}) {
+            const TensorDiff d = compare_tensors(r.outputs.at(y), want.at(y));
+            EXPECT_LE(d.max_abs, 0.05 * 1.0001) << y << " on " << soc->name << ": " << d.str();
+            const float* v = want.at(y).data<float>();
+            for (size_t k = 0; k < want.at(y).numel(); ++k) at_lo += v[k] == 0.0f, at_hi += v[k] > 5.99f;
+        }
+        EXPECT_GT(at_lo, 0u);  // both bounds bind somewhere: the clamp is exercised
+        EXPECT_GT(at_hi, 0u);
+        const TensorDiff same = compare_tensors(r.outputs.at("ya"), r.outputs.at("yb"));
+        EXPECT_EQ(same.max_abs, 0.0);  // the second quantizer aliases the first
+    }
+}
+
 TEST(ModelCompiler, UnalignedConcatFallsBackToCpuWithReason) {
     // 20 + 20 channels: the second slice would start inside an atom, which the DPU cannot write.
     test_onnx::ModelBuilder b(13);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Producer conventions (issue 13): the tiny, plain and MobileNetV2 nets as onnxruntime (QDQ uint8 /
+// Producer conventions (issue 13): the tiny, plain, preact and MobileNetV2 nets as onnxruntime (QDQ uint8 /
 // int8, QOperator), PyTorch FX and TensorRT-style explicit quantization write them
 // (tools/zoo/conventions.py), compiled for RK3588 and RK3566 and run by the direct executor in isolated
 // mode: every NPU layer within 1 LSB of its reference nodes (the unit's own DQ -> op -> Q as
@@ -91,8 +91,8 @@ TEST_P(Conventions, SameNpuLayersAndWithinOneLsb) {
 
 INSTANTIATE_TEST_SUITE_P(Nets, Conventions,
                          ::testing::Values(Case{"tiny", "rk3588"}, Case{"plain", "rk3588"}, Case{"tiny", "rk3566"},
-                                           Case{"plain", "rk3566"}, Case{"mobilenetv2", "rk3588"},
-                                           Case{"mobilenetv2", "rk3566"}),
+                                           Case{"plain", "rk3566"}, Case{"preact", "rk3588"}, Case{"preact", "rk3566"},
+                                           Case{"mobilenetv2", "rk3588"}, Case{"mobilenetv2", "rk3566"}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.net + "_" + i.param.soc; });
 
 }  // namespace

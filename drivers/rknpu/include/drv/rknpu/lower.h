@@ -125,6 +125,14 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
 std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
 
+/// lower_affine_op with the output clamped to [clip_lo, clip_hi] (int8 device domain) in the same
+/// task: a Relu / Clip after the affine map (DequantizeLinear -> BatchNormalization -> Relu -> Q, as
+/// TensorRT-style exports write it), exact since the clamp commutes with the rounding shift.
+std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string& op, const DeviceTensor& in,
+                                      const DeviceTensor& out, const std::vector<double>& mul,
+                                      const std::vector<double>& add, int32_t clip_lo, int32_t clip_hi,
+                                      ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
 /// Per-channel affine map in output LSB units: out = sat(round(mul[c] * (x - in.zp) + add[c]) + out.zp).
 /// One value in mul/add applies to every channel. BatchNormalization between DQ and Q, and the
 /// requantizing copy of a concat input (mul = in.scale / out.scale, add = 0). `op` names the task.
