@@ -238,6 +238,15 @@ int run_cli(const RunOptions& opt) {
                                                          "to overwrite it)",
                                                          what, file));
     }
+    {
+        // A missing or unreadable program is bad input (exit 2, cli.md); 120 is for a file that is
+        // there but is not a loadable ELF.
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(opt.elf, ec) || !std::ifstream(opt.elf, std::ios::binary))
+            return rep.error(kExitUsage, fmt::format("cannot read program '{}' ({})", opt.elf,
+                                                     std::filesystem::exists(opt.elf, ec) ? "not a readable file"
+                                                                                          : "no such file"));
+    }
     try {
         const CorePreset preset = load_preset(core, opt.preset_dir.empty() ? default_preset_dir() : opt.preset_dir);
         Bus bus(preset);

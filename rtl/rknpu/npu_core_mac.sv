@@ -5,8 +5,13 @@
 // Array: PIXELS x KERNELS MAC cells of LANES int8 multipliers each (RK3588: 2 x 32 x 16 = 1024
 // MACs per cycle). A cell holds one weight atom (LANES input channels of one kernel) and forms the
 // dot product of it with one feature atom; the KERNELS cells of a pixel share that pixel's atom,
-// the PIXELS pixel groups share the weights. Depthwise (cfg_dw): cell 0 of each pixel group
-// multiplies lane by lane without the adder tree (LANES channels, one product each).
+// the PIXELS pixel groups share the weights. Depthwise (cfg_dw): a beat is one pixel of up to
+// FSLOTS = PIXELS*KATOMS channel groups (RK3588: 4 x 16 = 64 channels, the depthwise channel
+// padding Mesa applies); cell k < KATOMS of pixel group p multiplies slot q = p*KATOMS + k lane
+// by lane with weight atom q, without the adder tree (64 products per beat). Depthwise beats are
+// admitted at cfg_dw_rate / 65536 per cycle (a credit counter): the lane utilisation the silicon
+// shows on depthwise convolutions (rtl/README.md: from the profile's fitted
+// npu.depthwise_mac_efficiency), not a figure this RTL derives.
 //
 // Streams (valid/ready, both through 2-entry skid buffers):
 //   w_*  weight atoms of one weight set, kernel 0 first, WATOMS per beat (w_cnt of them valid,
@@ -15,16 +20,18 @@
 //        set leaves the remaining cells at zero). A set is loaded into shadow registers while the
 //        array computes with the active set; it becomes active when the active set's last
 //        feature beat (f_wlast) has been multiplied.
-//   f_*  feature beats: PIXELS atoms (pixel slot q at bits [q*LANES*8 +: LANES*8]), the pixel
-//        slots that hold real pixels (f_pmask), the accumulator entry (f_entry), f_first (the
+//   f_*  feature beats: FSLOTS = PIXELS*KATOMS atom slots (slot q at bits [q*LANES*8 +: LANES*8];
+//        normal mode uses slots 0..PIXELS-1, one pixel each; depthwise: channel group f_cgrp + q
+//        of pixel f_pix), the slots that hold data (f_pmask), the accumulator entry (f_entry), f_first (the
 //        entry starts from zero: first kernel tap and channel group), f_last (the entry is
 //        complete and goes to the delivery FIFO), f_wlast (last beat for the active weight set),
 //        and the tags of the output (f_pix: output pixel of slot 0, f_cgrp: channel group of
 //        kernel atom 0).
 //   o_*  accumulators, one output atom per beat: LANES int32 channels of one pixel, after
 //        CORE_CLIP_TRUNCATE (cfg_clip_shift: shift right rounding half up). Beats of an entry:
-//        pixel slot major, then kernel atom (KERNELS/LANES per pixel; one in depthwise mode);
-//        o_pix = f_pix + slot, o_cgrp = f_cgrp + kernel atom. Atoms whose channels start at or
+//        pixel slot major, then kernel atom (KERNELS/LANES per pixel); o_pix = f_pix + slot,
+//        o_cgrp = f_cgrp + kernel atom (depthwise: one atom per slot, o_pix = f_pix,
+//        o_cgrp = f_cgrp + slot). Atoms whose channels start at or
 //        beyond cfg_cout (output channels of the task) are not emitted.
 // Pipeline: skid -> s0 (beat) -> s1 (products) -> s2 (4-product partial sums) -> s3 (cell sums)
 // -> accumulate into entry (flop array) -> delivery FIFO (ENTRIES deep) -> output register.
@@ -46,6 +53,7 @@ module npu_core_mac #(
     input  logic                      cfg_dw,
     input  logic [               4:0] cfg_clip_shift,
     input  logic [              13:0] cfg_cout,
+    input  logic [              16:0] cfg_dw_rate,
     input  logic                      w_valid,
     output logic                      w_ready,
     input  logic [WATOMS*LANES*8-1:0] w_data,
@@ -53,8 +61,8 @@ module npu_core_mac #(
     input  logic                      w_last,
     input  logic                      f_valid,
     output logic                      f_ready,
-    input  logic [PIXELS*LANES*8-1:0] f_data,
-    input  logic [        PIXELS-1:0] f_pmask,
+    input  logic [KERNELS/LANES*PIXELS*LANES*8-1:0] f_data,
+    input  logic [KERNELS/LANES*PIXELS-1:0] f_pmask,
     input  logic                      f_first,
     input  logic                      f_last,
     input  logic                      f_wlast,
@@ -74,7 +82,8 @@ module npu_core_mac #(
   localparam int KW = $clog2(KERNELS + 1);
   localparam int KI = $clog2(KERNELS);
   localparam int CELLS = PIXELS * KERNELS;
-  localparam int FW = PIXELS * LANES * 8 + PIXELS + 3 + EW + PIXW + CGW;  // feature beat width
+  localparam int FSLOTS = PIXELS * KATOMS;  // feature atom slots per beat (depthwise: all pixels)
+  localparam int FW = FSLOTS * LANES * 8 + FSLOTS + 3 + EW + PIXW + CGW;  // feature beat width
   localparam int DW = $clog2(ENTRIES + 1);
 
   // ---- input skid buffers ------------------------------------------------------------------
@@ -108,8 +117,8 @@ module npu_core_mac #(
       .out_ready(fs_ready),
       .out_data(fs_bits)
   );
-  logic [PIXELS*LANES*8-1:0] fs_data;
-  logic [PIXELS-1:0] fs_pmask;
+  logic [FSLOTS*LANES*8-1:0] fs_data;
+  logic [FSLOTS-1:0] fs_pmask;
   logic fs_first, fs_last, fs_wlast;
   logic [EW-1:0] fs_entry;
   logic [PIXW-1:0] fs_pix;
@@ -135,8 +144,20 @@ module npu_core_mac #(
   assign consume = v0 && wlast0 && adv;  // the active set's last beat is multiplied this cycle
   assign promote = shd_full && (!act_valid || consume);
   assign ws_ready = !shd_full || promote;
+  // Depthwise issue credit (Q16): a beat needs a whole credit; cfg_dw_rate is added while less
+  // than one is held, so beats enter at cfg_dw_rate / 65536 per cycle on average.
+  logic [16:0] dw_credit, dw_left;
+  logic dw_go;
+  assign dw_go = !cfg_dw || dw_credit[16];
   // A beat entering s0 this cycle multiplies next cycle with the set active after this edge.
-  assign fs_ready = adv && ((consume || !act_valid) ? shd_full : act_valid);
+  assign fs_ready = adv && dw_go && ((consume || !act_valid) ? shd_full : act_valid);
+  assign dw_left = (fs_valid && fs_ready && cfg_dw) ? {1'b0, dw_credit[15:0]} : dw_credit;
+  always_ff @(posedge clk) begin
+    if (!rst_n) dw_credit <= '0;
+    else if (!cfg_dw) dw_credit <= 17'h10000;
+    else if (!dw_left[16]) dw_credit <= dw_left + cfg_dw_rate;
+    else dw_credit <= dw_left;
+  end
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -178,9 +199,9 @@ module npu_core_mac #(
 
   // ---- s0: the accepted feature beat -------------------------------------------------------
   /* verilator tracing_off */
-  logic [PIXELS*LANES*8-1:0] f0;
+  logic [FSLOTS*LANES*8-1:0] f0;
   /* verilator tracing_on */
-  logic [PIXELS-1:0] pm0, pm1, pm2, pm3;
+  logic [FSLOTS-1:0] pm0, pm1, pm2, pm3;
   logic first0, first1, first2, first3;
   logic last0, last1, last2;
   logic [EW-1:0] e0, e1, e2, e3;
@@ -232,17 +253,27 @@ module npu_core_mac #(
   /* verilator tracing_off */
   logic [PIXELS-1:0][KERNELS-1:0][LANES-1:0][15:0] prod1;
   logic [PIXELS-1:0][KERNELS-1:0][LANES/4-1:0][17:0] psum2;
-  logic [PIXELS-1:0][LANES-1:0][15:0] dwp2;
+  logic [FSLOTS-1:0][LANES-1:0][15:0] dwp2;
   logic [PIXELS-1:0][KERNELS-1:0][31:0] val3;
   /* verilator tracing_on */
 
   // Each stage's data registers load only when the stage before holds a beat (clock enable).
+  // Depthwise: cell k < KATOMS of pixel group p takes feature slot p*KATOMS + k and the weight
+  // atom of that slot's channel group (the operand muxes); the other cells multiply zero.
   always_ff @(posedge clk) begin
     if (adv && v0) begin
       for (int p = 0; p < PIXELS; p++) begin
         for (int k = 0; k < KERNELS; k++) begin
           for (int l = 0; l < LANES; l++) begin
-            prod1[p][k][l] <= 16'($signed(f0[(p*LANES+l)*8+:8]) * $signed(w_act[k][l*8+:8]));
+            logic [7:0] fa, wa;
+            if (cfg_dw) begin
+              fa = (k < KATOMS) ? f0[((p*KATOMS+(k%KATOMS))*LANES+l)*8+:8] : 8'd0;
+              wa = w_act[p*KATOMS+(k%KATOMS)][l*8+:8];
+            end else begin
+              fa = f0[(p*LANES+l)*8+:8];
+              wa = w_act[k][l*8+:8];
+            end
+            prod1[p][k][l] <= 16'($signed(fa) * $signed(wa));
           end
         end
       end
@@ -258,7 +289,8 @@ module npu_core_mac #(
                 18'($signed(prod1[p][k][4*g+2])) + 18'($signed(prod1[p][k][4*g+3]));
           end
         end
-        for (int l = 0; l < LANES; l++) dwp2[p][l] <= prod1[p][0][l];
+        for (int a = 0; a < KATOMS; a++)
+          for (int l = 0; l < LANES; l++) dwp2[p*KATOMS+a][l] <= prod1[p][a][l];
       end
     end
   end
@@ -267,7 +299,7 @@ module npu_core_mac #(
     if (adv && v2) begin
       for (int p = 0; p < PIXELS; p++) begin
         for (int k = 0; k < KERNELS; k++) begin
-          if (cfg_dw) val3[p][k] <= (k < LANES) ? 32'($signed(dwp2[p][k%LANES])) : 32'd0;
+          if (cfg_dw) val3[p][k] <= 32'($signed(dwp2[p*KATOMS+k/LANES][k%LANES]));
           else val3[p][k] <= cell_sum(psum2[p][k]);
         end
       end
@@ -278,7 +310,7 @@ module npu_core_mac #(
   /* verilator tracing_off */
   logic [CELLS*32-1:0] acc[ENTRIES];
   logic [CELLS*32-1:0] dmem[ENTRIES];
-  logic [PIXELS-1:0] dpm[ENTRIES];
+  logic [FSLOTS-1:0] dpm[ENTRIES];
   logic [PIXW-1:0] dpix[ENTRIES];
   logic [CGW-1:0] dcg[ENTRIES];
   /* verilator tracing_on */
@@ -310,9 +342,11 @@ module npu_core_mac #(
   end
 
   // ---- output: one atom per beat from the FIFO head ----------------------------------------
-  // Slot j of an entry = pixel slot j / KATOMS, kernel atom j % KATOMS. Slots that hold no output
-  // (pixel slot beyond the output, kernel atom at or beyond cfg_cout, atoms 1.. in depthwise
-  // mode) are skipped without a bubble: the next beat is the lowest remaining slot.
+  // Slot j of an entry = pixel slot j / KATOMS, kernel atom j % KATOMS (depthwise: channel group
+  // j of the entry's pixel; the cell sums sit at the same place). Slots that hold no output
+  // (pixel slot beyond the output, channels at or beyond cfg_cout: the padded kernels and the
+  // padded depthwise channel groups) are skipped without a bubble: the next beat is the lowest
+  // remaining slot.
   localparam int SLOTS = PIXELS * KATOMS;
   logic [SLOTS-1:0] rem, cur, pick, head_mask;
   logic rem_valid, can_load, head_ok;
@@ -321,8 +355,8 @@ module npu_core_mac #(
 
   always_comb begin
     for (int j = 0; j < SLOTS; j++) begin
-      head_mask[j] = dpm[drp][j/KATOMS] && (cfg_dw ? (j % KATOMS == 0) :
-          ((32'(dcg[drp]) + 32'(j % KATOMS)) * LANES < 32'(cfg_cout)));
+      head_mask[j] = cfg_dw ? (dpm[drp][j] && (32'(dcg[drp]) + 32'(j)) * LANES < 32'(cfg_cout)) :
+          (dpm[drp][j/KATOMS] && (32'(dcg[drp]) + 32'(j % KATOMS)) * LANES < 32'(cfg_cout));
     end
     cur = rem_valid ? rem : head_mask;
     pick = cur & (~cur + 1'b1);  // lowest set bit
@@ -362,8 +396,8 @@ module npu_core_mac #(
           for (int l = 0; l < LANES; l++) begin
             o_data[l*32+:32] <= clip(dmem[drp][((j/KATOMS)*KERNELS+(j%KATOMS)*LANES+l)*32+:32], cfg_clip_shift);
           end
-          o_pix <= dpix[drp] + PIXW'(j / KATOMS);
-          o_cgrp <= dcg[drp] + CGW'(j % KATOMS);
+          o_pix <= dpix[drp] + PIXW'(cfg_dw ? 0 : j / KATOMS);
+          o_cgrp <= dcg[drp] + CGW'(cfg_dw ? j : j % KATOMS);
         end
       end
     end

@@ -55,7 +55,7 @@ RtlSession::RtlSession(const RtlOptions& o, const hw::SocProfile& soc, const std
     const uint64_t period = 1'000'000'000'000ull / static_cast<uint64_t>(soc.npu.core_clock_hz.value);
     for (size_t i = 0; i < cores.size(); ++i) {
         impl_->dps.push_back(std::make_unique<Datapath>(fmt::format("rtl_npu_core{}", i), period));
-        impl_->engines.push_back(std::make_unique<RtlEngine>(static_cast<int>(i), o, *impl_->dps.back()));
+        impl_->engines.push_back(std::make_unique<RtlEngine>(static_cast<int>(i), o, *impl_->dps.back(), dw_schedule(soc)));
         cores[i]->set_task_executor(impl_->engines.back().get());
     }
     if (!o.vcd.empty()) {

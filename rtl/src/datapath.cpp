@@ -62,12 +62,12 @@ struct Datapath::Impl : public sc_core::sc_module {
 
     sc_signal<bool> clk{"clk"}, rst_n{"rst_n"}, cfg_flying{"cfg_flying"};
     sc_signal<bool> c_cfg_dw{"c_cfg_dw"};
-    sc_signal<uint32_t> c_cfg_clip_shift{"c_cfg_clip_shift"}, c_cfg_cout{"c_cfg_cout"};
+    sc_signal<uint32_t> c_cfg_clip_shift{"c_cfg_clip_shift"}, c_cfg_cout{"c_cfg_cout"}, c_cfg_dw_rate{"c_cfg_dw_rate"};
     sc_signal<bool> w_valid{"w_valid"}, w_ready{"w_ready"}, w_last{"w_last"};
     sc_signal<sc_bv<kWeightAtoms * kLanes * 8>> w_data{"w_data"};
     sc_signal<uint32_t> w_cnt{"w_cnt"};
     sc_signal<bool> f_valid{"f_valid"}, f_ready{"f_ready"}, f_first{"f_first"}, f_last{"f_last"}, f_wlast{"f_wlast"};
-    sc_signal<sc_bv<kPixels * kLanes * 8>> f_data{"f_data"};
+    sc_signal<sc_bv<kFeatureSlots * kLanes * 8>> f_data{"f_data"};
     sc_signal<uint32_t> f_pmask{"f_pmask"}, f_entry{"f_entry"}, f_pix{"f_pix"}, f_cgrp{"f_cgrp"};
     sc_signal<bool> c_o_valid{"c_o_valid"}, c_o_ready{"c_o_ready"}, c_idle{"c_idle"}, c_o_fire{"c_o_fire"};
     sc_signal<sc_bv<kLanes * 32>> c_o_data{"c_o_data"};
@@ -99,6 +99,7 @@ struct Datapath::Impl : public sc_core::sc_module {
     void bind() {
         top.clk(clk), top.rst_n(rst_n), top.cfg_flying(cfg_flying);
         top.c_cfg_dw(c_cfg_dw), top.c_cfg_clip_shift(c_cfg_clip_shift), top.c_cfg_cout(c_cfg_cout);
+        top.c_cfg_dw_rate(c_cfg_dw_rate);
         top.w_valid(w_valid), top.w_ready(w_ready), top.w_data(w_data), top.w_cnt(w_cnt), top.w_last(w_last);
         top.f_valid(f_valid), top.f_ready(f_ready), top.f_data(f_data), top.f_pmask(f_pmask), top.f_first(f_first);
         top.f_last(f_last), top.f_wlast(f_wlast), top.f_entry(f_entry), top.f_pix(f_pix), top.f_cgrp(f_cgrp);
@@ -153,6 +154,7 @@ struct Datapath::Impl : public sc_core::sc_module {
             c_cfg_dw.write(j.core->depthwise());
             c_cfg_clip_shift.write(j.core->clip_shift());
             c_cfg_cout.write(j.core->out_channels());
+            c_cfg_dw_rate.write(j.core->dw_rate_q16());
         }
         if (j.dpu) {
             const DpuPorts& p = *j.dpu;

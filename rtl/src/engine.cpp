@@ -61,7 +61,7 @@ bool RtlEngine::conv_dpu(const rknpu::ConvConfig& c, const rknpu::ConvOperands& 
         cur_.model_cycles = cur_.model_dpu;
         return true;
     }
-    CoreSequencer seq(c, ops);
+    CoreSequencer seq(c, ops, dw_);
     DatapathJob j;
     j.core = &seq;
     j.core_outputs = seq.expected_outputs();

@@ -126,8 +126,10 @@ int run_mcu_cli(mcu::McuRunOptions o, const std::string& report_path, const std:
         std::vector<results::NamedTensor> outs;
         for (const auto& row : rep.outputs) outs.emplace_back(row.name, row.tensor);
         rc = std::max(rc, results::write_and_check(outs, res, std::cout, std::cerr, &expect_rows));
-    } else if (!rep.ran && res.any()) {
+    } else if (!rep.ran && res.any() && rc == 0) {
+        // Only when nothing said why (one error line per failure: a refusal already named it).
         std::cerr << "npusim: error: no outputs to write or compare (the firmware did not run)\n";
+        rc = 1;
     }
     auto write = [](const std::string& path, const std::string& text) {
         std::ofstream f(path, std::ios::binary);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "app/regcmd_file.h"
 
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -14,6 +15,9 @@
 namespace sim {
 
 std::vector<uint64_t> read_regcmd_file(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw std::runtime_error(fmt::format("cannot open regcmd file '{}' (a directory)", path));
     std::ifstream f(path, std::ios::binary);
     if (!f) throw std::runtime_error(fmt::format("cannot open regcmd file '{}'", path));
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -3,7 +3,12 @@
      FAIL_TEST=N   riscv-tests style failure of test N through tohost ("tohost: test N failed", exit N)
      TRAP_STORM    mtvec points at an illegal instruction: every attempt traps, nothing retires (--max-insns)
      SIGNATURE     riscv-arch-test style: results stored between begin_signature and end_signature
-                   (model_test.h RVMODEL_DATA_BEGIN/END), halt through tohost */
+                   (model_test.h RVMODEL_DATA_BEGIN/END), halt through tohost
+   and one per fatal outcome of the exit-code table (docs/cli.md), each with mtvec = 0 (nothing is
+   mapped there on the cv32e40p preset: no trap handler):
+     ILLEGAL       an illegal instruction (121)      WILD    a jump to unmapped memory (122)
+     ACCESS        a load from unmapped memory (123) WFI     WFI with no interrupt enabled (125)
+     ECALL         an ecall, another trap (126) */
 #include "test_macros.h"
 #if defined(FAIL_TEST)
 TEST_BEGIN
@@ -47,6 +52,31 @@ begin_signature:
     .globl end_signature
 end_signature:
     .word 0
+#elif defined(ILLEGAL) || defined(WILD) || defined(ACCESS) || defined(WFI) || defined(ECALL)
+    .section .text.init
+    .globl _start
+_start:
+    csrw mtvec, zero
+    csrw mie, zero
+#if defined(ILLEGAL)
+    .word 0
+#elif defined(WILD)
+    li t0, 0x00400000
+    jr t0
+#elif defined(ACCESS)
+    li t0, 0x00400000
+    lw t1, 0(t0)
+#elif defined(WFI)
+    wfi
 #else
-#error "define FAIL_TEST=N, TRAP_STORM or SIGNATURE"
+    ecall
+#endif
+    .section .tohost, "aw", @progbits
+    .align 6
+    .globl tohost
+tohost: .dword 0
+    .globl fromhost
+fromhost: .dword 0
+#else
+#error "define FAIL_TEST=N, TRAP_STORM, SIGNATURE, ILLEGAL, WILD, ACCESS, WFI or ECALL"
 #endif

@@ -32,9 +32,9 @@ constexpr uint64_t kMaxInsnsLimit = 1000000000000000ull;
 /// Exit codes of run_cli() besides the guest's own exit code (0..118 pass through unchanged), following
 /// the npusim CLI conventions (shared docs cli.md).
 enum ExitCode : int {
-    kExitUsage = 2,                ///< invalid options (bad --gdb address, --max-insns out of range, ...)
+    kExitUsage = 2,                ///< invalid options (bad --gdb address, --max-insns out of range, ...), missing program
     kExitGuestCodeTooLarge = 119,  ///< the guest exited with a code outside 0..118 (the message gives it)
-    kExitLoadError = 120,          ///< bad ELF, unknown or invalid preset, unreadable file
+    kExitLoadError = 120,          ///< bad ELF (present but not loadable), unknown or invalid preset
     kExitIllegalInsn = 121,        ///< illegal instruction with no trap handler
     kExitWildJump = 122,           ///< fetch from unmapped memory with no trap handler
     kExitAccessFault = 123,        ///< load/store to unmapped memory with no trap handler

@@ -9,8 +9,10 @@
 // (group, stripe, tap, channel group): the kernels' atoms for that tap and channel group,
 // kWeightAtoms per beat, so the array reloads weights once per stripe pass (it has shadow
 // registers for the next set).
-// Depthwise: channel group (kLanes channels, also the output group) -> stripe -> tap -> entry, one
-// weight atom per set. Taps outside the input read PAD_VALUE (the CNA's padding).
+// Depthwise: channel set (the beat's channel groups: DwSchedule::cout_align / kLanes of them, at
+// most kFeatureSlots; groups of the padded channels included, computed on zeros and not emitted)
+// -> stripe (<= kEntries pixels) -> tap -> entry (one pixel), one weight atom per channel group
+// of the set. Taps outside the input read PAD_VALUE (the CNA's padding).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,9 +20,15 @@
 
 #include "npu/rknpu/conv_config.h"
 #include "npu/rknpu/conv_engine.h"
+#include "hw/profile.h"
 #include "rtl/streams.h"
 
 namespace npu::rtl {
+
+/// The depthwise schedule of a SoC profile: npu.depthwise_cout_align (rounded up to kLanes) and
+/// the lane utilisation npu.depthwise_mac_efficiency x npu.int8_macs_per_cycle / (the products
+/// of one beat: min(align / kLanes, kFeatureSlots) x kLanes), at most one beat per cycle.
+DwSchedule dw_schedule(const hw::SocProfile& soc);
 
 /// Why the RTL CORE cannot run this conv task ("" = it can): int8 only, 16-byte atoms.
 std::string core_unsupported(const rknpu::ConvConfig& c);
@@ -28,7 +36,7 @@ std::string core_unsupported(const rknpu::ConvConfig& c);
 class CoreSequencer {
    public:
     /// `c` must be supported (core_unsupported(c) empty); the operands stay referenced.
-    CoreSequencer(const rknpu::ConvConfig& c, const rknpu::ConvOperands& ops);
+    CoreSequencer(const rknpu::ConvConfig& c, const rknpu::ConvOperands& ops, const DwSchedule& dw = {});
 
     bool next_weight(WeightBeat& b);
     bool next_feature(FeatureBeat& b);
@@ -42,12 +50,19 @@ class CoreSequencer {
     bool depthwise() const { return c_.depthwise; }
     uint32_t clip_shift() const { return c_.clip_truncate; }
     uint32_t out_channels() const { return c_.out_c; }
+    /// cfg_dw_rate of the task (Q16 beats per cycle; kDwRateOne for normal convolutions).
+    uint32_t dw_rate_q16() const { return c_.depthwise ? dw_.rate_q16 : kDwRateOne; }
     /// Output tags of the CORE atoms a completed entry (a beat with `last`) emits, in order.
     template <typename F>
     void entry_outputs(const FeatureBeat& b, F&& emit) const {
+        if (c_.depthwise) {  // one pixel, channel groups cgrp + q
+            for (uint32_t q = 0; q < dw_slots_; ++q)
+                if ((b.pmask >> q & 1u) && (b.cgrp + q) * kLanes < c_.out_c) emit(b.pix, b.cgrp + q);
+            return;
+        }
         for (uint32_t q = 0; q < kPixels; ++q) {
             if (!(b.pmask >> q & 1u)) continue;
-            const uint32_t atoms = c_.depthwise ? 1 : kKernelAtoms;
+            const uint32_t atoms = kKernelAtoms;
             for (uint32_t a = 0; a < atoms; ++a)
                 if ((b.cgrp + a) * kLanes < c_.out_c) emit(b.pix + q, b.cgrp + a);
         }
@@ -60,7 +75,9 @@ class CoreSequencer {
     };
     uint32_t stripe_begin(uint32_t s) const { return s * stripe_px_; }
     uint32_t stripe_end(uint32_t s) const;
-    uint32_t stripe_entries(uint32_t s) const { return (stripe_end(s) - stripe_begin(s) + kPixels - 1) / kPixels; }
+    /// Pixels per feature beat: kPixels, or one in depthwise mode.
+    uint32_t slots() const { return c_.depthwise ? 1 : kPixels; }
+    uint32_t stripe_entries(uint32_t s) const { return (stripe_end(s) - stripe_begin(s) + slots() - 1) / slots(); }
     uint32_t set_atoms(uint32_t g) const;
     uint32_t in_groups_per_set() const { return c_.depthwise ? 1 : in_groups_; }
     /// Advance `step` items along the innermost index with `inner` items.
@@ -69,8 +86,10 @@ class CoreSequencer {
 
     const rknpu::ConvConfig& c_;
     const rknpu::ConvOperands& ops_;
+    DwSchedule dw_;
+    uint32_t dw_slots_ = 1;  ///< depthwise: channel groups per beat
     uint32_t pixels_ = 0, stripes_ = 0, stripe_px_ = 0, taps_ = 0;
-    uint32_t in_groups_ = 0, out_groups_ = 0, groups_ = 0;  ///< groups_: kernel groups (depthwise: channel groups)
+    uint32_t in_groups_ = 0, out_groups_ = 0, groups_ = 0;  ///< groups_: kernel groups (depthwise: channel sets)
     uint64_t surf_ = 0;
     Pos wp_, fp_;
 };

@@ -17,7 +17,8 @@ namespace npu::rtl {
 
 class RtlEngine : public rknpu::EngineHooks, public tlm_models::TaskExecutor {
    public:
-    RtlEngine(int core, const RtlOptions& o, Datapath& dp) : core_(core), opts_(o), dp_(dp) {}
+    RtlEngine(int core, const RtlOptions& o, Datapath& dp, const DwSchedule& dw = {})
+        : core_(core), opts_(o), dp_(dp), dw_(dw) {}
 
     std::vector<std::vector<uint8_t>> execute(const rknpu::TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
                                               const tlm_models::TaskRecord& rec) override;
@@ -36,6 +37,7 @@ class RtlEngine : public rknpu::EngineHooks, public tlm_models::TaskExecutor {
     int core_;
     RtlOptions opts_;
     Datapath& dp_;
+    DwSchedule dw_;  ///< the SoC's depthwise schedule (core_seq.h)
     RtlTaskRecord cur_;
     uint64_t time_ps_ = 0;
     std::vector<RtlTaskRecord> records_;

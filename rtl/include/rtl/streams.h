@@ -16,6 +16,20 @@ inline constexpr uint32_t kEntries = 32;     ///< accumulator entries: a stripe 
 inline constexpr uint32_t kWeightAtoms = 8;  ///< weight atoms per weight beat (one 128-byte CBUF entry)
 inline constexpr uint32_t kGroups = 512;     ///< DPU per-channel operand RAM: channel groups of kLanes
 inline constexpr uint32_t kKernelAtoms = kKernels / kLanes;
+/// Feature atom slots per beat: kPixels pixels in normal mode (one slot each); in depthwise mode
+/// one pixel of up to kFeatureSlots channel groups (64 channels on the RK3588 class).
+inline constexpr uint32_t kFeatureSlots = kPixels * kKernelAtoms;
+inline constexpr uint32_t kDwRateOne = 65536;  ///< cfg_dw_rate of one depthwise beat per cycle
+
+/// The depthwise schedule the silicon's figures imply (rtl/README.md): output channels padded to
+/// `cout_align` (a multiple of kLanes; the profile's npu.depthwise_cout_align, Mesa's padding), a
+/// beat carrying min(cout_align / kLanes, kFeatureSlots) channel groups of one pixel, and beats
+/// admitted at `rate_q16` / kDwRateOne per cycle (the lane utilisation of the profile's fitted
+/// npu.depthwise_mac_efficiency). The defaults: one channel group per beat, one beat per cycle.
+struct DwSchedule {
+    uint32_t cout_align = kLanes;
+    uint32_t rate_q16 = kDwRateOne;
+};
 
 /// One weight beat: up to kWeightAtoms atoms (kLanes int8 weights of one kernel each, `count`
 /// of them valid); `last` closes the weight set.
@@ -25,9 +39,9 @@ struct WeightBeat {
     bool last = false;
 };
 
-/// One feature beat: kPixels atoms and the accumulator control (npu_core_mac.sv).
+/// One feature beat: kFeatureSlots atoms and the accumulator control (npu_core_mac.sv).
 struct FeatureBeat {
-    std::array<int8_t, kPixels * kLanes> f{};
+    std::array<int8_t, kFeatureSlots * kLanes> f{};
     uint32_t pmask = 0;  ///< pixel slots that hold output pixels
     bool first = false, last = false, wlast = false;
     uint32_t entry = 0, pix = 0, cgrp = 0;

@@ -70,7 +70,9 @@ TEST(RunCli, ConsoleOutputAndPass) {
 }
 
 TEST(RunCli, BadElfFiles) {
-    EXPECT_EQ(run(::testing::TempDir() + "/does_not_exist." + std::to_string(::getpid()) + ".elf"), kExitLoadError);
+    // A missing program is bad input (cli.md: 2, missing or unreadable file); 120 is for a file
+    // that is there but is not a loadable ELF.
+    EXPECT_EQ(run(::testing::TempDir() + "/does_not_exist." + std::to_string(::getpid()) + ".elf"), kExitUsage);
     const std::string junk = ::testing::TempDir() + "/junk." + std::to_string(::getpid()) + ".elf";
     std::ofstream(junk) << "this is not an ELF file";
     EXPECT_EQ(run(junk), kExitLoadError);
