@@ -154,6 +154,9 @@ struct CheckedLayer {
     std::vector<std::string> inputs, outputs;
     std::vector<size_t> ir_nodes;  ///< nodes of the checked graph the layer implements
     std::map<std::string, double> float_lsb;  ///< float outputs compared in these units (absent: exactly)
+    /// > 0: an fp16 layer; each output is compared in steps of float_rtol x max |reference| / 1.5,
+    /// so that "worse" (2 steps or more) is |diff| >= float_rtol x max |reference|.
+    double float_rtol = 0;
 };
 
 /// The full-mode checks every NPU family's run shares: `ref_graph` on `inputs` against the device's
