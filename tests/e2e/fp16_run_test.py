@@ -138,7 +138,7 @@ def nets():
     y = n.clip(n.conv("x", 32, k=3, group=32), 0.0, 6.0)
     y = n.conv(y, 32, k=3, stride=2, group=32)
     yield n, n.conv(y, 48, k=3, group=4)
-    n = Net("residual_bn", [1, 16, 12, 12])
+    n = Net("residual_bn", [1, 16, 7, 7])  # odd w x h: 8-byte fp16 atoms (RK356x) read whole surfaces
     a = n.conv("x", 16, k=3)
     y = n.relu(n.binary("Add", a, "x"))
     y = n.relu(n.bn(y))
@@ -148,8 +148,8 @@ def nets():
     b = n.maxpool(a, 5, 1, 2)
     yield n, n.maxpool(n.concat([a, b, n.relu(n.conv(a, 8, k=3))]), 3, 2, 1)
     n = Net("head", [1, 64, 7, 7])
-    y = n.relu(n.flatten(n.gap(n.conv("x", 96, k=1, pad=0))))
-    yield n, n.matmul(n.relu(n.gemm(y, 40)), 24)
+    y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
+    yield n, n.matmul(n.gemm(y, 40), 24)
 
 
 def main():

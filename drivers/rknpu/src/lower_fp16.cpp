@@ -80,6 +80,23 @@ bool all_equal(const std::vector<float>& v, float x) {
     return true;
 }
 
+/// A notch the MRDMA/ERDMA cannot express (8-byte atoms, RK356x, on an odd w x h): when every
+/// tensor has the same surface stride, each surface is read and written whole, padding included,
+/// as a row of surf_stride / atom pixels (elementwise with per-channel operands: the channels of
+/// every pixel are unchanged).
+bool flat(const DeviceTensor& t) {
+    const uint64_t compact = static_cast<uint64_t>(t.w) * t.h * t.c2 * 2;
+    return t.c > t.c2 && t.surf_stride >= compact && (t.surf_stride - compact) % 16 != 0;
+}
+
+DeviceTensor flat_view(const DeviceTensor& t) {
+    DeviceTensor v = t;
+    v.w = static_cast<int>(t.surf_stride / static_cast<uint32_t>(t.c2 * 2));
+    v.h = 1;
+    v.line_stride = t.surf_stride;
+    return v;
+}
+
 }  // namespace
 
 std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp& op, const DeviceTensor& a,
@@ -87,6 +104,13 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
                                         const hw::SocProfile& soc, int core) {
     const bool binary = op.kind != Fp16DpuOp::Kind::Affine;
     if (binary != (b != nullptr)) fail(name, "Add/Mul take two inputs, the affine map one");
+    if ((flat(a) || flat(out) || (b && flat(*b))) && a.surf_stride == out.surf_stride && (!b || b->surf_stride == out.surf_stride) &&
+        (a.surf_stride % static_cast<uint32_t>(a.c2 * 2)) == 0 && a.w == out.w && a.h == out.h) {
+        const DeviceTensor fb = b ? flat_view(*b) : DeviceTensor{};
+        auto t = lower_fp16_dpu_op(name, op, flat_view(a), b ? &fb : nullptr, flat_view(out), arena, soc, core);
+        for (TaskBody& tb : t) tb.meta.out_window = tb.meta.in_window = {0, out.c, 0, out.h, 0, out.w};
+        return t;
+    }
     check_tensor(name, a, out, soc);
     check_tensor(name, out, out, soc);
     if (b) check_tensor(name, *b, out, soc);
