@@ -821,15 +821,19 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
         for (const std::string& out : L.outputs) {
             if (!computed.count(out)) continue;
             auto fl = L.float_lsb.find(out);
-            double lsb = fl == L.float_lsb.end() ? 0 : fl->second;
-            if (L.float_rtol > 0 && computed.at(out).dtype() == num::DType::F32) {
+            double lsb = fl == L.float_lsb.end() ? 0 : fl->second, peak = 0;
+            const bool fp16 = L.float_rtol > 0 && computed.at(out).dtype() == num::DType::F32;
+            if (fp16) {
                 const num::Tensor& want = computed.at(out);
-                double peak = 0;
                 for (size_t k = 0; k < want.numel(); ++k) peak = std::max(peak, std::fabs(double(want.data<float>()[k])));
                 lsb = L.float_rtol * (peak > 0 ? peak : 1.0) / 1.5;
             }
             OutputCheck one;
             const std::string e = compare(snapshot.at(out), computed.at(out), lsb, one);
+            if (fp16 && e.empty()) {
+                row.fp16_rtol = L.float_rtol;
+                row.fp16_rel_error = std::max(row.fp16_rel_error, one.max_abs / (peak > 0 ? peak : 1.0));
+            }
             if (!e.empty()) r.errors.push_back(fmt::format("layer '{}' output '{}': {}", L.name, out, e));
             row.check.merge(one);
             if (!dump_layers_dir.empty() && e.empty()) {

@@ -44,6 +44,9 @@ struct ModelLayerRow {
     std::string bound;           ///< compute / memory / overhead (NPU), host (CPU), "" (view)
     bool checked = false;        ///< isolated check ran (full mode, NPU layer)
     OutputCheck check;           ///< device output vs reference node fed with the device's inputs
+    /// An fp16 layer (CheckedLayer::float_rtol): max |device - reference| / max |reference| over its
+    /// outputs, and the tolerance it is held to; -1: not an fp16 layer.
+    double fp16_rel_error = -1, fp16_rtol = 0;
     /// Host-side input/output conversion at the graph boundary (a QuantizeLinear of a graph input,
     /// a DequantizeLinear producing a graph output): outside the vendor runtime's run call.
     bool host_io = false;
