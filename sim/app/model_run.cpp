@@ -768,6 +768,14 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
         if (ref.at(name).dtype() == num::DType::F32 && lsb <= 0) row.unit = "exact";
         const std::string e = compare(final_outputs.at(name), ref.at(name), lsb, row.check);
         if (!e.empty()) r.errors.push_back(fmt::format("output '{}': {}", name, e));
+        for (const CheckedLayer& L : layers)  // produced by an fp16 layer: the relative error
+            if (L.float_rtol > 0 && std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end() &&
+                ref.at(name).dtype() == num::DType::F32 && e.empty()) {
+                const num::Tensor& want = ref.at(name);
+                double peak = 0;
+                for (size_t k = 0; k < want.numel(); ++k) peak = std::max(peak, std::fabs(double(want.data<float>()[k])));
+                row.fp16_rel_error = row.check.max_abs / (peak > 0 ? peak : 1.0);
+            }
         r.outputs.push_back(row);
     }
 

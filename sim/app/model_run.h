@@ -69,6 +69,8 @@ struct OutputRow {
     std::string name;
     std::string unit = "LSB";  ///< differences are in quantization steps of the output
     OutputCheck check;
+    /// An output an fp16 layer produced: max |device - reference| / max |reference| (-1: not one).
+    double fp16_rel_error = -1;
 };
 
 struct ModelRunResult {

@@ -289,6 +289,12 @@ std::string report_text(const ModelRunResult& r) {
     if (r.outputs_checked)
         for (const OutputRow& out : r.outputs) {
             const OutputCheck& c = out.check;
+            if (out.fp16_rel_error >= 0) {  // the fp16 path: float differences, no quantization step
+                o += fmt::format("output '{}' vs reference executor (float32): {} values, fp16 run: max |diff| {:.3g} = "
+                                 "{:.2e} x max |reference|, cosine {:.6f}\n",
+                                 out.name, c.values, c.max_abs, out.fp16_rel_error, c.cosine());
+                continue;
+            }
             // Float outputs without a quantization step compare exactly: no "1 LSB" class to report.
             const std::string step = out.unit == "exact" ? std::string("differ in float")
                                                          : fmt::format("differ by 1 {}", out.unit);
@@ -426,6 +432,7 @@ std::string report_json(const ModelRunResult& r) {
             nlohmann::ordered_json x = check_json(out.check);
             x["name"] = out.name;
             x["unit"] = out.unit;
+            if (out.fp16_rel_error >= 0) x["fp16_max_rel_error"] = out.fp16_rel_error, x["cosine"] = out.check.cosine();
             outs.push_back(x);
         }
         j["outputs"] = outs;
