@@ -105,8 +105,9 @@ import json; r = json.load(open('$T/rn.json')); assert r['totals']['npu_layers']
 check "float model without --quantize: runs in fp16 on the NPU (RKNN's default), the report says so, layers checked" \
   "[ $rc -eq 0 ] && grep -q 'note: the float model runs in fp16 on the NPU' '$T/rf.txt' && $PY -c \"
 import json; r = json.load(open('$T/rf.json')); t = r['totals']
-assert t['npu_layers'] > 0 and t['cpu_layers'] == 0, t
-assert all('fp16' in l['note'] for l in r['layers'] if l['unit'] == 'NPU'), r['layers']\""
+assert t['npu_layers'] > 0, t
+assert all(l.get('cpu_reason') == 'vendor rule' for l in r['layers'] if l['unit'] == 'CPU'), r['layers']
+assert all('fp16' in l['note'] and l['fp16_check']['ok'] for l in r['layers'] if l['unit'] == 'NPU'), r['layers']\""
 "$NPUSIM" run -p rk3588 "$R" --quantize fp16 -q >"$T/o" 2>&1; rc=$?
 check "--quantize fp16: the same fp16 run, exit 0" "[ $rc -eq 0 ] && grep -q 'note: --quantize fp16: the float model runs in fp16' '$T/o'"
 "$NPUSIM" run -p rk3588 "$R" --mode timing -q >"$T/o" 2>&1; rc=$?
