@@ -141,7 +141,8 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
                                       const std::vector<double>& add, ArenaBuilder& arena, const hw::SocProfile& soc,
                                       int core);
 
-/// Max pooling of an int8 tensor on the PPU (PPU_RDMA input), padding reads -128.
+/// Max pooling of an int8 tensor on the PPU (PPU_RDMA input), padding reads -128; of an fp16 tensor
+/// (DeviceTensor::fp16) in fp16, padding -inf.
 struct PoolOp {
     std::string name;
     int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
