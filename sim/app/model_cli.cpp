@@ -94,8 +94,9 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     // --quantize: int8 replaces g by the folded QDQ model; a float model without it is refused.
     std::optional<drv::quant::QuantizedModel> qm;
     std::vector<std::string> quant_notes;
+    bool fp16 = false;
     if (const int rc = apply_run_quantize({o.quantize, o.calibration, o.calibration_method}, soc, o.model, o.seed,
-                                          o.input_shapes, !full, g, qm, quant_notes, err);
+                                          o.input_shapes, !full, g, qm, quant_notes, fp16, err);
         rc >= 0)
         return rc;
     phases.mark("import");
@@ -123,6 +124,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         co.cpu_nodes = o.cpu_nodes;
         co.keep_all_tensors = full && !o.no_check;
         co.timing_only = !full;  // timing mode moves no data: weights laid out, not packed
+        co.fp16 = fp16;
         m = drv::rknpu::compile_model(std::move(g), soc, co);  // g is not used after this
     } catch (const std::invalid_argument& e) {
         // cli.md: 4, the model is refused by the platform (unsupported operator, does not fit).

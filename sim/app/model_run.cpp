@@ -238,9 +238,11 @@ void Runner::upload(const rk::DeviceTensor& t, const num::Tensor& x) {
     for (int c = 0; c < t.c; ++c)
         for (int y = 0; y < t.h; ++y)
             for (int xw = 0; xw < t.w; ++xw) {
-                const uint64_t off = static_cast<uint64_t>(c / c2) * t.surf_stride +
-                                     static_cast<uint64_t>(y) * t.line_stride + static_cast<uint64_t>(xw) * c2 + c % c2;
-                if (off < cur.size() && off < img.size()) cur[off] = img[off];
+                const uint64_t eb = static_cast<uint64_t>(t.elem_bytes());  // fp16 tensors: 2 bytes
+                const uint64_t off = static_cast<uint64_t>(c / c2) * t.surf_stride + static_cast<uint64_t>(y) * t.line_stride +
+                                     (static_cast<uint64_t>(xw) * c2 + c % c2) * eb;
+                for (uint64_t k = 0; k < eb; ++k)
+                    if (off + k < cur.size() && off + k < img.size()) cur[off + k] = img[off + k];
             }
     hal_->bo_write(arena_, t.offset, cur.data(), cur.size());
 }
@@ -731,8 +733,12 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
 
     if (!full || !o.check || !r.errors.empty()) return r;
     std::vector<CheckedLayer> checked;
-    for (const rk::Layer& L : m.layers)
+    for (const rk::Layer& L : m.layers) {
         checked.push_back({L.name, L.unit == rk::Unit::Npu, L.inputs, L.outputs, L.ir_nodes, {}});
+        for (const std::string& out : L.outputs)
+            if (auto t = m.tensors.find(out); L.unit == rk::Unit::Npu && t != m.tensors.end() && t->second.fp16)
+                checked.back().float_rtol = rk::kFp16LayerRtol;
+    }
     check_with_reference(m.graph, m.graph, checked, inputs, run.final_outputs_, run.snapshot_, r, o.dump_layers_dir);
     return r;
 }
@@ -762,6 +768,14 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
         if (ref.at(name).dtype() == num::DType::F32 && lsb <= 0) row.unit = "exact";
         const std::string e = compare(final_outputs.at(name), ref.at(name), lsb, row.check);
         if (!e.empty()) r.errors.push_back(fmt::format("output '{}': {}", name, e));
+        for (const CheckedLayer& L : layers)  // produced by an fp16 layer: the relative error
+            if (L.float_rtol > 0 && std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end() &&
+                ref.at(name).dtype() == num::DType::F32 && e.empty()) {
+                const num::Tensor& want = ref.at(name);
+                double peak = 0;
+                for (size_t k = 0; k < want.numel(); ++k) peak = std::max(peak, std::fabs(double(want.data<float>()[k])));
+                row.fp16_rel_error = row.check.max_abs / (peak > 0 ? peak : 1.0);
+            }
         r.outputs.push_back(row);
     }
 
@@ -815,8 +829,19 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
         for (const std::string& out : L.outputs) {
             if (!computed.count(out)) continue;
             auto fl = L.float_lsb.find(out);
+            double lsb = fl == L.float_lsb.end() ? 0 : fl->second, peak = 0;
+            const bool fp16 = L.float_rtol > 0 && computed.at(out).dtype() == num::DType::F32;
+            if (fp16) {
+                const num::Tensor& want = computed.at(out);
+                for (size_t k = 0; k < want.numel(); ++k) peak = std::max(peak, std::fabs(double(want.data<float>()[k])));
+                lsb = L.float_rtol * (peak > 0 ? peak : 1.0) / 1.5;
+            }
             OutputCheck one;
-            const std::string e = compare(snapshot.at(out), computed.at(out), fl == L.float_lsb.end() ? 0 : fl->second, one);
+            const std::string e = compare(snapshot.at(out), computed.at(out), lsb, one);
+            if (fp16 && e.empty()) {
+                row.fp16_rtol = L.float_rtol;
+                row.fp16_rel_error = std::max(row.fp16_rel_error, one.max_abs / (peak > 0 ? peak : 1.0));
+            }
             if (!e.empty()) r.errors.push_back(fmt::format("layer '{}' output '{}': {}", L.name, out, e));
             row.check.merge(one);
             if (!dump_layers_dir.empty() && e.empty()) {

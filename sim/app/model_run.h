@@ -44,6 +44,9 @@ struct ModelLayerRow {
     std::string bound;           ///< compute / memory / overhead (NPU), host (CPU), "" (view)
     bool checked = false;        ///< isolated check ran (full mode, NPU layer)
     OutputCheck check;           ///< device output vs reference node fed with the device's inputs
+    /// An fp16 layer (CheckedLayer::float_rtol): max |device - reference| / max |reference| over its
+    /// outputs, and the tolerance it is held to; -1: not an fp16 layer.
+    double fp16_rel_error = -1, fp16_rtol = 0;
     /// Host-side input/output conversion at the graph boundary (a QuantizeLinear of a graph input,
     /// a DequantizeLinear producing a graph output): outside the vendor runtime's run call.
     bool host_io = false;
@@ -66,6 +69,8 @@ struct OutputRow {
     std::string name;
     std::string unit = "LSB";  ///< differences are in quantization steps of the output
     OutputCheck check;
+    /// An output an fp16 layer produced: max |device - reference| / max |reference| (-1: not one).
+    double fp16_rel_error = -1;
 };
 
 struct ModelRunResult {
@@ -154,6 +159,9 @@ struct CheckedLayer {
     std::vector<std::string> inputs, outputs;
     std::vector<size_t> ir_nodes;  ///< nodes of the checked graph the layer implements
     std::map<std::string, double> float_lsb;  ///< float outputs compared in these units (absent: exactly)
+    /// > 0: an fp16 layer; each output is compared in steps of float_rtol x max |reference| / 1.5,
+    /// so that "worse" (2 steps or more) is |diff| >= float_rtol x max |reference|.
+    double float_rtol = 0;
 };
 
 /// The full-mode checks every NPU family's run shares: `ref_graph` on `inputs` against the device's

@@ -155,8 +155,9 @@ int run_quantize_cli(const QuantizeCliOptions& o, std::ostream& out, std::ostrea
 
 int apply_run_quantize(const QuantizeArgs& q, const hw::SocProfile& soc, const std::string& model, uint64_t seed,
                        const std::vector<std::string>& input_shapes, bool timing, drv::ir::Graph& g,
-                       std::optional<drv::quant::QuantizedModel>& qm, std::vector<std::string>& notes,
+                       std::optional<drv::quant::QuantizedModel>& qm, std::vector<std::string>& notes, bool& fp16,
                        std::ostream& err) {
+    fp16 = false;
     if (const std::string e = validate_quantize_args(q); !e.empty()) return fail(err, kExitBadInput, e);
     const std::string why = drv::quant::quantized_reason(g);
     if (!why.empty()) {
@@ -172,12 +173,13 @@ int apply_run_quantize(const QuantizeArgs& q, const hw::SocProfile& soc, const s
     }
     if (q.mode.empty() || q.mode == "fp16") {
         if (soc.npu.fp16_macs_per_cycle.value <= 0) return fail(err, kExitRefused, no_fp16_message(model, soc.name));
-        return fail(
-            err, kExitRefused,
-            fmt::format("'{}' is a float model: RKNN runs float models in fp16 on the NPU{}, and npusim has no "
-                        "fp16 NPU lowering yet, {} (--quantize int8 [--calibration FILE.npy|DIR] quantizes it for "
-                        "the NPU; --quantize none runs it in float on the host CPU)",
-                        model, q.mode.empty() ? " when no quantization is asked for" : "", soc.name));
+        fp16 = true;
+        notes.push_back(fmt::format(
+            "{}the float model runs in fp16 on the NPU{} (fp16 tensors and weights, fp32 accumulation); "
+            "nodes without an fp16 lowering run in float on the host CPU",
+            q.mode.empty() ? "" : "--quantize fp16: ",
+            q.mode.empty() ? ", what RKNN does when no quantization is asked for (--quantize int8 quantizes it)" : ""));
+        return -1;
     }
     drv::quant::PipelineOptions p = pipeline_options(q, seed, input_shapes);
     return guarded(err, model, [&] {

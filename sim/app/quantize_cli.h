@@ -45,13 +45,14 @@ std::string validate_quantize_args(const QuantizeArgs& q);
 /// `run` on an RKNPU platform: applies --quantize to the imported graph `g` (QdqMode::Rewrite).
 /// int8: `g` becomes the folded QDQ model and `qm` holds the quantization (for the report);
 /// none: `g` stays float (its nodes run on the host CPU), a note says so; a float model with
-/// fp16 or no --quantize is refused (no fp16 NPU lowering yet; a SoC without an fp16 path asks
-/// for --quantize int8); --quantize on a quantized model is an error. Returns -1 to go on, else
-/// the exit code (the message written to `err`). `timing`: `g` was imported without weight
-/// contents, so the model is imported again before quantizing.
+/// fp16 or no --quantize runs on the fp16 path (`fp16` set: CompileOptions::fp16, a note says so;
+/// a SoC without an fp16 path is refused, asking for --quantize int8); --quantize on a quantized
+/// model is an error. Returns -1 to go on, else the exit code (the message written to `err`).
+/// `timing`: `g` was imported without weight contents, so the model is imported again before
+/// quantizing.
 int apply_run_quantize(const QuantizeArgs& q, const hw::SocProfile& soc, const std::string& model, uint64_t seed,
                        const std::vector<std::string>& input_shapes, bool timing, drv::ir::Graph& g,
-                       std::optional<drv::quant::QuantizedModel>& qm, std::vector<std::string>& notes,
+                       std::optional<drv::quant::QuantizedModel>& qm, std::vector<std::string>& notes, bool& fp16,
                        std::ostream& err);
 
 /// Adds the quantization section to a run report: text after `text`, a "quantization" object in

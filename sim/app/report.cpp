@@ -238,7 +238,9 @@ std::string report_text(const ModelRunResult& r) {
                      "DDR rd", "DDR wr", "util", "bound", "cores", checked ? "  check" : "");
     for (const ModelLayerRow& l : r.layers) {
         std::string chk;
-        if (checked)
+        if (checked && l.fp16_rel_error >= 0)  // fp16: relative error against the stated tolerance
+            chk = fmt::format("  {} fp16 rel {:.1e}", l.check.worse ? "MISMATCH" : "ok", l.fp16_rel_error);
+        else if (checked)
             chk = l.checked ? fmt::format("  {}{}", check_verdict(l.check),
                                           l.check.off_by_one || l.check.worse
                                               ? fmt::format(" ({} off by 1, {} worse)", l.check.off_by_one, l.check.worse)
@@ -287,6 +289,12 @@ std::string report_text(const ModelRunResult& r) {
     if (r.outputs_checked)
         for (const OutputRow& out : r.outputs) {
             const OutputCheck& c = out.check;
+            if (out.fp16_rel_error >= 0) {  // the fp16 path: float differences, no quantization step
+                o += fmt::format("output '{}' vs reference executor (float32): {} values, fp16 run: max |diff| {:.3g} = "
+                                 "{:.2e} x max |reference|, cosine {:.6f}\n",
+                                 out.name, c.values, c.max_abs, out.fp16_rel_error, c.cosine());
+                continue;
+            }
             // Float outputs without a quantization step compare exactly: no "1 LSB" class to report.
             const std::string step = out.unit == "exact" ? std::string("differ in float")
                                                          : fmt::format("differ by 1 {}", out.unit);
@@ -306,6 +314,19 @@ std::string report_text(const ModelRunResult& r) {
                          c.values ? 100.0 * static_cast<double>(c.off_by_one) / static_cast<double>(c.values) : 0.0,
                          c.max_abs_diff, check_verdict(c));
         if (c.off_by_one) o += "  1-LSB cause: " + r.one_lsb_cause + "\n";
+        size_t n16 = 0, bad16 = 0;
+        double worst = 0, rtol = 0;
+        std::string worst_name;
+        for (const ModelLayerRow& l : r.layers)
+            if (l.fp16_rel_error >= 0) {
+                ++n16, bad16 += l.check.worse != 0, rtol = l.fp16_rtol;
+                if (l.fp16_rel_error >= worst) worst = l.fp16_rel_error, worst_name = l.name;
+            }
+        if (n16)
+            o += fmt::format("  fp16 layers: {} of them ran in fp16, {} outside the tolerance max |diff| < {:.4g} x "
+                             "max |reference|; worst relative error {:.2e} ({}); counts above in steps of that "
+                             "tolerance / 1.5\n",
+                             n16, bad16, rtol, worst, worst_name);
     }
     o += rollup_text(r);
     o += scaling_text(r);
@@ -358,6 +379,8 @@ std::string report_json(const ModelRunResult& r) {
         if (!l.cpu_reason.empty()) x["cpu_reason"] = l.cpu_reason;
         if (!l.rewrites.empty()) x["rewrites"] = l.rewrites;
         if (l.checked) x["isolated_check"] = check_json(l.check);
+        if (l.fp16_rel_error >= 0)
+            x["fp16_check"] = {{"max_rel_error", l.fp16_rel_error}, {"rtol", l.fp16_rtol}, {"ok", l.check.worse == 0}};
         if (l.host_io) x["host_io"] = true;
         if (l.scaling.cores > 1) {
             const auto& s = l.scaling;
@@ -409,6 +432,7 @@ std::string report_json(const ModelRunResult& r) {
             nlohmann::ordered_json x = check_json(out.check);
             x["name"] = out.name;
             x["unit"] = out.unit;
+            if (out.fp16_rel_error >= 0) x["fp16_max_rel_error"] = out.fp16_rel_error, x["cosine"] = out.check.cosine();
             outs.push_back(x);
         }
         j["outputs"] = outs;

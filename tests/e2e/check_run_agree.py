@@ -6,7 +6,8 @@ must sit in a run layer of the same name and unit (NPU / CPU / view) and, on the
 kind of reason; a node the vendor rules send to the CPU must be a CPU layer for that reason; every
 node of every run layer must appear in check.
 
-A float model, which run refuses without --quantize, is compared with run --quantize none.
+A float model runs without --quantize on the fp16 path (issue 14), which check places the same way;
+a platform without an fp16 path refuses it, and it is then compared with run --quantize none.
 
 --zoo NETS --conventions CONVS writes each zoo net (tools/zoo/make_zoo.py) in each producer convention
 (tools/zoo/conventions.py) into a temporary folder, one file at a time, compares it and deletes it:
@@ -64,8 +65,8 @@ def main():
                 cmd = [npusim, "run", "--platform", plat, model, "--mode", mode, "--quiet", "--report", rep]
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode == 4 and "float model" in r.stderr:
-                    # run refuses a float model unless told how to build it; check places its nodes
-                    # as --quantize none runs them (on the host CPU, no float NPU lowering).
+                    # a SoC without an fp16 path refuses a float model unless told how to build it;
+                    # check places its nodes as --quantize none runs them (on the host CPU).
                     r = subprocess.run(cmd + ["--quantize", "none"], capture_output=True, text=True)
                 if r.returncode not in (0, 1) or not os.path.exists(rep):
                     failures.append("%s: run exit %d: %s" % (name, r.returncode, r.stderr.strip()))

@@ -101,11 +101,17 @@ check "run --quantize int8: accuracy section in the text report" "grep -q '^quan
 "$NPUSIM" run -p rk3588 "$R" --quantize none --report "$T/rn.json" -q >"$T/rn.txt" 2>&1; rc=$?
 check "run --quantize none: every layer on the host CPU, the report says so" "[ $rc -eq 0 ] && grep -q 'note: --quantize none' '$T/rn.txt' && $PY -c \"
 import json; r = json.load(open('$T/rn.json')); assert r['totals']['npu_layers'] == 0 and r['totals']['cpu_layers'] > 0\""
-"$NPUSIM" run -p rk3588 "$R" >"$T/o" 2>"$T/e"; rc=$?
-check "float model without --quantize: refused (no fp16 NPU lowering yet), exit 4, one line" \
-  "[ $rc -eq 4 ] && one_line '$T/e' && grep -q 'fp16' '$T/e' && grep -q -- '--quantize int8' '$T/e'"
-"$NPUSIM" run -p rk3588 "$R" --quantize fp16 >"$T/o" 2>"$T/e"; rc=$?
-check "--quantize fp16: refused the same way, exit 4" "[ $rc -eq 4 ] && one_line '$T/e'"
+"$NPUSIM" run -p rk3588 "$R" --report "$T/rf.json" -q >"$T/rf.txt" 2>&1; rc=$?
+check "float model without --quantize: runs in fp16 on the NPU (RKNN's default), the report says so, layers checked" \
+  "[ $rc -eq 0 ] && grep -q 'note: the float model runs in fp16 on the NPU' '$T/rf.txt' && $PY -c \"
+import json; r = json.load(open('$T/rf.json')); t = r['totals']
+assert t['npu_layers'] > 0, t
+assert all(l.get('cpu_reason') == 'vendor rule' for l in r['layers'] if l['unit'] == 'CPU'), r['layers']
+assert all('fp16' in l['note'] and l['fp16_check']['ok'] for l in r['layers'] if l['unit'] == 'NPU'), r['layers']\""
+"$NPUSIM" run -p rk3588 "$R" --quantize fp16 -q >"$T/o" 2>&1; rc=$?
+check "--quantize fp16: the same fp16 run, exit 0" "[ $rc -eq 0 ] && grep -q 'note: --quantize fp16: the float model runs in fp16' '$T/o'"
+"$NPUSIM" run -p rk3588 "$R" --mode timing -q >"$T/o" 2>&1; rc=$?
+check "float model in timing mode: fp16 on the NPU" "[ $rc -eq 0 ] && grep -q 'runs in fp16 on the NPU' '$T/o'"
 "$NPUSIM" run -p rv1106 "$R" >"$T/o" 2>"$T/e"; rc=$?
 check "SoC without an fp16 path: exit 4 asking for --quantize int8" \
   "[ $rc -eq 4 ] && one_line '$T/e' && grep -q 'no fp16 path' '$T/e' && grep -q -- '--quantize int8' '$T/e'"

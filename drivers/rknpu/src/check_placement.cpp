@@ -61,6 +61,8 @@ std::optional<std::vector<drv::check::NodePlacement>> check_placement(const std:
     CompileOptions co;
     co.timing_only = true;           // the same layers as the full compile (model_compiler_test)
     co.reject_unsupported = false;   // report the unsupported node instead of refusing the model
+    // A float model: the fp16 path where the profile has one, as `npusim run` without --quantize.
+    co.fp16 = is_float_model(g) && soc.npu.fp16_macs_per_cycle.value > 0;
     std::vector<drv::check::NodePlacement> out;
     CompiledModel m;
     try {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -298,6 +299,27 @@ class Compiler {
 
     /// DequantizeLinear -> BatchNormalization -> QuantizeLinear as one per-channel affine task.
     bool bn(size_t i);
+
+    // ---- the fp16 path (model_compiler_fp16.cpp, CompileOptions::fp16) -------------------
+
+    /// The fp16 device tensor of a float32 value.
+    DeviceTensor& dev_f16(const std::string& name);
+    /// A float node the fp16 path lowers; false: not one (the int8 dispatch continues).
+    bool classify_fp16(size_t i);
+    /// The Relu / Clip (constant bounds) that alone reads `y`, not a graph output: its node and bounds.
+    std::optional<size_t> fusable_act_f16(const std::string& y, float& lo, float& hi) const;
+    /// Folds activation node `act` into layer L (outputs, IR nodes, op name) and the conv's DPU.
+    void fuse_act_f16(Layer& L, size_t act, ConvOp* op, float lo, float hi);
+    void push_conv_f16(Layer L, ConvOp op, const std::string& in, const std::string& out,
+                       std::function<void(ConvOp&)> fill);
+    void push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const std::string& b, const std::string& y);
+    bool conv_f16(size_t i);
+    bool gemm_f16(size_t i, bool matmul);
+    bool gap_f16(size_t i);
+    bool eltwise_f16(size_t i);
+    bool bn_f16(size_t i);
+    bool act_f16(size_t i);
+    bool concat_f16(size_t i);
 
     std::map<std::string, int> slice_off_;  ///< channel offset of values placed in a concat buffer
 

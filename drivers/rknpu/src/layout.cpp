@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Host boundary conversion between an IR tensor (NCHW, batch 1, int8 or uint8) and its device
-// image (NC1HWC2 with the DeviceTensor's strides, int8; uint8 shifted by -128). The image covers
+// image (NC1HWC2 with the DeviceTensor's strides, int8; uint8 shifted by -128; a float32 tensor
+// of the fp16 path as fp16 elements, little-endian). The image covers
 // [offset, offset + bytes) of the arena: C1 surfaces of surf_stride bytes each (a channel slice
 // of a concat buffer is a contiguous run of the parent's surfaces).
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 
 #include "drv/rknpu/model.h"
+#include "numerics/half.h"
 
 namespace drv::rknpu {
 
@@ -19,14 +21,58 @@ void check(const DeviceTensor& t, size_t numel, const char* what) {
     if (numel != want)
         throw std::invalid_argument(fmt::format("{} '{}': {} values, the device tensor holds {} ({}x{}x{})", what,
                                                 t.name, numel, want, t.c, t.h, t.w));
-    if (t.c2 <= 0 || t.line_stride < static_cast<uint32_t>(t.w * t.c2) ||
+    if (t.c2 <= 0 || t.line_stride < static_cast<uint32_t>(t.w * t.c2 * t.elem_bytes()) ||
         t.surf_stride < t.line_stride * static_cast<uint32_t>(t.h))
         throw std::invalid_argument(fmt::format("{} '{}': inconsistent strides", what, t.name));
+}
+
+/// fp16 device image of a float32 tensor: padding channels 0 (+0.0).
+std::vector<uint8_t> to_device_fp16(const DeviceTensor& t, const num::Tensor& x) {
+    if (x.dtype() != num::DType::F32)
+        throw std::invalid_argument(
+            fmt::format("to_device '{}': {} tensor, the model has float32 (fp16 on the NPU)", t.name,
+                        num::dtype_name(x.dtype())));
+    check(t, x.numel(), "to_device");
+    std::vector<uint8_t> img(t.bytes, 0);
+    const float* src = x.data<float>();
+    const size_t hw = static_cast<size_t>(t.h) * t.w;
+    for (int c = 0; c < t.c; ++c) {
+        const size_t base = static_cast<size_t>(c / t.c2) * t.surf_stride + 2 * static_cast<size_t>(c % t.c2);
+        for (int y = 0; y < t.h; ++y) {
+            uint8_t* row = img.data() + base + static_cast<size_t>(y) * t.line_stride;
+            const float* in = src + static_cast<size_t>(c) * hw + static_cast<size_t>(y) * t.w;
+            for (int x0 = 0; x0 < t.w; ++x0) {
+                const uint16_t h = num::fp32_to_fp16(in[x0]);
+                row[static_cast<size_t>(x0) * t.c2 * 2] = static_cast<uint8_t>(h & 0xff);
+                row[static_cast<size_t>(x0) * t.c2 * 2 + 1] = static_cast<uint8_t>(h >> 8);
+            }
+        }
+    }
+    return img;
+}
+
+num::Tensor from_device_fp16(const DeviceTensor& t, const std::vector<uint8_t>& image, std::vector<int64_t> shape) {
+    num::Tensor out = num::Tensor::uninitialized(num::DType::F32, std::move(shape));
+    float* dst = out.data<float>();
+    const size_t hw = static_cast<size_t>(t.h) * t.w;
+    for (int c = 0; c < t.c; ++c) {
+        const size_t base = static_cast<size_t>(c / t.c2) * t.surf_stride + 2 * static_cast<size_t>(c % t.c2);
+        for (int y = 0; y < t.h; ++y) {
+            const uint8_t* row = image.data() + base + static_cast<size_t>(y) * t.line_stride;
+            float* o = dst + static_cast<size_t>(c) * hw + static_cast<size_t>(y) * t.w;
+            for (int x0 = 0; x0 < t.w; ++x0) {
+                const uint8_t* e = row + static_cast<size_t>(x0) * t.c2 * 2;
+                o[x0] = num::fp16_to_fp32(static_cast<uint16_t>(e[0] | (e[1] << 8)));
+            }
+        }
+    }
+    return out;
 }
 
 }  // namespace
 
 std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
+    if (t.fp16) return to_device_fp16(t, x);
     const bool u8 = x.dtype() == num::DType::U8;
     if (!u8 && x.dtype() != num::DType::I8)
         throw std::invalid_argument(
@@ -62,6 +108,7 @@ num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& image
     if (out.numel() != static_cast<size_t>(t.c) * t.h * t.w)
         throw std::invalid_argument(
             fmt::format("from_device '{}': IR shape does not match {}x{}x{}", t.name, t.c, t.h, t.w));
+    if (t.fp16) return from_device_fp16(t, image, shape);
     const uint8_t shift = t.graph_uint8 ? 128 : 0;
     uint8_t* dst = out.raw();
     const size_t hw = static_cast<size_t>(t.h) * t.w;

@@ -20,6 +20,12 @@
 // int8 output anyway, and the inner roundings (>> S1, >> S2) sit >= 20 bits below the output LSB.
 // All shifts round half up in the model (UNVERIFIED hardware rounding), the final one included; the
 // reference rounds half to even, which differs only on exact ties.
+//
+// fp16 (ConvOp::fp16, issue 14): the same tiling with 2-byte elements (the profile's fp16 C2,
+// weight blocks and output-channel padding), weights rounded to fp16, fp32 accumulation, and the
+// DPU's float path: BS adds the fp32 bias (ALU operand from memory), ReLU / ReLU6 in BS, other
+// Clip bounds as BN ALU max + EW ALU min with register operands, fp16 output (OUT_CVT scale 1 with
+// FP32TOFP16_EN, as the vendor's fp16 tasks, docs/rknpu-register-semantics.md §10).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,6 +39,7 @@
 #include "drv/rknpu/lower.h"
 #include "hw/regcmd.h"
 #include "hw/rknpu_layout.h"
+#include "numerics/half.h"
 
 namespace drv::rknpu {
 
@@ -71,6 +78,7 @@ constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 /// where no operand bytes are written and the weights are absent).
 Requant plan_requant(const ConvOp& op, bool shifts_only) {
     Requant r;
+    if (op.fp16) return r;  // no requantization on the float path
     const size_t n = static_cast<size_t>(op.out_c);
     const int taps = op.kernel_h * op.kernel_w;
     const int per_out = (op.depthwise ? 1 : op.in_c) * taps;
@@ -165,6 +173,7 @@ struct Plan {
     hw::rknpu::WeightBlocks blocks;      ///< the SoC's int8 weight blocks (hw/rknpu_layout.h)
     hw::rknpu::WeightBlocks dw_blocks;   ///< depthwise
     int c2 = 16;
+    int64_t eb = 1;                      ///< bytes per element (2 on the fp16 path)
     int eff_h = 1, eff_w = 1, out_h = 0, out_w = 0;
     int64_t entry = 128, bank = 32768, epb = 256, banks = 12;
     int64_t taps = 1, cpad_all = 16, per_kernel = 0;  ///< per_kernel: packed bytes of one (non-depthwise) kernel
@@ -186,13 +195,15 @@ struct Plan {
     int band_y0(int i) const { return static_cast<int>(static_cast<int64_t>(i) * out_h / bands); }
     /// Channels per input row of a task (depthwise: a kernel group is an input channel slice too).
     int64_t task_cpad(const ConvOp& op, int kg_) const { return op.depthwise ? kg_ : cpad_all; }
-    int64_t group_weight_bytes(const ConvOp& op, int kg_) const { return op.depthwise ? taps * kg_ : per_kernel * kg_; }
+    int64_t group_weight_bytes(const ConvOp& op, int kg_) const {
+        return op.depthwise ? taps * kg_ * eb : per_kernel * kg_;
+    }
     int64_t total_weight_bytes(const ConvOp& op) const {
-        return op.depthwise ? taps * out_c_pad : per_kernel * op.out_c;
+        return op.depthwise ? taps * out_c_pad * eb : per_kernel * op.out_c;
     }
     /// hardware-facts.md §3.5: ceil(weight bytes / bank) + 1, the extra bank Mesa allocates (empirical).
     int weight_banks_for(int64_t bytes) const { return static_cast<int>(ceil_div(bytes, bank)) + 1; }
-    int64_t row_entries(int in_w, int64_t cpad) const { return ceil_div(int64_t{in_w} * cpad, entry); }
+    int64_t row_entries(int in_w, int64_t cpad) const { return ceil_div(int64_t{in_w} * cpad * eb, entry); }
 };
 
 /// The op's own consistency and the CNA field limits; one line naming the op.
@@ -211,6 +222,13 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
     if (op.depthwise && op.in_c != op.out_c) fail(op, "depthwise needs input channels == output channels");
     const size_t expect_w = static_cast<size_t>(op.out_c) * (op.depthwise ? 1 : op.in_c) * op.kernel_h * op.kernel_w;
     // weights_ref: the caller's array of expect_w values (not checkable here).
+    if (op.fp16) {
+        if (!op.weights_f_ref && op.weights_f.size() != expect_w && !(timing_only && op.weights_f.empty()))
+            fail(op, fmt::format("weights have {} values, expected {}", op.weights_f.size(), expect_w));
+        if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
+        if (cores.empty()) fail(op, "no cores to run on");
+        return;
+    }
     if (!op.weights_ref && op.weights.size() != expect_w && !(timing_only && op.weights.empty()))
         fail(op, fmt::format("weights have {} values, expected {}", op.weights.size(), expect_w));
     if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
@@ -224,9 +242,11 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
 Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out, const hw::SocProfile& soc) {
     Plan p;
     p.gen = hw::rknpu::soc_generation(soc);
-    p.blocks = hw::rknpu::weight_blocks(soc, 8, false);
-    p.dw_blocks = hw::rknpu::weight_blocks(soc, 8, true);
-    p.c2 = soc.npu.c2_int8.value;
+    const unsigned bits = op.fp16 ? 16 : 8;
+    p.blocks = hw::rknpu::weight_blocks(soc, bits, false);
+    p.dw_blocks = hw::rknpu::weight_blocks(soc, bits, true);
+    p.c2 = op.fp16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    p.eb = op.fp16 ? 2 : 1;
     p.entry = soc.npu.cbuf_entry_bytes.value;
     p.bank = soc.npu.cbuf_bank_bytes.value;
     p.banks = soc.npu.cbuf_banks.value;
@@ -235,6 +255,10 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     if (c2 <= 0 || p.entry <= 0 || p.epb <= 0 || p.banks < 2) fail(op, "profile has no usable CBUF/C2 parameters");
     if (in.c2 != c2 || out.c2 != c2)
         fail(op, fmt::format("tensors use C2 = {}/{}, the profile {} has C2 = {}", in.c2, out.c2, soc.name, c2));
+    if (in.fp16 != op.fp16 || out.fp16 != op.fp16)
+        fail(op, fmt::format("{} convolution on {}/{} tensors", op.fp16 ? "fp16" : "int8", in.fp16 ? "fp16" : "int8",
+                             out.fp16 ? "fp16" : "int8"));
+    const int64_t row_atom = int64_t{c2} * p.eb;  // bytes of one pixel's atom
     if (in.c != op.in_c || out.c != op.out_c)
         fail(op, fmt::format("tensor channels {}/{} differ from the op's {}/{}", in.c, out.c, op.in_c, op.out_c));
     p.eff_h = (op.kernel_h - 1) * op.dilation_h + 1;
@@ -247,19 +271,19 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
         fail(op, fmt::format("output tensor is {}x{}, the geometry gives {}x{}", out.h, out.w, p.out_h, p.out_w));
     if (op.pad_bottom >= p.eff_h || op.pad_right >= p.eff_w) fail(op, "bottom/right padding reaches past the kernel");
     if (in.w > 2047 || in.h > 2047 || p.out_w > 2047) fail(op, "width/height exceeds the CNA's 11-bit fields");
-    if (in.line_stride < static_cast<uint32_t>(in.w * c2)) fail(op, "input line stride below width*C2");
+    if (in.line_stride < static_cast<uint64_t>(in.w * row_atom)) fail(op, "input line stride below width*C2");
     if (in.c > c2 && in.surf_stride < static_cast<uint64_t>(in.line_stride) * in.h)
         fail(op, "input surface stride below line_stride*height");
     // The DPU writes compact lines: the output band of a surface is contiguous.
-    if (out.line_stride != static_cast<uint32_t>(out.w * c2))
+    if (out.line_stride != static_cast<uint64_t>(out.w * row_atom))
         fail(op, fmt::format("output line stride {} must be width*C2 = {} (the DPU writes compact lines)",
-                             out.line_stride, out.w * c2));
+                             out.line_stride, out.w * row_atom));
     if (out.c > c2 && (out.surf_stride % 16 != 0 || out.surf_stride < static_cast<uint64_t>(out.line_stride) * out.h))
         fail(op, fmt::format("output surface stride {} must be a multiple of 16 and >= line_stride*height",
                              out.surf_stride));
     p.taps = int64_t{op.kernel_h} * op.kernel_w;
     p.cpad_all = round_up(op.in_c, c2);
-    p.per_kernel = p.taps * p.cpad_all;
+    p.per_kernel = p.taps * p.cpad_all * p.eb;
     p.out_c_pad = static_cast<int>(round_up(op.out_c, c2));
     // Tiling weighs bytes moved against task count: a task's fixed cost (npu.task_overhead_cycles)
     // is worth the bytes the DDR moves meanwhile (mem.ddr_peak_bytes_per_s x ddr_efficiency).
@@ -271,9 +295,12 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
         p.task_cost_bytes += static_cast<int64_t>(soc.npu.task_overhead_cycles.value / clock * bw);
     // The MAC array pads each task's output channels (npu.cout_align_int8 / depthwise_cout_align,
     // conv_timing.cpp): kernel groups in multiples of that padding waste no MACs.
-    const int align = op.depthwise ? soc.npu.depthwise_cout_align.value : soc.npu.cout_align_int8.value;
+    const int align = op.depthwise ? soc.npu.depthwise_cout_align.value
+                                   : (op.fp16 ? soc.npu.cout_align_fp16.value : soc.npu.cout_align_int8.value);
     p.kg_step = align > 0 ? static_cast<int>(std::lcm(c2, align)) : c2;
-    if (op.act == Act::Clip) {
+    if (op.act == Act::Clip && op.fp16) {
+        if (!(op.clip_lo_f <= op.clip_hi_f)) fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo_f, op.clip_hi_f));
+    } else if (op.act == Act::Clip) {
         p.clip_lo = std::max(-128, op.clip_lo);
         p.clip_hi = std::min(127, op.clip_hi);
         if (p.clip_lo > p.clip_hi) fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo, op.clip_hi));
@@ -307,7 +334,7 @@ void choose_tiling(const ConvOp& op, const DeviceTensor& in, const hw::SocProfil
             int64_t in_bytes = 0;
             for (int b = 0; b < bands; ++b) {
                 const auto r = q.in_rows(op, in.h, q.band_y0(b), q.band_y0(b + 1));
-                in_bytes += int64_t{r.second - r.first} * in.w * cpad;
+                in_bytes += int64_t{r.second - r.first} * in.w * cpad * p.eb;
             }
             const int64_t cost = (op.depthwise ? in_bytes * kg / cpad * groups : in_bytes * groups) +
                                  p.total_weight_bytes(op) + int64_t{groups} * bands * p.task_cost_bytes;
@@ -318,7 +345,7 @@ void choose_tiling(const ConvOp& op, const DeviceTensor& in, const hw::SocProfil
     if (p.kg == 0 && p.kg_step != p.c2) search(p.c2);  // weights too large for one padded group
     if (p.kg == 0)
         fail(op, fmt::format("no tiling fits the {} CBUF banks of {} (one kernel of {} bytes, input rows of {} bytes)",
-                             p.banks, soc.name, p.group_weight_bytes(op, p.c2), int64_t{in.w} * p.task_cpad(op, p.c2)));
+                             p.banks, soc.name, p.group_weight_bytes(op, p.c2), int64_t{in.w} * p.task_cpad(op, p.c2) * p.eb));
     p.groups = static_cast<int>(ceil_div(op.out_c, p.kg));
 }
 
@@ -336,7 +363,7 @@ void spread_over_cores(const ConvOp& op, const DeviceTensor& in, int ncores, Pla
     auto split_rows = [&] {
         p.bands = std::max(p.bands, std::min(p.out_h, static_cast<int>(ceil_div(ncores, p.groups))));
     };
-    if (op.depthwise || p.total_weight_bytes(op) > int64_t{in.w} * in.h * p.cpad_all) {
+    if (op.depthwise || p.total_weight_bytes(op) > int64_t{in.w} * in.h * p.cpad_all * p.eb) {
         split_kernels();
         if (p.groups * p.bands < ncores) split_rows();
     } else {
@@ -358,7 +385,7 @@ void size_cbuf(const ConvOp& op, const DeviceTensor& in, Plan& p) {
     if (p.data_banks + p.weight_banks > p.banks || p.data_banks > 15 || p.weight_banks > 15)
         fail(op, fmt::format("internal tiling error: {} data + {} weight banks > {}", p.data_banks, p.weight_banks,
                              p.banks));
-    const uint64_t row_bytes = static_cast<uint64_t>(in.w) * static_cast<uint64_t>(p.task_cpad(op, p.kg));
+    const uint64_t row_bytes = static_cast<uint64_t>(in.w) * static_cast<uint64_t>(p.task_cpad(op, p.kg) * p.eb);
     if (!CNA_DATA_ENTRIES_FIELD.fits(hw::rknpu::data_entries(row_bytes, p.gen)))
         fail(op, "input row exceeds the CNA's DATA_ENTRIES field");
 }
@@ -369,7 +396,66 @@ struct Constants {
     std::vector<uint64_t> bs, bn;  ///< DPU operands per kernel group
 };
 
+void put_f16(uint8_t* at, float v) {
+    const uint16_t h = num::fp32_to_fp16(v);
+    at[0] = static_cast<uint8_t>(h & 0xff);
+    at[1] = static_cast<uint8_t>(h >> 8);
+}
+
+/// fp16: the weights as fp16 in the fp16 weight blocks, one fp32 bias image (BS ALU operand) per
+/// kernel group; no BN operands.
+Constants place_constants_fp16(const ConvOp& op, const Plan& p, ArenaBuilder& arena) {
+    const size_t taps = static_cast<size_t>(p.taps);
+    Constants cs;
+    cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg * 2
+                                                    : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+    if (arena.placeholders()) {
+        for (int g = 0; g < p.groups; ++g)
+            cs.bs.push_back(arena.add_placeholder(static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg) * 4));
+        return cs;
+    }
+    uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
+    const float* wd = op.weights_f_ref ? op.weights_f_ref : op.weights_f.data();
+    const uint32_t T = static_cast<uint32_t>(taps);
+    if (op.depthwise) {
+        for (int g = 0; g < p.groups; ++g) {
+            const int c0 = g * p.kg, cn = std::min(op.out_c - c0, p.kg);
+            const uint32_t cpad = static_cast<uint32_t>(round_up(cn, p.c2));
+            uint8_t* base = wimg + static_cast<size_t>(g) * taps * static_cast<size_t>(p.kg) * 2;
+            for (int cl = 0; cl < cn; ++cl)
+                for (uint32_t t = 0; t < T; ++t)
+                    put_f16(base + 2 * hw::rknpu::weight_element(p.dw_blocks, 1, T, cpad, 0, t, static_cast<uint32_t>(cl)),
+                            wd[static_cast<size_t>(c0 + cl) * taps + t]);
+        }
+    } else {
+        const uint32_t cpad = static_cast<uint32_t>(p.cpad_all);
+        for (int g = 0; g < p.groups; ++g) {
+            const int k0 = g * p.kg, kn = std::min(op.out_c - k0, p.kg);
+            uint8_t* base = wimg + static_cast<size_t>(k0) * static_cast<size_t>(p.per_kernel);
+            for (int k = 0; k < kn; ++k)
+                for (int c = 0; c < op.in_c; ++c)
+                    for (uint32_t t = 0; t < T; ++t)
+                        put_f16(base + 2 * hw::rknpu::weight_element(p.blocks, static_cast<uint32_t>(kn), T, cpad,
+                                                                     static_cast<uint32_t>(k), t, static_cast<uint32_t>(c)),
+                                wd[(static_cast<size_t>(k0 + k) * op.in_c + c) * taps + t]);
+        }
+    }
+    for (int g = 0; g < p.groups; ++g) {
+        const int k0 = g * p.kg, k1 = std::min(op.out_c, k0 + p.kg);
+        std::vector<uint8_t> bs;
+        for (int k = k0; k < k1; ++k) {
+            const float b = op.bias_f.empty() ? 0.f : op.bias_f[static_cast<size_t>(k)];
+            uint8_t raw[4];
+            std::memcpy(raw, &b, 4);
+            bs.insert(bs.end(), raw, raw + 4);
+        }
+        cs.bs.push_back(arena.add_init(bs));
+    }
+    return cs;
+}
+
 Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, ArenaBuilder& arena) {
+    if (op.fp16) return place_constants_fp16(op, p, arena);
     const size_t taps = static_cast<size_t>(p.taps);
     Constants cs;
     // Packed straight into the arena (zero-filled there: the padding), no staging copy. Timing-only
@@ -458,14 +544,16 @@ void emit_cna(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& in, const P
               const Constants& cs) {
     const uint64_t feat = in.offset + static_cast<uint64_t>(tg.ch0 / p.c2) * in.surf_stride +
                           static_cast<uint64_t>(tg.r0) * in.line_stride;
-    const uint64_t per_kernel = static_cast<uint64_t>(p.taps) * static_cast<uint64_t>(tg.cin_pad);
+    const uint64_t eb = static_cast<uint64_t>(p.eb);
+    const uint64_t per_kernel = static_cast<uint64_t>(p.taps) * static_cast<uint64_t>(tg.cin_pad) * eb;
     const uint64_t wbytes = op.depthwise ? per_kernel : per_kernel * static_cast<uint64_t>(tg.kn);
-    const uint64_t waddr = cs.weights + (op.depthwise ? static_cast<uint64_t>(tg.g) * p.taps * p.kg
+    const uint64_t waddr = cs.weights + (op.depthwise ? static_cast<uint64_t>(tg.g) * p.taps * p.kg * eb
                                                       : static_cast<uint64_t>(tg.k0) * p.per_kernel);
     const uint64_t ih = static_cast<uint64_t>(tg.ih), iw = static_cast<uint64_t>(in.w);
+    const auto prec = op.fp16 ? en::Precision::FP16 : en::Precision::INT8;
     bb.write_fields("CNA_CONV_CON1", {{"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT},
-                                      {"IN_PRECISION", en::Precision::INT8},
-                                      {"PROC_PRECISION", en::Precision::INT8}});
+                                      {"IN_PRECISION", prec},
+                                      {"PROC_PRECISION", prec}});
     // UNVERIFIED: FEATURE_GRAINS as the rows the task loads (10-bit field; the model does not read it).
     bb.write_fields("CNA_CONV_CON2", {{"FEATURE_GRAINS", std::min<uint64_t>(ih, 1023)}});
     bb.write_fields("CNA_CONV_CON3", {{"CONV_X_STRIDE", static_cast<uint64_t>(op.stride_w)},
@@ -487,11 +575,12 @@ void emit_cna(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& in, const P
                                       {"WEIGHT_BANK", static_cast<uint64_t>(p.weight_banks)},
                                       {"WEIGHT_REUSE", tg.reuse ? 1u : 0u}});
     // DATA_ENTRIES counts 64-byte entries of one input row (Mesa rkt_task.c, mtx512).
-    bb.write_fields("CNA_CBUF_CON1", {{"DATA_ENTRIES", hw::rknpu::data_entries(iw * static_cast<uint64_t>(tg.cin_pad), p.gen)}});
+    bb.write_fields("CNA_CBUF_CON1",
+                    {{"DATA_ENTRIES", hw::rknpu::data_entries(iw * static_cast<uint64_t>(tg.cin_pad) * eb, p.gen)}});
     bb.write_fields("CNA_CVT_CON0", {{"CVT_BYPASS", 1}});
     bb.write_fields("CNA_PAD_CON0",
                     {{"PAD_TOP", static_cast<uint64_t>(tg.pad_top)}, {"PAD_LEFT", static_cast<uint64_t>(op.pad_left)}});
-    bb.write("CNA_PAD_CON1", static_cast<uint32_t>(op.in_zp));
+    bb.write("CNA_PAD_CON1", op.fp16 ? 0u : static_cast<uint32_t>(op.in_zp));  // fp16: +0.0
     bb.write_addr("CNA_FEATURE_DATA_ADDR", feat);
     bb.write_fields("CNA_DMA_CON0", {{"DATA_BURST_LEN", en::BurstLen::BURST_16}, {"WEIGHT_BURST_LEN", en::BurstLen::BURST_16}});
     // Strides in silicon units (hw/rknpu_layout.h): row bytes / 4; the surface as Mesa and mtx512
@@ -509,8 +598,9 @@ void emit_cna(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& in, const P
 }
 
 void emit_core(BodyBuilder& bb, const ConvOp& op, const TaskGeom& tg) {
-    bb.write_fields("CORE_MISC_CFG",
-                    {{"PROC_PRECISION", en::Precision::INT8}, {"QD_EN", 1}, {"DW_EN", op.depthwise ? 1u : 0u}});
+    bb.write_fields("CORE_MISC_CFG", {{"PROC_PRECISION", op.fp16 ? en::Precision::FP16 : en::Precision::INT8},
+                                      {"QD_EN", 1},
+                                      {"DW_EN", op.depthwise ? 1u : 0u}});
     bb.write_fields("CORE_DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", static_cast<uint64_t>(tg.ow - 1)},
                                             {"DATAOUT_HEIGHT", static_cast<uint64_t>(tg.oh - 1)}});
     bb.write_fields("CORE_DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", static_cast<uint64_t>(tg.kn - 1)}});
@@ -598,6 +688,88 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
     bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
 }
 
+uint32_t f32_bits(float v) {
+    uint32_t u = 0;
+    std::memcpy(&u, &v, 4);
+    return u;
+}
+
+/// DPU on the float path: BS adds the fp32 bias (ReLU, ReLU6 as ReLU + RELUX there); a Clip with
+/// another lower bound clamps in BN (ALU max, register operand) and EW (ALU min); fp16 output.
+void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const Plan& p, const TaskGeom& tg,
+                   const Constants& cs) {
+    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / p.c2) * out.surf_stride +
+                         static_cast<uint64_t>(tg.y0) * out.line_stride;
+    const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
+                   c1 = static_cast<uint64_t>(tg.kn - 1);
+    const float inf = std::numeric_limits<float>::infinity();
+    const bool clip = op.act == Act::Clip;
+    const float lo = clip ? op.clip_lo_f : (op.act == Act::Relu ? 0.f : -inf);
+    const float hi = clip ? op.clip_hi_f : inf;
+    const bool relu = lo == 0.f, relux = relu && hi < inf;
+    const bool bn_max = !relu && lo > -inf, ew_min = !relu && hi < inf;
+    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
+                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
+    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::FP16},
+                                        {"IN_PRECISION", en::Precision::FP16},
+                                        {"OUT_PRECISION", en::Precision::FP16}});
+    bb.write_addr("DPU_DST_BASE_ADDR", dst);
+    bb.write_fields("DPU_DST_SURF_STRIDE",
+                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
+    bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
+    bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
+                                   {"BS_ALU_BYPASS", 0},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
+                                   {"BS_ALU_SRC", 1},
+                                   {"BS_MUL_BYPASS", 1},
+                                   {"BS_MUL_PRELU", 0},
+                                   {"BS_RELU_BYPASS", relu ? 0u : 1u},
+                                   {"BS_RELUX_EN", relux ? 1u : 0u}});
+    bb.write("DPU_BS_ALU_CFG", 0);
+    bb.write("DPU_BS_MUL_CFG", 0);
+    bb.write("DPU_BS_RELUX_CMP_VALUE", relux ? f32_bits(hi) : 0u);
+    bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", bn_max ? 0u : 1u},
+                                   {"BN_ALU_BYPASS", bn_max ? 0u : 1u},
+                                   {"BN_ALU_ALGO", en::AluAlgo::MAX},
+                                   {"BN_ALU_SRC", 0},
+                                   {"BN_MUL_BYPASS", 1},
+                                   {"BN_RELU_BYPASS", 1}});
+    bb.write("DPU_BN_ALU_CFG", bn_max ? f32_bits(lo) : 0u);
+    bb.write("DPU_BN_MUL_CFG", 0);
+    bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
+    if (ew_min) {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 0},
+                                       {"EW_OP_TYPE", 0},
+                                       {"EW_OP_SRC", 0},
+                                       {"EW_ALU_ALGO", en::AluAlgo::MIN},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+        bb.write("DPU_EW_OP_VALUE_0", f32_bits(hi));
+    } else {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
+                                       {"EW_OP_BYPASS", 1},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+    }
+    bb.write("DPU_OUT_CVT_OFFSET", 0);
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", 1}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});
+    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU}});
+    bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
+    bb.write("DPU_RDMA_RDMA_NRDMA_CFG", 0);  // no BN operands in memory
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
+}
+
 NpuTask task_meta(const ConvOp& op, const DeviceTensor& in, const Plan& p, const TaskGeom& tg, int core, int row_skip) {
     NpuTask meta;
     meta.enable_mask = hw::rknpu::kConvOpEnableMask;
@@ -672,7 +844,10 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in
             BodyBuilder bb;
             emit_cna(bb, op, in, p, tg, cs);
             emit_core(bb, op, tg);
-            emit_dpu(bb, op, out, p, rq, tg, cs);
+            if (op.fp16)
+                emit_dpu_fp16(bb, op, out, p, tg, cs);
+            else
+                emit_dpu(bb, op, out, p, rq, tg, cs);
             tasks.push_back(bb.finish(task_meta(op, in_arg, p, tg, cores[slot], row_skip)));
         }
     } catch (const regcmd::EmitError& e) {

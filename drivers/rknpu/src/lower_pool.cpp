@@ -2,9 +2,12 @@
 // MaxPool on the PPU, reading its input from memory through PPU_RDMA (a standalone PPU task):
 // ResNet's 3x3/2 pad 1 and YOLOv5's SPPF 5x5/1 pad 2 fit the 4-bit kernel/stride and 3-bit
 // padding fields in one task. Padded elements read PADDING_VALUE = -128, the int8 minimum, so
-// they never win the max (ONNX MaxPool ignores padding).
+// they never win the max (ONNX MaxPool ignores padding). fp16 tensors (issue 14): the PPU in fp16
+// (16-bit PPU_RDMA elements), padding -inf as the fp32 pad value.
 #include <fmt/format.h>
 
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "drv/rknpu/lower.h"
@@ -17,7 +20,10 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     auto bad = [&](const std::string& why) {
         throw std::invalid_argument(fmt::format("MaxPool '{}': {}", op.name, why));
     };
-    if (in.c2 != soc.npu.c2_int8.value || out.c2 != in.c2) bad("tensor C2 differs from the SoC's int8 C2");
+    const bool fp16 = in.fp16;
+    if (out.fp16 != fp16) bad("input and output precision differ");
+    if (in.c2 != (fp16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value) || out.c2 != in.c2)
+        bad(fmt::format("tensor C2 differs from the SoC's {} C2", fp16 ? "fp16" : "int8"));
     if (op.kernel_w < 1 || op.kernel_w > 16 || op.kernel_h < 1 || op.kernel_h > 16)
         bad("kernel beyond 16 (4-bit field)");
     if (op.stride_w < 1 || op.stride_w > 16 || op.stride_h < 1 || op.stride_h > 16)
@@ -50,11 +56,18 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     b.write_fields(
         "PPU_POOLING_PADDING_CFG",
         {{"PAD_LEFT", u(op.pad_left)}, {"PAD_TOP", u(op.pad_top)}, {"PAD_RIGHT", u(pr)}, {"PAD_BOTTOM", u(pb)}});
-    b.write("PPU_PADDING_VALUE_1_CFG", static_cast<uint32_t>(-128));
+    uint32_t pad = static_cast<uint32_t>(-128);
+    if (fp16) {
+        const float ninf = -std::numeric_limits<float>::infinity();
+        std::memcpy(&pad, &ninf, 4);
+    }
+    b.write("PPU_PADDING_VALUE_1_CFG", pad);
     if (out.offset % 16 != 0) bad("output not 16-byte aligned");
     b.write_addr("PPU_DST_BASE_ADDR", out.offset);
     b.write_fields("PPU_DST_SURF_STRIDE", {{"DST_SURF_STRIDE", out.surf_stride >> 4}});
-    b.write_fields("PPU_DATA_FORMAT", {{"PROC_PRECISION", hw::rknpu::enums::Precision::INT8}, {"DPU_FLYIN", 0}});
+    b.write_fields("PPU_DATA_FORMAT",
+                   {{"PROC_PRECISION", fp16 ? hw::rknpu::enums::Precision::FP16 : hw::rknpu::enums::Precision::INT8},
+                    {"DPU_FLYIN", 0}});
     b.write_fields("PPU_MISC_CTRL", {{"BURST_LEN", hw::rknpu::enums::BurstLen::BURST_16}});
     b.write_fields("PPU_RDMA_RDMA_CUBE_IN_WIDTH", {{"CUBE_IN_WIDTH", u(in.w - 1)}});
     b.write_fields("PPU_RDMA_RDMA_CUBE_IN_HEIGHT", {{"CUBE_IN_HEIGHT", u(in.h - 1)}});
@@ -62,7 +75,8 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
     b.write_addr("PPU_RDMA_RDMA_SRC_BASE_ADDR", in.offset);
     b.write_fields("PPU_RDMA_RDMA_SRC_LINE_STRIDE", {{"SRC_LINE_STRIDE", in.line_stride >> 4}});
     b.write_fields("PPU_RDMA_RDMA_SRC_SURF_STRIDE", {{"SRC_SURF_STRIDE", in.surf_stride >> 4}});
-    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", hw::rknpu::enums::PpuRdmaPrecision::BITS8}});
+    b.write_fields("PPU_RDMA_RDMA_DATA_FORMAT", {{"IN_PRECISION", fp16 ? hw::rknpu::enums::PpuRdmaPrecision::BITS16
+                                                                        : hw::rknpu::enums::PpuRdmaPrecision::BITS8}});
     NpuTask m;
     m.enable_mask = kEnablePpu | kEnablePpuRdma;
     // The PPU writes the result: the PPU pair (docs/rknpu-register-semantics.md §4, 0xc00).

@@ -68,6 +68,9 @@ const check::PlatformSpec* platform_spec(const std::string& soc) {
 void Compiler::run() {
     m_.soc = soc_.name;
     m_.cores = parse_core_mask(opts_.core_mask, soc_);
+    if (opts_.fp16 && soc_.npu.fp16_macs_per_cycle.value <= 0)
+        throw std::invalid_argument(fmt::format("{} has no fp16 path on its NPU (profile npu.fp16_macs_per_cycle = 0)",
+                                                soc_.name));
     consult_checker();
     classify();
     defer_output_cpu_layers();
@@ -301,6 +304,7 @@ void Compiler::alias_extra_outputs(size_t i) {
 bool Compiler::classify_npu(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const std::string& op = n.op_type;
+    if (opts_.fp16 && classify_fp16(i)) return true;
     if (op == "QLinearConv") return conv(i);
     if (op == "QGemm" && n.domain == "com.microsoft") return gemm(i, false);
     if (op == "QLinearMatMul" && n.domain.empty()) return gemm(i, true);

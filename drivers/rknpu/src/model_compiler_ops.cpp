@@ -207,7 +207,8 @@ bool Compiler::maxpool(size_t i) {
     if (n.outputs.size() > 1 && !n.outputs[1].empty() && !n.attrs.has("npusim_alias_outputs"))
         unsupported("MaxPool with Indices output");
     const ir::Value& x = g_.value(n.input(0));
-    if (!is_q8(x.dtype)) unsupported("float MaxPool");
+    const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: the PPU in fp16
+    if (!is_q8(x.dtype) && !f16) unsupported("float MaxPool");
     if (x.shape.size() != 4) unsupported("MaxPool input is not 4-D");
     if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
     for (int64_t d : ir::attr_ints(n.attrs, "dilations", {1, 1}))
@@ -222,10 +223,11 @@ bool Compiler::maxpool(size_t i) {
     op.stride_h = static_cast<int>(s[0]), op.stride_w = static_cast<int>(s[1]);
     op.pad_top = static_cast<int>(p[0]), op.pad_left = static_cast<int>(p[1]);
     op.pad_bottom = static_cast<int>(p[2]), op.pad_right = static_cast<int>(p[3]);
-    const DeviceTensor& in = dev_q(n.input(0));
-    const DeviceTensor& out = dev_q(n.outputs[0]);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("MaxPool changes the quantization");
+    const DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    const DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("MaxPool changes the quantization");
     Layer L = base_layer(i, "MaxPool", Unit::Npu);
+    if (f16) L.note = "fp16";
     const std::string a = n.input(0), y = n.outputs[0];
     const int core = m_.cores.front();
     push_npu(
@@ -241,15 +243,16 @@ bool Compiler::view(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& x = g_.value(n.input(0));
     const ir::Value& y = g_.value(n.outputs.at(0));
-    if (!is_q8(x.dtype) || x.dtype != y.dtype) return false;
+    const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: an fp16 view
+    if ((!is_q8(x.dtype) && !f16) || x.dtype != y.dtype) return false;
     int c0, h0, w0, c1, h1, w1;
     if (!device_dims(x.shape, c0, h0, w0) || !device_dims(y.shape, c1, h1, w1))
         unsupported("reshape between shapes without a common device layout");
     if (!(c0 == c1 && h0 == h1 && w0 == w1))
         unsupported("reshape changes the device layout (only [1,C,1,1] <-> [1,C] is a view)");
-    DeviceTensor& in = dev_q(n.input(0));
-    DeviceTensor& out = dev_q(n.outputs[0]);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("reshape changes the quantization");
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("reshape changes the quantization");
     out.alias_of = in.name;
     Layer L = base_layer(i, n.op_type, Unit::View);
     L.note = fmt::format("same bytes as '{}'", in.name);

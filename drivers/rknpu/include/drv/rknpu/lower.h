@@ -9,6 +9,7 @@
 // relocate() can add the real base later.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,13 @@ struct ConvOp {
     int32_t in_zp = 0, out_zp = 0;      ///< int8 domain
     Act act = Act::None;
     int32_t clip_lo = -128, clip_hi = 127;  ///< int8 output domain, for Act::Clip
+    /// The fp16 path (issue 14): fp16 input/weights/output tensors (DeviceTensor::fp16), fp32
+    /// accumulation, the DPU's float path adding an fp32 bias; the int8 fields above are unused.
+    bool fp16 = false;
+    std::vector<float> weights_f;         ///< OIHW float weights (rounded to fp16 when packed)
+    const float* weights_f_ref = nullptr; ///< instead of weights_f: the graph constant's values
+    std::vector<float> bias_f;            ///< per output channel, or empty
+    float clip_lo_f = 0.f, clip_hi_f = 0.f;  ///< Act::Clip bounds in real values (either may be +-inf)
 };
 
 /// Lower one conv to tasks: splits along output rows (with the kernel's halo rows re-read) and
@@ -141,7 +149,8 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
                                       const std::vector<double>& add, ArenaBuilder& arena, const hw::SocProfile& soc,
                                       int core);
 
-/// Max pooling of an int8 tensor on the PPU (PPU_RDMA input), padding reads -128.
+/// Max pooling of an int8 tensor on the PPU (PPU_RDMA input), padding reads -128; of an fp16 tensor
+/// (DeviceTensor::fp16) in fp16, padding -inf.
 struct PoolOp {
     std::string name;
     int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
@@ -149,5 +158,28 @@ struct PoolOp {
 };
 std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in, const DeviceTensor& out,
                                        ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
+}  // namespace drv::rknpu
+
+namespace drv::rknpu {
+
+/// A DPU-only operation of the fp16 path (lower_fp16.cpp): fp16 tensors (DeviceTensor::fp16) read
+/// by the MRDMA (and the ERDMA for Add/Mul), computed on the DPU's float path, written as fp16.
+/// Add/Mul: out = a + b / a * b, then the clamp [lo, hi] with lo 0 or -inf (EW ReLU / RELUX).
+/// Affine: out = mul[c] * x + add[c] (one value: every channel; BS MUL by an fp16 operand, BN ALU
+/// add of an fp32 operand), then the clamp (lo 0 or -inf; BN ReLU / RELUX): BatchNormalization,
+/// a standalone Relu/Clip(0, hi) (mul 1, add 0) and a concat copy (identity: every stage bypassed).
+struct Fp16DpuOp {
+    enum class Kind { Add, Mul, Affine };
+    Kind kind = Kind::Affine;
+    std::string what;  ///< task description ("add", "batchnorm", "concat copy", ...)
+    std::vector<float> mul, add;
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+};
+/// Throws std::invalid_argument naming the op when a tensor does not fit (then the layer runs on
+/// the CPU). `b` is the second input of Add/Mul (nullptr for Affine).
+std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp& op, const DeviceTensor& a,
+                                        const DeviceTensor* b, const DeviceTensor& out, ArenaBuilder& arena,
+                                        const hw::SocProfile& soc, int core);
 
 }  // namespace drv::rknpu

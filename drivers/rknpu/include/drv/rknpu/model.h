@@ -25,11 +25,14 @@ namespace drv::rknpu {
 /// An int8 activation as the NPU stores it: NC1HWC2, batch 1, C padded to a multiple of C2.
 /// Graph tensors that are uint8 are stored shifted by -128 (u - 128, zero point - 128), which is
 /// the same real value; to_device()/from_device() do the shift at the host boundary.
+/// fp16 activations (a float32 graph tensor on the fp16 path, issue 14): 2-byte elements with the
+/// SoC's fp16 C2 (npu.c2_fp16: the same 16-byte atom on RK3588), no quantization; the host
+/// boundary converts float32 <-> fp16 (round to nearest even).
 struct DeviceTensor {
     std::string name;             ///< IR value name
     int c = 0, h = 0, w = 0;      ///< logical shape (NCHW, N = 1); rank < 4 is padded with 1s in front
     std::vector<int64_t> ir_shape;  ///< the IR shape as imported
-    int c2 = 16;                  ///< channels per atom (the SoC's int8 C2)
+    int c2 = 16;                  ///< channels per atom (the SoC's int8 C2, or its fp16 C2)
     uint64_t offset = 0;          ///< arena offset of channel 0
     uint64_t bytes = 0;           ///< whole image (all C1 surfaces)
     uint32_t line_stride = 0;     ///< bytes between rows (w * c2 when compact)
@@ -39,6 +42,8 @@ struct DeviceTensor {
     bool graph_uint8 = false;     ///< the IR tensor is uint8 (shift by 128 at the host boundary)
     /// Set when this tensor is a channel slice of another (concat by addressing): the parent's name.
     std::string alias_of;
+    bool fp16 = false;            ///< fp16 elements (float32 graph tensor); scale/zp unused
+    int elem_bytes() const { return fp16 ? 2 : 1; }
 };
 
 /// One hardware task: a regcmd body in the arena (register entries + the 4 ending entries).
@@ -124,7 +129,22 @@ struct CompileOptions {
     /// carry requantization values computed from the weights keep their widths and the values that
     /// need no weights (shifts); the model cannot run in full mode.
     bool timing_only = false;
+    /// The fp16 path (issue 14): float32 nodes with an fp16 lowering run on the NPU in fp16 (fp16
+    /// tensors, fp32 accumulation), as RKNN runs a float model it is not asked to quantize. Only for
+    /// a SoC whose profile has an fp16 path (npu.fp16_macs_per_cycle > 0; compile_model refuses it
+    /// otherwise). Off: float nodes stay on the host CPU.
+    bool fp16 = false;
 };
+
+/// Relative tolerance of an fp16 layer in the isolated check: |device - reference| below
+/// kFp16LayerRtol x max |reference| of the layer's output, the reference computing in float32 on
+/// the layer's own fp16 inputs. 2^-7 = 16 fp16 unit roundoffs (2^-11): the fp16 rounding of the
+/// weights and of the output, accumulated over the layer's dot products.
+inline constexpr double kFp16LayerRtol = 1.0 / 128;
+
+/// A graph with no quantization (no QuantizeLinear / DequantizeLinear / QLinear* nodes, no int8
+/// graph inputs): a float model, which `npusim run` and `check` compile on the fp16 path.
+bool is_float_model(const ir::Graph& g);
 
 struct CompiledModel {
     std::string soc;

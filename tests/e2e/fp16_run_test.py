@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The fp16 path (issue 14): small float ONNX nets, one per layer kind the RKNPU compiler lowers in
+fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 / Clip, Add, Mul,
+BatchNormalization, standalone Relu, MaxPool, GlobalAveragePool, Concat, views), run with
+`npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
+every layer on the NPU (or a view), and, per layer, the device tensor against the reference
+executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
+tolerance max|device - reference| <= 2^-7 x max|reference| (drv::rknpu::kFp16LayerRtol); the end
+to end output against numpy's float64 evaluation of the same net within 2^-5 relative (the fp16
+roundings of every layer compound). The nets follow ONNX operator semantics (opset 13).
+
+usage: fp16_run_test.py NPUSIM"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RTOL_LAYER = 2.0 ** -7
+RTOL_E2E = 2.0 ** -5
+
+
+class Net:
+    def __init__(self, name, shape):
+        self.name, self.nodes, self.inits, self.k = name, [], [], 0
+        self.rng = np.random.RandomState(sum(map(ord, name)))
+        self.x = self.rng.uniform(-1, 1, shape).astype(np.float32)
+        self.input = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        self.vals = {"x": self.x.astype(np.float64)}
+
+    def t(self, prefix):
+        self.k += 1
+        return "%s%d" % (prefix, self.k)
+
+    def init(self, a):
+        n = self.t("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(a, dtype=np.float32), n))
+        self.vals[n] = np.asarray(a, dtype=np.float32).astype(np.float64)
+        return n
+
+    def node(self, op, ins, value, **attrs):
+        y = self.t("v")
+        self.nodes.append(helper.make_node(op, ins, [y], name=y + "_" + op, **attrs))
+        self.vals[y] = value
+        return y
+
+    def conv(self, x, cout, k=3, stride=1, pad=1, group=1, dil=1):
+        v = self.vals[x]
+        cin = v.shape[1]
+        w = (self.rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / (cin // group * k * k))).astype(np.float32)
+        b = (self.rng.standard_normal(cout) * 0.1).astype(np.float32)
+        xp = np.pad(v, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        eff = (k - 1) * dil + 1
+        oh = (xp.shape[2] - eff) // stride + 1
+        ow = (xp.shape[3] - eff) // stride + 1
+        out = np.zeros((1, cout, oh, ow))
+        cg, mg = cin // group, cout // group
+        for o in range(cout):
+            g = o // mg
+            for ky in range(k):
+                for kx in range(k):
+                    patch = xp[0, g * cg:(g + 1) * cg, ky * dil:ky * dil + stride * oh:stride, kx * dil:kx * dil + stride * ow:stride]
+                    out[0, o] += np.tensordot(w[o, :, ky, kx].astype(np.float64), patch, axes=(0, 0))
+            out[0, o] += b[o]
+        return self.node("Conv", [x, self.init(w), self.init(b)], out, kernel_shape=[k, k], strides=[stride, stride],
+                         pads=[pad] * 4, group=group, dilations=[dil, dil])
+
+    def relu(self, x):
+        return self.node("Relu", [x], np.maximum(self.vals[x], 0))
+
+    def clip(self, x, lo, hi):
+        return self.node("Clip", [x, self.init(np.float32(lo)), self.init(np.float32(hi))], np.clip(self.vals[x], lo, hi))
+
+    def binary(self, op, a, b):
+        f = {"Add": np.add, "Mul": np.multiply}[op]
+        return self.node(op, [a, b], f(self.vals[a], self.vals[b]))
+
+    def bn(self, x):
+        c = self.vals[x].shape[1]
+        s, b = self.rng.uniform(0.5, 1.5, c), self.rng.standard_normal(c) * 0.1
+        m, var = self.rng.standard_normal(c) * 0.1, self.rng.uniform(0.5, 1.5, c)
+        r = lambda a: a.reshape(1, c, 1, 1)
+        y = (self.vals[x] - r(m)) / np.sqrt(r(var) + 1e-5) * r(s) + r(b)
+        return self.node("BatchNormalization", [x, self.init(s), self.init(b), self.init(m), self.init(var)], y,
+                         epsilon=1e-5)
+
+    def maxpool(self, x, k, s, p):
+        v = np.pad(self.vals[x], ((0, 0), (0, 0), (p, p), (p, p)), constant_values=-np.inf)
+        oh, ow = (v.shape[2] - k) // s + 1, (v.shape[3] - k) // s + 1
+        out = np.full((1, v.shape[1], oh, ow), -np.inf)
+        for ky in range(k):
+            for kx in range(k):
+                out = np.maximum(out, v[:, :, ky:ky + s * oh:s, kx:kx + s * ow:s])
+        return self.node("MaxPool", [x], out, kernel_shape=[k, k], strides=[s, s], pads=[p] * 4)
+
+    def gap(self, x):
+        return self.node("GlobalAveragePool", [x], self.vals[x].mean(axis=(2, 3), keepdims=True))
+
+    def flatten(self, x):
+        return self.node("Flatten", [x], self.vals[x].reshape(1, -1), axis=1)
+
+    def gemm(self, x, n):
+        k = self.vals[x].shape[1]
+        w = (self.rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+        b = (self.rng.standard_normal(n) * 0.1).astype(np.float32)
+        return self.node("Gemm", [x, self.init(w), self.init(b)], self.vals[x] @ w.T.astype(np.float64) + b, transB=1)
+
+    def matmul(self, x, n):
+        k = self.vals[x].shape[1]
+        w = (self.rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        return self.node("MatMul", [x, self.init(w)], self.vals[x] @ w.astype(np.float64))
+
+    def concat(self, xs):
+        return self.node("Concat", xs, np.concatenate([self.vals[x] for x in xs], axis=1), axis=1)
+
+    def save(self, path, y):
+        out = helper.make_tensor_value_info(y, TensorProto.FLOAT, list(self.vals[y].shape))
+        g = helper.make_graph(self.nodes, self.name, [self.input], [out], self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 7
+        onnx.save(m, path)
+        np.save(path[:-5] + "_x.npy", self.x)
+        return self.vals[y]
+
+
+def nets():
+    n = Net("conv_relu6", [1, 3, 20, 20])
+    y = n.clip(n.conv("x", 24, k=3, stride=2), 0.0, 6.0)
+    y = n.relu(n.conv(y, 40, k=1, pad=0))
+    yield n, n.clip(n.conv(y, 16, k=3, dil=2, pad=2), -0.5, 0.75)
+    n = Net("depthwise_grouped", [1, 32, 14, 14])
+    y = n.clip(n.conv("x", 32, k=3, group=32), 0.0, 6.0)
+    y = n.conv(y, 32, k=3, stride=2, group=32)
+    yield n, n.conv(y, 48, k=3, group=4)
+    n = Net("residual_bn", [1, 16, 7, 7])  # odd w x h: 8-byte fp16 atoms (RK356x) read whole surfaces
+    a = n.conv("x", 16, k=3)
+    y = n.relu(n.binary("Add", a, "x"))
+    y = n.relu(n.bn(y))
+    yield n, n.binary("Mul", n.bn(y), n.relu(n.conv(y, 16, k=1, pad=0)))
+    n = Net("pool_concat", [1, 24, 16, 16])
+    a = n.relu(n.conv("x", 16, k=1, pad=0))
+    b = n.maxpool(a, 5, 1, 2)
+    yield n, n.maxpool(n.concat([a, b, n.relu(n.conv(a, 8, k=3))]), 3, 2, 1)
+    n = Net("head", [1, 64, 7, 7])
+    y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
+    yield n, n.matmul(n.gemm(y, 40), 24)
+
+
+def main():
+    npusim = sys.argv[1]
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for net, y in nets():
+            path = os.path.join(tmp, net.name + ".onnx")
+            want = net.save(path, y)
+            for plat in ("rk3588", "rk3566"):
+                tag = "%s on %s" % (net.name, plat)
+                rep, dump, outdir = (os.path.join(tmp, "%s_%s%s" % (net.name, plat, s)) for s in (".json", "_dump", "_out"))
+                r = subprocess.run([npusim, "run", "-p", plat, path, "--input", path[:-5] + "_x.npy", "--report", rep, "-q",
+                                    "--dump-layers", dump, "--output-dir", outdir], capture_output=True, text=True)
+                if r.returncode != 0:
+                    fails.append("%s: exit %d: %s" % (tag, r.returncode, (r.stderr + r.stdout).strip()[-600:]))
+                    continue
+                j = json.load(open(rep))
+                off = [l["name"] + " " + l["unit"] + " " + l.get("note", "") for l in j["layers"] if l["unit"] not in ("NPU", "view")]
+                if off:
+                    fails.append("%s: layers not on the NPU: %s" % (tag, off))
+                if not any("fp16" in n for n in j.get("notes", [])):
+                    fails.append("%s: the report does not say the model ran fp16: %s" % (tag, j.get("notes")))
+                worst = 0.0
+                rows = list(csv.DictReader(open(os.path.join(dump, "index.csv"))))
+                if len(rows) < sum(1 for l in j["layers"] if l["unit"] == "NPU"):
+                    fails.append("%s: %d layer dumps for %d NPU layers" % (tag, len(rows), len(j["layers"])))
+                for row in rows:
+                    d = np.load(os.path.join(dump, row["file_stem"] + ".device.npy")).astype(np.float64)
+                    ref = np.load(os.path.join(dump, row["file_stem"] + ".reference.npy")).astype(np.float64)
+                    rel = np.abs(d - ref).max() / max(np.abs(ref).max(), 1e-30)
+                    worst = max(worst, rel)
+                    if not rel <= RTOL_LAYER:
+                        fails.append("%s: layer %s relative error %.3g > %.3g" % (tag, row["layer"], rel, RTOL_LAYER))
+                got = np.load(os.path.join(outdir, os.listdir(outdir)[0])).astype(np.float64)
+                e2e = np.abs(got - want).max() / np.abs(want).max()
+                if not e2e <= RTOL_E2E:
+                    fails.append("%s: end to end relative error %.3g > %.3g" % (tag, e2e, RTOL_E2E))
+                print("%-28s %d layers, worst layer relative error %.2e, end to end %.2e" % (tag, len(j["layers"]), worst, e2e))
+    for f in fails:
+        print("FAIL - " + f)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
