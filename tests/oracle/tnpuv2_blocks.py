@@ -320,6 +320,28 @@ def cases(np):
     for b in (8, 16):
         C.append(Case("pow_quantized_a%d" % b, b, fp32("Pow", 0.1, 2.0, 1.5)))
 
+    def gru(T, Bn, I, H, direction="forward", with_bias=True, y_h=False):
+        # ONNX GRU (opset 14 semantics), linear_before_reset = 1 as seed 003 requires; W and R
+        # quantized per gate row like every weight here, B left float (onnxruntime's quantizer has no
+        # GRU rule, so the QDQ graph runs DQ -> float GRU -> Q on onnxruntime).
+        def f(B):
+            D = 2 if direction == "bidirectional" else 1
+            x = B.inp("x", (T, Bn, I))
+            w = B.weight("w", B.rng.standard_normal((D, 3 * H, I)) * 0.25, 1)
+            r = B.weight("r", B.rng.standard_normal((D, 3 * H, H)) * 0.25, 1)
+            ins = [x, w, r]
+            if with_bias:
+                ins.append(B.const("bias", (B.rng.standard_normal((D, 6 * H)) * 0.2).astype(np.float32)))
+            outs = ["", "y"] if y_h else ["y"]
+            B.nodes.append(helper.make_node("GRU", ins, outs, hidden_size=H, direction=direction, linear_before_reset=1))
+            B.outputs.append("y")
+        return f
+
+    C.append(Case("gru_forward_a8", 8, gru(6, 2, 32, 16)))
+    C.append(Case("gru_reverse_nobias_a8", 8, gru(5, 1, 16, 16, "reverse", with_bias=False)))
+    C.append(Case("gru_bidirectional_a8", 8, gru(4, 2, 16, 32, "bidirectional")))
+    C.append(Case("gru_last_state_a8", 8, gru(7, 1, 16, 16, y_h=True)))
+
     def genbox(B):
         sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zoo"))
         import make_zoo_detect as d
@@ -363,7 +385,7 @@ def float_model(case, B, np, all_outputs):
     if all_outputs:
         outs = []
         for n in nodes:
-            outs += [o for o in n.output if o not in outs]
+            outs += [o for o in n.output if o and o not in outs]
     inits = [numpy_helper.from_array(v, k) for k, v in B.consts.items()]
     inits += [numpy_helper.from_array(w, k) for k, (w, _) in B.weights.items()]
     inits += [numpy_helper.from_array(b, k) for k, (b, _, _) in B.biases.items()]
@@ -489,9 +511,11 @@ def qdq_model(case, B, ranges, np, onnx, form):
                 m.input[i] = ren[name]
         outs = list(m.output)
         for i, o in enumerate(outs):
-            m.output[i] = o + "_f"
+            m.output[i] = o + "_f" if o else ""
         nodes.append(m)
         for o in outs:
+            if not o:  # an optional output left out (GRU's Y)
+                continue
             if n.op_type in SHARE and n.input[0] in params:
                 s, z = params[n.input[0]]
             else:

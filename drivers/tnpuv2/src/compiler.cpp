@@ -257,6 +257,27 @@ void Compiler::partition() {
         m_.notes.push_back(fmt::format("GenerateBox: YOLOv{} decode of {} head(s) ({} nodes) runs on the GENBOX unit",
                                        d.version, d.head_inputs.size(), d.nodes.size()));
     }
+    // GRU: the node with the DequantizeLinear nodes feeding it (X, W, R, B; each read by it alone)
+    // and the QuantizeLinear nodes of Y / Y_h, one layer (lower_gru).
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (!is(nodes[i], "GRU") || taken[i]) continue;
+        std::vector<size_t> mem{i};
+        for (const std::string& in : nodes[i].inputs) {
+            if (in.empty()) continue;
+            const int p = g().producer(in);
+            if (p < 0 || taken[static_cast<size_t>(p)] || !is_dq(nodes[static_cast<size_t>(p)])) continue;
+            if (g().consumers(in).size() != 1) continue;
+            mem.push_back(static_cast<size_t>(p));
+        }
+        for (size_t k = 0; k < nodes[i].outputs.size() && k < 2; ++k) {
+            const std::string& o = nodes[i].outputs[k];
+            if (o.empty() || std::find(g().outputs().begin(), g().outputs().end(), o) != g().outputs().end()) continue;
+            const std::vector<size_t> cs = g().consumers(o);
+            if (cs.size() == 1 && is_q(nodes[cs[0]]) && !taken[cs[0]]) mem.push_back(cs[0]);
+        }
+        for (size_t k : mem) taken[k] = true;
+        at[*std::max_element(mem.begin(), mem.end())] = Group{mem, "gru"};
+    }
     auto single_consumer = [&](const std::string& v) -> int {
         const std::vector<size_t> cs = g().consumers(v);
         if (cs.size() != 1) return -1;
@@ -323,11 +344,17 @@ void Compiler::partition() {
                     if (std::find(gr.nodes.begin(), gr.nodes.end(), cn) == gr.nodes.end()) outside = true;
                 if (outside) L.outputs.push_back(o);
             }
-        L.name = first.name.empty() ? first.op_type : first.name;
+        const ir::Node* namedp = &first;
+        for (size_t k : gr.nodes)
+            if (gr.kind == "gru" && is(nodes[k], "GRU")) namedp = &nodes[k];
+        const ir::Node& named = *namedp;
+        L.name = named.name.empty() ? named.op_type : named.name;
         if (gr.kind == "genbox")
             L.op = "GenerateBox";
         else if (gr.kind == "swish")
             L.op = "Swish";
+        else if (gr.kind == "gru")
+            L.op = "GRU";
         else if (gr.kind == "dq_op_q")
             L.op = nodes[gr.nodes[1]].op_type;
         else
@@ -391,6 +418,7 @@ void Compiler::lower_layer(size_t li) {
     const ir::Node& n = *unit.front();
     if (gr.kind == "genbox") return lower_genbox(*this, unit);
     if (gr.kind == "swish") return lower_lut(*this, unit);
+    if (gr.kind == "gru") return lower_gru(*this, unit);
     if (gr.kind == "dq_op_q") {
         const std::string& op = unit[1]->op_type;
         if (op == "Pow") return lower_lut(*this, unit);

@@ -10,10 +10,10 @@
 #include "compiler_internal.h"
 
 namespace drv::tnpuv2::detail {
-namespace {
-
 namespace C = hw::tnpuv2::CONV;
 namespace MODE = hw::tnpuv2::enums::CONV_MODE;
+
+namespace {
 
 int64_t int_at(const num::Tensor& t, size_t i) {
     switch (t.dtype()) {
@@ -71,6 +71,8 @@ void weight_format(Compiler& c, const std::vector<int32_t>& vals, num::DType con
     fmt = want <= 4 ? F::S4 : want <= 8 ? F::S8 : want <= 16 ? F::S16 : F::S32;
 }
 
+}  // namespace
+
 /// Rows of `inner` weights packed at `fmt`.
 void pack_rows(const std::vector<int32_t>& v, int64_t inner, uint32_t fmt, std::vector<uint8_t>& out) {
     const int64_t rows = static_cast<int64_t>(v.size()) / inner;
@@ -110,8 +112,6 @@ std::vector<uint8_t> qtable(const std::vector<int64_t>& bias, const std::vector<
 int elem_bytes(uint32_t fmt) {
     return fmt == F::S4 || fmt == F::U4 ? 1 : fmt == F::F32 || fmt == F::S32 ? 4 : fmt >= F::S16 ? 2 : 1;
 }
-
-}  // namespace
 
 void lower_conv(Compiler& c, const ir::Node& n) {
     const DeviceTensor& x = c.dt(n.input(0));
