@@ -36,10 +36,19 @@ def container(bits):
 
 
 class Case:
-    def __init__(self, name, bits, build, wbits=8, fp32=False, float_tol=None, ort=True):
+    def __init__(self, name, bits, build, wbits=8, fp32=False, float_tol=None, ort=True, refuse=None, out_bits=None,
+                 fp32_out=False):
         self.name, self.bits, self.build, self.wbits, self.fp32 = name, bits, build, wbits, fp32
+        self.out_bits = out_bits  # the output's grid when it differs from the input's (Swish 16 -> 8)
+        self.fp32_out = fp32_out  # no Q/DQ on the output: the operator writes FP32 (seed 003 FP32 outputs)
+        if fp32_out and float_tol is None:
+            float_tol = 1e-5
         self.float_tol = float_tol
-        self.ort = ort  # cross-check with onnxruntime (8/16/4-bit cases)
+        self.ort = ort and refuse is None  # cross-check with onnxruntime (8/16/4-bit cases)
+        # A width seed 003 does not list for the operator: `run` must refuse it (exit 4) with these
+        # texts (the rule and its seed-003 section) and `check` give the same verdict (unsupported,
+        # exit 11) with the same texts.
+        self.refuse = refuse
 
 
 class Builder:
@@ -142,8 +151,15 @@ def cases(np):
         C.append(Case("softmax_c_a%d" % b, b, unary("Softmax", shape=(1, 16, 4, 4), axis=1)))
         C.append(Case("relu_a%d" % b, b, unary("Relu")))
     C.append(Case("softmax_c_a12", 12, unary("Softmax", shape=(1, 16, 4, 4), axis=1)))
+    # Seed 003 FP32 outputs ("若转换工具生成 FP32 输出配置，则支持 FP32 输出"): quantized input, float output.
+    for b in (8, 16):
+        C.append(Case("softmax_c_fp32out_a%d" % b, b, unary("Softmax", shape=(1, 16, 4, 4), axis=1), fp32_out=True))
+        C.append(Case("relu_fp32out_a%d" % b, b, unary("Relu"), fp32_out=True))
+        C.append(Case("conv3x3_fp32out_a%d" % b, b, conv(3), fp32_out=True))
+        C.append(Case("depthwise3x3_fp32out_a%d" % b, b, conv(3, g=16, cin=16, cout=16), fp32_out=True))
     for b in (8, 16):
         C.append(Case("swish_a%d" % b, b, None))  # built below (two nodes)
+    C.append(Case("swish_a16_out8", 16, None, out_bits=8))  # seed 003 Swish: 16-bit input to 8-bit output
 
     def shuffle(B):
         x = B.inp("x", (1, 16, 5, 5))
@@ -199,7 +215,7 @@ def cases(np):
         C.append(Case("slice_hw_a%d" % b, b, slice_([1, 2], [7, 6], [2, 3])))
         C.append(Case("slice_c8_a%d" % b, b, slice_([8], [16], [1])))
         C.append(Case("pad_hw_a%d" % b, b, pad([0, 0, 1, 2, 0, 0, 2, 1])))
-    for b in (4, 8):
+    for b in (4, 8, 16):
         C.append(Case("resize_nearest_x2_a%d" % b, b, None))
     for b in (8, 16):
         C.append(Case("resize_bilinear_x2_a%d" % b, b, None))
@@ -341,6 +357,7 @@ def cases(np):
     C.append(Case("gru_reverse_nobias_a8", 8, gru(5, 1, 16, 16, "reverse", with_bias=False)))
     C.append(Case("gru_bidirectional_a8", 8, gru(4, 2, 16, 32, "bidirectional")))
     C.append(Case("gru_last_state_a8", 8, gru(7, 1, 16, 16, y_h=True)))
+    C.append(Case("gru_forward_a16", 16, gru(6, 2, 32, 16), refuse=("bit width = 16 not in {8}", "算子支持列表: GRU")))
 
     def genbox(B):
         sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zoo"))
@@ -352,6 +369,7 @@ def cases(np):
         B.outputs.append("output")
 
     C.append(Case("generatebox_yolov5_fp32", 8, genbox, fp32=True, float_tol=1e-5))
+    C.append(Case("generatebox_yolov5_a16", 16, genbox, fp32=True, float_tol=1e-5))
     return C
 
 
@@ -381,7 +399,10 @@ def float_model(case, B, np, all_outputs):
                               [helper.make_tensor_value_info("h0", TensorProto.FLOAT, shapes[0])])
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
         m.ir_version = 7
-        return d.add_decode(m, ["h0", "h1", "h2"], shapes)
+        m = d.add_decode(m, ["h0", "h1", "h2"], shapes)
+        if case.name.endswith("_a16"):  # seed 003 GenerateBox: quantized 16-bit input
+            m = quantize_heads(m, B, 16, np)
+        return m
     if all_outputs:
         outs = []
         for n in nodes:
@@ -397,6 +418,30 @@ def float_model(case, B, np, all_outputs):
     g = helper.make_graph(nodes, case.name, ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
+    return m
+
+
+def quantize_heads(m, B, bits, np):
+    """The decode's head inputs read through 16-bit QuantizeLinear -> DequantizeLinear (com.microsoft,
+    as onnxruntime's quantizer writes 16-bit Q/DQ below opset 21)."""
+    from onnx import helper, numpy_helper
+    heads = [i.name for i in m.graph.input]
+    for n in m.graph.node:
+        for k, name in enumerate(n.input):
+            if name in heads:
+                n.input[k] = name + "_dq"
+    pre = []
+    for h in heads:
+        sc, zp = scale_zp(B.inputs[h].min(), B.inputs[h].max(), bits, np)
+        m.graph.initializer.extend([numpy_helper.from_array(np.array(sc, np.float32), h + "_scale"),
+                                    numpy_helper.from_array(np.array(zp, np.int16), h + "_zp")])
+        pre += [helper.make_node("QuantizeLinear", [h, h + "_scale", h + "_zp"], [h + "_q"], domain="com.microsoft"),
+                helper.make_node("DequantizeLinear", [h + "_q", h + "_scale", h + "_zp"], [h + "_dq"], domain="com.microsoft")]
+    rest = list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(pre + rest)
+    if not any(o.domain == "com.microsoft" for o in m.opset_import):
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return m
 
 
@@ -516,12 +561,17 @@ def qdq_model(case, B, ranges, np, onnx, form):
         for o in outs:
             if not o:  # an optional output left out (GRU's Y)
                 continue
-            if n.op_type in SHARE and n.input[0] in params:
+            if o in out_names and case.fp32_out:  # the operator writes the float graph output itself
+                nodes[-1].output[list(outs).index(o)] = o
+                params[o + "_f"] = (None, None)
+                continue
+            ob = case.out_bits if (o in out_names and case.out_bits) else bits
+            if n.op_type in SHARE and n.input[0] in params and ob == bits:
                 s, z = params[n.input[0]]
             else:
                 r = ranges[o]
-                s, z = scale_zp(r[0], r[1], bits, np)
-            dq = qd(o, o + "_f", s, z)
+                s, z = scale_zp(r[0], r[1], ob, np)
+            dq = qd(o, o + "_f", s, z, ob)
             if o in out_names:
                 nodes[-1].output[0] = o
             ren[o] = dq
@@ -659,6 +709,18 @@ def main():
             np.save(os.path.join(d, k + ".npy"), v)
             cmd += ["--input", os.path.join(d, k + ".npy")]
         p = subprocess.run(cmd, capture_output=True, text=True)
+        if c.refuse:
+            ck = subprocess.run([args.npusim, "check", "--platform", "tnpuv2", os.path.join(d, "model.onnx")],
+                                capture_output=True, text=True)
+            same = all(t in ck.stdout for t in c.refuse)
+            ok = p.returncode == 4 and all(t in p.stderr for t in c.refuse) and "seed 003" in p.stderr and ck.returncode == 11 and same
+            row = {"case": c.name, "bits": c.bits, "wbits": "-", "rc": p.returncode, "ok": ok, "layers": "(refused)",
+                   "iso": "run exit %d: %s" % (p.returncode, (p.stderr.strip().splitlines() or ["?"])[-1][:140]),
+                   "ort": "check exit %d (same rule: %s)" % (ck.returncode, "yes" if same else "no")}
+            failed += 0 if ok else 1
+            rows.append(row)
+            print("%-32s %-4s %s  %s" % (c.name, "ok" if ok else "FAIL", row["iso"], row["ort"]))
+            continue
         row = {"case": c.name, "bits": c.bits, "wbits": c.wbits if any(t in c.name for t in ("conv", "matmul", "depthwise")) else "-",
                "rc": p.returncode}
         ok = p.returncode == 0

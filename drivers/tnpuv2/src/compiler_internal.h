@@ -91,7 +91,7 @@ class Compiler {
     size_t cur_ = 0;
     struct Group {
         std::vector<size_t> nodes;
-        std::string kind;  ///< "node", "dq_op_q", "swish", "genbox", "gru"
+        std::string kind;  ///< "node", "dq_op_q", "dq_op_f", "dq_conv_f", "swish", "genbox", "gru"
     };
     std::vector<Group> groups_;
 };
@@ -104,7 +104,8 @@ std::vector<uint8_t> qtable(const std::vector<int64_t>& bias, const std::vector<
 int elem_bytes(uint32_t fmt);
 
 /// Lowerings: each emits the commands of one layer (the group's nodes) through `c`.
-void lower_conv(Compiler& c, const ir::Node& n);                           // QLinearConv
+void lower_conv(Compiler& c, const ir::Node& n, bool fp32_out = false);    // QLinearConv
+void lower_conv_fp32(Compiler& c, const std::vector<const ir::Node*>& unit);  // DQ(x, W, b) -> Conv (FP32 out)
 void lower_matmul(Compiler& c, const ir::Node& n);                         // QLinearMatMul, QGemm
 void lower_eltwise(Compiler& c, const ir::Node& n);                        // QLinearAdd, QLinearMul
 void lower_affine(Compiler& c, const std::vector<const ir::Node*>& unit);  // DQ -> BatchNormalization -> Q
