@@ -645,15 +645,22 @@ def seed_op(case):
 
 
 def summary(rows):
-    """Operator x width -> cases and result (passed / all); widths the seed lists without a case: **none**."""
+    """Operator x width -> cases and result (passed / all; an FP32-output case also counts at its input
+    width); rule breaks refused by `run` with `check`'s verdict counted apart; a width the seed lists
+    without a case: **none**."""
     listed = {}
     for _, op, widths in SEED_OPS:
         listed.setdefault(op, [])
         listed[op] += [w for w in widths.split() if w not in listed[op]]
-    cells = {}
+    cells, refused = {}, {}
     for r in rows:
         op = seed_op(r["case"])
         w = "fp32" if ("fp32" in r["case"] and r["case"].endswith("fp32")) or "fp32out" in r["case"] else str(r["bits"])
+        if r.get("layers") == "(refused)":  # a rule break: refused by run as by check
+            c = refused.setdefault((op, w), [0, 0])
+            c[0] += 1
+            c[1] += 1 if r["ok"] else 0
+            continue
         c = cells.setdefault((op, w), [0, 0])
         c[0] += 1
         c[1] += 1 if r["ok"] else 0
@@ -666,11 +673,15 @@ def summary(rows):
     for op, lw in listed.items():
         line = []
         for w in widths:
-            c = cells.get((op, w))
+            c, rf = cells.get((op, w)), refused.get((op, w))
+            cell = []
             if c:
-                line.append("%d/%d ok" % (c[1], c[0]))
-            else:
-                line.append("**none**" if w in lw else "-")
+                cell.append("%d/%d ok" % (c[1], c[0]))
+            elif w in lw:
+                cell.append("**none**")
+            if rf:
+                cell.append("%d/%d refused as check" % (rf[1], rf[0]))
+            line.append(", ".join(cell) or "-")
         out.append("| %s | %s | %s |" % (op, " ".join(lw), " | ".join(line)))
     return out
 
