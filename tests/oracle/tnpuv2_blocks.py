@@ -36,10 +36,19 @@ def container(bits):
 
 
 class Case:
-    def __init__(self, name, bits, build, wbits=8, fp32=False, float_tol=None, ort=True):
+    def __init__(self, name, bits, build, wbits=8, fp32=False, float_tol=None, ort=True, refuse=None, out_bits=None,
+                 fp32_out=False):
         self.name, self.bits, self.build, self.wbits, self.fp32 = name, bits, build, wbits, fp32
+        self.out_bits = out_bits  # the output's grid when it differs from the input's (Swish 16 -> 8)
+        self.fp32_out = fp32_out  # no Q/DQ on the output: the operator writes FP32 (seed 003 FP32 outputs)
+        if fp32_out and float_tol is None:
+            float_tol = 1e-5
         self.float_tol = float_tol
-        self.ort = ort  # cross-check with onnxruntime (8/16/4-bit cases)
+        self.ort = ort and refuse is None  # cross-check with onnxruntime (8/16/4-bit cases)
+        # A width seed 003 does not list for the operator: `run` must refuse it (exit 4) with these
+        # texts (the rule and its seed-003 section) and `check` give the same verdict (unsupported,
+        # exit 11) with the same texts.
+        self.refuse = refuse
 
 
 class Builder:
@@ -142,8 +151,15 @@ def cases(np):
         C.append(Case("softmax_c_a%d" % b, b, unary("Softmax", shape=(1, 16, 4, 4), axis=1)))
         C.append(Case("relu_a%d" % b, b, unary("Relu")))
     C.append(Case("softmax_c_a12", 12, unary("Softmax", shape=(1, 16, 4, 4), axis=1)))
+    # Seed 003 FP32 outputs ("若转换工具生成 FP32 输出配置，则支持 FP32 输出"): quantized input, float output.
+    for b in (8, 16):
+        C.append(Case("softmax_c_fp32out_a%d" % b, b, unary("Softmax", shape=(1, 16, 4, 4), axis=1), fp32_out=True))
+        C.append(Case("relu_fp32out_a%d" % b, b, unary("Relu"), fp32_out=True))
+        C.append(Case("conv3x3_fp32out_a%d" % b, b, conv(3), fp32_out=True))
+        C.append(Case("depthwise3x3_fp32out_a%d" % b, b, conv(3, g=16, cin=16, cout=16), fp32_out=True))
     for b in (8, 16):
         C.append(Case("swish_a%d" % b, b, None))  # built below (two nodes)
+    C.append(Case("swish_a16_out8", 16, None, out_bits=8))  # seed 003 Swish: 16-bit input to 8-bit output
 
     def shuffle(B):
         x = B.inp("x", (1, 16, 5, 5))
@@ -199,7 +215,7 @@ def cases(np):
         C.append(Case("slice_hw_a%d" % b, b, slice_([1, 2], [7, 6], [2, 3])))
         C.append(Case("slice_c8_a%d" % b, b, slice_([8], [16], [1])))
         C.append(Case("pad_hw_a%d" % b, b, pad([0, 0, 1, 2, 0, 0, 2, 1])))
-    for b in (4, 8):
+    for b in (4, 8, 16):
         C.append(Case("resize_nearest_x2_a%d" % b, b, None))
     for b in (8, 16):
         C.append(Case("resize_bilinear_x2_a%d" % b, b, None))
@@ -270,6 +286,12 @@ def cases(np):
         B.outputs.append("y")
 
     C.append(Case("gather_c_a8", 8, gather))
+    # Operators seed 003 lists at 8 bits only: at 16 bits `run` and `check` refuse them with the rule.
+    C.append(Case("gather_c_a16", 16, gather, refuse=("bit width = 16 not in {8}", "算子支持列表: Gather")))
+    C.append(Case("leakyrelu_a16", 16, unary("LeakyRelu", alpha=0.1),
+                  refuse=("bit width = 16 not in {8}", "算子支持列表: LeakyReLU")))
+    C.append(Case("reducemax_c_a16", 16, reduce("ReduceMax", [1]),
+                  refuse=("bit width = 16 not in {8}", "算子支持列表: ReduceMax")))
 
     def embedding(B):
         B.const("table", (B.rng.standard_normal((20, 16)) * 0.5).astype(np.float32))
@@ -320,6 +342,30 @@ def cases(np):
     for b in (8, 16):
         C.append(Case("pow_quantized_a%d" % b, b, fp32("Pow", 0.1, 2.0, 1.5)))
 
+    def gru(T, Bn, I, H, direction="forward", with_bias=True, y_h=False):
+        # ONNX GRU (opset 14 semantics), linear_before_reset = 1 as seed 003 requires; W and R
+        # quantized per gate row like every weight here, B left float (onnxruntime's quantizer has no
+        # GRU rule, so the QDQ graph runs DQ -> float GRU -> Q on onnxruntime).
+        def f(B):
+            D = 2 if direction == "bidirectional" else 1
+            x = B.inp("x", (T, Bn, I))
+            w = B.weight("w", B.rng.standard_normal((D, 3 * H, I)) * 0.25, 1)
+            r = B.weight("r", B.rng.standard_normal((D, 3 * H, H)) * 0.25, 1)
+            ins = [x, w, r]
+            if with_bias:
+                ins.append(B.const("bias", (B.rng.standard_normal((D, 6 * H)) * 0.2).astype(np.float32)))
+            outs = ["", "y"] if y_h else ["y"]
+            B.nodes.append(helper.make_node("GRU", ins, outs, hidden_size=H, direction=direction, linear_before_reset=1))
+            B.outputs.append("y")
+        return f
+
+    C.append(Case("gru_forward_a8", 8, gru(6, 2, 32, 16)))
+    C.append(Case("gru_reverse_nobias_a8", 8, gru(5, 1, 16, 16, "reverse", with_bias=False)))
+    C.append(Case("gru_bidirectional_a8", 8, gru(4, 2, 16, 32, "bidirectional")))
+    C.append(Case("gru_last_state_a8", 8, gru(7, 1, 16, 16, y_h=True)))
+    C.append(Case("gru_forward_a16", 16, gru(6, 2, 32, 16), refuse=("bit width = 16 not in {8}", "算子支持列表: GRU")))
+    C.append(Case("gru_hidden8_a8", 8, gru(4, 1, 16, 8), refuse=("hidden_size = 8 is not a multiple of 16", "§GRU")))
+
     def genbox(B):
         sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zoo"))
         import make_zoo_detect as d
@@ -330,6 +376,9 @@ def cases(np):
         B.outputs.append("output")
 
     C.append(Case("generatebox_yolov5_fp32", 8, genbox, fp32=True, float_tol=1e-5))
+    C.append(Case("generatebox_yolov5_a16", 16, genbox, fp32=True, float_tol=1e-5))
+    C.append(Case("generatebox_yolov3_fp32", 8, genbox, fp32=True, float_tol=1e-5))
+    C.append(Case("generatebox_yolov3_a16", 16, genbox, fp32=True, float_tol=1e-5))
     return C
 
 
@@ -359,11 +408,14 @@ def float_model(case, B, np, all_outputs):
                               [helper.make_tensor_value_info("h0", TensorProto.FLOAT, shapes[0])])
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
         m.ir_version = 7
-        return d.add_decode(m, ["h0", "h1", "h2"], shapes)
+        m = d.add_decode(m, ["h0", "h1", "h2"], shapes, version=3 if "yolov3" in case.name else 5)
+        if case.name.endswith("_a16"):  # seed 003 GenerateBox: quantized 16-bit input
+            m = quantize_heads(m, B, 16, np)
+        return m
     if all_outputs:
         outs = []
         for n in nodes:
-            outs += [o for o in n.output if o not in outs]
+            outs += [o for o in n.output if o and o not in outs]
     inits = [numpy_helper.from_array(v, k) for k, v in B.consts.items()]
     inits += [numpy_helper.from_array(w, k) for k, (w, _) in B.weights.items()]
     inits += [numpy_helper.from_array(b, k) for k, (b, _, _) in B.biases.items()]
@@ -375,6 +427,30 @@ def float_model(case, B, np, all_outputs):
     g = helper.make_graph(nodes, case.name, ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
+    return m
+
+
+def quantize_heads(m, B, bits, np):
+    """The decode's head inputs read through 16-bit QuantizeLinear -> DequantizeLinear (com.microsoft,
+    as onnxruntime's quantizer writes 16-bit Q/DQ below opset 21)."""
+    from onnx import helper, numpy_helper
+    heads = [i.name for i in m.graph.input]
+    for n in m.graph.node:
+        for k, name in enumerate(n.input):
+            if name in heads:
+                n.input[k] = name + "_dq"
+    pre = []
+    for h in heads:
+        sc, zp = scale_zp(B.inputs[h].min(), B.inputs[h].max(), bits, np)
+        m.graph.initializer.extend([numpy_helper.from_array(np.array(sc, np.float32), h + "_scale"),
+                                    numpy_helper.from_array(np.array(zp, np.int16), h + "_zp")])
+        pre += [helper.make_node("QuantizeLinear", [h, h + "_scale", h + "_zp"], [h + "_q"], domain="com.microsoft"),
+                helper.make_node("DequantizeLinear", [h + "_q", h + "_scale", h + "_zp"], [h + "_dq"], domain="com.microsoft")]
+    rest = list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(pre + rest)
+    if not any(o.domain == "com.microsoft" for o in m.opset_import):
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return m
 
 
@@ -489,15 +565,22 @@ def qdq_model(case, B, ranges, np, onnx, form):
                 m.input[i] = ren[name]
         outs = list(m.output)
         for i, o in enumerate(outs):
-            m.output[i] = o + "_f"
+            m.output[i] = o + "_f" if o else ""
         nodes.append(m)
         for o in outs:
-            if n.op_type in SHARE and n.input[0] in params:
+            if not o:  # an optional output left out (GRU's Y)
+                continue
+            if o in out_names and case.fp32_out:  # the operator writes the float graph output itself
+                nodes[-1].output[list(outs).index(o)] = o
+                params[o + "_f"] = (None, None)
+                continue
+            ob = case.out_bits if (o in out_names and case.out_bits) else bits
+            if n.op_type in SHARE and n.input[0] in params and ob == bits:
                 s, z = params[n.input[0]]
             else:
                 r = ranges[o]
-                s, z = scale_zp(r[0], r[1], bits, np)
-            dq = qd(o, o + "_f", s, z)
+                s, z = scale_zp(r[0], r[1], ob, np)
+            dq = qd(o, o + "_f", s, z, ob)
             if o in out_names:
                 nodes[-1].output[0] = o
             ren[o] = dq
@@ -535,6 +618,72 @@ def run_ort(root, node):
     r = subprocess.run([node, os.path.join(HERE, "run_ort.js"), root], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("run_ort.js: " + (r.stderr or r.stdout)[-400:])
+
+
+# The seed-003 operator (seed-003-ops.json names) each case exercises, by case-name prefix, and the
+# widths the seed lists for it ("fp32" for FP32 inputs/outputs): the per-operator summary table.
+SEED_OPS = [("conv", "Conv2D", "4 8 12 16 fp32"), ("groupconv", "Conv2D", ""), ("depthwise", "Conv2D", ""),
+            ("add_", "Add", "8 16"), ("mul_", "Mul", "8 12 14 16"), ("avgpool", "AveragePool", "4 8 12 16"),
+            ("globalavgpool", "GlobalAveragePool", "4 8 12 16"), ("maxpool", "MaxPool", "4 8 16"),
+            ("leakyrelu", "LeakyReLU", "8"), ("transpose", "Transpose/Permute", "8 16"),
+            ("depthtospace", "DepthToSpace", "8 16"), ("spacetodepth", "SpaceToDepth", "8 16"),
+            ("softmax", "Softmax", "8 12 16 fp32"), ("relu", "ReLU", "8 16 fp32"), ("swish", "Swish", "8 16"),
+            ("channelshuffle", "ChannelShuffle", "8 16"), ("concat", "Concat", "8 16"), ("slice", "Slice", "4 8 16"),
+            ("pad", "Pad", "4 8 16"), ("resize", "Resize/Upsample", "4 8 16"), ("reshape", "Reshape", "8 16"),
+            ("reducemean", "ReduceMean", "8 12 14 16"), ("reducesum", "ReduceSum", "8 12 14 16"),
+            ("reducemax", "ReduceMax", "8"), ("matmul", "MatMul", "4 8 12 16"), ("gather", "Gather", "8"),
+            ("embedding", "Embedding", "8 16"), ("layernorm", "Normalize", "8 16"), ("lpnorm", "Normalize", ""),
+            ("quantize_dequantize", "Dequantize", "8 12 16"), ("erf", "Erf", "fp32"), ("sqrt", "Sqrt", "fp32"),
+            ("pow", "Pow", "fp32 8 16"), ("generatebox", "GenerateBox", "fp32 16"), ("gru", "GRU", "8")]
+
+
+def seed_op(case):
+    for prefix, op, _ in SEED_OPS:
+        if case.startswith(prefix):
+            return op
+    return "?"
+
+
+def summary(rows):
+    """Operator x width -> cases and result (passed / all; an FP32-output case also counts at its input
+    width); rule breaks refused by `run` with `check`'s verdict counted apart; a width the seed lists
+    without a case: **none**."""
+    listed = {}
+    for _, op, widths in SEED_OPS:
+        listed.setdefault(op, [])
+        listed[op] += [w for w in widths.split() if w not in listed[op]]
+    cells, refused = {}, {}
+    for r in rows:
+        op = seed_op(r["case"])
+        w = "fp32" if ("fp32" in r["case"] and r["case"].endswith("fp32")) or "fp32out" in r["case"] else str(r["bits"])
+        if r.get("layers") == "(refused)":  # a rule break: refused by run as by check
+            c = refused.setdefault((op, w), [0, 0])
+            c[0] += 1
+            c[1] += 1 if r["ok"] else 0
+            continue
+        c = cells.setdefault((op, w), [0, 0])
+        c[0] += 1
+        c[1] += 1 if r["ok"] else 0
+        if "fp32out" in r["case"]:  # an FP32 output is also a case of its input width
+            c = cells.setdefault((op, str(r["bits"])), [0, 0])
+            c[0] += 1
+            c[1] += 1 if r["ok"] else 0
+    widths = ["4", "8", "12", "14", "16", "fp32"]
+    out = ["| seed-003 operator | seed widths | " + " | ".join(widths) + " |", "|---|---|" + "---|" * len(widths)]
+    for op, lw in listed.items():
+        line = []
+        for w in widths:
+            c, rf = cells.get((op, w)), refused.get((op, w))
+            cell = []
+            if c:
+                cell.append("%d/%d ok" % (c[1], c[0]))
+            elif w in lw:
+                cell.append("**none**")
+            if rf:
+                cell.append("%d/%d refused as check" % (rf[1], rf[0]))
+            line.append(", ".join(cell) or "-")
+        out.append("| %s | %s | %s |" % (op, " ".join(lw), " | ".join(line)))
+    return out
 
 
 def lsb_diff(a, b, scale, np):
@@ -635,6 +784,18 @@ def main():
             np.save(os.path.join(d, k + ".npy"), v)
             cmd += ["--input", os.path.join(d, k + ".npy")]
         p = subprocess.run(cmd, capture_output=True, text=True)
+        if c.refuse:
+            ck = subprocess.run([args.npusim, "check", "--platform", "tnpuv2", os.path.join(d, "model.onnx")],
+                                capture_output=True, text=True)
+            same = all(t in ck.stdout for t in c.refuse)
+            ok = p.returncode == 4 and all(t in p.stderr for t in c.refuse) and "seed 003" in p.stderr and ck.returncode == 11 and same
+            row = {"case": c.name, "bits": c.bits, "wbits": "-", "rc": p.returncode, "ok": ok, "layers": "(refused)",
+                   "iso": "run exit %d: %s" % (p.returncode, (p.stderr.strip().splitlines() or ["?"])[-1].split(" on tnpuv2: ", 1)[-1][:160]),
+                   "ort": "check exit %d (same rule: %s)" % (ck.returncode, "yes" if same else "no")}
+            failed += 0 if ok else 1
+            rows.append(row)
+            print("%-32s %-4s %s  %s" % (c.name, "ok" if ok else "FAIL", row["iso"], row["ort"]))
+            continue
         row = {"case": c.name, "bits": c.bits, "wbits": c.wbits if any(t in c.name for t in ("conv", "matmul", "depthwise")) else "-",
                "rc": p.returncode}
         ok = p.returncode == 0
@@ -679,9 +840,10 @@ def main():
     for r in rows:
         lines.append("| %s | %d | %s | %s | %s | %s | %s |" % (r["case"], r["bits"], r["wbits"], r.get("layers", "-"), r.get("iso", r.get("note", "-")),
                                                              r.get("ort", "-"), "yes" if r["ok"] else "**no**"))
+    table = summary(rows)
     if args.table:
         with open(args.table, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write("\n".join(table) + "\n\n" + "\n".join(lines) + "\n")
     print("tnpuv2_blocks: %d cases, %d failed" % (len(rows), failed))
     return 1 if failed else 0
 

@@ -36,8 +36,13 @@ STRIDES = [8, 16, 32]
 NA, NO = 3, 85
 
 
-def add_decode(model, head_names, head_shapes):
-    """Appends the Detect decode reading the graph outputs `head_names`; the decode is the only output."""
+def add_decode(model, head_names, head_shapes, version=5):
+    """Appends the Detect decode reading the graph outputs `head_names`; the decode is the only output.
+
+    version 3: the YOLOv3 (darknet) decode instead (Redmon & Farhadi, "YOLOv3: An Incremental
+    Improvement", 2018, sec. 2.1: b_x = sigmoid(t_x) + c_x, b_w = p_w e^(t_w)): Split of the raw
+    values, xy = (Sigmoid(xy) + grid) * stride with grid = the cell index, wh = Exp(wh) * anchor,
+    conf = Sigmoid(conf); YOLOv3's anchors are those of YOLOv5 (the same COCO k-means, 9 anchors)."""
     g = model.graph
     nodes, inits, ys = [], [], []
     two = numpy_helper.from_array(np.array(2.0, np.float32), "detect_two")
@@ -46,7 +51,8 @@ def add_decode(model, head_names, head_shapes):
         _, _, ny, nx = shape
         p = "detect%d_" % i
         xv, yv = np.meshgrid(np.arange(nx, dtype=np.float32), np.arange(ny, dtype=np.float32))
-        grid = np.broadcast_to(np.stack((xv, yv), 2)[None, None], (1, NA, ny, nx, 2)).astype(np.float32) - 0.5
+        grid = np.broadcast_to(np.stack((xv, yv), 2)[None, None], (1, NA, ny, nx, 2)).astype(np.float32) - \
+            (0.5 if version == 5 else 0.0)
         ag = np.array(ANCHORS[i], np.float32).reshape(1, NA, 1, 1, 2)
         anchor_grid = np.broadcast_to(ag, (1, NA, ny, nx, 2)).astype(np.float32)
         inits += [numpy_helper.from_array(np.array([1, NA, NO, ny, nx], np.int64), p + "shape5"),
@@ -58,6 +64,18 @@ def add_decode(model, head_names, head_shapes):
         n = lambda op, ins, outs, **a: nodes.append(helper.make_node(op, ins, outs, name=p + outs[0].split("_")[-1], **a))
         n("Reshape", [h, p + "shape5"], [p + "r5"])
         n("Transpose", [p + "r5"], [p + "tr"], perm=[0, 1, 3, 4, 2])
+        if version == 3:
+            n("Split", [p + "tr", p + "split"], [p + "txy", p + "twh", p + "tconf"], axis=4)
+            n("Sigmoid", [p + "txy"], [p + "sxy"])
+            n("Add", [p + "sxy", p + "grid"], [p + "xyg"])
+            n("Mul", [p + "xyg", p + "stride"], [p + "xys"])
+            n("Exp", [p + "twh"], [p + "ewh"])
+            n("Mul", [p + "ewh", p + "anchor_grid"], [p + "wha"])
+            n("Sigmoid", [p + "tconf"], [p + "conf"])
+            n("Concat", [p + "xys", p + "wha", p + "conf"], [p + "cat"], axis=4)
+            n("Reshape", [p + "cat", p + "shape3"], [p + "y"])
+            ys.append(p + "y")
+            continue
         n("Sigmoid", [p + "tr"], [p + "sig"])
         n("Split", [p + "sig", p + "split"], [p + "xy", p + "wh", p + "conf"], axis=4)
         n("Mul", [p + "xy", "detect_two"], [p + "xy2"])

@@ -257,6 +257,32 @@ void Compiler::partition() {
         m_.notes.push_back(fmt::format("GenerateBox: YOLOv{} decode of {} head(s) ({} nodes) runs on the GENBOX unit",
                                        d.version, d.head_inputs.size(), d.nodes.size()));
     }
+    // GRU: the node with the DequantizeLinear nodes feeding it (X, W, R, B; each read by it alone)
+    // and the QuantizeLinear nodes of Y / Y_h, one layer (lower_gru).
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (!is(nodes[i], "GRU") || taken[i]) continue;
+        std::vector<size_t> mem{i};
+        for (const std::string& in : nodes[i].inputs) {
+            if (in.empty()) continue;
+            const int p = g().producer(in);
+            if (p < 0 || taken[static_cast<size_t>(p)] || !is_dq(nodes[static_cast<size_t>(p)])) continue;
+            if (g().consumers(in).size() != 1) continue;
+            mem.push_back(static_cast<size_t>(p));
+        }
+        for (size_t k = 0; k < nodes[i].outputs.size() && k < 2; ++k) {
+            const std::string& o = nodes[i].outputs[k];
+            if (o.empty() || std::find(g().outputs().begin(), g().outputs().end(), o) != g().outputs().end()) continue;
+            const std::vector<size_t> cs = g().consumers(o);
+            if (cs.size() == 1 && is_q(nodes[cs[0]]) && !taken[cs[0]]) mem.push_back(cs[0]);
+        }
+        for (size_t k : mem) taken[k] = true;
+        at[*std::max_element(mem.begin(), mem.end())] = Group{mem, "gru"};
+    }
+    auto reads_q = [&](const std::string& v) {
+        for (size_t cn : g().consumers(v))
+            if (is_q(nodes[cn])) return true;
+        return false;
+    };
     auto single_consumer = [&](const std::string& v) -> int {
         const std::vector<size_t> cs = g().consumers(v);
         if (cs.size() != 1) return -1;
@@ -277,10 +303,60 @@ void Compiler::partition() {
                     at[static_cast<size_t>(q)] = Group{{i, static_cast<size_t>(o), static_cast<size_t>(q)}, "dq_op_q"};
                     continue;
                 }
+                // Seed 003 FP32 outputs (Softmax, ReLU): DQ -> op whose float result is not requantized.
+                const ir::Node& op = nodes[static_cast<size_t>(o)];
+                if ((is(op, "Softmax") || is(op, "Relu")) && !reads_q(op.outputs[0])) {
+                    taken[i] = taken[static_cast<size_t>(o)] = true;
+                    at[static_cast<size_t>(o)] = Group{{i, static_cast<size_t>(o)}, "dq_op_f"};
+                    continue;
+                }
+            }
+        }
+        // Conv with FP32 output: DQ(x), DQ(W), DQ(bias) -> Conv, its float result not requantized.
+        if (is(n, "Conv") && !reads_q(n.outputs[0])) {
+            std::vector<size_t> mem;
+            for (size_t k = 0; k < n.inputs.size() && k < 3; ++k) {
+                const int p = n.inputs[k].empty() ? -1 : g().producer(n.inputs[k]);
+                if (p >= 0 && !taken[static_cast<size_t>(p)] && is_dq(nodes[static_cast<size_t>(p)]) &&
+                    g().consumers(n.inputs[k]).size() == 1)
+                    mem.push_back(static_cast<size_t>(p));
+                else if (!n.inputs[k].empty())
+                    mem.clear(), k = n.inputs.size();
+            }
+            if (mem.size() >= 2) {
+                // The DQ nodes were visited before the Conv: take them back from their own groups.
+                for (size_t k : mem) at.erase(k);
+                mem.push_back(i);
+                for (size_t k : mem) taken[k] = true;
+                at[i] = Group{mem, "dq_conv_f"};
+                continue;
             }
         }
         // Swish: QLinearSigmoid(x) read only by QLinearMul(x, sigmoid(x)).
         if (is(n, "QLinearSigmoid")) {
+            // Mixed widths (seed 003: 16-bit input to 8-bit output) keep the Mul in QDQ form:
+            // DQ(sigmoid) and DQ(x) -> Mul -> Q. One table from the input codes to the output codes.
+            const int d2 = single_consumer(n.outputs[0]);
+            if (d2 > 0 && is_dq(nodes[static_cast<size_t>(d2)]) && !taken[static_cast<size_t>(d2)]) {
+                const int mi = single_consumer(nodes[static_cast<size_t>(d2)].outputs[0]);
+                const ir::Node* mul = mi > 0 ? &nodes[static_cast<size_t>(mi)] : nullptr;
+                if (mul && is(*mul, "Mul") && mul->inputs.size() == 2) {
+                    const std::string& other =
+                        mul->input(0) == nodes[static_cast<size_t>(d2)].outputs[0] ? mul->input(1) : mul->input(0);
+                    const int d1 = g().producer(other);
+                    const int q = single_consumer(mul->outputs[0]);
+                    if (d1 >= 0 && is_dq(nodes[static_cast<size_t>(d1)]) &&
+                        nodes[static_cast<size_t>(d1)].input(0) == n.input(0) && g().consumers(other).size() == 1 &&
+                        q > 0 && is_q(nodes[static_cast<size_t>(q)])) {
+                        std::vector<size_t> mem{static_cast<size_t>(d1), i, static_cast<size_t>(d2),
+                                                static_cast<size_t>(mi), static_cast<size_t>(q)};
+                        at.erase(static_cast<size_t>(d1));  // visited before the sigmoid as a node of its own
+                        for (size_t k : mem) taken[k] = true;
+                        at[static_cast<size_t>(q)] = Group{mem, "swish"};
+                        continue;
+                    }
+                }
+            }
             const int mi = single_consumer(n.outputs[0]);
             if (mi > 0) {
                 const ir::Node& mul = nodes[static_cast<size_t>(mi)];
@@ -323,13 +399,22 @@ void Compiler::partition() {
                     if (std::find(gr.nodes.begin(), gr.nodes.end(), cn) == gr.nodes.end()) outside = true;
                 if (outside) L.outputs.push_back(o);
             }
-        L.name = first.name.empty() ? first.op_type : first.name;
+        const ir::Node* namedp = &first;
+        for (size_t k : gr.nodes)
+            if ((gr.kind == "gru" && is(nodes[k], "GRU")) || (gr.kind == "dq_conv_f" && is(nodes[k], "Conv")))
+                namedp = &nodes[k];
+        const ir::Node& named = *namedp;
+        L.name = named.name.empty() ? named.op_type : named.name;
         if (gr.kind == "genbox")
             L.op = "GenerateBox";
         else if (gr.kind == "swish")
             L.op = "Swish";
-        else if (gr.kind == "dq_op_q")
+        else if (gr.kind == "gru")
+            L.op = "GRU";
+        else if (gr.kind == "dq_op_q" || gr.kind == "dq_op_f")
             L.op = nodes[gr.nodes[1]].op_type;
+        else if (gr.kind == "dq_conv_f")
+            L.op = "Conv";
         else
             L.op = first.op_type;
         L.ir_nodes = gr.nodes;
@@ -390,7 +475,14 @@ void Compiler::lower_layer(size_t li) {
     const Group& gr = groups_[li];
     const ir::Node& n = *unit.front();
     if (gr.kind == "genbox") return lower_genbox(*this, unit);
-    if (gr.kind == "swish") return lower_lut(*this, unit);
+    if (gr.kind == "swish") {
+        lower_lut(*this, unit);
+        L.op = "Swish";
+        return;
+    }
+    if (gr.kind == "gru") return lower_gru(*this, unit);
+    if (gr.kind == "dq_conv_f") return lower_conv_fp32(*this, unit);
+    if (gr.kind == "dq_op_f") return unit[1]->op_type == "Relu" ? lower_lut(*this, unit) : lower_dq_op_q(*this, unit);
     if (gr.kind == "dq_op_q") {
         const std::string& op = unit[1]->op_type;
         if (op == "Pow") return lower_lut(*this, unit);
@@ -456,6 +548,14 @@ void Compiler::run() {
 void apply_data_bits(ir::Graph& g, int data_bits) {
     if (data_bits < 2 || data_bits > 16)
         throw RefusedError(fmt::format("--bits {}: tnpuv2 data widths are 4, 8, 12, 14 or 16", data_bits));
+    // Mixed widths (seed 003 Swish: 16-bit input to 8-bit output): with --bits above 8, 8-bit
+    // QuantizeLinear nodes keep their 8 bits as long as some QuantizeLinear has a 16-bit container.
+    bool wide = false;
+    for (const ir::Node& n : g.nodes())
+        if (n.op_type == "QuantizeLinear") {
+            const num::DType t = g.value(n.outputs[0]).dtype;
+            wide = wide || t == num::DType::I16 || t == num::DType::U16;
+        }
     for (ir::Node& n : g.nodes()) {
         if (n.op_type != "QuantizeLinear") continue;
         const ir::Value& y = g.value(n.outputs[0]);
@@ -463,6 +563,7 @@ void apply_data_bits(ir::Graph& g, int data_bits) {
         if (y.dtype != num::DType::I8 && y.dtype != num::DType::U8 && y.dtype != num::DType::I16 &&
             y.dtype != num::DType::U16)
             continue;
+        if (container == 8 && data_bits > 8 && wide) continue;
         if (data_bits > container || (container == 16 && data_bits <= 8) || (container == 8 && data_bits > 8))
             throw RefusedError(
                 fmt::format("--bits {}: '{}' is quantized to {} ({}-bit container): {}-bit data need a{} model",

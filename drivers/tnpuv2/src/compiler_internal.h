@@ -60,6 +60,9 @@ class Compiler {
         m_.weight_bytes += bytes.size();
         return blob(bytes);
     }
+    /// Zero-initialised arena bytes a layer uses as on-chip-state scratch (GRU gates and state);
+    /// the layer's commands write them before reading them on every inference.
+    uint64_t scratch(uint64_t bytes) { return blob(std::vector<uint8_t>(bytes, 0)); }
     /// Arena offsets of 32-bit address pairs inside blobs (GENBOX parameter blocks).
     void blob_reloc(uint64_t lo_offset, uint64_t hi_offset) { blob_relocs_.emplace_back(lo_offset, hi_offset); }
     StreamBuilder& sb() { return sb_; }
@@ -88,13 +91,21 @@ class Compiler {
     size_t cur_ = 0;
     struct Group {
         std::vector<size_t> nodes;
-        std::string kind;  ///< "node", "dq_op_q", "swish", "genbox", "chshuffle"
+        std::string kind;  ///< "node", "dq_op_q", "dq_op_f", "dq_conv_f", "swish", "genbox", "gru"
     };
     std::vector<Group> groups_;
 };
 
+/// Weight rows of `inner` values packed at `fmt` (S4 two per byte), appended to `out` (lower_conv.cpp).
+void pack_rows(const std::vector<int32_t>& v, int64_t inner, uint32_t fmt, std::vector<uint8_t>& out);
+/// The CONV QTABLE: one 16-byte record per output channel (float scale for FP32 output).
+std::vector<uint8_t> qtable(const std::vector<int64_t>& bias, const std::vector<float>& scale, bool fp32_out);
+/// Bytes of one element of a FORMAT (4-bit formats: 1, packed along DIM5).
+int elem_bytes(uint32_t fmt);
+
 /// Lowerings: each emits the commands of one layer (the group's nodes) through `c`.
-void lower_conv(Compiler& c, const ir::Node& n);                           // QLinearConv
+void lower_conv(Compiler& c, const ir::Node& n, bool fp32_out = false);    // QLinearConv
+void lower_conv_fp32(Compiler& c, const std::vector<const ir::Node*>& unit);  // DQ(x, W, b) -> Conv (FP32 out)
 void lower_matmul(Compiler& c, const ir::Node& n);                         // QLinearMatMul, QGemm
 void lower_eltwise(Compiler& c, const ir::Node& n);                        // QLinearAdd, QLinearMul
 void lower_affine(Compiler& c, const std::vector<const ir::Node*>& unit);  // DQ -> BatchNormalization -> Q
@@ -107,6 +118,7 @@ void lower_dq_op_q(Compiler& c, const std::vector<const ir::Node*>& unit);  // S
 void lower_move(Compiler& c,
                 const ir::Node& n);  // Transpose, Reshape, Concat, Slice, Pad, Resize nearest, D2S/S2D, Gather
 void lower_genbox(Compiler& c, const std::vector<const ir::Node*>& nodes);
+void lower_gru(Compiler& c, const std::vector<const ir::Node*>& unit);  // DQ(X, W, R, B) -> GRU -> Q(Y, Y_h)
 
 /// The GenerateBox decode recognised in a graph: its nodes and parameters (genbox.cpp).
 struct DecodeMatch {

@@ -9,7 +9,7 @@
 //    shift), the seed's channel-broadcast Mul and channel-constant Add;
 //  - Flatten -> Reshape;
 //  - x * Sigmoid(x) -> Swish (seed 003 Swish: fixed table);
-//  - a YOLOv5 Detect decode -> GenerateBox (seed 003 GenerateBox);
+//  - a YOLOv5 Detect decode or a YOLOv3 (darknet) decode -> GenerateBox (seed 003 GenerateBox);
 //  - Gather of a constant table by runtime INT32 indices -> Embedding (seed 003 Embedding);
 //  - a nearest Resize of 16-bit data by an integer factor f in H and W -> Concat of f^2 copies
 //    along C + DepthToSpace(f) (the same values; seed 003 allows nearest Resize at 4/8 bits only,
@@ -72,7 +72,7 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
         gb.domain = "tnpuv2";
         gb.inputs = d.head_inputs;
         gb.outputs = {d.output};
-        gb.attrs.set("version", int64_t{5});
+        gb.attrs.set("version", static_cast<int64_t>(d.version));
         gb.attrs.set("num_classes", static_cast<int64_t>(d.classes));
         gb.attrs.set("num_anchors", static_cast<int64_t>(d.anchors));
         std::vector<ir::Node> kept;
@@ -87,7 +87,7 @@ ir::Graph converter_view(const ir::Graph& in, std::vector<std::string>* notes) {
                 k.domain = "tnpuv2";
         g.nodes() = std::move(kept);
         g.sort_topologically();
-        note(fmt::format("YOLOv5 decode ({} heads) -> GenerateBox '{}'", d.head_inputs.size(), gb.name));
+        note(fmt::format("YOLOv{} decode ({} heads) -> GenerateBox '{}'", d.version, d.head_inputs.size(), gb.name));
     }
     std::vector<ir::Node> out;
     for (size_t i = 0; i < g.nodes().size(); ++i) {

@@ -37,6 +37,34 @@ struct Walk {
     static bool scalar(const num::Tensor* t, float v) { return t && t->numel() == 1 && t->data<float>()[0] == v; }
 };
 
+/// The grid and anchor constants in the unit's form: grid = cell + offset, anchors constant over
+/// the cells. Sets the match's grid offset and appends the head's anchors.
+bool grid_and_anchors(const num::Tensor& grid, const num::Tensor& ag, int64_t na, int64_t ny, int64_t nx,
+                      DecodeMatch& m) {
+    const float off = grid.data<float>()[0];
+    const bool per_anchor_grid = grid.numel() == static_cast<size_t>(na * ny * nx * 2);
+    for (int64_t a = 0; a < (per_anchor_grid ? na : 1); ++a)
+        for (int64_t y = 0; y < ny; ++y)
+            for (int64_t x = 0; x < nx; ++x) {
+                const float* gp = grid.data<float>() + ((a * ny + y) * nx + x) * 2;
+                if (gp[0] != static_cast<float>(x) + off || gp[1] != static_cast<float>(y) + off) return false;
+            }
+    std::vector<float> anchors;
+    const bool full = ag.numel() == static_cast<size_t>(na * ny * nx * 2);
+    if (!full && ag.numel() != static_cast<size_t>(na * 2)) return false;
+    for (int64_t a = 0; a < na; ++a) {
+        const float* base = ag.data<float>() + (full ? a * ny * nx * 2 : a * 2);
+        anchors.push_back(base[0]);
+        anchors.push_back(base[1]);
+        if (full)
+            for (int64_t k = 0; k < ny * nx; ++k)
+                if (base[k * 2] != base[0] || base[k * 2 + 1] != base[1]) return false;
+    }
+    m.grid_offset = off;
+    m.anchor_wh.push_back(anchors);
+    return true;
+}
+
 bool head(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes, std::string& head_out) {
     const ir::Node& r1 = w.g.nodes()[r1i];
     const ir::Value& in = w.g.value(r1.input(0));
@@ -92,35 +120,82 @@ bool head(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes,
     const ir::Node* r2 = w.node(w.only(cc->outputs[0]));
     if (!r2 || r2->op_type != "Reshape" || w.g.value(r2->outputs[0]).shape != std::vector<int64_t>{1, na * ny * nx, no})
         return false;
-    // Constants in the unit's form: grid = cell + offset, anchors constant over the cells.
-    const float off = grid->data<float>()[0];
-    const bool per_anchor_grid = grid->numel() == static_cast<size_t>(na * ny * nx * 2);
-    for (int64_t a = 0; a < (per_anchor_grid ? na : 1); ++a)
-        for (int64_t y = 0; y < ny; ++y)
-            for (int64_t x = 0; x < nx; ++x) {
-                const float* gp = grid->data<float>() + ((a * ny + y) * nx + x) * 2;
-                if (gp[0] != static_cast<float>(x) + off || gp[1] != static_cast<float>(y) + off) return false;
-            }
-    std::vector<float> anchors;
-    const bool full = ag->numel() == static_cast<size_t>(na * ny * nx * 2);
-    if (!full && ag->numel() != static_cast<size_t>(na * 2)) return false;
-    for (int64_t a = 0; a < na; ++a) {
-        const float* base = ag->data<float>() + (full ? a * ny * nx * 2 : a * 2);
-        anchors.push_back(base[0]);
-        anchors.push_back(base[1]);
-        if (full)
-            for (int64_t k = 0; k < ny * nx; ++k)
-                if (base[k * 2] != base[0] || base[k * 2 + 1] != base[1]) return false;
-    }
+    if (!grid_and_anchors(*grid, *ag, na, ny, nx, m)) return false;
     m.classes = static_cast<int>(no - 5);
     m.anchors = static_cast<int>(na);
-    m.grid_offset = off;
     m.strides.push_back(stride->data<float>()[0]);
-    m.anchor_wh.push_back(anchors);
     m.grid_h.push_back(ny);
     m.grid_w.push_back(nx);
     m.head_inputs.push_back(r1.input(0));
     const ir::Node* all[] = {&r1, t, s, sp, m1, a1, m2, m3, pw, m4, cc, r2};
+    for (const ir::Node* n : all) nodes.push_back(static_cast<size_t>(n - w.g.nodes().data()));
+    head_out = r2->outputs[0];
+    return true;
+}
+
+/// The YOLOv3 (darknet) form of one head (Redmon & Farhadi, "YOLOv3: An Incremental Improvement",
+/// 2018, sec. 2.1: b_x = sigmoid(t_x) + c_x, b_w = p_w e^(t_w)), as a graph writes it: Reshape
+/// [1, na, no, ny, nx], Transpose (0,1,3,4,2), Split (2, 2, no - 4) of the raw values; xy =
+/// (Sigmoid + grid) * stride, wh = Exp * anchor_grid (pixels), conf = Sigmoid; Concat, Reshape
+/// [1, na*ny*nx, no].
+bool head_v3(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes, std::string& head_out) {
+    const ir::Node& r1 = w.g.nodes()[r1i];
+    const ir::Value& in = w.g.value(r1.input(0));
+    const ir::Value& o5 = w.g.value(r1.outputs[0]);
+    if (in.dtype != num::DType::F32 || in.shape.size() != 4 || o5.shape.size() != 5) return false;
+    const int64_t na = o5.shape[1], no = o5.shape[2], ny = o5.shape[3], nx = o5.shape[4];
+    if (na * no != in.shape[1] || ny != in.shape[2] || nx != in.shape[3] || no < 6 || na > 4) return false;
+    const ir::Node* t = w.node(w.only(r1.outputs[0]));
+    if (!t || t->op_type != "Transpose" || ir::attr_ints(t->attrs, "perm", {}) != std::vector<int64_t>{0, 1, 3, 4, 2})
+        return false;
+    const ir::Node* sp = w.node(w.only(t->outputs[0]));
+    if (!sp || sp->op_type != "Split" || sp->outputs.size() != 3) return false;
+    const int64_t ax = ir::attr_int(sp->attrs, "axis", 0);
+    if (ax != 4 && ax != -1) return false;
+    std::vector<int64_t> sizes = ir::attr_ints(sp->attrs, "split", {});
+    if (sp->has_input(1)) {
+        const ir::Value* sv = w.g.find_value(sp->input(1));
+        if (!sv || !sv->is_constant()) return false;
+        sizes.clear();
+        for (size_t i = 0; i < sv->data->numel(); ++i) sizes.push_back(sv->data->data<int64_t>()[i]);
+    }
+    if (sizes != std::vector<int64_t>{2, 2, no - 4}) return false;
+    const ir::Node* s1 = w.node(w.only(sp->outputs[0]));
+    if (!s1 || s1->op_type != "Sigmoid") return false;
+    const ir::Node* a1 = w.node(w.only(s1->outputs[0]));
+    const num::Tensor* grid = a1 && a1->op_type == "Add" ? w.other_const(*a1, s1->outputs[0]) : nullptr;
+    if (!grid ||
+        (grid->numel() != static_cast<size_t>(na * ny * nx * 2) && grid->numel() != static_cast<size_t>(ny * nx * 2)))
+        return false;
+    const ir::Node* m2 = w.node(w.only(a1->outputs[0]));
+    const num::Tensor* stride = m2 && m2->op_type == "Mul" ? w.other_const(*m2, a1->outputs[0]) : nullptr;
+    if (!stride || stride->numel() != 1) return false;
+    const ir::Node* ex = w.node(w.only(sp->outputs[1]));
+    if (!ex || ex->op_type != "Exp") return false;
+    const ir::Node* m4 = w.node(w.only(ex->outputs[0]));
+    const num::Tensor* ag = m4 && m4->op_type == "Mul" ? w.other_const(*m4, ex->outputs[0]) : nullptr;
+    if (!ag) return false;
+    const ir::Node* s3 = w.node(w.only(sp->outputs[2]));
+    if (!s3 || s3->op_type != "Sigmoid") return false;
+    const ir::Node* cc = w.node(w.only(m2->outputs[0]));
+    if (!cc || cc->op_type != "Concat" ||
+        cc->inputs != std::vector<std::string>{m2->outputs[0], m4->outputs[0], s3->outputs[0]})
+        return false;
+    if (w.only(m4->outputs[0]) < 0 || w.only(s3->outputs[0]) < 0) return false;
+    const int64_t cax = ir::attr_int(cc->attrs, "axis", 0);
+    if (cax != 4 && cax != -1) return false;
+    const ir::Node* r2 = w.node(w.only(cc->outputs[0]));
+    if (!r2 || r2->op_type != "Reshape" || w.g.value(r2->outputs[0]).shape != std::vector<int64_t>{1, na * ny * nx, no})
+        return false;
+    if (!grid_and_anchors(*grid, *ag, na, ny, nx, m)) return false;
+    m.version = 3;
+    m.classes = static_cast<int>(no - 5);
+    m.anchors = static_cast<int>(na);
+    m.strides.push_back(stride->data<float>()[0]);
+    m.grid_h.push_back(ny);
+    m.grid_w.push_back(nx);
+    m.head_inputs.push_back(r1.input(0));
+    const ir::Node* all[] = {&r1, t, sp, s1, a1, m2, ex, m4, s3, cc, r2};
     for (const ir::Node* n : all) nodes.push_back(static_cast<size_t>(n - w.g.nodes().data()));
     head_out = r2->outputs[0];
     return true;
@@ -140,7 +215,8 @@ std::vector<DecodeMatch> find_yolo_decodes(const ir::Graph& g) {
         if (g.nodes()[i].op_type != "Reshape") continue;
         Head1 h;
         std::string out;
-        if (head(w, i, h.m, h.nodes, out)) heads[out] = std::move(h);
+        if (head(w, i, h.m, h.nodes, out) || head_v3(w, i, h.m = DecodeMatch{}, h.nodes, out))
+            heads[out] = std::move(h);
     }
     std::vector<DecodeMatch> found;
     for (size_t i = 0; i < g.nodes().size() && !heads.empty(); ++i) {
@@ -155,11 +231,13 @@ std::vector<DecodeMatch> find_yolo_decodes(const ir::Graph& g) {
                 break;
             }
             const DecodeMatch& h = it->second.m;
-            if (m.classes && (m.classes != h.classes || m.anchors != h.anchors || m.grid_offset != h.grid_offset)) {
+            if (m.classes && (m.classes != h.classes || m.anchors != h.anchors || m.grid_offset != h.grid_offset ||
+                              m.version != h.version)) {
                 ok = false;
                 break;
             }
             m.classes = h.classes;
+            m.version = h.version;
             m.anchors = h.anchors;
             m.grid_offset = h.grid_offset;
             m.strides.push_back(h.strides[0]);
@@ -216,7 +294,8 @@ void lower_genbox(Compiler& c, const std::vector<const ir::Node*>& nodes) {
     c.sb().tensor(S::OFM, c.desc_of(c.view(y), {0, 1, 2}));
     Command cmd = hw::tnpuv2::make_command(hw::tnpuv2::op::GENBOX);
     namespace G = hw::tnpuv2::GENBOX;
-    set_field(cmd, G::VERSION, hw::tnpuv2::enums::GENBOX_VERSION::YOLOV5);
+    set_field(cmd, G::VERSION,
+              m->version == 3 ? hw::tnpuv2::enums::GENBOX_VERSION::YOLOV3 : hw::tnpuv2::enums::GENBOX_VERSION::YOLOV5);
     set_field(cmd, G::HEADS, static_cast<int64_t>(m->head_inputs.size()));
     set_field(cmd, G::NUM_CLASSES, m->classes);
     set_field(cmd, G::NUM_ANCHORS, m->anchors);
@@ -229,7 +308,7 @@ void lower_genbox(Compiler& c, const std::vector<const ir::Node*>& nodes) {
     Layer& L = c.layer();
     L.op = "GenerateBox";
     L.note =
-        fmt::format("YOLOv5 decode, {} heads, {} classes, {} anchors", m->head_inputs.size(), m->classes, m->anchors);
+        fmt::format("YOLOv{} decode, {} heads, {} classes, {} anchors", m->version, m->head_inputs.size(), m->classes, m->anchors);
 }
 
 }  // namespace drv::tnpuv2::detail

@@ -10,10 +10,10 @@
 #include "compiler_internal.h"
 
 namespace drv::tnpuv2::detail {
-namespace {
-
 namespace C = hw::tnpuv2::CONV;
 namespace MODE = hw::tnpuv2::enums::CONV_MODE;
+
+namespace {
 
 int64_t int_at(const num::Tensor& t, size_t i) {
     switch (t.dtype()) {
@@ -71,6 +71,8 @@ void weight_format(Compiler& c, const std::vector<int32_t>& vals, num::DType con
     fmt = want <= 4 ? F::S4 : want <= 8 ? F::S8 : want <= 16 ? F::S16 : F::S32;
 }
 
+}  // namespace
+
 /// Rows of `inner` weights packed at `fmt`.
 void pack_rows(const std::vector<int32_t>& v, int64_t inner, uint32_t fmt, std::vector<uint8_t>& out) {
     const int64_t rows = static_cast<int64_t>(v.size()) / inner;
@@ -111,9 +113,7 @@ int elem_bytes(uint32_t fmt) {
     return fmt == F::S4 || fmt == F::U4 ? 1 : fmt == F::F32 || fmt == F::S32 ? 4 : fmt >= F::S16 ? 2 : 1;
 }
 
-}  // namespace
-
-void lower_conv(Compiler& c, const ir::Node& n) {
+void lower_conv(Compiler& c, const ir::Node& n, bool fp32_out) {
     const DeviceTensor& x = c.dt(n.input(0));
     const DeviceTensor& y = c.dt(n.outputs[0]);
     const num::Tensor* w = c.constant(n, 3);
@@ -138,7 +138,8 @@ void lower_conv(Compiler& c, const ir::Node& n) {
         pads = {0, 0, 0, 0};
     }
     const bool dw = G > 1 && G == Cin && G == M;
-    const float xs = c.scalar_f(n, 1), ys = c.scalar_f(n, 6);
+    const float xs = c.scalar_f(n, 1), ys = fp32_out ? 1.0f : c.scalar_f(n, 6);
+    if (fp32_out != (y.format == F::F32)) c.refuse("internal: the output format does not match the FP32 mode");
     const std::vector<float> ws = floats(*c.constant(n, 4), static_cast<size_t>(M));
     const std::vector<int32_t> wz = zps(c.constant(n, 5), static_cast<size_t>(M));
     const num::Tensor* b = c.constant(n, 8);
@@ -164,6 +165,28 @@ void lower_conv(Compiler& c, const ir::Node& n) {
     weight_format(c, wv, w->dtype(), dw, wfmt, wbits);
     Layer& L = c.layer();
     L.op = dw ? "DepthwiseConv" : (G > 1 ? "GroupConv" : "Conv");
+    if (fp32_out) {
+        // The device writes the exact integer sum x (x_scale w_scale) (one float rounding); the
+        // reference sums K float32 products of dequantized values, whose a-priori error is at most
+        // (K + 3) u sum|x w| (u = 2^-24: K - 1 additions, the product, the two dequantizations;
+        // Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 4.4). The check
+        // compares in units of that bound (or of the accumulator step, if larger), over channels.
+        const int64_t K = CG * KH * KW;
+        const double xmax = static_cast<double>(std::max<int64_t>(std::abs((-(int64_t{1} << (x.bits - 1))) - x.zp),
+                                                                  std::abs(((int64_t{1} << (x.bits - 1)) - 1) - x.zp)));
+        double lsb = 0;
+        for (int64_t m = 0; m < M; ++m) {
+            const double step = static_cast<double>(xs) * static_cast<double>(ws[static_cast<size_t>(m)]);
+            double wsum = 0;
+            for (int64_t k = 0; k < K; ++k) {
+                const size_t o = dw ? static_cast<size_t>(k * M + m) : static_cast<size_t>(m * K + k);
+                wsum += std::abs(static_cast<double>(wv[o]));
+            }
+            const double bound = step * (wsum * xmax + std::abs(static_cast<double>(bias[static_cast<size_t>(m)])));
+            lsb = std::max({lsb, step, static_cast<double>(K + 3) * std::ldexp(1.0, -24) * bound});
+        }
+        L.float_lsb[n.outputs[0]] = lsb;
+    }
     L.macs = static_cast<uint64_t>(OH * OW * M * CG * KH * KW * x.shape[0]);
     // Tiling: output-channel chunks (whole groups), then row bands, within the SRAM.
     const uint64_t sram = c.profile().npu.conv_sram_bytes.value;
@@ -208,7 +231,7 @@ void lower_conv(Compiler& c, const ir::Node& n) {
         const uint64_t woff = c.weight_blob(packed);
         const std::vector<int64_t> bc(bias.begin() + m0, bias.begin() + m0 + mc);
         const std::vector<float> sc(scale.begin() + m0, scale.begin() + m0 + mc);
-        const uint64_t qoff = c.blob(qtable(bc, sc, false));
+        const uint64_t qoff = c.blob(qtable(bc, sc, fp32_out));
         const int64_t c0 = dw ? m0 : (G == 1 ? 0 : m0 / mg * CG), cin = dw ? mc : (G == 1 ? Cin : mc / mg * CG);
         for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
             const int64_t oy1 = std::min(OH, oy0 + band);
@@ -229,6 +252,7 @@ void lower_conv(Compiler& c, const ir::Node& n) {
             c.sb().tensor(S::OFM, yo);
             Command cmd = hw::tnpuv2::make_command(hw::tnpuv2::op::CONV);
             set_field(cmd, C::MODE, dw ? MODE::DEPTHWISE : MODE::CONV);
+            set_field(cmd, C::OUT_MODE, fp32_out ? hw::tnpuv2::enums::OUT_MODE::FP32 : hw::tnpuv2::enums::OUT_MODE::QUANT);
             set_field(cmd, C::WFORMAT, wfmt);
             set_field(cmd, C::WBITS, wbits);
             set_field(cmd, C::WEIGHT_REUSE, oy0 > 0 ? 1 : 0);
@@ -253,8 +277,48 @@ void lower_conv(Compiler& c, const ir::Node& n) {
             ++ncmd;
         }
     }
-    L.note =
-        fmt::format("{}-bit weights, {} band(s) x {} chunk(s)", wbits, (OH + band - 1) / band, (M + chunk - 1) / chunk);
+    L.note = fmt::format("{}-bit weights, {} band(s) x {} chunk(s){}", wbits, (OH + band - 1) / band,
+                         (M + chunk - 1) / chunk, fp32_out ? ", FP32 output" : "");
+}
+
+void lower_conv_fp32(Compiler& c, const std::vector<const ir::Node*>& unit) {
+    const ir::Node& conv = *unit.back();
+    auto dq_of = [&](size_t i) -> const ir::Node* {
+        if (!conv.has_input(i)) return nullptr;
+        for (const ir::Node* u : unit)
+            if (u->op_type == "DequantizeLinear" && u->outputs[0] == conv.input(i)) return u;
+        c.refuse(fmt::format("input {} of an FP32-output Conv must be dequantized (QDQ)", i));
+    };
+    const ir::Node* dx = dq_of(0);
+    const ir::Node* dw = dq_of(1);
+    const ir::Node* db = dq_of(2);
+    if (c.constant(*dx, 0) || !c.constant(*dw, 0)) c.refuse("the FP32-output Conv needs a feature input and constant weights");
+    if (c.g().value(conv.outputs[0]).dtype != num::DType::F32) c.refuse("internal: the Conv output is not float");
+    // The QLinearConv the unit is (x, x_scale, x_zp, w, w_scale, w_zp, -, -, bias), written as FP32.
+    ir::Node q = conv;
+    q.op_type = "QLinearConv";
+    q.inputs = {dx->input(0), dx->input(1), dx->has_input(2) ? dx->input(2) : "",
+                dw->input(0), dw->input(1), dw->has_input(2) ? dw->input(2) : "",
+                "", "", db ? db->input(0) : ""};
+    if (db) {
+        // The int32 bias must be on the product's grid (x_scale x w_scale), as onnxruntime's quantizer writes it.
+        const num::Tensor* bs = c.constant(*db, 1);
+        const num::Tensor* ws = c.constant(*dw, 1);
+        const num::Tensor* bq = c.constant(*db, 0);
+        const num::Tensor* bz = c.constant(*db, 2);
+        bool zero = true;
+        if (bz && bz->dtype() == num::DType::I32)
+            for (size_t m = 0; m < bz->numel(); ++m) zero = zero && bz->data<int32_t>()[m] == 0;
+        if (!bs || !ws || !bq || bq->dtype() != num::DType::I32 || !zero || (bz && bz->dtype() != num::DType::I32))
+            c.refuse("the bias must be an int32 constant with zero point 0");
+        const float xs = c.scalar_f(*dx, 1);
+        for (size_t m = 0; m < bs->numel(); ++m) {
+            const float want = xs * ws->data<float>()[ws->numel() > 1 ? m : 0];
+            if (std::fabs(bs->data<float>()[m] - want) > 1e-6f * want)
+                c.refuse("the bias scale is not x_scale x w_scale: it cannot join the integer sum");
+        }
+    }
+    lower_conv(c, q, true);
 }
 
 void lower_matmul(Compiler& c, const ir::Node& n) {

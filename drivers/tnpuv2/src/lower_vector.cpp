@@ -116,12 +116,14 @@ void lower_fp32(Compiler& c, const ir::Node& n) {
 }
 
 void lower_dq_op_q(Compiler& c, const std::vector<const ir::Node*>& unit) {
+    // DQ -> op -> Q, or DQ -> op with an FP32 result (seed 003 FP32 outputs: the VECTOR unit writes F32).
     const ir::Node& dq = *unit[0];
     const ir::Node& op = *unit[1];
-    const ir::Node& q = *unit[2];
+    const bool fp32_out = unit.size() == 2;
     const DeviceTensor& x = c.dt(dq.input(0));
-    const DeviceTensor& y = c.dt(q.outputs[0]);
-    const float sx = c.scalar_f(dq, 1), sy = c.scalar_f(q, 1);
+    const DeviceTensor& y = c.dt(fp32_out ? op.outputs[0] : unit[2]->outputs[0]);
+    if (fp32_out && op.op_type != "Softmax") c.refuse("only Softmax writes an FP32 result on the vector unit");
+    const float sx = c.scalar_f(dq, 1), sy = fp32_out ? 1.0f : c.scalar_f(*unit[2], 1);
     const std::string& t = op.op_type;
     const std::vector<size_t> xo = order_of(x);
     const size_t rank = x.shape.size();

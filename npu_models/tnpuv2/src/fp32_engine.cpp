@@ -29,7 +29,27 @@ std::array<int64_t, 6> reduced_dims(const std::array<int64_t, 6>& d, uint32_t ax
     return r;
 }
 
+/// GRU_CELL: IFM and IFM2 [rows, 3H], AUX and OFM [rows, H], all F32; TABLE none or 6H entries.
+Fault gru_check(const Command& c, const State& s) {
+    for (int slot : {0, 1, 2, 3})
+        if (Fault f = need_slot(c, s, slot)) return f;
+    const TensorDesc &x = ifm(s), &hg = ifm2(s), &y = ofm(s), &hp = aux(s);
+    for (int slot : {0, 1, 2, 3})
+        if (!s.slot[static_cast<size_t>(slot)].is_float()) return desc_fault(c, slot, "must be F32 for GRU_CELL");
+    const int64_t H = y.dims[5];
+    if (x.dims[5] != 3 * H || hg.dims != x.dims)
+        return desc_fault(c, 0, fmt::format("{} and IFM2 {} must both be [rows, 3H = {}]", x.text(), hg.text(), 3 * H));
+    std::array<int64_t, 6> want = x.dims;
+    want[5] = H;
+    if (y.dims != want || hp.dims != want)
+        return desc_fault(c, 2, fmt::format("{} and AUX {} must be [rows, H] of IFM {}", y.text(), hp.text(), x.text()));
+    const int64_t n = field(c, V::TABLE_ENTRIES);
+    if (n != 0 && n != 6 * H) return field_fault(c, V::TABLE_ENTRIES, fmt::format("GRU_CELL takes 0 or 6H = {} biases", 6 * H));
+    return {};
+}
+
 Fault vector_check(const Command& c, const State& s, uint32_t op) {
+    if (op == OP::GRU_CELL) return gru_check(c, s);
     for (int slot : {0, 2})
         if (Fault f = need_slot(c, s, slot)) return f;
     const TensorDesc &x = ifm(s), &y = ofm(s);
@@ -79,11 +99,20 @@ OpPlan plan_vector(const Command& c, const State& s, const hw::tnpuv2::Profile& 
     pl.engine = "vector";
     const uint32_t op = static_cast<uint32_t>(field(c, V::OP));
     if ((pl.fault = vector_check(c, s, op))) return pl;
-    static const char* names[12] = {"dequant", "quant",     "erf",        "sqrt",        "pow",        "softmax",
-                                    "lpnorm",  "layernorm", "reduce_sum", "reduce_mean", "reduce_max", "resize_linear"};
+    static const char* names[13] = {"dequant",     "quant",      "erf",           "sqrt",    "pow",
+                                    "softmax",     "lpnorm",     "layernorm",     "reduce_sum",
+                                    "reduce_mean", "reduce_max", "resize_linear", "gru_cell"};
     pl.kind = fmt::format("vector {}", names[op]);
     const uint64_t n = static_cast<uint64_t>(std::max(ifm(s).numel(), ofm(s).numel()));
-    if (is_reduce(op)) {
+    if (op == OP::GRU_CELL) {
+        // Per state element: two sigmoids and a tanh on the transcendental path, the adds and
+        // products of the update on the FP32 lanes (3H gate values per row read twice).
+        const uint64_t h = static_cast<uint64_t>(ofm(s).numel());
+        pl.compute_cycles = ceil_div(h * 3 * static_cast<uint64_t>(p.npu.vector_transcendental_cycles.value) + 2 * n,
+                                     static_cast<uint64_t>(p.npu.vector_fp32_elems_per_cycle.value));
+        add_reads(pl, ifm2(s));
+        add_reads(pl, aux(s));
+    } else if (is_reduce(op)) {
         const int f = ifm(s).bits > 8 ? 2 : 1;
         pl.compute_cycles =
             ceil_div(n * static_cast<uint64_t>(f), static_cast<uint64_t>(p.npu.vector_int_elems_per_cycle.value));
@@ -157,9 +186,45 @@ void linear_coord(int64_t o, int64_t in, int64_t out, float scale, uint32_t mode
 
 }  // namespace
 
+namespace {
+
+/// One GRU step (ONNX GRU, linear_before_reset = 1, activations Sigmoid and Tanh), in float.
+Fault exec_gru(const Command& c, const State& s, MemView& m) {
+    const TensorDesc &x = ifm(s), &hg = ifm2(s), &y = ofm(s), &hp = aux(s);
+    uint64_t bad = 0;
+    std::vector<float> xf, hf, pf;
+    if (!load_floats(x, m, xf, &bad) || !load_floats(hg, m, hf, &bad) || !load_floats(hp, m, pf, &bad))
+        return dma_read_fault(c, bad);
+    const size_t H = static_cast<size_t>(y.dims[5]);
+    std::vector<float> b(6 * H, 0.0f);
+    if (field(c, V::TABLE_ENTRIES) != 0) {
+        std::vector<uint8_t> raw;
+        if (!read_blob(m, field_addr(c, V::TABLE_ADDR_LO, V::TABLE_ADDR_HI), 6 * H * 4, raw, &bad))
+            return dma_read_fault(c, bad);
+        std::memcpy(b.data(), raw.data(), raw.size());
+    }
+    auto sig = [](float v) { return 1.0f / (1.0f + std::exp(-v)); };
+    std::vector<float> yf(pf.size());
+    for (size_t r = 0; r < pf.size() / H; ++r) {
+        const float *xr = xf.data() + r * 3 * H, *hr = hf.data() + r * 3 * H;
+        for (size_t j = 0; j < H; ++j) {
+            const float z = sig((xr[j] + b[j]) + (hr[j] + b[3 * H + j]));
+            const float rg = sig((xr[H + j] + b[H + j]) + (hr[H + j] + b[4 * H + j]));
+            const float n = std::tanh((xr[2 * H + j] + b[2 * H + j]) + rg * (hr[2 * H + j] + b[5 * H + j]));
+            const float prev = pf[r * H + j];
+            yf[r * H + j] = (1.0f - z) * n + z * prev;
+        }
+    }
+    if (!store_floats(y, m, yf, &bad)) return dma_write_fault(c, bad);
+    return {};
+}
+
+}  // namespace
+
 Fault exec_vector(const Command& c, const State& s, MemView& m) {
     const uint32_t op = static_cast<uint32_t>(field(c, V::OP));
     if (Fault f = vector_check(c, s, op)) return f;
+    if (op == OP::GRU_CELL) return exec_gru(c, s, m);
     if (is_reduce(op)) return exec_reduce(c, s, m, op);
     const TensorDesc &x = ifm(s), &y = ofm(s);
     const float in_scale = field_f32(c, V::IN_SCALE), out_scale = field_f32(c, V::OUT_SCALE);

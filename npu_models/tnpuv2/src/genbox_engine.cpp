@@ -227,7 +227,7 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
                                 o[f] = sg;
                         } else {  // YOLOv3 (darknet)
                             if (f < 2)
-                                o[f] = (sg + cell) * h.stride;
+                                o[f] = (sg + (cell + g.grid_offset)) * h.stride;
                             else if (f < 4)
                                 o[f] = std::exp(t) * h.anchors[2 * a + static_cast<uint32_t>(f - 2)];
                             else

@@ -110,7 +110,7 @@ std::vector<Run> tensor_runs(const TensorDesc& t, bool* overlap) {
     const bool inner_contig = t.is_4bit() || t.strides[5] == eb;
     const int64_t row_bytes = t.is_4bit() ? (t.dims[5] + 1) / 2 : t.dims[5] * eb;
     std::array<int64_t, 6> outer = t.dims;
-    if (inner_contig) outer[5] = 1;
+    outer[5] = 1;  // the innermost dim: one run, or one run per element below
     for_each_index(outer, [&](int64_t, const std::array<int64_t, 6>& idx) {
         const int64_t base = t.offset_of(idx);
         if (inner_contig) {
