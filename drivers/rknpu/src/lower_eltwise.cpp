@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "drv/rknpu/lower.h"
+#include "dpu_only.h"
 #include "hw/rknpu_regs.h"
 #include "numerics/requant.h"
 
@@ -191,6 +192,38 @@ bool binary_prologue(const std::string& name, const DeviceTensor& a, const Devic
 }
 
 }  // namespace
+
+namespace dpu_only {
+
+void check(const std::string& name, const DeviceTensor& t, const hw::SocProfile& soc) { check_tensor(name, t, soc); }
+void emit_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor& out) { emit_dpu_common(b, in, out); }
+NpuTask meta(const std::string& what, const DeviceTensor& out, int core) { return dpu_meta(what, out, core); }
+
+std::optional<std::vector<TaskBody>> split_unary(
+    const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+    const std::function<std::vector<TaskBody>(const DeviceTensor&, const DeviceTensor&)>& lower) {
+    same_shape(name, in, out);
+    if (auto v = flat_views({&in, &out})) {
+        auto t = lower((*v)[0], (*v)[1]);
+        real_windows(t, out);
+        return t;
+    }
+    if (channel_groups(in).size() > 1) {
+        std::vector<TaskBody> all;
+        for (const auto& [c0, c] : channel_groups(in)) {
+            auto t = lower(channels(in, c0, c), channels(out, c0, c));
+            t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
+            t.front().meta.in_window = t.front().meta.out_window;
+            all.push_back(std::move(t.front()));
+        }
+        return all;
+    }
+    if (out.c > out.c2 && out.surf_stride % 16 != 0)
+        throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, out.name));
+    return std::nullopt;
+}
+
+}  // namespace dpu_only
 
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {

@@ -78,7 +78,9 @@ bool Compiler::conv(size_t i) {
         });
         return true;
     }
-    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+    std::string y = n.outputs[0];
+    if (n.outputs.size() == 1) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
 }
@@ -180,6 +182,7 @@ bool Compiler::gap(size_t i) {
 
 bool Compiler::add(size_t i) {
     const ir::Node& n = g_.nodes()[i];
+    if (lut_unit(i)) return true;  // by a scalar constant: a table (lower_act.cpp)
     const std::string a = n.input(0), b = n.input(3), y = n.outputs.at(0);
     if (g_.value(a).shape != g_.value(y).shape || g_.value(b).shape != g_.value(y).shape)
         unsupported("QLinearAdd with broadcasting");
