@@ -264,5 +264,95 @@ TEST(ActModel, ActivationsAndScalarEltwiseOnTheDpuLut) {
     EXPECT_GT(npu_cases, 0u);
 }
 
+/// x [1,20,9,11] -> Q -> DQ -> Conv 3x3 (20 -> 32, or depthwise 20 -> 20) -> Q -> DQ -> act -> Q -> DQ -> y,
+/// the act written by `body` from "cf" (the conv output's float view) to "af".
+drv::ir::Graph conv_act_graph(bool depthwise, const std::function<void(test_onnx::ModelBuilder&)>& body) {
+    test_onnx::ModelBuilder b(14);
+    const int C = 20, K = depthwise ? 20 : 32;
+    b.input("x", kF32, {1, C, 9, 11});
+    requant(b, "x", "xf", 0.03f, 128);
+    std::vector<int32_t> w(static_cast<size_t>(K) * (depthwise ? 1 : C) * 9);
+    uint32_t s = 7;
+    for (auto& v : w) v = static_cast<int>((s = s * 1664525u + 1013904223u) >> 25) - 64;
+    b.init_int("w", ::onnx::TensorProto::INT8, {K, depthwise ? 1 : C, 3, 3}, w);
+    std::vector<float> ws(static_cast<size_t>(K));
+    for (int k = 0; k < K; ++k) ws[static_cast<size_t>(k)] = 0.002f + 0.0001f * static_cast<float>(k);
+    b.init_f32("w_s", {K}, ws);
+    b.init_int("w_z", ::onnx::TensorProto::INT8, {K}, std::vector<int32_t>(static_cast<size_t>(K), 0));
+    auto& dw = b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+    test_onnx::ModelBuilder::attr_int(dw, "axis", 0);
+    auto& cv = b.node("Conv", {"xf", "wf"}, {"c"}, "conv");
+    test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
+    if (depthwise) test_onnx::ModelBuilder::attr_int(cv, "group", C);
+    requant(b, "c", "cf", 0.04f, 120);
+    body(b);
+    requant(b, "af", "y", 0.03f, 40);
+    b.output("y");
+    drv::importer::ImportOptions o;
+    o.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string str = b.bytes();
+    return drv::importer::import_onnx_bytes(str.data(), str.size(), o, "conv_act.onnx");
+}
+
+TEST(ActModel, ActivationFusedIntoTheProducingConv) {
+    using MB = test_onnx::ModelBuilder;
+    struct FCase {
+        std::string label, op;
+        bool depthwise;
+        std::function<void(MB&)> body;
+    };
+    const std::vector<FCase> cs = {
+        {"Conv -> SiLU (QDQ Sigmoid, Mul: YOLOv5/v8)", "ConvolutionSwish", false,
+         [](MB& b) {
+             b.node("Sigmoid", {"cf"}, {"s0"}, "sig");
+             requant(b, "s0", "sf", 1.f / 256, 0);
+             b.node("Mul", {"cf", "sf"}, {"af"}, "mul");
+         }},
+        {"Conv -> Sigmoid", "ConvolutionSigmoid", false, [](MB& b) { b.node("Sigmoid", {"cf"}, {"af"}, "sig"); }},
+        {"Conv -> LeakyRelu", "ConvolutionLeakyRelu", false,
+         [](MB& b) { MB::attr_float(b.node("LeakyRelu", {"cf"}, {"af"}, "lrelu"), "alpha", 0.1f); }},
+        {"Conv -> HardSwish", "ConvolutionHardSwish", false, [](MB& b) { b.node("HardSwish", {"cf"}, {"af"}, "hs"); }},
+        {"DepthwiseConv -> Tanh", "DepthwiseConvolutionTanh", true, [](MB& b) { b.node("Tanh", {"cf"}, {"af"}, "tanh"); }},
+    };
+    for (const FCase& k : cs) {
+        const drv::ir::Graph g = conv_act_graph(k.depthwise, k.body);
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 3, 0);
+        for (size_t i = 0; i < in["x"].numel(); ++i) in["x"].data<float>()[i] *= 4.f;
+        const auto ref = sim::reference_values(g, in);
+        for (const char* socn : {"rk3588", "rk3566"}) {
+            const hw::SocProfile soc = hw::load_named_profile(socn);
+            for (const char* mask : {"auto", "0_1_2"}) {
+                if (std::string(mask) != "auto" && soc.npu.core_count.value < 3) continue;
+                CompileOptions co;
+                co.core_mask = mask;
+                const CompiledModel m = compile_model(g, soc, co);
+                for (const auto& p : verify_tiling(m, soc)) ADD_FAILURE() << k.label << " " << socn << ": " << p;
+                size_t npu = 0;
+                const Layer* fused = nullptr;
+                for (const auto& L : m.layers) {
+                    npu += L.unit == Unit::Npu;
+                    if (L.op == k.op) fused = &L;
+                }
+                ASSERT_NE(fused, nullptr) << k.label << " " << socn;
+                EXPECT_EQ(npu, 1u) << k.label << ": one NPU layer, the activation in the conv's EW stage";
+                sim::DirectOptions o;
+                o.isolated_reference = &ref;
+                const sim::DirectResult r = sim::run_direct(m, soc, in, o);
+                ASSERT_EQ(r.layers.size(), 1u);
+                const sim::TensorDiff& d = r.layers[0].diff;
+                // The reference is the unfused quantized chain. The table maps the conv's own output
+                // code exactly; the conv's requantization rounds half up where onnxruntime rounds
+                // half to even, so a tie moves the code by one and the output by the table's step
+                // there (<= 1 LSB at these scales).
+                EXPECT_LE(d.max_diff, 1) << k.label << " " << socn << ": " << d.str();
+                EXPECT_LE(static_cast<double>(d.off_by_one), 0.01 * static_cast<double>(d.values)) << k.label;
+                std::cout << fmt::format("[act] {:<44} {} {:<5} {} tasks {}: {}\n", k.label, socn, mask, fused->op,
+                                         fused->tasks.size(), d.str());
+            }
+        }
+    }
+}
+
 }  // namespace
 #endif
