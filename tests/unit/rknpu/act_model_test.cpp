@@ -354,5 +354,83 @@ TEST(ActModel, ActivationFusedIntoTheProducingConv) {
     }
 }
 
+/// x [1,20,9,11] and s (shape `sshape`) each quantized, op(x, s) or op(s, x) quantized: the
+/// squeeze-excite broadcast as onnxruntime's QDQ form writes it.
+drv::ir::Graph bcast_graph(const std::string& op, const std::vector<int64_t>& sshape, bool swap) {
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, 20, 9, 11});
+    b.input("s", kF32, sshape);
+    requant(b, "x", "xf", 0.03f, 128);
+    requant(b, "s", "sf", 1.f / 256, 0);
+    b.node(op, swap ? std::vector<std::string>{"sf", "xf"} : std::vector<std::string>{"xf", "sf"}, {"af"}, "act");
+    requant(b, "af", "y", op == "Mul" ? 0.02f : 0.035f, op == "Mul" ? 128 : 100);
+    b.output("y");
+    drv::importer::ImportOptions o;
+    o.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string str = b.bytes();
+    return drv::importer::import_onnx_bytes(str.data(), str.size(), o, "bcast.onnx");
+}
+
+TEST(ActModel, PerChannelBroadcastAddMulOnTheEwOperand) {
+    struct BCase {
+        std::string op;
+        std::vector<int64_t> s;
+        bool swap;
+        int expect;  ///< 0 NPU, 1 vendor rule, 2 no lowering
+    };
+    const std::vector<BCase> cs = {
+        {"Mul", {1, 20, 1, 1}, false, 0}, {"Mul", {1, 20, 1, 1}, true, 0}, {"Add", {1, 20, 1, 1}, false, 0},
+        {"Add", {1, 20, 1, 1}, true, 0},  {"Mul", {1, 1, 9, 11}, false, 1},  // seed: [b,1,h,w] is not a pattern
+        {"Mul", {1, 20, 1, 11}, false, 2},                                 // seed allows [b,c,1,w]; npusim not
+    };
+    for (const BCase& k : cs) {
+        const std::string label = fmt::format("{} x {}{}", k.op, drv::ir::shape_to_string(k.s), k.swap ? " (swapped)" : "");
+        const drv::ir::Graph g = bcast_graph(k.op, k.s, k.swap);
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 5, 0);
+        for (size_t i = 0; i < in["x"].numel(); ++i) in["x"].data<float>()[i] *= 4.f;
+        in["s"] = drv::ref::random_input(g.value("s"), 5, 1);
+        for (size_t i = 0; i < in["s"].numel(); ++i) in["s"].data<float>()[i] = 0.5f + 0.5f * in["s"].data<float>()[i];
+        const auto ref = sim::reference_values(g, in);
+        for (const char* socn : {"rk3588", "rk3566"}) {
+            const hw::SocProfile soc = hw::load_named_profile(socn);
+            for (const char* mask : {"auto", "0_1_2"}) {
+                if (std::string(mask) != "auto" && soc.npu.core_count.value < 3) continue;
+                CompileOptions co;
+                co.core_mask = mask;
+                const CompiledModel m = compile_model(g, soc, co);
+                for (const auto& p : verify_tiling(m, soc)) ADD_FAILURE() << label << " " << socn << ": " << p;
+                const Layer* L = nullptr;
+                for (const auto& l : m.layers)
+                    if (l.name == "act") L = &l;
+                ASSERT_NE(L, nullptr) << label;
+                if (k.expect == 1) {
+                    EXPECT_EQ(L->cpu_reason, CpuReason::VendorRule) << label << ": " << L->note;
+                    EXPECT_NE(L->note.find("[RKNN Compiler"), std::string::npos) << L->note;
+                } else if (k.expect == 2) {
+                    EXPECT_EQ(L->cpu_reason, CpuReason::NoLowering) << label << ": " << L->note;
+                    EXPECT_NE(L->note.find("no NPU lowering yet"), std::string::npos) << L->note;
+                }
+                if (k.expect != 0) {
+                    std::cout << fmt::format("[act] {:<28} {} CPU: {}\n", label, socn, L->note);
+                    continue;
+                }
+                ASSERT_EQ(L->unit, Unit::Npu) << label << " " << socn << ": " << L->note;
+                sim::DirectOptions o;
+                o.isolated_reference = &ref;
+                const sim::DirectResult r = sim::run_direct(m, soc, in, o);
+                ASSERT_EQ(r.layers.size(), 1u);
+                const sim::TensorDiff& d = r.layers[0].diff;
+                // Fixed-point requantization (16-bit multipliers, half-up shifts) against onnxruntime's
+                // float one: differences only at rounding ties.
+                EXPECT_LE(d.max_diff, 1) << label << " " << socn << ": " << d.str();
+                EXPECT_LE(static_cast<double>(d.off_by_one), 0.01 * static_cast<double>(d.values)) << label;
+                std::cout << fmt::format("[act] {:<28} {} {:<5} NPU {} tasks {}: {}\n", label, socn, mask, L->op,
+                                         L->tasks.size(), d.str());
+            }
+        }
+    }
+}
+
 }  // namespace
 #endif
