@@ -640,7 +640,11 @@ def main():
         if convs:
             for c in convs:
                 fname = {"ort_qdq": "_qdq", "ort_qdq_s8": "_qdq_s8"}.get(c, "_" + c)
-                m = conventions.emit(net, c, lambda n, act: Emitter(n, True, act).emit())
+                try:
+                    m = conventions.emit(net, c, lambda n, act: Emitter(n, True, act).emit())
+                except AttributeError as e:  # an emitter without this layer kind (yolov8n: Split, SiLU)
+                    print("make_zoo: model '%s' is not written in convention '%s' (%s)" % (name, c, e), file=sys.stderr)
+                    return 2
                 save(m, os.path.join(args.out_dir, name + fname + ".onnx"))
             continue
         save(Emitter(net, False).emit(), os.path.join(args.out_dir, name + ".onnx"))
