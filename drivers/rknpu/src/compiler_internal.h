@@ -321,6 +321,36 @@ class Compiler {
     bool act_f16(size_t i);
     bool concat_f16(size_t i);
 
+    // ---- element-wise tables (lower_act.cpp) -----------------------------------------------
+
+    /// The imported nodes `ref_idx` (ascending) evaluated by the reference library on all 256
+    /// codes of `x`: the device code of `y` per input device code + 128.
+    std::vector<int8_t> lut_table(const std::vector<size_t>& ref_idx, const std::string& x, const std::string& y) const;
+    void push_lut(Layer L, const std::string& x, const std::string& y, std::vector<int8_t> table);
+    /// A table layer: the unit nodes it covers, input and output values with their quantization.
+    struct LutPlan {
+        std::vector<size_t> units;
+        std::vector<size_t> feed;  ///< constant-only nodes the table reads but other layers own
+        std::string x, y, op, note, name;
+        float xs = 1, ys = 1;
+        int32_t xz = 0, yz = 0;  ///< graph zero points
+    };
+    bool lut_allowed(size_t u) const;  ///< not forced to / kept on the CPU, not yet consumed
+    /// QLinearSigmoid / QLinearLeakyRelu (Swish when a QLinearMul(x, sigmoid(x)) reads it), and
+    /// QLinearAdd / QLinearMul with a scalar constant input; nothing: not such a node.
+    std::optional<LutPlan> plan_lut_unit(size_t i) const;
+    /// DequantizeLinear -> element-wise float ops with scalar constants -> QuantizeLinear.
+    std::optional<LutPlan> plan_lut_region(size_t dq) const;
+    /// The table layer reading value v when it is v's only reader (fusion into v's producer).
+    std::optional<LutPlan> plan_lut_after(const std::string& v) const;
+    void push_lut_plan(size_t i, const LutPlan& p);
+    std::vector<size_t> eval_nodes(const LutPlan& p) const;  ///< imported nodes the table evaluates
+    bool lut_unit(size_t i);
+    bool lut_region(size_t dq);
+    /// A conv whose output only a table layer reads: the table in the conv's EW stage (Act::Lut,
+    /// the seed's ConvolutionSigmoid / -Swish / ... fused forms); `out` becomes the table's output.
+    bool fuse_conv_lut(ConvOp& op, Layer& L, std::string& out);
+
     std::map<std::string, int> slice_off_;  ///< channel offset of values placed in a concat buffer
 
     /// CPU layers that only produce graph outputs nobody reads (the DequantizeLinear of each

@@ -36,6 +36,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "dpu_only.h"
 #include "drv/rknpu/lower.h"
 #include "hw/regcmd.h"
 #include "hw/rknpu_layout.h"
@@ -298,6 +299,7 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     const int align = op.depthwise ? soc.npu.depthwise_cout_align.value
                                    : (op.fp16 ? soc.npu.cout_align_fp16.value : soc.npu.cout_align_int8.value);
     p.kg_step = align > 0 ? static_cast<int>(std::lcm(c2, align)) : c2;
+    if (op.act == Act::Lut && op.lut.size() != 256) fail(op, "a fused LUT needs 256 entries");
     if (op.act == Act::Clip && op.fp16) {
         if (!(op.clip_lo_f <= op.clip_hi_f)) fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo_f, op.clip_hi_f));
     } else if (op.act == Act::Clip) {
@@ -666,6 +668,22 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
         bb.write("DPU_EW_OP_VALUE_0", static_cast<uint32_t>(static_cast<int32_t>((op.out_zp - p.clip_lo) * scale)));
         bb.write("DPU_EW_RELUX_CMP_VALUE", static_cast<uint32_t>((p.clip_hi - p.clip_lo) * scale));
         cvt_offset = p.clip_lo;
+    } else if (op.act == Act::Lut) {
+        // EW multiplies by 1 with EW_TRUNCATE = S3: round(v / 2^S3) = the conv's output code - zp,
+        // as the output convert would give it; the LUT (start -128 - zp) maps that code, its flat
+        // ends saturating as the convert would; the output convert is then the identity.
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 0},
+                                       {"EW_OP_TYPE", 1},
+                                       {"EW_OP_SRC", 0},
+                                       {"EW_LUT_BYPASS", 0},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1},
+                                       {"EW_MUL_PRELU", 0}});
+        bb.write("DPU_EW_OP_VALUE_0", 1);
+        bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0},
+                                                   {"EW_TRUNCATE", static_cast<uint64_t>(rq.s3)}});
+        dpu_only::emit_lut(bb, op.lut, -128 - op.out_zp);
     } else {
         bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
                                        {"EW_OP_BYPASS", 1},
@@ -673,9 +691,10 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
                                        {"EW_OP_CVT_BYPASS", 1},
                                        {"EW_RELU_BYPASS", 1}});
     }
-    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(cvt_offset));
+    const bool lut = op.act == Act::Lut;
+    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(lut ? 0 : cvt_offset));
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
-    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(rq.s3)}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(lut ? 0 : rq.s3)}});
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});

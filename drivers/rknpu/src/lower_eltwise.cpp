@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "drv/rknpu/lower.h"
+#include "dpu_only.h"
 #include "hw/rknpu_regs.h"
 #include "numerics/requant.h"
 
@@ -28,6 +29,14 @@ namespace en = hw::rknpu::enums;
 /// codes; Mesa's fused add programs 1 / 1, docs/rknpu-register-semantics.md §10).
 constexpr uint32_t kEightBit = 1;
 constexpr uint32_t kPerPixel = 1;
+/// ERDMA_DATA_MODE / EW_DATA_MODE 0: one operand per channel (TRM; the model's UNVERIFIED layout: a
+/// 1x1 x C cube), the [1,C,1,1] broadcast of Add/Mul (squeeze-excite).
+constexpr uint32_t kPerChannel = 0;
+
+/// b is a [1,C,1,1] operand broadcast over out's pixels.
+bool per_channel(const DeviceTensor& b, const DeviceTensor& out) {
+    return b.c == out.c && b.h == 1 && b.w == 1 && static_cast<uint64_t>(out.h) * static_cast<uint64_t>(out.w) > 1;
+}
 constexpr int64_t kMulMax = 32767;  // BS/BN_MUL_OPERAND is int16; EW_OP_CVT_SCALE kept in the same range
 constexpr int kMaxShift = 40;
 
@@ -168,7 +177,7 @@ bool binary_prologue(const std::string& name, const DeviceTensor& a, const Devic
                      std::vector<TaskBody>& split) {
     for (const DeviceTensor* t : {&a, &b, &out}) check_tensor(name, *t, soc);
     same_shape(name, a, out);
-    same_shape(name, b, out);
+    if (!per_channel(b, out)) same_shape(name, b, out);
     if (auto v = flat_views({&a, &b, &out})) {
         split = lower(name, (*v)[0], (*v)[1], (*v)[2], arena, soc, core);
         real_windows(split, out);
@@ -192,6 +201,39 @@ bool binary_prologue(const std::string& name, const DeviceTensor& a, const Devic
 
 }  // namespace
 
+namespace dpu_only {
+
+void check(const std::string& name, const DeviceTensor& t, const hw::SocProfile& soc) { check_tensor(name, t, soc); }
+void emit_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor& out) { emit_dpu_common(b, in, out); }
+NpuTask meta(const std::string& what, const DeviceTensor& out, int core) { return dpu_meta(what, out, core); }
+
+
+std::optional<std::vector<TaskBody>> split_unary(
+    const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+    const std::function<std::vector<TaskBody>(const DeviceTensor&, const DeviceTensor&)>& lower) {
+    same_shape(name, in, out);
+    if (auto v = flat_views({&in, &out})) {
+        auto t = lower((*v)[0], (*v)[1]);
+        real_windows(t, out);
+        return t;
+    }
+    if (channel_groups(in).size() > 1) {
+        std::vector<TaskBody> all;
+        for (const auto& [c0, c] : channel_groups(in)) {
+            auto t = lower(channels(in, c0, c), channels(out, c0, c));
+            t.front().meta.out_window.c0 = c0, t.front().meta.out_window.c1 = c0 + c;
+            t.front().meta.in_window = t.front().meta.out_window;
+            all.push_back(std::move(t.front()));
+        }
+        return all;
+    }
+    if (out.c > out.c2 && out.surf_stride % 16 != 0)
+        throw std::invalid_argument(fmt::format("'{}': surface stride of '{}' is not 16-byte aligned", name, out.name));
+    return std::nullopt;
+}
+
+}  // namespace dpu_only
+
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
     if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_add_op, split)) return split;
@@ -214,7 +256,7 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
                                    {"EW_OP_BYPASS", 0},
                                    {"EW_OP_TYPE", 0},
                                    {"EW_OP_SRC", 1},
-                                   {"EW_DATA_MODE", kPerPixel},
+                                   {"EW_DATA_MODE", per_channel(b, out) ? kPerChannel : kPerPixel},
                                    {"EDATA_SIZE", kEightBit},
                                    {"EW_ALU_ALGO", en::AluAlgo::ADD},
                                    {"EW_OP_CVT_BYPASS", 0},
@@ -223,7 +265,9 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
     bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
     bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", static_cast<uint64_t>(mb)}, {"EW_OP_CVT_SHIFT", 0}});
     bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
-                    {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kEightBit}, {"ERDMA_DATA_MODE", kPerPixel}});
+                    {{"ERDMA_DISABLE", 0},
+                     {"ERDMA_DATA_SIZE", kEightBit},
+                     {"ERDMA_DATA_MODE", per_channel(b, out) ? kPerChannel : kPerPixel}});
     bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b.offset);
     bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
                     {{"EW_SURF_STRIDE", b.surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
@@ -253,7 +297,7 @@ std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& 
                                    {"EW_OP_BYPASS", 0},
                                    {"EW_OP_TYPE", 1},
                                    {"EW_OP_SRC", 1},
-                                   {"EW_DATA_MODE", kPerPixel},
+                                   {"EW_DATA_MODE", per_channel(b, out) ? kPerChannel : kPerPixel},
                                    {"EDATA_SIZE", kEightBit},
                                    {"EW_OP_CVT_BYPASS", 0},
                                    {"EW_LUT_BYPASS", 1},
@@ -261,7 +305,9 @@ std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& 
     bb.write("DPU_EW_CVT_OFFSET_VALUE", static_cast<uint32_t>(-b.zp));
     bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
     bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
-                    {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kEightBit}, {"ERDMA_DATA_MODE", kPerPixel}});
+                    {{"ERDMA_DISABLE", 0},
+                     {"ERDMA_DATA_SIZE", kEightBit},
+                     {"ERDMA_DATA_MODE", per_channel(b, out) ? kPerChannel : kPerPixel}});
     bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b.offset);
     bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
                     {{"EW_SURF_STRIDE", b.surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});

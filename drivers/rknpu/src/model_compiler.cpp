@@ -313,7 +313,8 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") return view(i);
-    if (op == "DequantizeLinear") return bn(i);
+    if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && n.domain == "com.microsoft") return lut_unit(i);
+    if (op == "DequantizeLinear") return bn(i) || lut_region(i);
     return false;
 }
 

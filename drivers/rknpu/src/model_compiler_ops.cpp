@@ -78,7 +78,9 @@ bool Compiler::conv(size_t i) {
         });
         return true;
     }
-    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+    std::string y = n.outputs[0];
+    if (n.outputs.size() == 1) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
 }
@@ -180,21 +182,36 @@ bool Compiler::gap(size_t i) {
 
 bool Compiler::add(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    const std::string a = n.input(0), b = n.input(3), y = n.outputs.at(0);
-    if (g_.value(a).shape != g_.value(y).shape || g_.value(b).shape != g_.value(y).shape)
-        unsupported("QLinearAdd with broadcasting");
+    if (lut_unit(i)) return true;  // by a scalar constant: a table (lower_act.cpp)
+    std::string a = n.input(0), b = n.input(3);
+    const std::string y = n.outputs.at(0);
+    // [1,C,1,1] against [1,C,H,W] (squeeze-excite): the EW operand per channel (either side; both
+    // ops commute).
+    const auto& ys_shape = g_.value(y).shape;
+    auto per_channel = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        return s.size() == 4 && ys_shape.size() == 4 && s[0] == 1 && s[1] == ys_shape[1] && s[2] == 1 && s[3] == 1 &&
+               ys_shape[2] * ys_shape[3] > 1;
+    };
+    size_t ai = 0, bi = 3;
+    if (per_channel(a) && !per_channel(b)) std::swap(a, b), std::swap(ai, bi);
+    const bool chan = per_channel(b);
+    if (g_.value(a).shape != ys_shape || (!chan && g_.value(b).shape != ys_shape))
+        unsupported(n.op_type + " with broadcasting other than [1,C,1,1] per channel");
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported("QLinearAdd with a constant input");
-    dev(a, scalar_scale(g_, n, 1), scalar_zp(g_, n, 2));
-    dev(b, scalar_scale(g_, n, 4), scalar_zp(g_, n, 5));
+    dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
+    dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
     dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
     const bool mul = n.op_type == "QLinearMul";
     Layer L = base_layer(i, mul ? "Mul" : "Add", Unit::Npu);
+    L.inputs = {a, b};  // the full-size input first: its rows are what each task reads
+    L.in_shape = shape_of(a);
     push_npu(
         std::move(L),
-        [this, a, b, y, mul, name = n.name]() {
+        [this, a, b, y, mul, chan, name = n.name]() {
             const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
             return across_cores(ty.h, [&](int y0, int rows, int core) {
-                return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), rows_of(tb, y0, rows),
+                return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows),
                                                            rows_of(ty, y0, rows), arena_, soc_, core);
             });
         },

@@ -216,11 +216,11 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
             if (d.ew.erdma_data_size == 0 || d.ew.erdma_data_size > 2)
                 fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DATA_SIZE", d.ew.erdma_data_size,
                       "EW operand element size not modelled (1: 8-bit, 2: 16-bit)");
-            if (d.ew.data_mode == 2 || (d.ew.data_mode == 0 && static_cast<uint64_t>(d.w) * d.h > 1))
+            if (d.ew.data_mode > 1)
                 fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DATA_MODE", d.ew.data_mode,
-                      "per-channel EW operands are modelled on a 1x1 cube only (per-pixel mode 1 on any cube)");
+                      "EW operand mode not modelled (0 per channel, 1 per pixel)");
             if (d.ew.surf_stride_bytes != 0 && d.c > c2_of(d.ew_prec(), d.atom) &&
-                d.ew.surf_stride_bytes < surface_bytes(d.w, d.h, d.atom))
+                d.ew.surf_stride_bytes < surface_bytes(d.ew_w(), d.ew_h(), d.atom))
                 fault("DPU_RDMA", "RDMA_EW_SURF_STRIDE", "EW_SURF_STRIDE", d.ew.surf_stride_bytes,
                       fmt::format("EW surface stride below width*height*{} bytes", d.atom));
             if (d.float_path() && !d.ew.cvt_bypass && d.ew.cvt_offset != 0)

@@ -235,7 +235,8 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
     const bool ew_on = !d.ew.bypass;
     const bool ew_op = ew_on && !d.ew.op_bypass;
     Cube ew;
-    if (ew_op && d.ew.op_from_mem) ew = unpack_cube(ops.ew, d.w, d.h, d.c, d.ew_prec(), d.atom);
+    if (ew_op && d.ew.op_from_mem) ew = unpack_cube(ops.ew, d.ew_w(), d.ew_h(), d.c, d.ew_prec(), d.atom);
+    const bool ew_pc = d.ew_per_channel();
     const int64_t out_lo = d.out == Precision::Int8 ? INT8_MIN : (d.out == Precision::Int16 ? INT16_MIN : INT32_MIN);
     const int64_t out_hi = d.out == Precision::Int8 ? INT8_MAX : (d.out == Precision::Int16 ? INT16_MAX : INT32_MAX);
     const int64_t ew_reg_i = static_cast<int32_t>(d.ew.operand);
@@ -255,7 +256,7 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                     v = stage_f(d.bn, bn, stage_f(d.bs, bs, v));
                     if (ew_on) {
                         if (ew_op) {
-                            const float e = d.ew.op_from_mem ? ew.f[k] * ew_cvt_f : ew_reg_f;
+                            const float e = d.ew.op_from_mem ? ew.f[ew_pc ? ew.idx(ch, 0, 0) : k] * ew_cvt_f : ew_reg_f;
                             if (d.ew.op_is_mul) {
                                 if (!d.ew.mul_prelu || v < 0) v = v * e;
                             } else {
@@ -278,7 +279,7 @@ Cube run_dpu(const DpuConfig& d, const Cube& in, const DpuOperands& ops) {
                         if (ew_op) {
                             int64_t e = ew_reg_i;
                             if (d.ew.op_from_mem) {
-                                e = ew.i[k];
+                                e = ew.i[ew_pc ? ew.idx(ch, 0, 0) : k];
                                 // UNVERIFIED order: (e + offset) * scale >> shift.
                                 if (!d.ew.cvt_bypass) e = sat32(shr_round(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
                             }
@@ -494,6 +495,7 @@ void simple_surface(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P,
 
 bool surface_config(const DpuConfig& d) {
     const bool ew_mem = !d.ew.bypass && !d.ew.op_bypass && d.ew.op_from_mem;
+    if (ew_mem && d.ew_per_channel() && uint64_t{d.w} * d.h > 1) return false;  // per-channel operands: row kernels
     return simple_config(d) && d.src_prec == Precision::Int8 && d.out == Precision::Int8 &&
            (!ew_mem || d.ew_prec() == Precision::Int8) && (d.atom == 16 || d.atom == 8);
 }
@@ -566,8 +568,9 @@ void dpu_int_simple(const DpuConfig& d, const Row& row, const DpuOperands& ops, 
     // EW stage (simple_config: bypassed or an ALU add): the addend row and the ReLU/ReLUX clamp.
     const bool ew_on = !d.ew.bypass, ew_add = ew_on && !d.ew.op_bypass, ew_mem = ew_add && d.ew.op_from_mem;
     const uint32_t ew_eb = elem_bytes(d.ew_prec()), ew_c2 = c2_of(d.ew_prec(), atom);
-    const uint64_t surf = surface_bytes(d.w, d.h, atom);
-    if (ew_mem && ops.ew.size() < cube_bytes(d.w, d.h, d.c, d.ew_prec(), atom))
+    const uint64_t surf = surface_bytes(d.ew_w(), d.ew_h(), atom);
+    const uint64_t ew_px = d.ew_per_channel() ? 0 : atom;  // operand step per pixel
+    if (ew_mem && ops.ew.size() < cube_bytes(d.ew_w(), d.ew_h(), d.c, d.ew_prec(), atom))
         throw std::logic_error("unpack_cube: image smaller than the cube");
     if (!ew_mem) std::fill(ew.begin(), ew.begin() + static_cast<std::ptrdiff_t>(P), ew_add ? static_cast<int32_t>(d.ew.operand) : 0);
     k.e = ew.data();
@@ -584,7 +587,7 @@ void dpu_int_simple(const DpuConfig& d, const Row& row, const DpuOperands& ops, 
         if (ew_mem) {  // the ERDMA operand, through its convert: (e + offset) * scale >> shift, saturated
             const uint8_t* src = ops.ew.data() + (ch / ew_c2) * surf + (ch % ew_c2) * ew_eb;
             for (uint64_t p = 0; p < P; ++p) {
-                int64_t e = load_elem(src + p * atom, ew_eb);
+                int64_t e = load_elem(src + p * ew_px, ew_eb);
                 if (!d.ew.cvt_bypass) e = fast_sat32(fast_shr(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
                 ew[p] = static_cast<int32_t>(e);
             }
@@ -622,8 +625,9 @@ Surfaces dpu_int_fast(const DpuConfig& d, const In& in, const Row& row, const Dp
     const bool ew_op = ew_on && !d.ew.op_bypass, ew_mem = ew_op && d.ew.op_from_mem;
     const uint32_t out_eb = elem_bytes(d.out), out_c2 = c2_of(d.out, atom);
     const uint32_t ew_eb = elem_bytes(d.ew_prec()), ew_c2 = c2_of(d.ew_prec(), atom);
-    const uint64_t surf = surface_bytes(d.w, d.h, atom);
-    if (ew_mem && ops.ew.size() < cube_bytes(d.w, d.h, d.c, d.ew_prec(), atom))
+    const uint64_t surf = surface_bytes(d.ew_w(), d.ew_h(), atom);
+    const uint64_t ew_px = d.ew_per_channel() ? 0 : atom;  // operand step per pixel
+    if (ew_mem && ops.ew.size() < cube_bytes(d.ew_w(), d.ew_h(), d.c, d.ew_prec(), atom))
         throw std::logic_error("unpack_cube: image smaller than the cube");
     const int64_t out_lo = d.out == Precision::Int8 ? INT8_MIN : INT16_MIN;
     const int64_t out_hi = d.out == Precision::Int8 ? INT8_MAX : INT16_MAX;
@@ -640,7 +644,7 @@ Surfaces dpu_int_fast(const DpuConfig& d, const In& in, const Row& row, const Dp
                 if (ew_op) {
                     int64_t e = ew_reg_i;
                     if (ew_mem) {
-                        e = load_elem(e8 + p * atom, ew_eb);
+                        e = load_elem(e8 + p * ew_px, ew_eb);
                         if (!d.ew.cvt_bypass) e = fast_sat32(fast_shr(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
                     }
                     if (d.ew.op_is_mul) {

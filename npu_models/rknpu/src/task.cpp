@@ -78,8 +78,8 @@ void plan_dpu_operands(TaskPlan& p, const DpuConfig& d) {
     if (const uint64_t n = d.bn.operand_bytes(d.c)) p.reads.push_back({d.bn.operand_addr, n, kBnOperands, "DPU_RDMA"});
     if (d.ew_bytes()) {
         const uint32_t c1s = (d.c + c2_of(d.ew_prec(), d.atom) - 1) / c2_of(d.ew_prec(), d.atom);
-        const uint64_t surf = surface_bytes(d.w, d.h, d.atom);
-        plan_cube_read(p, d.ew.addr, d.w, d.h, c1s, static_cast<uint64_t>(d.w) * d.atom,
+        const uint64_t surf = surface_bytes(d.ew_w(), d.ew_h(), d.atom);
+        plan_cube_read(p, d.ew.addr, d.ew_w(), d.ew_h(), c1s, static_cast<uint64_t>(d.ew_w()) * d.atom,
                        d.ew.surf_stride_bytes ? d.ew.surf_stride_bytes : surf, kEwCube, "DPU_RDMA", d.atom);
     }
 }

@@ -3,8 +3,8 @@
 // executor (chains followed through their PC links, tasks replayed into the block engines, CPU
 // layers on num::run_op), outputs compared with the reference executor (ref::execute). Isolated
 // mode feeds each NPU layer the reference inputs and compares its outputs with the reference's.
-// Zoo: the build tree's tests/unit/compiler/zoo (tests + MobileNetV2); ResNet50 v2 and YOLOv5s
-// from $NPUSIM_ZOO_DIR when set (make_zoo.py --models resnet50v2,yolov5s).
+// Zoo: the build tree's tests/unit/compiler/zoo (tests + MobileNetV2); ResNet50 v2, YOLOv5s and
+// YOLOv8n from $NPUSIM_ZOO_DIR when set (make_zoo.py --models resnet50v2,yolov5s,yolov8n).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -422,6 +422,13 @@ TEST(ModelCompiler, YoloV5s) {
     const std::string path = zoo_path("yolov5s_qdq.onnx", true);
     if (path.empty()) GTEST_SKIP() << "set NPUSIM_ZOO_DIR to a make_zoo.py output with yolov5s";
     run_model("yolov5s", path, 0.01, false);
+}
+
+/// YOLOv8n (make_zoo.py --models yolov8n): every SiLU a ConvolutionSwish layer (issue 15).
+TEST(ModelCompiler, YoloV8n) {
+    const std::string path = zoo_path("yolov8n_qdq.onnx", true);
+    if (path.empty()) GTEST_SKIP() << "set NPUSIM_ZOO_DIR to a make_zoo.py output with yolov8n";
+    run_model("yolov8n", path, 0.01, false);
 }
 
 }  // namespace

@@ -72,7 +72,9 @@ struct BodyBuilder {
 };
 
 /// Fused activation after a conv / eltwise op, in the int8 output domain.
-enum class Act { None, Relu, Clip };
+/// Lut: the conv's requantized int8 output code (saturated) indexes `ConvOp::lut` in the EW stage
+/// (a fused Sigmoid / Swish / ... after the convolution, lower_act.cpp).
+enum class Act { None, Relu, Clip, Lut };
 
 /// A quantized convolution as the compiler hands it to the conv lowering (from QLinearConv /
 /// QGemm-as-1x1-conv / GlobalAveragePool-as-depthwise). Input and output quantization are in the
@@ -100,6 +102,9 @@ struct ConvOp {
     const float* weights_f_ref = nullptr; ///< instead of weights_f: the graph constant's values
     std::vector<float> bias_f;            ///< per output channel, or empty
     float clip_lo_f = 0.f, clip_hi_f = 0.f;  ///< Act::Clip bounds in real values (either may be +-inf)
+    /// Act::Lut: the layer's output code per conv output code + 128 (256 entries); out_scale and
+    /// out_zp are then the conv's own output quantization, the output tensor's is the table's.
+    std::vector<int8_t> lut;
 };
 
 /// Lower one conv to tasks: splits along output rows (with the kernel's halo rows re-read) and
@@ -148,6 +153,12 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
                                       const DeviceTensor& out, const std::vector<double>& mul,
                                       const std::vector<double>& add, ArenaBuilder& arena, const hw::SocProfile& soc,
                                       int core);
+
+/// out[e] = table[in[e] + 128] (int8 device codes): the EW stage's LO table holds one entry per
+/// input code, the output convert is the identity (lower_act.cpp). `op` names the task.
+std::vector<TaskBody> lower_lut_op(const std::string& name, const std::string& op, const DeviceTensor& in,
+                                   const DeviceTensor& out, const std::vector<int8_t>& table, ArenaBuilder& arena,
+                                   const hw::SocProfile& soc, int core);
 
 /// Max pooling of an int8 tensor on the PPU (PPU_RDMA input), padding reads -128; of an fp16 tensor
 /// (DeviceTensor::fp16) in fp16, padding -inf.

@@ -61,7 +61,9 @@ struct DpuEw {
     /// Mesa 1 for its int8 add, the vendor 2 for an fp16 add). 8- and 16-bit operands are modelled.
     uint32_t erdma_data_size = 1;
     /// RDMA_ERDMA_CFG.ERDMA_DATA_MODE: 0 one operand per channel, 1 per pixel (the cube), 2 per
-    /// channel by pixel (TRM). Modelled: 1, and 0 on a 1x1 cube (where both are one element).
+    /// channel by pixel (TRM). Modelled: 1, and 0 (UNVERIFIED layout, after NVDLA SDP's per-kernel
+    /// operands: the operands are the image of a 1x1 x C cube, surfaces EW_SURF_STRIDE apart, each
+    /// applied to every pixel of its channel; on a 1x1 cube both modes are the same element).
     uint32_t data_mode = 1;
     uint32_t addr = 0;
     uint64_t surf_stride_bytes = 0;  ///< 0: compact
@@ -120,8 +122,12 @@ struct DpuConfig {
     uint64_t out_row_bytes() const { return (static_cast<uint64_t>(w) + notch) * atom; }
     uint64_t out_bytes() const { return cube_bytes(w, h, c, out, atom); }
     uint64_t in_bytes() const { return cube_bytes(w, h, c, src_prec, atom); }
+    /// EW operand per channel (ERDMA_DATA_MODE 0): one 1x1 x C cube.
+    bool ew_per_channel() const { return ew.data_mode == 0; }
+    uint32_t ew_w() const { return ew_per_channel() ? 1 : w; }
+    uint32_t ew_h() const { return ew_per_channel() ? 1 : h; }
     uint64_t ew_bytes() const {
-        return (!ew.bypass && !ew.op_bypass && ew.op_from_mem) ? cube_bytes(w, h, c, ew_prec(), atom) : 0;
+        return (!ew.bypass && !ew.op_bypass && ew.op_from_mem) ? cube_bytes(ew_w(), ew_h(), c, ew_prec(), atom) : 0;
     }
 };
 
