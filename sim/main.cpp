@@ -67,6 +67,7 @@ struct RunArgs {
     int bits = 0;                     ///< tnpuv2: --bits data width (0 = not given)
     int weight_bits = 0;              ///< tnpuv2: --weight-bits
     std::string dump_layers;          ///< --dump-layers DIR (NPU model runs, tnpuv2)
+    int repeat = 0;                   ///< --repeat N (NPU model runs, full mode; 0 = not given)
 };
 
 /// --rtl / --rtl-vcd: the blocks to co-simulate (nullopt: none), or an error message.
@@ -308,6 +309,7 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
             mo.expect_exact = a.expect_exact;
             mo.quiet = a.quiet;
             mo.no_check = a.no_compare;
+            mo.repeat = a.repeat;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
             if (rtl.opts) mo.rtl = *rtl.opts;
@@ -706,6 +708,10 @@ int sc_main(int argc, char* argv[]) {
     run->add_flag("--verify-tiling", ra.verify_tiling, "NPU model runs: verify every layer's task windows and CBUF use");
     run->add_flag("--expect-exact", ra.expect_exact, "NPU model runs: any difference from the reference fails (exit 1)");
     run->add_flag("--no-compare", ra.no_compare, "NPU model runs: skip the comparison with the reference executor");
+    run->add_option("--repeat", ra.repeat, "NPU model runs (full mode): run the inference N times on the same compiled "
+                    "model and simulated SoC (outputs and cycles must repeat) and report the per-inference simulation "
+                    "CPU cost")
+        ->check(CLI::Range(1, 100000));
     run->add_flag("-q,--quiet", ra.quiet, "No progress line on stderr");
     run->add_option("--rtl", ra.rtl,
                     "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (bytes and cycles "
