@@ -405,12 +405,18 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
         for (int g = 0; g < p.groups; ++g) {
             const int k0 = g * p.kg, kn = std::min(op.out_c - k0, p.kg);
             uint8_t* base = wimg + static_cast<size_t>(k0) * static_cast<size_t>(p.per_kernel);
+            // Inside a channel group the channels of one (kernel, tap) are consecutive elements:
+            // one weight_element per run of the group.
+            const int CG = static_cast<int>(std::max<uint32_t>(p.blocks.channel_group, 1));
             for (int k = 0; k < kn; ++k)
-                for (int c = 0; c < op.in_c; ++c)
-                    for (uint32_t t = 0; t < T; ++t)
-                        base[hw::rknpu::weight_element(p.blocks, static_cast<uint32_t>(kn), T, cpad,
-                                                       static_cast<uint32_t>(k), t, static_cast<uint32_t>(c))] =
-                            static_cast<uint8_t>(wd[(static_cast<size_t>(k0 + k) * op.in_c + c) * taps + t]);
+                for (uint32_t t = 0; t < T; ++t)
+                    for (int c0 = 0; c0 < op.in_c; c0 += CG) {
+                        uint8_t* dst = base + hw::rknpu::weight_element(p.blocks, static_cast<uint32_t>(kn), T, cpad,
+                                                                        static_cast<uint32_t>(k), t, static_cast<uint32_t>(c0));
+                        const int8_t* src = wd + (static_cast<size_t>(k0 + k) * op.in_c + c0) * taps + t;
+                        const int n = std::min(CG, op.in_c - c0);
+                        for (int j = 0; j < n; ++j) dst[j] = static_cast<uint8_t>(src[static_cast<size_t>(j) * taps]);
+                    }
         }
     }
     for (int g = 0; g < p.groups; ++g) {
