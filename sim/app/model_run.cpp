@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +33,7 @@
 #include "hal_sim/sim_hal.h"
 #include "numerics/npy.h"
 #include "numerics/ops.h"
+#include "npu/memory/sparse_memory.h"
 #include "platform/platform.h"
 
 namespace sim {
@@ -192,6 +195,9 @@ class Runner {
     SimHal* hal_ = nullptr;
 
     std::string fail_text(size_t step, const Kick& k);
+    /// Attaches the arena's host memory to the simulated DDR; false: copy it in instead.
+    bool attach_arena();
+    std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> arena_zero_;  ///< zero parts of the attached arena
     void run_inference(rk::Driver& drvr);
     /// The inference's latency, then per model task: core, span and compute cycles (--repeat).
     std::vector<uint64_t> task_figures() const;
@@ -462,6 +468,26 @@ void Runner::poller() {
     }
 }
 
+bool Runner::attach_arena() {
+    // The arena in host memory attached to the simulated DDR (SparseMemory::attach) instead of
+    // copied into its sparse pages: the compiled image (weights, register commands) is used where
+    // it is, the rest is zero memory the OS provides on first touch. Same bytes at the same
+    // addresses; every DMA and host access still goes through the DDR model.
+    const uint64_t ddr_base = soc_.mem.ddr_base.value;
+    const uint64_t init0 = m_.arena_init_base, init1 = init0 + m_.arena_init.size();
+    if (base_ < ddr_base || init1 > m_.arena_bytes) return false;
+    npu::memory::SparseMemory& store = plat_.ddr().store();
+    const uint64_t off = base_ - ddr_base;
+    if (!store.in_range(off, m_.arena_bytes)) return false;
+    auto zeros = [&](uint64_t from, uint64_t to) {
+        if (to <= from) return true;
+        arena_zero_.emplace_back(static_cast<uint8_t*>(std::calloc(to - from, 1)), &std::free);
+        return arena_zero_.back() && store.attach(off + from, arena_zero_.back().get(), to - from);
+    };
+    return zeros(0, init0) && (init1 == init0 || store.attach(off + init0, m_.arena_init.data(), init1 - init0)) &&
+           zeros(init1, m_.arena_bytes);
+}
+
 /// Process CPU seconds (user + sys) so far.
 double process_cpu_seconds() {
     timespec ts{};
@@ -524,7 +550,7 @@ void Runner::host_program() {
         arena_ = hal.bo_create(m_.arena_bytes, 4096);
         base_ = arena_.dma_addr;
         rk::relocate(m_, base_);
-        if (!m_.arena_init.empty())
+        if (!attach_arena() && !m_.arena_init.empty())
             hal.bo_write(arena_, m_.arena_init_base, m_.arena_init.data(), m_.arena_init.size());
         // --repeat: the same inference again on the same arena and cores (the weights and
         // register commands stay in place, as with a vendor runtime's repeated run calls). Only
