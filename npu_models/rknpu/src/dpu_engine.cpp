@@ -738,6 +738,10 @@ void check_fast(const DpuConfig& d) {
 
 void set_engine_isa(EngineIsa want) { g_isa.store(static_cast<int>(std::min(want, best_isa())), std::memory_order_relaxed); }
 EngineIsa engine_isa() { return isa(); }
+EngineIsa best_engine_isa() {
+    static const EngineIsa b = best_isa();
+    return b;
+}
 const char* engine_isa_name(EngineIsa i) {
     return i == EngineIsa::Avx512 ? "avx512" : i == EngineIsa::Avx2 ? "avx2" : "portable";
 }

@@ -49,6 +49,8 @@ Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, c
 enum class EngineIsa { Portable = 0, Avx2 = 1, Avx512 = 2 };
 void set_engine_isa(EngineIsa isa);
 EngineIsa engine_isa();
+/// The best build this CPU can run (what engine_isa() is without NPUSIM_ENGINE_ISA).
+EngineIsa best_engine_isa();
 const char* engine_isa_name(EngineIsa isa);
 
 /// The LUT alone: value of the EW-stage LUT for an integer input (exposed for tests).
