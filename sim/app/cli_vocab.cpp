@@ -115,6 +115,7 @@ const std::vector<OptionScope>& run_option_scopes() {
         {"--verify-tiling", N},
         {"--expect-exact", N | T},
         {"--no-compare", N | T},
+        {"--repeat", N},
         {"--rtl", L | N},
         {"--rtl-vcd", L | N},
         {"--keep-qdq", R},

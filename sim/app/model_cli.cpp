@@ -75,6 +75,10 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
                                                o.results.writes() ? "--output" : "--expect"));
     if (const std::string e = results::validate(o.results, results::with_model(o.inputs, o.model)); !e.empty())
         return fail(kExitBadInput, e);
+    if (o.repeat > 0 && !full)
+        return fail(kExitBadInput, "--repeat does not apply to --mode timing (it repeats a full-mode inference)");
+    if (o.repeat > 0 && o.rtl.any())
+        return fail(kExitBadInput, "--repeat does not apply to --rtl runs (one co-simulated inference per run)");
     if (!o.dump_layers_dir.empty() && (!full || o.no_check))
         return fail(kExitBadInput, "--dump-layers needs --mode full and the check (the layers are dumped by the isolated check)");
 
@@ -152,6 +156,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     ro.progress_tty = &err == &std::cerr && isatty(STDERR_FILENO);
     ro.expect_exact = o.expect_exact;
     ro.dump_layers_dir = o.dump_layers_dir;
+    ro.repeat = o.repeat;
     if (o.rtl.any()) ro.rtl = &o.rtl;
     trace::TraceWriter tw;
     ModelRunResult r;

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,8 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <cstring>
+#include <ctime>
 
 #include <fmt/format.h>
 #include <systemc>
@@ -29,6 +33,7 @@
 #include "hal_sim/sim_hal.h"
 #include "numerics/npy.h"
 #include "numerics/ops.h"
+#include "npu/memory/sparse_memory.h"
 #include "platform/platform.h"
 
 namespace sim {
@@ -164,6 +169,8 @@ class Runner {
 
     void host_program();
     void poller();
+    /// Process CPU seconds of each repetition's inference (--repeat).
+    std::vector<double> sim_cpu_s_;
 
     // Results read after the simulation.
     std::vector<int> task_core_;                          ///< core whose records hold the task, -1 = not run
@@ -188,6 +195,12 @@ class Runner {
     SimHal* hal_ = nullptr;
 
     std::string fail_text(size_t step, const Kick& k);
+    /// Attaches the arena's host memory to the simulated DDR; false: copy it in instead.
+    bool attach_arena();
+    std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> arena_zero_;  ///< zero parts of the attached arena
+    void run_inference(rk::Driver& drvr);
+    /// The inference's latency, then per model task: core, span and compute cycles (--repeat).
+    std::vector<uint64_t> task_figures() const;
     void run_npu_step(size_t si, rk::Driver& drvr);
     void run_cpu_step(size_t si);
     void run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Tensor>& env,
@@ -457,6 +470,74 @@ void Runner::poller() {
     }
 }
 
+bool Runner::attach_arena() {
+    // The arena in host memory attached to the simulated DDR (SparseMemory::attach) instead of
+    // copied into its sparse pages: the compiled image (weights, register commands) is used where
+    // it is, the rest is zero memory the OS provides on first touch. Same bytes at the same
+    // addresses; every DMA and host access still goes through the DDR model.
+    const uint64_t ddr_base = soc_.mem.ddr_base.value;
+    const uint64_t init0 = m_.arena_init_base, init1 = init0 + m_.arena_init.size();
+    if (base_ < ddr_base || init1 > m_.arena_bytes) return false;
+    npu::memory::SparseMemory& store = plat_.ddr().store();
+    const uint64_t off = base_ - ddr_base;
+    if (!store.in_range(off, m_.arena_bytes)) return false;
+    auto zeros = [&](uint64_t from, uint64_t to) {
+        if (to <= from) return true;
+        arena_zero_.emplace_back(static_cast<uint8_t*>(std::calloc(to - from, 1)), &std::free);
+        return arena_zero_.back() && store.attach(off + from, arena_zero_.back().get(), to - from);
+    };
+    return zeros(0, init0) && (init1 == init0 || store.attach(off + init0, m_.arena_init.data(), init1 - init0)) &&
+           zeros(init1, m_.arena_bytes);
+}
+
+/// Process CPU seconds (user + sys) so far.
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void Runner::run_inference(rk::Driver& drvr) {
+    t0_ = now_ps();
+    if (full_)
+        for (const std::string& name : m_.graph.inputs()) {
+            const num::Tensor& x = inputs_.at(name);
+            host_env_[name] = x;
+            if (checking_) snapshot_[name] = x;
+            auto dt = m_.tensors.find(name);
+            if (dt != m_.tensors.end()) upload(dt->second, x);
+        }
+    if (checking_) snapshot_views();
+    for (size_t si = 0; si < m_.steps.size() && !failed_; ++si) {
+        const uint64_t s0 = now_ps();
+        if (m_.steps[si].unit == rk::Unit::Npu) {
+            run_npu_step(si, drvr);
+            r_.npu_ps += now_ps() - s0;
+        } else if (m_.steps[si].unit == rk::Unit::Cpu) {
+            run_cpu_step(si);
+            r_.cpu_ps += now_ps() - s0;
+        }
+    }
+    if (full_ && !failed_)
+        for (const std::string& name : m_.graph.outputs()) final_outputs_[name] = host_value(name);
+    t1_ = now_ps();
+}
+
+std::vector<uint64_t> Runner::task_figures() const {
+    std::vector<uint64_t> f;
+    f.reserve(3 * m_.tasks.size() + 1);
+    f.push_back(t1_ - t0_);
+    for (size_t ti = 0; ti < m_.tasks.size(); ++ti) {
+        if (task_core_[ti] < 0) {
+            f.insert(f.end(), {UINT64_MAX, 0, 0});
+            continue;
+        }
+        const TaskRecord& t = plat_.core(task_core_[ti]).tasks().at(task_rec_[ti]);
+        f.insert(f.end(), {static_cast<uint64_t>(task_core_[ti]), t.end_ps - t.start_ps, t.compute_cycles});
+    }
+    return f;
+}
+
 void Runner::host_program() {
     const uint64_t pool_base = soc_.mem.ddr_base.value + (16u << 20);
     const uint64_t ddr_end = soc_.mem.ddr_base.value + soc_.mem.ddr_size_bytes.value;
@@ -471,35 +552,52 @@ void Runner::host_program() {
         arena_ = hal.bo_create(m_.arena_bytes, 4096);
         base_ = arena_.dma_addr;
         rk::relocate(m_, base_);
-        if (!m_.arena_init.empty())
+        if (!attach_arena() && !m_.arena_init.empty())
             hal.bo_write(arena_, m_.arena_init_base, m_.arena_init.data(), m_.arena_init.size());
-        t0_ = now_ps();
-        if (full_)
-            for (const std::string& name : m_.graph.inputs()) {
-                const num::Tensor& x = inputs_.at(name);
-                host_env_[name] = x;
-                if (checking_) snapshot_[name] = x;
-                auto dt = m_.tensors.find(name);
-                if (dt != m_.tensors.end()) upload(dt->second, x);
+        // --repeat: the same inference again on the same arena and cores (the weights and
+        // register commands stay in place, as with a vendor runtime's repeated run calls). Only
+        // the last repetition is recorded for the checks; every one must give the first one's
+        // outputs and task cycles.
+        const int reps = std::max(1, o_.repeat);
+        const bool check = checking_;
+        std::map<std::string, num::Tensor> first_outputs;
+        std::vector<uint64_t> first_figures;
+        for (int rep = 0; rep < reps && !failed_; ++rep) {
+            checking_ = check && rep + 1 == reps;
+            host_env_.clear();
+            snapshot_.clear();
+            final_outputs_.clear();
+            r_.npu_ps = r_.cpu_ps = 0;
+            const double c0 = process_cpu_seconds();
+            run_inference(drvr);
+            sim_cpu_s_.push_back(process_cpu_seconds() - c0);
+            if (failed_ || reps == 1) break;
+            if (rep == 0) {
+                first_outputs = final_outputs_;
+                first_figures = task_figures();
+                continue;
             }
-        if (checking_) snapshot_views();
-        for (size_t si = 0; si < m_.steps.size() && !failed_; ++si) {
-            const uint64_t s0 = now_ps();
-            if (m_.steps[si].unit == rk::Unit::Npu) {
-                run_npu_step(si, drvr);
-                r_.npu_ps += now_ps() - s0;
-            } else if (m_.steps[si].unit == rk::Unit::Cpu) {
-                run_cpu_step(si);
-                r_.cpu_ps += now_ps() - s0;
+            for (const auto& [name, x] : final_outputs_) {
+                const num::Tensor& y = first_outputs.at(name);
+                if (x.shape() != y.shape() || x.nbytes() != y.nbytes() ||
+                    std::memcmp(x.raw(), y.raw(), x.nbytes()) != 0)
+                    r_.errors.push_back(fmt::format("--repeat: repetition {} gave a different output '{}' than "
+                                                    "repetition 1", rep + 1, name));
             }
+            const std::vector<uint64_t> f = task_figures();
+            if (f.front() != first_figures.front())
+                r_.errors.push_back(fmt::format("--repeat: repetition {} took {} ps, repetition 1 {} ps", rep + 1,
+                                                f.front(), first_figures.front()));
+            else if (f != first_figures)
+                r_.errors.push_back(fmt::format("--repeat: repetition {} gave different task cycles than repetition 1",
+                                                rep + 1));
+            if (!r_.errors.empty()) failed_ = true;
         }
-        if (full_ && !failed_)
-            for (const std::string& name : m_.graph.outputs()) final_outputs_[name] = host_value(name);
     } catch (const std::exception& e) {
         r_.errors.push_back(e.what());
         failed_ = true;
+        t1_ = now_ps();
     }
-    t1_ = now_ps();
     hal_ = nullptr;
     done_ = true;
     if (shown_any_) progress_ << "\r\x1b[K" << std::flush;
@@ -599,6 +697,13 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     });
     sc_core::sc_start();
     r.total_ps = run.t1_ - run.t0_;
+    if (o.repeat > 0 && !run.sim_cpu_s_.empty()) {
+        r.repeat = static_cast<int>(run.sim_cpu_s_.size());
+        double sum = 0, best = run.sim_cpu_s_.front();
+        for (double s : run.sim_cpu_s_) sum += s, best = std::min(best, s);
+        r.sim_cpu_ms_best = best * 1e3;
+        r.sim_cpu_ms_mean = sum * 1e3 / static_cast<double>(run.sim_cpu_s_.size());
+    }
     if (rtl_session) {
         rtl_session->finish();
         r.rtl = true;

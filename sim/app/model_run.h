@@ -115,6 +115,11 @@ struct ModelRunResult {
     std::vector<std::string> notes;
     std::vector<std::string> rewrites;  ///< whole-model import rewrites (constant folding, If inlined)
     std::vector<std::string> errors;  ///< faults, timeouts, host errors (one line each)
+    /// --repeat N (ModelRunOptions::repeat > 0): the inference ran N times on the same compiled
+    /// model and simulated SoC; process CPU seconds (user + sys) of each repetition's simulation
+    /// (upload of the inputs to the graph outputs on the host), best and mean in ms.
+    int repeat = 0;
+    double sim_cpu_ms_best = 0, sim_cpu_ms_mean = 0;
     bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
     npu::rtl::RtlOptions rtl_opts;
     std::vector<npu::rtl::RtlTaskRecord> rtl_tasks;
@@ -143,6 +148,11 @@ struct ModelRunOptions {
     /// reference node computed it from the same inputs, DIR/NNN_<tensor>.{device,reference}.npy,
     /// with DIR/index.csv (the comparator's metrics per tensor).
     std::string dump_layers_dir;
+    /// --repeat N (full mode, > 0): run the inference N times in the one simulation (the same
+    /// arena, the same cores); every repetition must give the same outputs and the same task
+    /// cycles (a difference is an error of the run); the report is the last repetition's, with
+    /// the per-inference simulation CPU cost (ModelRunResult::sim_cpu_ms_best).
+    int repeat = 0;
 };
 
 /// Runs `m` (compiled for `soc`) on a freshly elaborated platform. `inputs` holds one tensor per
@@ -202,6 +212,7 @@ struct ModelCliOptions {
     std::string quantize, calibration_method;
     std::vector<std::string> calibration;
     npu::rtl::RtlOptions rtl;         ///< --rtl / --rtl-vcd (rtl.any() false: off)
+    int repeat = 0;                   ///< --repeat N (0: not given; ModelRunOptions::repeat)
 };
 
 /// Exit codes (cli.md): 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling,

@@ -221,6 +221,26 @@ done
 check "determinism with three concurrent cores: identical report and trace" \
   "[ -s '$T/d1t.json' ] && cmp -s '$T/d1.json' '$T/d2.json' && cmp -s '$T/d1t.json' '$T/d2t.json'"
 
+# 9b. --repeat N (issue 25): the inference N times on one simulated SoC; the outputs are those of a
+# single run (byte for byte), the report is valid and carries the per-inference CPU cost; the
+# option does not apply to timing mode or to other run kinds (exit 2).
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --quiet --output "$T/once.npy" >/dev/null 2>&1
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --quiet --repeat 3 --output "$T/rep.npy" --report "$T/rep.json" \
+  >"$T/rep.txt" 2>"$T/rep.err"; rc=$?
+check "--repeat 3: exit 0, outputs byte-identical to one run" "[ $rc -eq 0 ] && [ -s '$T/once.npy' ] && cmp -s '$T/once.npy' '$T/rep.npy' || { cat '$T/rep.err'; false; }"
+check "--repeat 3: report valid, isolated check clean" "rok '$T/rep.json' >/dev/null"
+check "--repeat 3: per-inference simulation CPU cost in text and JSON" \
+  "grep -Eq '^per-inference simulation: [0-9.]+ ms CPU \\(best of 3 repetitions' '$T/rep.txt' && $PY -c 'import json,sys; t=json.load(open(sys.argv[1]))[\"totals\"]; assert t[\"repeat\"] == 3 and 0 < t[\"sim_cpu_ms_per_inference\"] <= t[\"sim_cpu_ms_mean\"], t' '$T/rep.json'"
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --quiet --report "$T/norep.json" >/dev/null 2>&1
+check "no --repeat: no CPU figure in the report (it stays deterministic)" \
+  "$PY -c 'import json,sys; t=json.load(open(sys.argv[1]))[\"totals\"]; assert \"sim_cpu_ms_per_inference\" not in t' '$T/norep.json'"
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --mode timing --repeat 2 >/dev/null 2>"$T/e"; rc=$?
+check "--repeat with --mode timing: exit 2, one line" "[ $rc -eq 2 ] && grep -q '^npusim: error: --repeat does not apply to --mode timing' '$T/e'"
+"$NPUSIM" run --reference "$T/tiny_qdq.onnx" --repeat 2 >/dev/null 2>"$T/e"; rc=$?
+check "--repeat on a reference run: exit 2" "[ $rc -eq 2 ] && grep -q '^npusim: error: --repeat does not apply to reference runs' '$T/e'"
+"$NPUSIM" run --platform rk3588 "$T/tiny_qdq.onnx" --repeat 0 >/dev/null 2>"$T/e"; rc=$?
+check "--repeat 0: exit 2" "[ $rc -eq 2 ]"
+
 # 10. The big zoo models on the issue's five SoCs (opt-in: about 30 s of CPU).
 if [ "${NPUSIM_ZOO_FULL:-0}" = 1 ]; then
   for soc in rk3588 rk3566 rk3562 rk3576 rv1106; do

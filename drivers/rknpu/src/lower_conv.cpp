@@ -75,6 +75,54 @@ struct Requant {
 constexpr int kM2Candidates = 1024;
 constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 
+/// Candidate (M1, M2) pairs scored as plan_requant's consider() does: m1_first, M1 = fixed + j
+/// and M2 = nearest(target / M1); else M2 = fixed - j and M1 = nearest(target / M2); err[j] =
+/// |M1 M2 - target|, +inf when the computed factor is out of its range ([1, 32767] for M1,
+/// [2^14, 2^15) for M2; the fixed one is in range by construction).
+constexpr int kPairBlock = 16;
+struct PairBlock {
+    int64_t fixed = 0;
+    int64_t other[kPairBlock];
+    double err[kPairBlock];
+};
+
+__attribute__((always_inline)) inline void pair_block_body(double target, int64_t fixed, bool m1_first, PairBlock& b) {
+    b.fixed = fixed;
+    const int64_t lo = m1_first ? 16384 : 1, hi = 32767;
+    for (int j = 0; j < kPairBlock; ++j) {
+        const int64_t f = m1_first ? fixed + j : fixed - j;
+        const int64_t o = static_cast<int64_t>(target / static_cast<double>(f) + 0.5);
+        const double e = std::fabs(static_cast<double>(f * o) - target);
+        b.other[j] = o;
+        b.err[j] = o < lo || o > hi ? std::numeric_limits<double>::infinity() : e;
+    }
+}
+
+void pair_block_generic(double target, int64_t fixed, bool m1_first, PairBlock& b) {
+    pair_block_body(target, fixed, m1_first, b);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void pair_block_avx512(double target, int64_t fixed, bool m1_first,
+                                                                             PairBlock& b) {
+    pair_block_body(target, fixed, m1_first, b);
+}
+__attribute__((target("avx2"))) void pair_block_avx2(double target, int64_t fixed, bool m1_first, PairBlock& b) {
+    pair_block_body(target, fixed, m1_first, b);
+}
+#endif
+
+void pair_block(double target, int64_t fixed, bool m1_first, PairBlock& b) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const int isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                   __builtin_cpu_supports("avx512vl")
+                               ? 2
+                               : __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (isa == 2) return pair_block_avx512(target, fixed, m1_first, b);
+    if (isa == 1) return pair_block_avx2(target, fixed, m1_first, b);
+#endif
+    pair_block_generic(target, fixed, m1_first, b);
+}
+
 /// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
 /// where no operand bytes are written and the weights are absent).
 Requant plan_requant(const ConvOp& op, bool shifts_only) {
@@ -131,19 +179,32 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
         // Small M1 (a channel far below the largest): try every M1 with M2 in [2^14, 2^15).
         const int64_t lo1 = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(target / 32767.0)));
         const int64_t hi1 = std::min<int64_t>(32767, static_cast<int64_t>(std::floor(target / 16384.0)));
+        // Blocks of kPairBlock candidates are scored together (pair_block: vectorised quotients,
+        // roundings and errors, consider()'s arithmetic), then taken in the same order with the
+        // same stop test as one-by-one consider() calls; a block whose least error does not beat
+        // the best so far changes nothing and is skipped. The same pair as the plain loops.
+        PairBlock blk;
+        auto take = [&](bool m1_first) {
+            double least = blk.err[0];
+            for (int j = 1; j < kPairBlock; ++j) least = std::min(least, blk.err[j]);
+            if (!(least < best)) return;
+            for (int j = 0; j < kPairBlock && best > enough; ++j)
+                if (blk.err[j] < best)
+                    best = blk.err[j], b1 = m1_first ? blk.fixed + j : blk.other[j],
+                    b2 = m1_first ? blk.other[j] : blk.fixed - j;
+        };
         if (hi1 >= lo1 && hi1 - lo1 < 4 * kM2Candidates) {
-            for (int64_t m1 = lo1; m1 <= hi1 && best > enough; ++m1)
-                consider(m1, nearest(target / static_cast<double>(m1)));
+            int64_t m1 = lo1;
+            for (; m1 + kPairBlock - 1 <= hi1 && best > enough; m1 += kPairBlock) {
+                pair_block(target, m1, true, blk);
+                take(true);
+            }
+            for (; m1 <= hi1 && best > enough; ++m1) consider(m1, nearest(target / static_cast<double>(m1)));
         } else {
-            // Blocks of kBlock quotients computed together (vectorised divisions), then considered
-            // one by one in the same order with the same stop test: the same pair as a plain loop.
-            constexpr int kBlock = 16;
-            static_assert(kM2Candidates % kBlock == 0, "whole blocks");
-            for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; m2 -= kBlock) {
-                double q[kBlock];
-                const double d0 = static_cast<double>(m2);
-                for (int j = 0; j < kBlock; ++j) q[j] = target / (d0 - static_cast<double>(j));
-                for (int j = 0; j < kBlock && best > enough; ++j) consider(nearest(q[j]), m2 - j);
+            static_assert(kM2Candidates % kPairBlock == 0, "whole blocks");
+            for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; m2 -= kPairBlock) {
+                pair_block(target, m2, false, blk);
+                take(false);
             }
         }
         if (b1 == 0) {
@@ -493,12 +554,18 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
         for (int g = 0; g < p.groups; ++g) {
             const int k0 = g * p.kg, kn = std::min(op.out_c - k0, p.kg);
             uint8_t* base = wimg + static_cast<size_t>(k0) * static_cast<size_t>(p.per_kernel);
+            // Inside a channel group the channels of one (kernel, tap) are consecutive elements:
+            // one weight_element per run of the group.
+            const int CG = static_cast<int>(std::max<uint32_t>(p.blocks.channel_group, 1));
             for (int k = 0; k < kn; ++k)
-                for (int c = 0; c < op.in_c; ++c)
-                    for (uint32_t t = 0; t < T; ++t)
-                        base[hw::rknpu::weight_element(p.blocks, static_cast<uint32_t>(kn), T, cpad,
-                                                       static_cast<uint32_t>(k), t, static_cast<uint32_t>(c))] =
-                            static_cast<uint8_t>(wd[(static_cast<size_t>(k0 + k) * op.in_c + c) * taps + t]);
+                for (uint32_t t = 0; t < T; ++t)
+                    for (int c0 = 0; c0 < op.in_c; c0 += CG) {
+                        uint8_t* dst = base + hw::rknpu::weight_element(p.blocks, static_cast<uint32_t>(kn), T, cpad,
+                                                                        static_cast<uint32_t>(k), t, static_cast<uint32_t>(c0));
+                        const int8_t* src = wd + (static_cast<size_t>(k0 + k) * op.in_c + c0) * taps + t;
+                        const int n = std::min(CG, op.in_c - c0);
+                        for (int j = 0; j < n; ++j) dst[j] = static_cast<uint8_t>(src[static_cast<size_t>(j) * taps]);
+                    }
         }
     }
     for (int g = 0; g < p.groups; ++g) {

@@ -145,15 +145,37 @@ void apply_clip_truncate(int32_t* acc, size_t n, uint32_t shift) {
     for (size_t i = 0; i < n; ++i) acc[i] = static_cast<int32_t>(clip_truncate(acc[i], shift));
 }
 
-/// NC1HWC2 int8 (compact, C2 = atom) -> planar [in_c][in_h*in_w], 16x16 tiles at a time.
+/// One surface of C2 (a compile-time 8 or 16) channels, pixel-major -> channel rows: tiles of 16
+/// pixels copied in whole (the compiler unrolls the fixed-size transpose), the tail one by one.
+template <uint32_t C2>
+void surface_to_planar(const uint8_t* __restrict src, uint8_t* __restrict dst, uint64_t P) {
+    constexpr uint64_t kTile = 16;
+    uint64_t p = 0;
+    for (; p + kTile <= P; p += kTile) {
+        uint8_t tile[kTile * C2];
+        std::memcpy(tile, src + p * C2, sizeof tile);
+        for (uint32_t j = 0; j < C2; ++j)
+            for (uint64_t i = 0; i < kTile; ++i) dst[j * P + p + i] = tile[i * C2 + j];
+    }
+    for (; p < P; ++p)
+        for (uint32_t j = 0; j < C2; ++j) dst[j * P + p] = src[p * C2 + j];
+}
+
+/// NC1HWC2 int8 (compact, C2 = atom) -> planar [in_c][in_h*in_w].
 void to_planar(const ConvConfig& c, const uint8_t* feat, uint8_t* planar) {
     const uint32_t c2 = c.c2(), c1s = c.in_c / c2;
     const uint64_t P = static_cast<uint64_t>(c.in_w) * c.in_h;
     for (uint32_t c1 = 0; c1 < c1s; ++c1) {
         const uint8_t* src = feat + c1 * P * c2;
         uint8_t* dst = planar + static_cast<uint64_t>(c1) * c2 * P;
-        for (uint64_t p = 0; p < P; ++p)
-            for (uint32_t j = 0; j < c2; ++j) dst[j * P + p] = src[p * c2 + j];
+        if (c2 == 16) {
+            surface_to_planar<16>(src, dst, P);
+        } else if (c2 == 8) {
+            surface_to_planar<8>(src, dst, P);
+        } else {
+            for (uint64_t p = 0; p < P; ++p)
+                for (uint32_t j = 0; j < c2; ++j) dst[j * P + p] = src[p * c2 + j];
+        }
     }
 }
 

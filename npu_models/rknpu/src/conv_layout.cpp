@@ -75,6 +75,18 @@ std::vector<uint8_t> canonical_weights(const ConvConfig& c, const std::vector<ui
     if (raw.size() < c.weight_bytes) throw std::logic_error("weights: fewer bytes read than WEIGHT_BYTES");
     if (c.depthwise) {
         const uint32_t cin = std::min(c.in_c, channels);
+        if (!i4 && c.wblocks.channel_group > 0) {  // runs of a channel group, as below
+            const uint32_t CG = c.wblocks.channel_group;
+            for (uint32_t t = 0; t < taps; ++t)
+                for (uint32_t ch = 0; ch < cin; ch += CG) {
+                    const uint32_t n = std::min(CG, cin - ch);
+                    const uint64_t e = hw::rknpu::weight_element(c.wblocks, 1, taps, c.in_c, 0, t, ch);
+                    if (e + n > need) throw std::logic_error("weights: block index beyond WEIGHT_BYTES");
+                    std::memcpy(out.data() + (static_cast<uint64_t>(t) * channels + ch) * eb, raw.data() + e * eb,
+                                static_cast<size_t>(n) * eb);
+                }
+            return out;
+        }
         for (uint32_t t = 0; t < taps; ++t)
             for (uint32_t ch = 0; ch < cin; ++ch) {
                 const uint64_t e = hw::rknpu::weight_element(c.wblocks, 1, taps, c.in_c, 0, t, ch);
@@ -84,6 +96,27 @@ std::vector<uint8_t> canonical_weights(const ConvConfig& c, const std::vector<ui
         return out;
     }
     const uint32_t present = std::min(c.kernels, kernels), cin = std::min(c.in_c, channels);
+    if (!i4 && c.wblocks.channel_group > 0) {
+        // Whole runs: inside one channel group the channels of a (kernel, tap) are consecutive
+        // elements (hw::rknpu::weight_element), so each run is one copy; the same bytes as the
+        // element loop below.
+        // weight_element's index with the kernel group's terms hoisted out of the run loop.
+        const uint64_t CG = c.wblocks.channel_group, KG = std::max<uint32_t>(c.wblocks.kernel_group, 1);
+        for (uint32_t k = 0; k < present; ++k) {
+            const uint64_t kg = k / KG, kin = k % KG, nk = std::min<uint64_t>(KG, c.kernels - kg * KG);
+            const uint64_t kbase = kg * KG * taps * c.in_c;
+            for (uint32_t t = 0; t < taps; ++t)
+                for (uint32_t ch = 0; ch < cin; ch += static_cast<uint32_t>(CG)) {
+                    const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(CG, cin - ch));
+                    const uint64_t nc = std::min<uint64_t>(CG, c.in_c - ch);  // ch = cg x CG
+                    const uint64_t e = kbase + nk * taps * ch + static_cast<uint64_t>(t) * nk * nc + kin * nc;
+                    if (e + n > need) throw std::logic_error("weights: block index beyond WEIGHT_BYTES");
+                    std::memcpy(out.data() + ((static_cast<uint64_t>(k) * taps + t) * channels + ch) * eb,
+                                raw.data() + e * eb, static_cast<size_t>(n) * eb);
+                }
+        }
+        return out;
+    }
     for (uint32_t k = 0; k < present; ++k)
         for (uint32_t t = 0; t < taps; ++t)
             for (uint32_t ch = 0; ch < cin; ++ch) {

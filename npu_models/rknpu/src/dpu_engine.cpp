@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/dpu_engine.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <cstring>
 #include <stdexcept>
 
@@ -353,19 +357,24 @@ inline int64_t shr_var(int64_t p, uint32_t shift) { return shift ? (p >> shift) 
 /// The common configuration, branch-free per element: BS (ALU add, MUL without PReLU, ReLU/ReLUX,
 /// any of them bypassed), BN and EW bypassed, output convert. A bypassed step becomes an identity
 /// (add 0, multiply by 1 shift 0, clamp to +-inf), exact because every value is an int32 there.
+/// BS and BN alike (the requantizing conv uses both: bias + M1 >> S1 + ReLU, then M2 >> S2).
+bool simple_stage(const DpuStage& s) {
+    if (s.bypass) return true;
+    return (s.alu_bypass || s.alu_algo == static_cast<uint32_t>(AluAlgo::Add)) && (s.mul_bypass || !s.mul_prelu);
+}
+
 bool simple_config(const DpuConfig& d) {
-    if (!d.bn.bypass) return false;
     // EW: bypassed, or an ALU add of the register / ERDMA operand (residual), no LUT, ReLU/ReLUX.
     if (!d.ew.bypass && (!d.ew.lut_bypass || (!d.ew.op_bypass && (d.ew.op_is_mul || d.ew.alu_algo != static_cast<uint32_t>(AluAlgo::Add)))))
         return false;
-    const DpuStage& s = d.bs;
-    if (s.bypass) return true;
-    return (s.alu_bypass || s.alu_algo == static_cast<uint32_t>(AluAlgo::Add)) && (s.mul_bypass || !s.mul_prelu);
+    return simple_stage(d.bs) && simple_stage(d.bn);
 }
 
 /// Per-channel constants of the simple kernel.
 struct SimpleRow {
     int64_t a = 0, m = 1, m_half = 0, lo = INT64_MIN, hi = INT64_MAX;
+    int64_t a2 = 0, m2 = 1, m2_half = 0, lo2 = INT64_MIN, hi2 = INT64_MAX;  ///< BN, as BS
+    uint32_t msh2 = 0;
     const int32_t* e = nullptr;  ///< EW addend per pixel (zeros when the EW stage adds nothing)
     int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX;
     uint32_t msh = 0;
@@ -381,6 +390,7 @@ __attribute__((always_inline)) inline void simple_row_body(const int32_t* __rest
     const int64_t a = k.a, m = k.m, m_half = k.m_half, lo = k.lo, hi = k.hi, scale = k.scale, s_half = k.s_half;
     const int64_t offset = k.offset, out_lo = k.out_lo, out_hi = k.out_hi;
     const int64_t msh = k.msh, shift = k.shift, ew_lo = k.ew_lo, ew_hi = k.ew_hi;
+    const int64_t a2 = k.a2, m2 = k.m2, m2_half = k.m2_half, lo2 = k.lo2, hi2 = k.hi2, msh2 = k.msh2;
     const int32_t* __restrict e = k.e;
     for (uint64_t i = 0; i < n; ++i) {
         int64_t v = int64_t{in[i]} + a;
@@ -389,6 +399,12 @@ __attribute__((always_inline)) inline void simple_row_body(const int32_t* __rest
         v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
         v = v < lo ? lo : v;
         v = v > hi ? hi : v;
+        v += a2;
+        v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+        v = (v * m2 + m2_half) >> msh2;
+        v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+        v = v < lo2 ? lo2 : v;
+        v = v > hi2 ? hi2 : v;
         v += e[i];
         v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
         v = v < ew_lo ? ew_lo : v;
@@ -401,21 +417,51 @@ __attribute__((always_inline)) inline void simple_row_body(const int32_t* __rest
 
 void simple_row_generic(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k) { simple_row_body(in, out, n, k); }
 
+// Run-time dispatch: the same loop bodies compiled for AVX-512 and for AVX2 (target attributes),
+// chosen by the CPU unless the portable build of the bodies is forced (set_engine_isa, or
+// NPUSIM_ENGINE_ISA=portable|avx2|avx512 in the environment, read once).
 #if defined(__x86_64__) && defined(__GNUC__)
+#define NPUSIM_X86_DISPATCH 1
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void simple_row_avx512(const int32_t* in, int16_t* out,
                                                                                        uint64_t n, const SimpleRow& k) {
     simple_row_body(in, out, n, k);
 }
-bool have_avx512() {
-    static const bool v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    return v;
+__attribute__((target("avx2"))) void simple_row_avx2(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k) {
+    simple_row_body(in, out, n, k);
 }
 #endif
 
+EngineIsa best_isa() {
+#ifdef NPUSIM_X86_DISPATCH
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return EngineIsa::Avx512;
+    if (__builtin_cpu_supports("avx2")) return EngineIsa::Avx2;
+#endif
+    return EngineIsa::Portable;
+}
+
+std::atomic<int> g_isa{-1};
+
+EngineIsa isa() {
+    int v = g_isa.load(std::memory_order_relaxed);
+    if (v < 0) {
+        EngineIsa want = best_isa();
+        if (const char* e = std::getenv("NPUSIM_ENGINE_ISA"); e && *e) {
+            const std::string s = e;
+            want = s == "portable" ? EngineIsa::Portable : s == "avx2" ? EngineIsa::Avx2 : want;
+        }
+        v = static_cast<int>(std::min(want, best_isa()));
+        g_isa.store(v, std::memory_order_relaxed);
+    }
+    return static_cast<EngineIsa>(v);
+}
+
 void simple_row(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (have_avx512()) return simple_row_avx512(in, out, n, k);
+#ifdef NPUSIM_X86_DISPATCH
+    const EngineIsa i = isa();
+    if (i == EngineIsa::Avx512) return simple_row_avx512(in, out, n, k);
+    if (i == EngineIsa::Avx2) return simple_row_avx2(in, out, n, k);
 #endif
     simple_row_generic(in, out, n, k);
 }
@@ -469,19 +515,26 @@ template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 void simple_surface_generic(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
     simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
 }
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef NPUSIM_X86_DISPATCH
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void simple_surface_avx512(const int8_t* in, const int8_t* ew,
                                                                                            int8_t* out, uint64_t P,
                                                                                            const SurfaceK& k) {
     simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
 }
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((target("avx2"))) void simple_surface_avx2(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P,
+                                                         const SurfaceK& k) {
+    simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+}
 #endif
 
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 void simple_surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (have_avx512()) return simple_surface_avx512<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+#ifdef NPUSIM_X86_DISPATCH
+    const EngineIsa i = isa();
+    if (i == EngineIsa::Avx512) return simple_surface_avx512<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+    if (i == EngineIsa::Avx2) return simple_surface_avx2<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
 #endif
     simple_surface_generic<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
 }
@@ -496,7 +549,7 @@ void simple_surface(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P,
 bool surface_config(const DpuConfig& d) {
     const bool ew_mem = !d.ew.bypass && !d.ew.op_bypass && d.ew.op_from_mem;
     if (ew_mem && d.ew_per_channel() && uint64_t{d.w} * d.h > 1) return false;  // per-channel operands: row kernels
-    return simple_config(d) && d.src_prec == Precision::Int8 && d.out == Precision::Int8 &&
+    return simple_config(d) && d.bn.bypass && d.src_prec == Precision::Int8 && d.out == Precision::Int8 &&
            (!ew_mem || d.ew_prec() == Precision::Int8) && (d.atom == 16 || d.atom == 8);
 }
 
@@ -578,12 +631,23 @@ void dpu_int_simple(const DpuConfig& d, const Row& row, const DpuOperands& ops, 
         k.ew_lo = 0;
         if (d.ew.relux_en) k.ew_hi = static_cast<int32_t>(d.ew.relux_cmp);
     }
+    const DpuStage& s2 = d.bn;
+    const bool on2 = !s2.bypass, alu2 = on2 && !s2.alu_bypass, mul2 = on2 && !s2.mul_bypass, relu2 = on2 && !s2.relu_bypass;
+    k.msh2 = mul2 ? s2.mul_shift : 0;
+    k.m2_half = k.msh2 ? int64_t{1} << (k.msh2 - 1) : 0;
     for (uint32_t ch = 0; ch < C; ++ch) {
         const StageOps o = stage_ops(s, ch, C, ops.bs, false);
         k.a = alu ? o.alu_i : 0;
         k.m = mul ? o.mul_i : 1;
         k.lo = relu ? 0 : INT64_MIN;
         k.hi = relu && s.relux_en ? o.relux_i : INT64_MAX;
+        if (on2) {
+            const StageOps o2 = stage_ops(s2, ch, C, ops.bn, false);
+            k.a2 = alu2 ? o2.alu_i : 0;
+            k.m2 = mul2 ? o2.mul_i : 1;
+            k.lo2 = relu2 ? 0 : INT64_MIN;
+            k.hi2 = relu2 && s2.relux_en ? o2.relux_i : INT64_MAX;
+        }
         if (ew_mem) {  // the ERDMA operand, through its convert: (e + offset) * scale >> shift, saturated
             const uint8_t* src = ops.ew.data() + (ch / ew_c2) * surf + (ch % ew_c2) * ew_eb;
             for (uint64_t p = 0; p < P; ++p) {
@@ -675,6 +739,16 @@ void check_fast(const DpuConfig& d) {
 }
 
 }  // namespace
+
+void set_engine_isa(EngineIsa want) { g_isa.store(static_cast<int>(std::min(want, best_isa())), std::memory_order_relaxed); }
+EngineIsa engine_isa() { return isa(); }
+EngineIsa best_engine_isa() {
+    static const EngineIsa b = best_isa();
+    return b;
+}
+const char* engine_isa_name(EngineIsa i) {
+    return i == EngineIsa::Avx512 ? "avx512" : i == EngineIsa::Avx2 ? "avx2" : "portable";
+}
 
 bool dpu_fast_ok(const DpuConfig& d) {
     return !d.float_path() && d.out_cvt_shift <= 63 && d.ew.truncate <= 63 && d.ew.cvt_shift <= 63 &&

@@ -59,7 +59,11 @@ DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, 
     d.bs = random_stage(r, false);
     d.bn = random_stage(r, false);
     if (simple) {
-        d.bn.bypass = true;
+        // BN: bypassed, or the requantizing conv's second multiplier (bias + M1 >> S1 in BS,
+        // M2 >> S2 in BN; drivers/rknpu/src/lower_conv.cpp).
+        d.bn.bypass = r.coin(50);
+        d.bn.alu_algo = 2;
+        d.bn.mul_prelu = false;
         d.bs.alu_algo = 2;
         d.bs.mul_prelu = false;
     }
@@ -107,9 +111,40 @@ std::vector<uint8_t> concat(const std::vector<std::vector<uint8_t>>& s) {
     return out;
 }
 
+/// Runs `f` once per build of the engines' loop bodies this CPU can run (portable, AVX2,
+/// AVX-512: npu::rknpu::set_engine_isa; NPUSIM_ENGINE_ISA does not narrow it), then restores
+/// the choice in force before.
+template <typename F>
+void on_each_isa(const F& f) {
+    const EngineIsa before = engine_isa(), best = best_engine_isa();
+    for (const EngineIsa i : {EngineIsa::Portable, EngineIsa::Avx2, EngineIsa::Avx512}) {
+        if (i > best) break;
+        set_engine_isa(i);
+        ASSERT_EQ(engine_isa(), i);
+        SCOPED_TRACE(std::string("engine ISA ") + engine_isa_name(i));
+        f();
+        if (::testing::Test::HasFatalFailure()) break;
+    }
+    set_engine_isa(before);
+}
+
+TEST(EngineIsa, PortableCanBeForcedAndChoicesAreCappedByTheCpu) {
+    const EngineIsa before = engine_isa(), best = best_engine_isa();
+    EXPECT_LE(before, best);
+    set_engine_isa(EngineIsa::Portable);
+    EXPECT_EQ(engine_isa(), EngineIsa::Portable);
+    set_engine_isa(EngineIsa::Avx512);  // capped to what the CPU has
+    EXPECT_EQ(engine_isa(), best);
+    set_engine_isa(before);
+#if defined(__x86_64__)
+    EXPECT_GE(best, EngineIsa::Avx2) << "an x86-64 CI host without AVX2 runs only the portable path";
+#endif
+}
+
 class DpuEquivalence : public ::testing::TestWithParam<int> {};
 
 TEST_P(DpuEquivalence, FastIntegerPathMatchesRunDpuBitForBit) {
+    on_each_isa([this] {
     const bool simple = GetParam() == 1;
     Rng r(simple ? 11 : 12);
     for (int t = 0; t < 400; ++t) {
@@ -135,6 +170,7 @@ TEST_P(DpuEquivalence, FastIntegerPathMatchesRunDpuBitForBit) {
         const auto want_m = pack_cube(run_dpu(dm, unpack_cube(img, w, h, c, dm.src_prec, atom), ops), dm.out, atom);
         ASSERT_EQ(concat(run_dpu_int_image(dm, img, ops)), want_m) << "trial " << t << " (image input)";
     }
+    });
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, DpuEquivalence, ::testing::Values(0, 1),
@@ -250,6 +286,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, ConvEquivalence,
 
 TEST(ConvEquivalence, Int8ResNetShapesMatchOnBothAtomSizes) {
     // Real layer shapes (odd output width, C2-multiple channels, 3x3 stride 2 and 1x1).
+    on_each_isa([] {
     Rng r(7);
     for (const uint32_t atom : {16u, 8u})
         for (const auto& [ic, hw, oc, k, s] : std::vector<std::array<uint32_t, 5>>{{64, 15, 64, 3, 1}, {32, 14, 48, 3, 2}, {128, 7, 96, 1, 1}}) {
@@ -271,6 +308,7 @@ TEST(ConvEquivalence, Int8ResNetShapesMatchOnBothAtomSizes) {
             set_reference_engines(false);
             ASSERT_EQ(fast, ref) << ic << "x" << hw << " -> " << oc << " k" << k << " s" << s << " atom " << atom;
         }
+    });
 }
 
 

@@ -42,6 +42,17 @@ bool dpu_fast_ok(const DpuConfig& d);
 Surfaces run_dpu_int_acc(const DpuConfig& d, const int32_t* acc, const DpuOperands& ops);
 Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, const DpuOperands& ops);
 
+/// Which build of the fast engines' loop bodies runs (the same C++ loops compiled for each; the
+/// results are bit-identical): the best the CPU has by default; NPUSIM_ENGINE_ISA=portable|avx2
+/// in the environment or set_engine_isa caps it (tests run the equivalence tests on each).
+/// A choice above what the CPU has falls back to the best it has.
+enum class EngineIsa { Portable = 0, Avx2 = 1, Avx512 = 2 };
+void set_engine_isa(EngineIsa isa);
+EngineIsa engine_isa();
+/// The best build this CPU can run (what engine_isa() is without NPUSIM_ENGINE_ISA).
+EngineIsa best_engine_isa();
+const char* engine_isa_name(EngineIsa isa);
+
 /// The LUT alone: value of the EW-stage LUT for an integer input (exposed for tests).
 int64_t lut_lookup(const DpuLut& lut, int64_t x);
 /// The LUT on the fp16 path (UNVERIFIED encoding): LUT_LE/LO_START/END hold fp32 bits, the table
