@@ -8,19 +8,21 @@
 
 #include "hw/regcmd.h"
 #include "hw/regdb.h"
+#include "numerics/limits.h"
 
 #include <map>
 
 namespace sim {
 
 std::vector<uint64_t> read_regcmd_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(fmt::format("cannot open regcmd file '{}'", path));
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (bytes.size() % 8 != 0)
+    // Regular files within the budget only: /dev/zero or a FIFO would be read until memory runs out.
+    const std::vector<char> chars = num::read_input_file(path);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(chars.data());
+    if (chars.empty()) throw std::runtime_error(fmt::format("'{}': empty regcmd file (no 64-bit entries)", path));
+    if (chars.size() % 8 != 0)
         throw std::runtime_error(fmt::format("'{}': {} bytes is not a whole number of 64-bit regcmd entries", path,
-                                             bytes.size()));
-    std::vector<uint64_t> words(bytes.size() / 8);
+                                             chars.size()));
+    std::vector<uint64_t> words(chars.size() / 8);
     for (size_t i = 0; i < words.size(); ++i)
         for (int b = 7; b >= 0; --b) words[i] = (words[i] << 8) | bytes[i * 8 + static_cast<size_t>(b)];
     return words;
