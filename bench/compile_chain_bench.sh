@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Compile time against graph size (issue 23: "compile quadratic in node count"): chain models of
-# N nodes (Relu / Sigmoid alternating on a 1x8x8x8 float tensor, written with the onnx package's
-# helper) compiled and run in timing mode on an RKNPU profile, and checked on it. Prints CPU
+# N ONNX nodes (int8 QDQ 1x1 convolutions on a 1x8x8x8 tensor, written with the onnx package's
+# helper) imported, compiled and run in timing mode on an RKNPU profile, and checked on it. Prints CPU
 # seconds (user + sys) per size and the growth factor per 10x nodes (linear = 10, n log n ~ 11.5,
 # quadratic = 100). Budget: 10^6 nodes <= 60 s CPU.
 #   bench/compile_chain_bench.sh NPUSIM [PLATFORM] [SIZES...]     (default sizes: 10000 100000 1000000)
@@ -19,13 +19,26 @@ printf "%-9s %-10s %-9s %-9s %s\n" nodes "file MB" "run s" "check s" "growth (ru
 for n in "${SIZES[@]}"; do
   /usr/bin/python3 - "$T/chain_$n.onnx" "$n" <<'PY' || exit 1
 import sys
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
+# onnxruntime's QDQ convention: the int8 activations go through DequantizeLinear -> op ->
+# QuantizeLinear; one 1x1 Conv per layer with one shared int8 weight, 3 ONNX nodes per layer.
 path, n = sys.argv[1], int(sys.argv[2])
-nodes = [helper.make_node("Relu" if i % 2 == 0 else "Sigmoid", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}") for i in range(n)]
-shape = [1, 8, 8, 8]
-g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, shape)],
-                      [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, shape)])
+c = 8
+inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(0, np.int8), "z"),
+         numpy_helper.from_array((np.arange(c * c, dtype=np.int64) % 5 - 2).astype(np.int8).reshape(c, c, 1, 1), "w")]
+nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"], name="q_in"),
+         helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wd"], name="w_dq")]
+layers = max(1, (n - 3) // 3)
+for i in range(layers):
+    nodes += [helper.make_node("DequantizeLinear", [f"q{i}", "s", "z"], [f"d{i}"], name=f"dq{i}"),
+              helper.make_node("Conv", [f"d{i}", "wd"], [f"c{i}"], name=f"conv{i}"),
+              helper.make_node("QuantizeLinear", [f"c{i}", "s", "z"], [f"q{i + 1}"], name=f"q{i}")]
+nodes.append(helper.make_node("DequantizeLinear", [f"q{layers}", "s", "z"], ["y"], name="dq_out"))
+shape = [1, c, 8, 8]
+g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], initializer=inits)
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 m.ir_version = 8
 onnx.save(m, path)
