@@ -30,11 +30,13 @@
 #include "app/report.h"
 #include "drv/rknpu/check_placement.h"
 #include "checker/cli.h"
+#include "compiler/onnx/onnx_importer.h"
 #include "compiler/ref/reference.h"
 #include "mcu/mcu_run.h"
 #include "mcu/mcu_train.h"
 #include "mcu/mcu_target.h"
 #include "hw/profile.h"
+#include "numerics/limits.h"
 #include "riscv_iss/cli_options.h"
 #include "rtl/cosim.h"
 #include "sweep/cli.h"
@@ -535,9 +537,8 @@ int cmd_replay(const ReplayArgs& a) {
             const std::string path = l.substr(0, at);
             const uint64_t addr = parse_u64(l.substr(at + 1), "--load address", addr_max,
                                             fmt::format("{}-bit NPU addresses", soc.npu.dma_address_bits.value));
-            std::ifstream f(path, std::ios::binary);
-            if (!f) throw std::runtime_error(fmt::format("cannot open --load file '{}'", path));
-            std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            const std::vector<char> chars = num::read_input_file(path);
+            std::vector<uint8_t> bytes(chars.begin(), chars.end());
             if (!npu_addressable(soc, addr, bytes.size()))
                 throw std::invalid_argument(fmt::format("--load {}: {} bytes at 0x{:x} lie outside the {}, replay", l,
                                                         bytes.size(), addr, space(soc)));
@@ -663,7 +664,7 @@ int cmd_replay(const ReplayArgs& a) {
 
 }  // namespace
 
-int sc_main(int argc, char* argv[]) {
+static int npusim_main(int argc, char* argv[]) {
     CLI::App app{"npusim - virtual platform for RKNPU/tnpuv2 NPUs and HiSpark RISC-V MCUs"};
     app.set_version_flag("--version", std::string("npusim ") + NPUSIM_VERSION);
     app.require_subcommand(1);
@@ -704,6 +705,9 @@ int sc_main(int argc, char* argv[]) {
                     "produced it beside the reference's, DIR/NNN_<tensor>.{device,reference}.npy + DIR/index.csv; "
                     "tnpuv2: every activation the device produced as DIR/<tensor>.npy");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
+    std::string max_memory;  // --max-memory (numerics/limits.h; README "Memory budget")
+    const char* kMaxMemoryHelp = "Memory budget: the most tensor bytes held and the largest input file read (default 16G)";
+    run->add_option("--max-memory", max_memory, kMaxMemoryHelp);
     run->add_option("--seed", ra.ref.seed, "Model runs: seed of the random inputs")->capture_default_str();
     run->add_option("--core-mask", ra.core_mask, "NPU model runs: auto, 0, 1, 2, 0_1, 0_1_2 (RK3588 names)")
         ->capture_default_str();
@@ -741,6 +745,7 @@ int sc_main(int argc, char* argv[]) {
     sim::QuantizeArgs chk_quant;
     uint64_t chk_seed = 0;
     add_quantize_options(*chk, chk_quant);
+    chk->add_option("--max-memory", max_memory, kMaxMemoryHelp);
     chk->add_option("--seed", chk_seed, "--quantize int8 without --calibration: seed of the random calibration input");
 
     sim::QuantizeCliOptions qo;
@@ -868,6 +873,24 @@ int sc_main(int argc, char* argv[]) {
             if (used) return fail(e.what());
         }
     }
+    // --input-shape is an option value: a bad one is exit 2 (README "Exit codes"), checked here
+    // with the importer's own parser before any model is read.
+    for (const auto* specs : {&ra.ref.input_shapes, &co.input_shapes, &qo.input_shapes})
+        for (const std::string& s : *specs) {
+            try {
+                drv::importer::ImportOptions scratch;
+                drv::importer::parse_input_shape(s, scratch);
+            } catch (const std::exception& e) {
+                return fail(e.what());
+            }
+        }
+    if (!max_memory.empty()) {
+        try {
+            num::set_max_memory(num::parse_memory_size(max_memory));
+        } catch (const std::invalid_argument& e) {
+            return fail(e.what());
+        }
+    }
     sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
     if (*plat) return cmd_platforms(verbose);
     if (*run) return cmd_run(ra, *run);
@@ -904,6 +927,27 @@ int sc_main(int argc, char* argv[]) {
     if (*swp) return sweep::run_sweep_cli(swo, std::cout, std::cerr);
     if (*cmp) return sweep::run_compare_cli(cmpo, std::cout, std::cerr);
     return kExitBadInput;
+}
+
+// The last line of defence: an exception no subcommand handled is one error line, never SystemC's
+// multi-line "uncaught exception" report on stdout or std::terminate.
+int sc_main(int argc, char* argv[]) {
+    try {
+        return npusim_main(argc, argv);
+    } catch (const num::SizeError& e) {
+        std::cerr << "npusim: error: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "npusim: error: out of memory (the machine has less than the memory budget of "
+                  << num::format_bytes(num::max_memory()) << "; lower it with --max-memory)\n";
+        return kExitBadInput;
+    } catch (const std::exception& e) {
+        std::string what = e.what();
+        for (char& ch : what)
+            if (ch == '\n' || ch == '\r') ch = ' ';
+        std::cerr << "npusim: error: " << what << "\n";
+        return kExitProblem;
+    }
 }
 
 // Our own entry point: SystemC prints its banner in sc_elab_and_sim() unless this variable is set.

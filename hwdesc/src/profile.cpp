@@ -352,12 +352,21 @@ const char* grade_name(Grade g) {
 
 SocProfile load_profile(const std::string& path) {
     Ctx c{path};
+    // A profile is a small regular file: a directory or a device (/dev/zero) is an error, not a
+    // libstdc++ read failure or a read that never ends (issue 23).
+    constexpr std::uintmax_t kMaxProfileBytes = 16u << 20;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw ProfileError(fmt::format("{}: is a directory, not a profile file", path));
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+        throw ProfileError(fmt::format("{}: not a regular file", path));
+    if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > kMaxProfileBytes)
+        throw ProfileError(fmt::format("{}: larger than a profile can be ({} MiB)", path, kMaxProfileBytes >> 20));
     std::ifstream in(path);
     if (!in) throw ProfileError(fmt::format("{}: cannot open profile", path));
     json root;
     try {
         root = json::parse(in);
-    } catch (const json::exception& e) {
+    } catch (const std::exception& e) {
         throw ProfileError(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }
     if (!root.is_object()) c.fail("$", "top level must be an object");

@@ -19,6 +19,7 @@
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "numerics/npy.h"
+#include "numerics/limits.h"
 
 namespace sim {
 
@@ -70,6 +71,9 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     }
     if (!std::filesystem::exists(o.model)) return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
+    // Timing mode reads no input data: an --input would be silently ignored, even a missing file.
+    if (!full && !o.inputs.empty())
+        return fail(kExitBadInput, "--input does not apply to --mode timing (timing mode moves no data)");
     if (!full && o.results.any())
         return fail(kExitBadInput, fmt::format("{} does not apply to --mode timing (timing mode moves no data)",
                                                o.results.writes() ? "--output" : "--expect"));
@@ -134,7 +138,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         // cli.md: 4, the model is refused by the platform (unsupported operator, does not fit).
         return fail(kExitRefused, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
     } catch (const std::exception& e) {
-        return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, e.what()));
+        return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, num::error_text(e)));
     }
     phases.mark("compile");
     if (o.verify_tiling) {

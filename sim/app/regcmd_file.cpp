@@ -9,6 +9,7 @@
 
 #include "hw/regcmd.h"
 #include "hw/regdb.h"
+#include "numerics/limits.h"
 
 #include <map>
 
@@ -18,13 +19,14 @@ std::vector<uint64_t> read_regcmd_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw std::runtime_error(fmt::format("cannot open regcmd file '{}' (a directory)", path));
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(fmt::format("cannot open regcmd file '{}'", path));
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (bytes.size() % 8 != 0)
+    // Regular files within the budget only: /dev/zero or a FIFO would be read until memory runs out.
+    // An empty file is a kick with zero tasks, which the hardware faults (replay says so).
+    const std::vector<char> chars = num::read_input_file(path);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(chars.data());
+    if (chars.size() % 8 != 0)
         throw std::runtime_error(fmt::format("'{}': {} bytes is not a whole number of 64-bit regcmd entries", path,
-                                             bytes.size()));
-    std::vector<uint64_t> words(bytes.size() / 8);
+                                             chars.size()));
+    std::vector<uint64_t> words(chars.size() / 8);
     for (size_t i = 0; i < words.size(); ++i)
         for (int b = 7; b >= 0; --b) words[i] = (words[i] << 8) | bytes[i * 8 + static_cast<size_t>(b)];
     return words;

@@ -10,6 +10,7 @@
 
 #include "app/regcmd_file.h"
 #include "hw/regdb.h"
+#include "numerics/limits.h"
 
 namespace sim {
 
@@ -40,9 +41,8 @@ uint32_t num32(const nlohmann::json& o, const char* key, const std::string& wher
 }  // namespace
 
 TaskList read_task_list(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(fmt::format("cannot open task list '{}'", path));
-    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::vector<char> chars = num::read_input_file(path);
+    const std::vector<uint8_t> bytes(chars.begin(), chars.end());
     TaskList tl;
     size_t first = 0;
     while (first < bytes.size() && (bytes[first] == ' ' || bytes[first] == '\n' || bytes[first] == '\t')) ++first;

@@ -280,6 +280,12 @@ SweepSpec parse_spec(const ojson& doc, const fs::path& file) {
 }
 
 SweepSpec load_spec(const std::string& path) {
+    // A spec is a small regular file: /dev/zero or a FIFO would be read until memory runs out.
+    std::error_code ec;
+    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+        throw SweepError(fmt::format("sweep spec '{}' is not a regular file", path));
+    if (fs::exists(path, ec) && fs::file_size(path, ec) > (64u << 20))
+        throw SweepError(fmt::format("sweep spec '{}' is larger than 64 MiB", path));
     std::ifstream f(path, std::ios::binary);
     if (!f) throw SweepError(fmt::format("cannot read sweep spec '{}'", path));
     std::stringstream ss;

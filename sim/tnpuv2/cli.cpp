@@ -15,6 +15,7 @@
 #include "compiler/ref/reference.h"
 #include "numerics/npy.h"
 #include "tnpuv2/run.h"
+#include "numerics/limits.h"
 
 namespace sim::tnpuv2 {
 
@@ -82,6 +83,9 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     if (!std::filesystem::exists(o.model))
         return fail(kExitBadInput, fmt::format("model file '{}' not found", o.model));
     const bool full = o.mode != "timing";
+    // Timing mode reads no input data: an --input would be silently ignored, even a missing file.
+    if (!full && !o.inputs.empty())
+        return fail(kExitBadInput, "--input does not apply to --mode timing (timing mode moves no data)");
     drv::importer::ImportOptions io;
     io.qdq = drv::importer::QdqMode::Fold;
     drv::ir::Graph g;
@@ -142,7 +146,7 @@ int run_cli(const RunOptions& o, std::ostream& out, std::ostream& err) {
     } catch (const drv::check::CheckError& e) {
         return fail(kExitModel, fmt::format("'{}' on tnpuv2: {}", o.model, e.what()));
     } catch (const std::exception& e) {
-        return fail(kExitProblem, fmt::format("compiling '{}' for tnpuv2: {}", o.model, e.what()));
+        return fail(kExitProblem, fmt::format("compiling '{}' for tnpuv2: {}", o.model, num::error_text(e)));
     }
     m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
     trace::TraceWriter tw;

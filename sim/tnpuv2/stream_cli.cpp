@@ -11,15 +11,14 @@
 #include "hw/tnpuv2/codec.h"
 #include "npu/tnpuv2/engine.h"
 #include "tnpuv2/run.h"
+#include "numerics/limits.h"
 
 namespace sim::tnpuv2 {
 
 namespace {
 
 std::vector<uint32_t> read_words(const std::string& file) {
-    std::ifstream f(file, std::ios::binary);
-    if (!f) throw std::runtime_error(fmt::format("cannot read '{}'", file));
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::vector<char> bytes = num::read_input_file(file);  // regular file within the budget
     if (bytes.size() % 4)
         throw std::runtime_error(
             fmt::format("'{}': {} bytes is not a whole number of 32-bit words", file, bytes.size()));

@@ -42,13 +42,26 @@ std::vector<const std::map<std::string, Expr>*> binds_for(const PlatformSpec& p,
     return out;
 }
 
+/// Consumer node indices of every value, built once per check (Graph::consumers scans every node:
+/// one call per node made the check quadratic in graph size, issue 23).
+std::map<std::string, std::vector<size_t>> consumers_of(const ir::Graph& g) {
+    std::map<std::string, std::vector<size_t>> users;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const auto& ins = g.nodes()[i].inputs;
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (std::find(ins.begin(), ins.begin() + static_cast<std::ptrdiff_t>(k), ins[k]) == ins.begin() + static_cast<std::ptrdiff_t>(k))
+                users[ins[k]].push_back(i);  // once per node, as Graph::consumers counts
+    }
+    return users;
+}
+
 /// The single consumer of n's only output, when n's output is not a graph output.
-int sole_consumer(const ir::Graph& g, const ir::Node& n) {
+int sole_consumer(const ir::Graph& g, const std::map<std::string, std::vector<size_t>>& users, const ir::Node& n) {
     if (n.outputs.size() != 1) return -1;
     const auto& outs = g.outputs();
     if (std::find(outs.begin(), outs.end(), n.outputs[0]) != outs.end()) return -1;
-    auto c = g.consumers(n.outputs[0]);
-    return c.size() == 1 ? static_cast<int>(c[0]) : -1;
+    const auto it = users.find(n.outputs[0]);
+    return it != users.end() && it->second.size() == 1 ? static_cast<int>(it->second[0]) : -1;
 }
 
 void require_static_shapes(const ir::Graph& g, const PlatformSpec& p) {
@@ -131,6 +144,7 @@ CheckResult check_graph(const ir::Graph& g, const PlatformSpec& spec, const Chec
     }
     if (spec.static_shapes) require_static_shapes(g, spec);
     const auto idx = index_ops(spec);
+    const auto users = consumers_of(g);
     std::vector<int> fused_into(g.nodes().size(), -1);
     std::vector<NodeResult> by_node(g.nodes().size());
     for (size_t ni : order) {
@@ -160,7 +174,7 @@ CheckResult check_graph(const ir::Graph& g, const PlatformSpec& spec, const Chec
             for (const auto& c : it->second) {
                 ctx.set_binds(binds_for(spec, *c.op));
                 if (!c.match->then.empty()) {
-                    int s = sole_consumer(g, n);
+                    int s = sole_consumer(g, users, n);
                     if (s < 0 || fused_into[static_cast<size_t>(s)] >= 0) continue;
                     const auto& t = c.match->then;
                     if (std::find(t.begin(), t.end(), g.nodes()[static_cast<size_t>(s)].op_type) == t.end()) continue;

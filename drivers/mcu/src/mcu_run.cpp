@@ -25,6 +25,7 @@
 #include "mk_runtime.h"
 #include "numerics/compare.h"
 #include "numerics/npy.h"
+#include "numerics/limits.h"
 
 namespace mcu {
 namespace {
@@ -207,7 +208,7 @@ void compare_with_float(const drv::ir::Graph& fg, const std::map<std::string, nu
     try {
         ref = drv::ref::execute(fg, inputs);
     } catch (const std::exception& e) {
-        out << "float model: reference executor failed (" << e.what() << ")\n";
+        out << "float model: reference executor failed (" << num::error_text(e) << ")\n";
         return;
     }
     for (size_t k = 0; k < blob.outputs.size(); ++k) {
@@ -307,7 +308,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
             inputs[v.name] = i < o.inputs.size() ? num::read_npy(o.inputs[i]) : drv::ref::random_input(v, o.seed, i);
         }
     } catch (const std::exception& e) {
-        err << "error: " << e.what() << "\n";
+        err << "error: " << num::error_text(e) << "\n";
         return kMcuModelError;
     }
     Blob blob;
@@ -364,7 +365,7 @@ int run_cli(const McuRunOptions& o, std::ostream& out, std::ostream& err) {
     try {
         ref = drv::ref::execute(g, inputs);
     } catch (const std::exception& e) {
-        ref_error = e.what();
+        ref_error = num::error_text(e);
     }
     std::string host_error;
     const std::vector<std::vector<uint8_t>> host_out = run_blob_on_host(blob, host_error);

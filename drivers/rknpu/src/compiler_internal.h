@@ -203,6 +203,13 @@ class Compiler {
     std::vector<PendingLayer> pending_;
     std::vector<std::vector<TaskBody>> bodies_;  ///< per layer
     std::set<size_t> consumed_;                  ///< nodes folded into an earlier layer
+    /// Undo record of one classify attempt: the tensors dev() created and the earlier value of each
+    /// existing one it handed out (a copy of the whole tensor map per node made the compile
+    /// quadratic in graph size, issue 23).
+    bool journal_on_ = false;
+    std::vector<std::string> journal_new_;
+    std::map<std::string, DeviceTensor> journal_old_;
+    void rollback_attempt();
     size_t cur_unit_ = 0;                        ///< the node classify() is placing
     std::set<std::string> aliased_;              ///< values already placed inside a concat buffer
 

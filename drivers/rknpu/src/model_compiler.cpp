@@ -132,6 +132,7 @@ DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_
     if (it != m_.tensors.end()) {
         if (std::fabs(it->second.scale - scale) > 1e-6f * scale || it->second.zp != zp)
             unsupported(fmt::format("tensor '{}' is read with two different quantizations", name));
+        if (journal_on_) journal_old_.emplace(name, it->second);  // the first copy is the one to restore
         return it->second;
     }
     if (!is_q8(v.dtype))
@@ -153,7 +154,13 @@ DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_
     t.zp = zp;
     t.graph_uint8 = u8;
     if (t.zp < -128 || t.zp > 127) unsupported(fmt::format("tensor '{}' zero point out of range", name));
+    if (journal_on_) journal_new_.push_back(name);
     return m_.tensors.emplace(name, t).first->second;
+}
+
+void Compiler::rollback_attempt() {
+    for (const std::string& n : journal_new_) m_.tensors.erase(n);
+    for (auto& [n, t] : journal_old_) m_.tensors[n] = std::move(t);
 }
 
 DeviceTensor& Compiler::dev_q(const std::string& name) {
@@ -255,8 +262,10 @@ void Compiler::classify() {
             continue;
         }
         // Device tensors created for a layer that then fails are harmless (unused buffers are
-        // dropped by the planner only if untouched; keep it simple: erase what this attempt added).
-        const auto before = m_.tensors;
+        // dropped by the planner only if untouched; keep it simple: undo what this attempt did).
+        journal_on_ = true;
+        journal_new_.clear();
+        journal_old_.clear();
         const std::string no_lowering = "npusim has no NPU lowering yet";
         try {
             if (!classify_npu(i)) {
@@ -277,12 +286,15 @@ void Compiler::classify() {
                 alias_extra_outputs(i);
             }
         } catch (const NpuUnsupported& e) {
-            m_.tensors = before;
+            journal_on_ = false;
+            rollback_attempt();
             add_cpu(i, no_lowering + ": " + e.what(), CpuReason::NoLowering);
         } catch (const std::invalid_argument& e) {
-            m_.tensors = before;
+            journal_on_ = false;
+            rollback_attempt();
             add_cpu(i, no_lowering + ": " + e.what(), CpuReason::NoLowering);
         }
+        journal_on_ = false;
     }
 }
 

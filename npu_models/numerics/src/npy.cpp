@@ -7,6 +7,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "numerics/limits.h"
+
 namespace num {
 namespace {
 
@@ -38,6 +40,7 @@ std::vector<int64_t> parse_shape(const std::string& tuple, const std::string& pa
     for (char ch : tuple) {
         if (ch >= '0' && ch <= '9') cur += ch;
         else if (!cur.empty()) {
+            if (cur.size() > 18) bad(path, "npy shape dimension " + cur + " is too large");
             s.push_back(std::stoll(cur));
             cur.clear();
         } else if (ch != '(' && ch != ')' && ch != ',' && ch != ' ' && ch != 'L') {
@@ -50,6 +53,7 @@ std::vector<int64_t> parse_shape(const std::string& tuple, const std::string& pa
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
+    const uint64_t file_size = check_input_file(path);  // regular file within the budget
     std::ifstream f(path, std::ios::binary);
     if (!f) bad(path, "cannot open");
     char magic[8];
@@ -64,6 +68,9 @@ Tensor read_npy(const std::string& path) {
         f.read(reinterpret_cast<char*>(b), 4);
         hlen = static_cast<uint32_t>(b[0] | (b[1] << 8) | (b[2] << 16)) | (static_cast<uint32_t>(b[3]) << 24);
     }
+    const uint64_t data_at = (magic[6] == 1 ? 10u : 12u) + uint64_t{hlen};
+    if (!f || data_at > file_size)
+        bad(path, "npy header length " + std::to_string(hlen) + " runs past the end of the " + std::to_string(file_size) + "-byte file");
     std::string hdr(hlen, '\0');
     if (!f.read(&hdr[0], hlen)) bad(path, "truncated header");
     if (dict_value(hdr, "fortran_order", path).find("True") != std::string::npos) bad(path, "fortran_order arrays are not supported");
@@ -72,7 +79,13 @@ Tensor read_npy(const std::string& path) {
     for (const DescrMap& d : kDescr)
         if (descr == d.descr || (descr.size() == 3 && descr.substr(1) == std::string(d.descr).substr(1) && descr[0] == '=')) m = &d;
     if (!m) bad(path, "unsupported dtype '" + descr + "'");
-    Tensor t(m->dtype, parse_shape(dict_value(hdr, "shape", path), path));
+    const std::vector<int64_t> shape = parse_shape(dict_value(hdr, "shape", path), path);
+    // The data the header claims must be in the file before anything is allocated for it.
+    const uint64_t need = checked_bytes(m->dtype, shape, path);
+    if (need > file_size - data_at)
+        bad(path, "npy header claims " + std::to_string(need) + " bytes of data (shape " +
+                      dict_value(hdr, "shape", path) + "), the file holds " + std::to_string(file_size - data_at));
+    Tensor t(m->dtype, shape);
     if (t.nbytes() && !f.read(reinterpret_cast<char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()))) bad(path, "truncated data");
     return t;
 }

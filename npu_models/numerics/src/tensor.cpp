@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "numerics/limits.h"
+
 namespace num {
 
 size_t dtype_size(DType t) {
@@ -36,30 +38,25 @@ const char* dtype_name(DType t) {
     return "?";
 }
 
-namespace {
-/// Byte size of a dtype x shape, refusing products that overflow (a crafted shape must give an
-/// error, not a small buffer and a large write).
-size_t checked_bytes(DType dtype, const std::vector<int64_t>& shape) {
-    size_t n = dtype_size(dtype);
-    for (int64_t d : shape) {
-        if (d < 0) throw std::invalid_argument("Tensor: negative dimension");
-        const size_t u = static_cast<size_t>(d);
-        if (u && n > std::numeric_limits<size_t>::max() / 2 / u) throw std::length_error("Tensor: size overflows");
-        n *= u;
-    }
-    return n;
-}
-}  // namespace
-
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-    bytes_.assign(checked_bytes(dtype_, shape_), 0);
+    const uint64_t n = checked_bytes(dtype_, shape_);
+    try {
+        bytes_.assign(static_cast<size_t>(n), 0);
+    } catch (const std::bad_alloc&) {
+        out_of_memory(n, "a " + shape_str() + " tensor");
+    }
 }
 
 Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
     Tensor t;
     t.dtype_ = dtype;
     t.shape_ = std::move(shape);
-    t.bytes_.resize(checked_bytes(dtype, t.shape_));  // default-init: no zeroing
+    const uint64_t n = checked_bytes(dtype, t.shape_);
+    try {
+        t.bytes_.resize(static_cast<size_t>(n));  // default-init: no zeroing
+    } catch (const std::bad_alloc&) {
+        out_of_memory(n, "a " + t.shape_str() + " tensor");
+    }
     return t;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <queue>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <sstream>
 
 namespace drv::ir {
@@ -101,18 +103,25 @@ std::vector<size_t> Graph::consumers(const std::string& value) const {
 }
 
 std::vector<size_t> Graph::topological_order() const {
-    std::map<std::string, size_t> producer_of;
+    // Hashed lookups and a per-node sorted vector instead of ordered maps/sets: this runs several
+    // times per import and dominated 10^5-node graphs (issue 23). The order is unchanged.
+    std::unordered_map<std::string, size_t> producer_of;
+    producer_of.reserve(nodes_.size() * 2);
     for (size_t i = 0; i < nodes_.size(); ++i)
         for (const auto& o : nodes_[i].outputs)
             if (!o.empty()) producer_of.emplace(o, i);
     std::vector<size_t> indegree(nodes_.size(), 0);
     std::vector<std::vector<size_t>> users(nodes_.size());
+    std::vector<size_t> preds;
     for (size_t i = 0; i < nodes_.size(); ++i) {
-        std::set<size_t> preds;
+        preds.clear();
         for (const auto& in : nodes_[i].inputs) {
+            if (in.empty()) continue;
             auto it = producer_of.find(in);
-            if (!in.empty() && it != producer_of.end()) preds.insert(it->second);
+            if (it != producer_of.end()) preds.push_back(it->second);
         }
+        std::sort(preds.begin(), preds.end());
+        preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
         for (size_t p : preds) users[p].push_back(i);
         indegree[i] = preds.size();
     }
@@ -179,7 +188,7 @@ void Graph::validate() const {
 }
 
 void Graph::remove_dead_nodes() {
-    std::set<std::string> live(outputs_.begin(), outputs_.end());
+    std::unordered_set<std::string> live(outputs_.begin(), outputs_.end());
     std::vector<bool> keep(nodes_.size(), false);
     const std::vector<size_t> order = topological_order();
     for (size_t j = order.size(); j-- > 0;) {

@@ -127,7 +127,11 @@ bool remove_clamp_before_q(Units& u, size_t qi) {
     if (!p || !p->domain.empty() || (p->op_type != "Relu" && p->op_type != "Clip") || !u.single_use(p->outputs[0])) return false;
     float lo, hi;
     if (!clip_bounds(u.g, *p, lo, hi) || !range_inside(u.g, q, lo, hi)) return false;
+    // The index follows the one rewired edge (no node is added or removed until remove_dead_nodes):
+    // a full refresh per removed clamp made the import quadratic in graph size (issue 23).
+    --u.uses[q.inputs[0]];
     q.inputs[0] = p->input(0);
+    ++u.uses[q.inputs[0]];
     return true;
 }
 
@@ -350,7 +354,7 @@ bool quant_params_of(const Graph& g, const Node& qdq, size_t rank, num::QuantPar
 namespace {
 void remove_clamps(Units& u) {
     for (size_t i = 0; i < u.g.nodes().size(); ++i)
-        if (is_q(u.g.nodes()[i]) && remove_clamp_before_q(u, i)) u.refresh();
+        if (is_q(u.g.nodes()[i])) remove_clamp_before_q(u, i);
     u.g.remove_dead_nodes();
     u.refresh();
 }

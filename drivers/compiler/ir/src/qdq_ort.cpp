@@ -26,9 +26,15 @@ std::map<std::string, std::vector<std::pair<size_t, size_t>>> edges_of(const Gra
     return e;
 }
 
-std::string unique_value(const Graph& g, const std::string& base) {
-    std::string s = base;
-    for (int k = 1; g.find_value(s); ++k) s = base + "_" + std::to_string(k);
+/// `base`, or `base_K` with the least K >= 1 not taken. `next` (optional) remembers, per base,
+/// where the previous search ended: every earlier candidate is taken, so the search resumes there
+/// and N names from one base cost N lookups, not N^2 / 2 (issue 23: a DQ shared by 10^5 consumers).
+std::string unique_value(const Graph& g, const std::string& base, std::map<std::string, int>* next = nullptr) {
+    int k = next ? (*next)[base] : 0;
+    std::string s = k ? base + "_" + std::to_string(k) : base;
+    for (; g.find_value(s); s = base + "_" + std::to_string(++k)) {
+    }
+    if (next) (*next)[base] = k + 1;
     return s;
 }
 
@@ -75,6 +81,7 @@ void ensure_unique_dq(Graph& g) {
     std::map<size_t, std::vector<Node>> before, after;
     std::set<std::string> names;
     for (const auto& n : g.nodes()) names.insert(n.name);
+    std::map<std::string, int> next_value, next_name;  // resume points of the name searches
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node dq = g.nodes()[i];
         if (!is_dq(dq) || dq.outputs.size() != 1) continue;
@@ -84,10 +91,13 @@ void ensure_unique_dq(Graph& g) {
         // The original serves the first consumer unless it is also a graph output.
         for (size_t k = out ? 0 : 1; k < es.size(); ++k) {
             Node d = dq;
-            d.name = dq.name + "/duplicated";
-            for (int s = 1; names.count(d.name); ++s) d.name = dq.name + "/duplicated_" + std::to_string(s);
+            int& s = next_name[dq.name];  // every earlier suffix is taken: resume the search there
+            d.name = s ? dq.name + "/duplicated_" + std::to_string(s) : dq.name + "/duplicated";
+            for (; names.count(d.name); d.name = dq.name + "/duplicated_" + std::to_string(++s)) {
+            }
+            ++s;
             names.insert(d.name);
-            d.outputs = {unique_value(g, dq.outputs[0] + "/duplicated")};
+            d.outputs = {unique_value(g, dq.outputs[0] + "/duplicated", &next_value)};
             add_like(g, d.outputs[0], g.value(dq.outputs[0]), g.value(dq.outputs[0]).dtype);
             g.nodes()[es[k].first].inputs[es[k].second] = d.outputs[0];
             before[es[k].first].push_back(std::move(d));
@@ -246,9 +256,9 @@ void int8_params(const num::Tensor& w, float& scale, int8_t& zp) {
     zp = static_cast<int8_t>(std::nearbyint(z));
 }
 
-std::string add_const(Graph& g, const std::string& base, num::Tensor t) {
+std::string add_const(Graph& g, const std::string& base, num::Tensor t, std::map<std::string, int>* next = nullptr) {
     Value v;
-    v.name = unique_value(g, base);
+    v.name = unique_value(g, base, next);
     v.dtype = t.dtype();
     v.shape = t.shape();
     v.shape_known = true;
@@ -347,6 +357,7 @@ void quantize_weight_bias(Graph& g) {
 
 void s8_to_u8(Graph& g) {
     auto edges = edges_of(g);
+    std::map<std::string, int> next_name;  // one base name for every pair: resume its search
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         Node& q = g.nodes()[i];
         if (!is_q(q) || q.inputs.size() < 3 || q.input(2).empty() || is_output(g, q.outputs[0])) continue;
@@ -363,7 +374,7 @@ void s8_to_u8(Graph& g) {
         if (zq != zd) continue;
         num::Tensor z(num::DType::U8, qz->shape);
         z.data<uint8_t>()[0] = static_cast<uint8_t>(zq);
-        const std::string zn = add_const(g, "qdq_s8_to_u8_zp_conversion", std::move(z));
+        const std::string zn = add_const(g, "qdq_s8_to_u8_zp_conversion", std::move(z), &next_name);
         q.inputs[2] = zn;
         dq.inputs[2] = zn;
         Value& t = g.value(q.outputs[0]);

@@ -90,6 +90,8 @@ void conv_transpose(const Ctx& c) {
     Window win = window_attrs(c, sp, std::vector<int64_t>(w.shape.begin() + 2, w.shape.end()));
     auto out_pad = attr_ints(c.node.attrs, "output_padding", std::vector<int64_t>(sp, 0));
     auto out_shape = attr_ints(c.node.attrs, "output_shape", {});
+    if (!out_shape.empty() && out_shape.size() < sp)
+        c.fail("output_shape has " + std::to_string(out_shape.size()) + " values for " + std::to_string(sp) + " spatial dims");
     std::vector<int64_t> out{x.shape[0], w.shape[1] * group};
     for (size_t i = 0; i < sp; ++i) {
         if (!out_shape.empty()) {

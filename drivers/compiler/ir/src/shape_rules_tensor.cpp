@@ -276,6 +276,9 @@ void gather_nd(const Ctx& c) {
     const Value& idx = c.in(1);
     int64_t b = attr_int(c.node.attrs, "batch_dims", 0);
     if (idx.shape.empty()) c.fail("indices must have rank >= 1");
+    // ONNX GatherND: 0 <= batch_dims < min(rank(data), rank(indices)).
+    if (b < 0 || b >= static_cast<int64_t>(std::min(x.shape.size(), idx.shape.size())))
+        c.fail("batch_dims " + std::to_string(b) + " out of range [0, min(rank(data), rank(indices)))");
     int64_t last = idx.shape.back();
     if (last < 1 || b + last > static_cast<int64_t>(x.shape.size())) c.fail("indices last dim out of range");
     std::vector<int64_t> out(idx.shape.begin(), idx.shape.end() - 1);
@@ -297,6 +300,9 @@ void depth_space(const Ctx& c) {
     int64_t b = attr_int(c.node.attrs, "blocksize", 0);
     if (x.shape.size() != 4 || b <= 0) c.fail("needs a 4-D input and positive blocksize");
     auto s = x.shape;
+    // blocksize^2 must not overflow (2^32 squared is 0 in int64: a division by zero); a block larger
+    // than the dims it divides leaves no output anyway.
+    if (b > (int64_t{1} << 31)) c.fail("blocksize " + std::to_string(b) + " is larger than 2^31");
     if (c.node.op_type == "DepthToSpace") {
         if (s[1] % (b * b)) c.fail("channels not divisible by blocksize^2");
         c.set(0, x.dtype, {s[0], s[1] / (b * b), s[2] * b, s[3] * b});

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/tflite/tflite_importer.h"
+#include "numerics/limits.h"
 
 
 namespace drv::importer {
@@ -23,6 +24,11 @@ namespace {
 class FileBytes {
    public:
     explicit FileBytes(const std::string& path) {
+        try {
+            num::check_input_file(path);  // regular file within the budget (/dev/zero would read forever)
+        } catch (const std::runtime_error& e) {
+            throw ImportError(e.what());
+        }
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) throw ImportError(path + ": cannot open file");
         struct stat st {};

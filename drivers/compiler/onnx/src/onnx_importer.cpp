@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compiler/ir/qdq.h"
+#include "numerics/limits.h"
 #include "compiler/ir/shape_inference.h"
 #include "onnx_internal.h"
 
@@ -273,9 +274,12 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
 }  // namespace
 
 ir::Graph import_onnx_file(const std::string& path, const ImportOptions& opts) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw ImportError(path + ": cannot open file");
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<char> bytes;
+    try {
+        bytes = num::read_input_file(path);
+    } catch (const std::runtime_error& e) {
+        throw ImportError(e.what());
+    }
     if (looks_like_tflite(bytes.data(), bytes.size()))
         throw ImportError(path + ": this is a TFLite flatbuffer, not an ONNX model");
     return import_onnx_bytes(bytes.data(), bytes.size(), opts, path);

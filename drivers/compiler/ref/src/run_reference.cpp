@@ -6,6 +6,7 @@
 
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
+#include "numerics/limits.h"
 #include "numerics/npy.h"
 #include "numerics/ops.h"
 
@@ -59,24 +60,24 @@ int run_reference(const RefRunOptions& o, std::ostream& log) {
                                          (n.domain.empty() ? std::string("ai.onnx") : n.domain) + ":" + n.op_type +
                                          (n.domain == "tflite" ? " (TFLite graphs are import-only for now)" : ""));
     } catch (const std::exception& e) {
-        log << "error: " << e.what() << "\n";
+        log << "error: " << num::error_text(e) << "\n";
         return kRefModelError;
     }
     std::map<std::string, num::Tensor> in;
     try {
         in = gather_inputs(o, g, log);
     } catch (const std::exception& e) {
-        log << "error: " << e.what() << "\n";
+        log << "error: " << num::error_text(e) << "\n";
         return kRefInputError;
     }
     std::map<std::string, num::Tensor> out;
     try {
         out = execute(g, in);
     } catch (const ir::GraphError& e) {
-        log << "error: " << e.what() << "\n";
+        log << "error: " << num::error_text(e) << "\n";
         return kRefInputError;
     } catch (const std::exception& e) {
-        log << "error: " << e.what() << "\n";
+        log << "error: " << num::error_text(e) << "\n";
         return kRefOpError;
     }
     if (o.results) {
@@ -91,7 +92,7 @@ int run_reference(const RefRunOptions& o, std::ostream& log) {
             log << "output '" << g.outputs()[k] << "': " << num::dtype_name(t.dtype()) << " " << t.shape_str() << " -> " << path << "\n";
         }
     } catch (const std::exception& e) {
-        log << "error: " << e.what() << "\n";
+        log << "error: " << num::error_text(e) << "\n";
         return kRefInputError;
     }
     return kRefOk;

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "numerics/limits.h"
 #include "tflite_internal.h"
 
 namespace drv::importer {
@@ -289,9 +290,12 @@ ir::Graph import_tflite_bytes(const void* data, size_t size, const ImportOptions
 }
 
 ir::Graph import_tflite_file(const std::string& path, const ImportOptions& opts) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw ImportError(path + ": cannot open file");
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<char> bytes;
+    try {
+        bytes = num::read_input_file(path);
+    } catch (const std::runtime_error& e) {
+        throw ImportError(e.what());
+    }
     return import_tflite_bytes(bytes.data(), bytes.size(), opts, path);
 }
 

@@ -84,6 +84,7 @@ ConvGeom conv_transpose_geometry(const Tensor& x, const Tensor& w, const Attribu
     const size_t s = static_cast<size_t>(g.spatial);
     const std::vector<int64_t> opad = ints_or(a, "output_padding", s, 0);
     std::vector<int64_t> oshape = a.get_ints("output_shape", {});
+    if (!oshape.empty() && oshape.size() < s) fail(op, "output_shape has fewer values than spatial dims");
     if (oshape.size() > s) oshape.erase(oshape.begin(), oshape.end() - static_cast<int64_t>(s));
     const std::string ap = a.get_string("auto_pad", "NOTSET");
     const int64_t ins[2] = {g.h, g.w}, ks[2] = {g.kh, g.kw}, ss[2] = {g.sh, g.sw}, ds[2] = {g.dh, g.dw};

@@ -21,6 +21,7 @@ Outputs space_depth(const Attributes& a, const Inputs& in) {
     if (x.rank() != 4) fail(op, "input must be 4-D");
     const int64_t b = a.get_int("blocksize", 0);
     if (b < 1) fail(op, "blocksize must be positive");
+    if (b > (int64_t{1} << 31)) fail(op, "blocksize larger than 2^31");  // b * b must not overflow
     const bool crd = kD2S && a.get_string("mode", "DCR") == "CRD";
     const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
     if (kD2S ? C % (b * b) : (H % b || W % b)) fail(op, "shape not divisible by the block size");
