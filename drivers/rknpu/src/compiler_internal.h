@@ -295,6 +295,14 @@ class Compiler {
     /// DequantizeLinear -> BatchNormalization -> QuantizeLinear as one per-channel affine task.
     bool bn(size_t i);
 
+    // ---- data movement (model_compiler_move.cpp, issue 15) ----
+    bool slice_node(size_t i);   ///< int8 Slice: channel view, PPU window copy or 1x1 selection conv
+    bool split_node(size_t i);   ///< int8 Split along channels: C2-aligned views
+    bool resize_node(size_t i);  ///< int8 nearest Resize by integer factors: DPU copies
+    /// Layer-internal scratch tensors (not graph values) by name, with the unit node whose layer
+    /// uses them: planned like activations, live during that layer only.
+    std::map<std::string, size_t> scratch_;
+
     std::map<std::string, int> slice_off_;  ///< channel offset of values placed in a concat buffer
 
     /// CPU layers that only produce graph outputs nobody reads (the DequantizeLinear of each

@@ -309,6 +309,9 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "MaxPool") return maxpool(i);
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") return view(i);
     if (op == "DequantizeLinear") return bn(i);
+    if (op == "Slice" && n.domain.empty()) return slice_node(i);
+    if (op == "Split" && n.domain.empty()) return split_node(i);
+    if (op == "Resize" && n.domain.empty()) return resize_node(i);
     return false;
 }
 
