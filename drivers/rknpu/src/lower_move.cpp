@@ -50,7 +50,7 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
                    {{"DST_SURF_STRIDE", dst_surf / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     b.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", u(w - 1)}});
     b.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", u(h - 1)}});
-    if (notch) b.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", u(notch)}, {"NOTCH_ADDR_1", u(notch)}});
+    b.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", u(notch)}, {"NOTCH_ADDR_1", u(notch)}});
     b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", u(c - 1)}, {"ORIG_CHANNEL", u(c - 1)}});
     b.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 1}, {"BS_ALU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
     b.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});

@@ -212,4 +212,75 @@ bool Compiler::resize_node(size_t i) {
     return true;
 }
 
+bool Compiler::concat_spatial(size_t i, int64_t axis) {
+    const ir::Node& n = g_.nodes()[i];
+    const std::string y = n.outputs.at(0);
+    if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
+    const DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
+    struct Part {
+        std::string name;
+        int off;
+    };
+    std::vector<Part> parts;
+    int off = 0;
+    for (size_t j = 0; j < (n.inputs.size() - 2) / 3; ++j) {
+        const std::string x = n.input(2 + 3 * j);
+        if (g_.value(x).is_constant()) unsupported("QLinearConcat with a constant input");
+        const DeviceTensor& t = dev(x, scalar_scale(g_, n, 3 + 3 * j), scalar_zp(g_, n, 4 + 3 * j));
+        if (t.c != out.c || (axis == 2 ? t.w != out.w : t.h != out.h))
+            unsupported("QLinearConcat inputs differ outside the concat axis");
+        // Along W the rows of a part are notched into the output's: the copy cannot requantize
+        // (lower_affine_op writes compact rows), so the quantization must be the output's.
+        if (axis == 3 && (t.scale != out.scale || t.zp != out.zp))
+            unsupported("QLinearConcat along width with inputs of other quantizations");
+        parts.push_back({x, off});
+        off += axis == 2 ? t.h : t.w;
+    }
+    if (off != (axis == 2 ? out.h : out.w)) unsupported("QLinearConcat sizes do not add up to the output");
+    Layer L = base_layer(i, "Concat", Unit::Npu);
+    L.note = fmt::format("along {}: one DPU copy per input into its {} range", axis == 2 ? "height" : "width",
+                         axis == 2 ? "row" : "column");
+    const int core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, parts, y, axis, core, name = n.name]() {
+            const DeviceTensor& o = m_.tensors.at(y);
+            std::vector<TaskBody> all;
+            for (const Part& p : parts) {
+                const DeviceTensor& src = m_.tensors.at(p.name);
+                std::vector<TaskBody> t;
+                if (axis == 2) {  // rows [off, off + h): a compact-row view with the output's surfaces
+                    DeviceTensor dst = rows_of(o, p.off, src.h);
+                    dst.name = o.name + fmt::format("[rows {}:{}]", p.off, p.off + src.h);
+                    t = lower_affine_op(name, "concat rows", src, dst, {static_cast<double>(src.scale) / o.scale}, {0.0},
+                                        arena_, soc_, core);
+                } else {
+                    // All channels in one task when both surface strides are 16-byte expressible.
+                    const uint64_t compact = static_cast<uint64_t>(src.w) * static_cast<uint64_t>(src.h * src.c2);
+                    const bool whole = (src.surf_stride - compact) % 16 == 0 && o.surf_stride % 16 == 0;
+                    for (int c0 = 0; c0 < src.c; c0 += whole ? src.c : src.c2) {
+                        const int c = whole ? src.c : std::min(src.c2, src.c - c0);
+                        t.push_back(lower_dpu_copy(fmt::format("concat columns {}-{}", p.off, p.off + src.w - 1),
+                                                   src.offset + static_cast<uint64_t>(c0 / src.c2) * src.surf_stride,
+                                                   src.surf_stride,
+                                                   o.offset + static_cast<uint64_t>(c0 / o.c2) * o.surf_stride +
+                                                       static_cast<uint64_t>(p.off * o.c2),
+                                                   o.surf_stride, src.w, src.h, c, o.w - src.w, o.c2, core));
+                        t.back().meta.out_window = {c0, c0 + c, 0, src.h, 0, src.w};
+                    }
+                }
+                for (TaskBody& b : t) {
+                    NpuTask::Window& w = b.meta.out_window;
+                    b.meta.in_window = w;
+                    if (axis == 2) w.y0 += p.off, w.y1 += p.off;
+                    else w.x0 += p.off, w.x1 += p.off;
+                    all.push_back(std::move(b));
+                }
+            }
+            return all;
+        },
+        false);
+    return true;
+}
+
 }  // namespace drv::rknpu::compiler_detail

@@ -50,6 +50,8 @@ void attr_str(::onnx::NodeProto& n, const std::string& name, const std::string& 
 ///   Resize nearest x2 (half_pixel)       -> r2       (DPU copies, scratch)
 ///   Resize nearest x3 rows x2 cols (pytorch_half_pixel) -> r3
 ///   Resize nearest x2 asymmetric / floor -> r4 (CPU: the seed's Resize rule)
+///   Concat axis 2 [c, c rows 0..3] to another scale -> ch (requantizing DPU copies)
+///   Concat axis 3 [c, c cols 0..5], c's quantization -> cw (DPU copies into notched rows)
 /// each consumed by a DQ (graph outputs in float) and s0/s1 by an Add (the views read by a DPU op).
 drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder b(13);
@@ -133,7 +135,18 @@ drv::ir::Graph move_graph(int H, int W) {
     attr_str(r4, "nearest_mode", "floor");
     qas("r4f", "r4");
     dq("r4", "c", "y_r4");
-    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4"}) b.output(o);
+    // Concat along H (requantizing: another scale) and W (same quantization) of c and a slice of c.
+    slice("top", {0}, {3}, {2}, {});
+    slice("left", {0}, {5}, {3}, {});
+    auto& ch = b.node("Concat", {data("ch_in"), "y_top"}, {"chf"}, "concat_h");
+    test_onnx::ModelBuilder::attr_int(ch, "axis", 2);
+    q("chf", "ch", 0.06f, 125);
+    dq("ch", "ch", "y_ch");
+    auto& cw = b.node("Concat", {data("cw_in"), "y_left"}, {"cwf"}, "concat_w");
+    test_onnx::ModelBuilder::attr_int(cw, "axis", 3);
+    qas("cwf", "cw");
+    dq("cw", "c", "y_cw");
+    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw"}) b.output(o);
     drv::importer::ImportOptions o;
     o.qdq = drv::importer::QdqMode::Rewrite;
     const std::string s = b.bytes();
@@ -162,7 +175,7 @@ void check_soc(const char* soc_name, int H, int W) {
     const std::map<std::string, Unit> want{{"split", Unit::View},   {"slice_s1", Unit::View}, {"sc", Unit::View},
                                            {"sw", Unit::Npu},       {"su", Unit::Npu},        {"resize2", Unit::Npu},
                                            {"resize3", Unit::Npu},  {"add", Unit::Npu},      {"st", Unit::Cpu},
-                                           {"resize4", Unit::Cpu}};
+                                           {"resize4", Unit::Cpu},  {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu}};
     for (const auto& [name, unit] : want) {
         ASSERT_TRUE(by_name.count(name)) << name;
         EXPECT_EQ(by_name.at(name)->unit, unit) << soc_name << " " << name << ": " << by_name.at(name)->note;
@@ -181,15 +194,16 @@ void check_soc(const char* soc_name, int H, int W) {
     for (const auto& c : r.layers) {
         const Layer& L = m.layers[c.layer];
         std::cout << "[move " << soc_name << "] isolated " << L.name << " (" << L.op << "): " << c.diff.str() << "\n";
-        // Data movement is exact; the Add and the conv requantize (1 LSB at rounding ties).
-        if (L.op == "Slice" || L.op == "Resize") {
+        // Data movement is exact; the Add, the conv and the H concat (another output scale)
+        // requantize (1 LSB at rounding ties: fixed-point multiplier vs onnxruntime's float).
+        if (L.op == "Slice" || L.op == "Resize" || L.name == "concat_w") {
             EXPECT_TRUE(c.diff.exact()) << soc_name << " " << L.name << ": " << c.diff.str();
             ++checked;
         } else {
             EXPECT_LE(c.diff.max_diff, 1) << soc_name << " " << L.name;
         }
     }
-    EXPECT_EQ(checked, 4u) << soc_name;
+    EXPECT_EQ(checked, 7u) << soc_name;
     // End to end: the outputs fed only by data movement equal the reference exactly.
     const sim::DirectResult e = sim::run_direct(m, soc, in);
     const auto want_out = drv::ref::execute(g, in);
