@@ -312,6 +312,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "Slice" && n.domain.empty()) return slice_node(i);
     if (op == "Split" && n.domain.empty()) return split_node(i);
     if (op == "Resize" && n.domain.empty()) return resize_node(i);
+    if (op == "QLinearAveragePool" && n.domain == "com.microsoft") return avgpool_node(i);
     return false;
 }
 

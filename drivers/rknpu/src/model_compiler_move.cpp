@@ -283,4 +283,49 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
     return true;
 }
 
+bool Compiler::avgpool_node(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    if (ir::attr_int(n.attrs, "channels_last", 0) != 0) unsupported("channels_last AveragePool");
+    if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
+    const ir::Value& x = g_.value(n.input(0));
+    const ir::Value& yv = g_.value(n.outputs.at(0));
+    if (x.shape.size() != 4 || yv.shape.size() != 4) unsupported("AveragePool input is not 4-D");
+    const auto k = ir::attr_ints(n.attrs, "kernel_shape", {});
+    const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
+    const auto pd = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
+    if (k.size() != 2 || st.size() != 2 || pd.size() != 4) unsupported("AveragePool attribute ranks");
+    const bool any_pad = pd[0] || pd[1] || pd[2] || pd[3];
+    // A border window that covers padding divides by its real element count unless
+    // count_include_pad: one kernel scale for every window needs no padding or count_include_pad.
+    if (any_pad && ir::attr_int(n.attrs, "count_include_pad", 0) == 0)
+        unsupported("AveragePool with padding excluded from the count (per-window divisors)");
+    for (int a = 0; a < 2; ++a) {
+        const int64_t in = x.shape[2 + static_cast<size_t>(a)];
+        const int64_t full = (in + pd[static_cast<size_t>(a)] + pd[static_cast<size_t>(a) + 2] - k[static_cast<size_t>(a)]) /
+                                 st[static_cast<size_t>(a)] + 1;
+        if (yv.shape[2 + static_cast<size_t>(a)] != full) unsupported("AveragePool ceil_mode window past the padding");
+    }
+    ConvOp op;
+    op.name = n.name;
+    op.in_c = op.out_c = static_cast<int>(x.shape[1]);
+    op.kernel_h = static_cast<int>(k[0]), op.kernel_w = static_cast<int>(k[1]);
+    op.stride_h = static_cast<int>(st[0]), op.stride_w = static_cast<int>(st[1]);
+    op.pad_top = static_cast<int>(pd[0]), op.pad_left = static_cast<int>(pd[1]);
+    op.pad_bottom = static_cast<int>(pd[2]), op.pad_right = static_cast<int>(pd[3]);
+    op.depthwise = true;
+    op.w_scales = {1.f / static_cast<float>(k[0] * k[1])};
+    const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 3);
+    const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
+    const DeviceTensor& out = dev(n.outputs[0], ys, scalar_zp(g_, n, 4));
+    op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
+    Layer L = base_layer(i, "AveragePool", Unit::Npu);
+    L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(yv.shape[2] * yv.shape[3]) *
+             static_cast<uint64_t>(k[0] * k[1]);
+    L.note = "depthwise conv with an all-ones kernel (padding reads the zero point), scale 1/(kh*kw)";
+    const size_t taps = static_cast<size_t>(k[0] * k[1]);
+    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
+              [taps](ConvOp& o) { o.weights.assign(static_cast<size_t>(o.out_c) * taps, 1); });
+    return true;
+}
+
 }  // namespace drv::rknpu::compiler_detail

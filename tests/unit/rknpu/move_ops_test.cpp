@@ -52,6 +52,7 @@ void attr_str(::onnx::NodeProto& n, const std::string& name, const std::string& 
 ///   Resize nearest x2 asymmetric / floor -> r4 (CPU: the seed's Resize rule)
 ///   Concat axis 2 [c, c rows 0..3] to another scale -> ch (requantizing DPU copies)
 ///   Concat axis 3 [c, c cols 0..5], c's quantization -> cw (DPU copies into notched rows)
+///   AveragePool 3x3/2 pad 1 (count_include_pad) -> ap, 2x2/2 -> a2 (depthwise convs)
 /// each consumed by a DQ (graph outputs in float) and s0/s1 by an Add (the views read by a DPU op).
 drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder b(13);
@@ -146,7 +147,21 @@ drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder::attr_int(cw, "axis", 3);
     qas("cwf", "cw");
     dq("cw", "c", "y_cw");
-    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw"}) b.output(o);
+    // AveragePool 3x3/2 pad 1 counting the padding (onnxruntime's QLinearAveragePool), and 2x2/2.
+    auto& ap = b.node("AveragePool", {data("ap_in")}, {"apf"}, "avgpool3");
+    test_onnx::ModelBuilder::attr_ints(ap, "kernel_shape", {3, 3});
+    test_onnx::ModelBuilder::attr_ints(ap, "strides", {2, 2});
+    test_onnx::ModelBuilder::attr_ints(ap, "pads", {1, 1, 1, 1});
+    test_onnx::ModelBuilder::attr_int(ap, "count_include_pad", 1);
+    q("apf", "ap", 0.03f, 128);
+    dq("ap", "ap", "y_ap");
+    auto& a2 = b.node("AveragePool", {data("a2_in")}, {"a2f"}, "avgpool2");
+    test_onnx::ModelBuilder::attr_ints(a2, "kernel_shape", {2, 2});
+    test_onnx::ModelBuilder::attr_ints(a2, "strides", {2, 2});
+    q("a2f", "a2", 0.04f, 126);
+    dq("a2", "a2", "y_a2");
+    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw", "y_ap", "y_a2"})
+        b.output(o);
     drv::importer::ImportOptions o;
     o.qdq = drv::importer::QdqMode::Rewrite;
     const std::string s = b.bytes();
@@ -175,7 +190,8 @@ void check_soc(const char* soc_name, int H, int W) {
     const std::map<std::string, Unit> want{{"split", Unit::View},   {"slice_s1", Unit::View}, {"sc", Unit::View},
                                            {"sw", Unit::Npu},       {"su", Unit::Npu},        {"resize2", Unit::Npu},
                                            {"resize3", Unit::Npu},  {"add", Unit::Npu},      {"st", Unit::Cpu},
-                                           {"resize4", Unit::Cpu},  {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu}};
+                                           {"resize4", Unit::Cpu},  {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu},
+                                           {"avgpool3", Unit::Npu}, {"avgpool2", Unit::Npu}};
     for (const auto& [name, unit] : want) {
         ASSERT_TRUE(by_name.count(name)) << name;
         EXPECT_EQ(by_name.at(name)->unit, unit) << soc_name << " " << name << ": " << by_name.at(name)->note;
