@@ -301,6 +301,7 @@ class Compiler {
     bool resize_node(size_t i);  ///< int8 nearest Resize by integer factors: DPU copies
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
     bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
+    bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
     /// Layer-internal scratch tensors (not graph values) by name, with the unit node whose layer
     /// uses them: planned like activations, live during that layer only.
     std::map<std::string, size_t> scratch_;

@@ -53,6 +53,7 @@ void attr_str(::onnx::NodeProto& n, const std::string& name, const std::string& 
 ///   Concat axis 2 [c, c rows 0..3] to another scale -> ch (requantizing DPU copies)
 ///   Concat axis 3 [c, c cols 0..5], c's quantization -> cw (DPU copies into notched rows)
 ///   AveragePool 3x3/2 pad 1 (count_include_pad) -> ap, 2x2/2 -> a2 (depthwise convs)
+///   GlobalMaxPool of a 3x4 window -> gm (PPU), of c (beyond 7x7) -> gb (CPU: the seed's rule)
 /// each consumed by a DQ (graph outputs in float) and s0/s1 by an Add (the views read by a DPU op).
 drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder b(13);
@@ -160,7 +161,17 @@ drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder::attr_ints(a2, "strides", {2, 2});
     q("a2f", "a2", 0.04f, 126);
     dq("a2", "a2", "y_a2");
-    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw", "y_ap", "y_a2"})
+    // GlobalMaxPool of a 3 x 4 window (inside the seed's (0, 7] x (0, 7]) and of c (beyond 7 x 7:
+    // the seed's rule sends it to the CPU).
+    slice("corner", {0, 0}, {3, 4}, {2, 3}, {});  // rows of 4 atoms: 16-byte PPU strides on RK356x too
+    b.node("GlobalMaxPool", {"y_corner"}, {"gmf"}, "gmaxpool");
+    qas("gmf", "gm");
+    dq("gm", "c", "y_gm");
+    b.node("GlobalMaxPool", {data("gb_in")}, {"gbf"}, "gmaxpool_big");
+    qas("gbf", "gb");
+    dq("gb", "c", "y_gb");
+    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw", "y_ap", "y_a2",
+                          "y_gm", "y_gb"})
         b.output(o);
     drv::importer::ImportOptions o;
     o.qdq = drv::importer::QdqMode::Rewrite;
@@ -191,7 +202,8 @@ void check_soc(const char* soc_name, int H, int W) {
                                            {"sw", Unit::Npu},       {"su", Unit::Npu},        {"resize2", Unit::Npu},
                                            {"resize3", Unit::Npu},  {"add", Unit::Npu},      {"st", Unit::Cpu},
                                            {"resize4", Unit::Cpu},  {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu},
-                                           {"avgpool3", Unit::Npu}, {"avgpool2", Unit::Npu}};
+                                           {"avgpool3", Unit::Npu}, {"avgpool2", Unit::Npu},
+                                           {"corner", Unit::Npu},   {"gmaxpool", Unit::Npu},  {"gmaxpool_big", Unit::Cpu}};
     for (const auto& [name, unit] : want) {
         ASSERT_TRUE(by_name.count(name)) << name;
         EXPECT_EQ(by_name.at(name)->unit, unit) << soc_name << " " << name << ": " << by_name.at(name)->note;
@@ -212,14 +224,14 @@ void check_soc(const char* soc_name, int H, int W) {
         std::cout << "[move " << soc_name << "] isolated " << L.name << " (" << L.op << "): " << c.diff.str() << "\n";
         // Data movement is exact; the Add, the conv and the H concat (another output scale)
         // requantize (1 LSB at rounding ties: fixed-point multiplier vs onnxruntime's float).
-        if (L.op == "Slice" || L.op == "Resize" || L.name == "concat_w") {
+        if (L.op == "Slice" || L.op == "Resize" || L.op == "GlobalMaxPool" || L.name == "concat_w") {
             EXPECT_TRUE(c.diff.exact()) << soc_name << " " << L.name << ": " << c.diff.str();
             ++checked;
         } else {
             EXPECT_LE(c.diff.max_diff, 1) << soc_name << " " << L.name;
         }
     }
-    EXPECT_EQ(checked, 7u) << soc_name;
+    EXPECT_EQ(checked, 9u) << soc_name;
     // End to end: the outputs fed only by data movement equal the reference exactly.
     const sim::DirectResult e = sim::run_direct(m, soc, in);
     const auto want_out = drv::ref::execute(g, in);
