@@ -48,7 +48,12 @@ CITED = {  # (parameters, MACs) commonly cited; calibration/README.md
 
 # ----------------------------------------------------------------------------------------------
 # Numpy reference used only for calibration ranges.
-def conv2d(x, w, b, stride, pad, group):
+def conv2d(x, w, b, stride, pad, group, dilation=1):
+    if dilation > 1:  # dilated kernel = kernel with zeros between taps
+        m0, c0, kh0, kw0 = w.shape
+        wd_ = np.zeros((m0, c0, (kh0 - 1) * dilation + 1, (kw0 - 1) * dilation + 1), np.float32)
+        wd_[:, :, ::dilation, ::dilation] = w
+        w = wd_
     n, c, h, wd = x.shape
     m, cg, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
@@ -101,15 +106,15 @@ class Net:
         self.count += 1
         return "%s_%d" % (kind, self.count)
 
-    def conv(self, x, cout, k, s=1, act="relu", group=1, pad=None, bias_init=0.05):
+    def conv(self, x, cout, k, s=1, act="relu", group=1, pad=None, bias_init=0.05, dilation=1):
         cin = self.vals[x].shape[1]
         if pad is None:
-            pad = k // 2
+            pad = k // 2 * dilation
         fan_in = cin // group * k * k
         w = (self.rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
         b = (self.rng.standard_normal(cout) * bias_init).astype(np.float32)
         y = self.fresh("conv")
-        v = conv2d(self.vals[x], w, b, s, (pad,) * 4, group)
+        v = conv2d(self.vals[x], w, b, s, (pad,) * 4, group, dilation)
         self.params += w.size + b.size
         self.macs += v.size * (cin // group) * k * k
         if act == "relu":
@@ -120,8 +125,10 @@ class Net:
             self.vals[y + "_pre"] = v
             self.vals[y + "_sig"] = (1.0 / (1.0 + np.exp(-v))).astype(np.float32)
             v = (v * self.vals[y + "_sig"]).astype(np.float32)
+        elif act == "leaky":
+            v = np.where(v > 0, v, 0.1 * v).astype(np.float32)
         self.vals[y] = v
-        self.ops.append(("conv", [x], y, dict(w=w, b=b, s=s, pad=pad, group=group, act=act)))
+        self.ops.append(("conv", [x], y, dict(w=w, b=b, s=s, pad=pad, group=group, act=act, dilation=dilation)))
         return y
 
     def add(self, a, b, act=None):
@@ -191,10 +198,54 @@ class Net:
         self.ops.append(("split", [x], ys, dict(sizes=list(sizes))))
         return list(ys)  # callers append to their copy
 
-    def upsample(self, x):
+    def upsample(self, x, f=2):
         y = self.fresh("resize")
-        self.vals[y] = self.vals[x].repeat(2, axis=2).repeat(2, axis=3)
-        self.ops.append(("resize", [x], y, {}))
+        self.vals[y] = self.vals[x].repeat(f, axis=2).repeat(f, axis=3)
+        self.ops.append(("resize", [x], y, dict(f=f)))
+        return y
+
+    def relu(self, x):
+        y = self.fresh("relu")
+        self.vals[y] = np.maximum(self.vals[x], 0)
+        self.ops.append(("relu", [x], y, {}))
+        return y
+
+    def bilinear(self, x, f):
+        """Resize linear, half_pixel (PyTorch align_corners=False), integer factor f."""
+        y = self.fresh("bilinear")
+        v = self.vals[x]
+        n_, c, h, w = v.shape
+
+        def axis_weights(n_in, n_out):
+            src = np.clip((np.arange(n_out) + 0.5) / f - 0.5, 0, n_in - 1)
+            lo = np.floor(src).astype(int)
+            hi = np.minimum(lo + 1, n_in - 1)
+            return lo, hi, (src - lo).astype(np.float32)
+
+        ly, hy, fy = axis_weights(h, h * f)
+        lx, hx, fx = axis_weights(w, w * f)
+        r = v[:, :, ly, :] * (1 - fy)[None, None, :, None] + v[:, :, hy, :] * fy[None, None, :, None]
+        r = r[:, :, :, lx] * (1 - fx) + r[:, :, :, hx] * fx
+        self.vals[y] = r.astype(np.float32)
+        self.ops.append(("bilinear", [x], y, dict(f=f)))
+        return y
+
+    def transpose(self, x, perm):
+        y = self.fresh("transpose")
+        self.vals[y] = np.ascontiguousarray(self.vals[x].transpose(perm))
+        self.ops.append(("transpose", [x], y, dict(perm=list(perm))))
+        return y
+
+    def reshape(self, x, shape):
+        y = self.fresh("reshape")
+        self.vals[y] = self.vals[x].reshape(shape)
+        self.ops.append(("reshape", [x], y, dict(shape=list(shape))))
+        return y
+
+    def concat_axis(self, xs, axis):
+        y = self.fresh("concat")
+        self.vals[y] = np.concatenate([self.vals[x] for x in xs], axis=axis)
+        self.ops.append(("concat", list(xs), y, dict(axis=axis)))
         return y
 
     def output(self, x):
@@ -340,6 +391,90 @@ def yolov8n(seed=4):
         box = n.conv(conv(conv(o, c2, 3), c2, 3), 4 * 16, 1, 1, None)
         cls = n.conv(conv(conv(o, c3, 3), c3, 3), 80, 1, 1, None)
         n.output(n.concat([box, cls]))
+
+
+def retinaface(seed=4):
+    # RetinaFace with the mobilenet0.25 backbone (biubug6/Pytorch_Retinaface, cfg_mnet: LeakyReLU
+    # 0.1 after every conv+BN, FPN with 64 channels and nearest upsampling, SSH context modules,
+    # 2 anchors per location), 640x640; heads permuted to NHWC and reshaped to [1, N, k], the
+    # three levels concatenated (softmax of the class scores left to the post-processing).
+    n = Net("retinaface", seed, (1, 3, 640, 640))
+
+    def dw(x, cout, s):
+        x = n.conv(x, n.vals[x].shape[1], 3, s, "leaky", group=n.vals[x].shape[1])
+        return n.conv(x, cout, 1, 1, "leaky")
+
+    x = n.conv("input", 8, 3, 2, "leaky")
+    x = dw(x, 16, 1)
+    x = dw(x, 32, 2)
+    x = dw(x, 32, 1)
+    x = dw(x, 64, 2)
+    c1 = dw(x, 64, 1)
+    x = dw(c1, 128, 2)
+    for _ in range(5):
+        x = dw(x, 128, 1)
+    c2 = x
+    x = dw(c2, 256, 2)
+    c3 = dw(x, 256, 1)
+    o1, o2, o3 = n.conv(c1, 64, 1, 1, "leaky"), n.conv(c2, 64, 1, 1, "leaky"), n.conv(c3, 64, 1, 1, "leaky")
+    o2 = n.conv(n.add(o2, n.upsample(o3)), 64, 3, 1, "leaky")
+    o1 = n.conv(n.add(o1, n.upsample(o2)), 64, 3, 1, "leaky")
+
+    def ssh(x):
+        a = n.conv(x, 32, 3, 1, None)
+        b1 = n.conv(x, 16, 3, 1, "leaky")
+        b = n.conv(b1, 16, 3, 1, None)
+        c = n.conv(n.conv(b1, 16, 3, 1, "leaky"), 16, 3, 1, None)
+        return n.relu(n.concat([a, b, c]))
+
+    feats = [ssh(o1), ssh(o2), ssh(o3)]
+    for k in (4, 2, 10):  # class (2 anchors x 2), box (2 x 4), landmarks (2 x 10) per level
+        parts = []
+        for f in feats:
+            h = n.conv(f, 2 * k if k != 4 else 4, 1, 1, None)
+            t = n.transpose(h, (0, 2, 3, 1))
+            parts.append(n.reshape(t, (1, -1, k if k != 4 else 2)))
+        n.output(n.concat_axis(parts, 1))
+    return n
+
+
+def deeplabv3plus(seed=5):
+    # DeepLabV3+ with a MobileNetV2 backbone at output stride 16 (VainF/DeepLabV3Plus-Pytorch
+    # deeplabv3plus_mobilenet: the last two stages dilated instead of strided, ASPP 1x1 + 3x3
+    # dilations 6/12/18 + image pooling, 256 channels; decoder: low-level features at stride 4
+    # projected to 48 channels, bilinear x4 upsampling of the ASPP output, two 3x3 convs; bilinear
+    # x4 to the input size), 512x512, 21 classes. The pooling branch's bilinear resize from 1x1 is a
+    # broadcast: written as a nearest x32 Resize.
+    n = Net("deeplabv3plus", seed, (1, 3, 512, 512))
+    x = n.conv("input", 32, 3, 2, "relu6")
+    cin, low, dil = 32, None, 1
+    for t, c, reps, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                          (6, 160, 3, 2), (6, 320, 1, 1)]:
+        if c == 160:
+            s, dil = 1, 2  # output stride 16: this stage dilated
+        for i in range(reps):
+            stride = s if i == 0 else 1
+            h = x
+            if t != 1:
+                h = n.conv(h, cin * t, 1, 1, "relu6")
+            h = n.conv(h, cin * t, 3, stride, "relu6", group=cin * t, dilation=dil)
+            h = n.conv(h, c, 1, 1, None)
+            x = n.add(x, h) if stride == 1 and cin == c else h
+            cin = c
+        if c == 24:
+            low = x
+    branches = [n.conv(x, 256, 1, 1, "relu")]
+    for d in (6, 12, 18):
+        branches.append(n.conv(x, 256, 3, 1, "relu", dilation=d))
+    pool = n.conv(n.gap(x), 256, 1, 1, "relu")
+    branches.append(n.upsample(pool, n.vals[x].shape[2]))
+    a = n.conv(n.concat(branches), 256, 1, 1, "relu")
+    up = n.bilinear(a, 4)
+    lowp = n.conv(low, 48, 1, 1, "relu")
+    y = n.conv(n.concat([lowp, up]), 256, 3, 1, "relu")
+    y = n.conv(y, 256, 3, 1, "relu")
+    y = n.conv(y, 21, 1, 1, None)
+    n.output(n.bilinear(y, 4))
     return n
 
 
@@ -447,6 +582,8 @@ class Emitter:
         w, bscale = self.weight(y, p["w"], True, x)
         b = self.bias(y, p["b"], bscale)
         attrs = dict(kernel_shape=list(p["w"].shape[2:]), strides=[p["s"]] * 2, pads=[p["pad"]] * 4, group=p["group"])
+        if p.get("dilation", 1) > 1:
+            attrs["dilations"] = [p["dilation"]] * 2
         act = p["act"]
         raw = y + "_conv" if act else y + "_f"
         self.node("Conv", [self.src(x), w, b], [raw], **attrs)
@@ -471,9 +608,12 @@ class Emitter:
                 self.rename(out, y)
             self.finish(out, y)
             return
+        elif act == "leaky":
+            out = y + "_f"
+            self.node("LeakyRelu", [raw], [out], alpha=0.1)
         if not self.qdq:
             self.rename(out, y)
-        self.finish(out, y, relu=act is not None)
+        self.finish(out, y, relu=act in ("relu", "relu6"))
 
     def rename(self, old, new):
         for nd in self.nodes:
@@ -520,7 +660,7 @@ class Emitter:
 
     def op_concat(self, ins, y, p):
         out = y if not self.qdq else y + "_f"
-        self.node("Concat", [self.src(i) for i in ins], [out], axis=1)
+        self.node("Concat", [self.src(i) for i in ins], [out], axis=p.get("axis", 1))
         self.finish(out, y)
 
     def op_split(self, ins, ys, p):
@@ -531,8 +671,27 @@ class Emitter:
 
     def op_resize(self, ins, y, p):
         out = y if not self.qdq else y + "_f"
-        scales = self.init(y + "_scales", np.array([1, 1, 2, 2], np.float32))
+        f = p.get("f", 2)
+        scales = self.init(y + "_scales", np.array([1, 1, f, f], np.float32))
         self.node("Resize", [self.src(ins[0]), "", scales], [out], mode="nearest")
+        self.finish(out, y, same_as=ins[0])
+
+    def op_bilinear(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        f = p["f"]
+        scales = self.init(y + "_scales", np.array([1, 1, f, f], np.float32))
+        self.node("Resize", [self.src(ins[0]), "", scales], [out], mode="linear",
+                  coordinate_transformation_mode="half_pixel")
+        self.finish(out, y)
+
+    def op_relu(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        self.node("Relu", [self.src(ins[0])], [out])
+        self.finish(out, y, relu=True)
+
+    def op_transpose(self, ins, y, p):
+        out = y if not self.qdq else y + "_f"
+        self.node("Transpose", [self.src(ins[0])], [out], perm=p["perm"])
         self.finish(out, y, same_as=ins[0])
 
 
@@ -625,7 +784,8 @@ def main():
             print("unknown convention '%s' (known: %s)" % (c, ", ".join(conventions.CONVENTIONS)), file=sys.stderr)
             return 2
     os.makedirs(args.out_dir, exist_ok=True)
-    builders = {"mobilenetv2": mobilenetv2, "resnet50v2": resnet50v2, "yolov5s": yolov5s, "yolov8n": yolov8n}
+    builders = {"mobilenetv2": mobilenetv2, "resnet50v2": resnet50v2, "yolov5s": yolov5s, "yolov8n": yolov8n,
+                "retinaface": retinaface, "deeplabv3plus": deeplabv3plus}
     status = 0
     for name in args.models.split(","):
         if name == "tests":
@@ -651,6 +811,9 @@ def main():
         if not args.no_qdq:
             save(Emitter(net, True).emit(), os.path.join(args.out_dir, name + "_qdq.onnx"))
             save(Emitter(net, True, np.int8).emit(), os.path.join(args.out_dir, name + "_qdq_s8.onnx"))
+        if name not in CITED:  # issue-15 graphs written from the architecture, no cited figure to meet
+            print("%-13s params %10d  MACs %13d  (no cited figure)" % (name, net.params, net.macs))
+            continue
         cp, cm = CITED[name]
         dp, dm = (net.params - cp) / cp * 100, (net.macs - cm) / cm * 100
         ok = abs(dp) <= 5 and abs(dm) <= 5

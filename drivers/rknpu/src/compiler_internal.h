@@ -358,6 +358,17 @@ class Compiler {
     /// the seed's ConvolutionSigmoid / -Swish / ... fused forms); `out` becomes the table's output.
     bool fuse_conv_lut(ConvOp& op, Layer& L, std::string& out);
 
+    // ---- data movement (model_compiler_move.cpp, issue 15) ----
+    bool slice_node(size_t i);   ///< int8 Slice: channel view, PPU window copy or 1x1 selection conv
+    bool split_node(size_t i);   ///< int8 Split along channels: C2-aligned views
+    bool resize_node(size_t i);  ///< int8 nearest Resize by integer factors: DPU copies
+    bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
+    bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
+    bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
+    /// Layer-internal scratch tensors (not graph values) by name, with the unit node whose layer
+    /// uses them: planned like activations, live during that layer only.
+    std::map<std::string, size_t> scratch_;
+
     std::map<std::string, int> slice_off_;  ///< channel offset of values placed in a concat buffer
 
     /// CPU layers that only produce graph outputs nobody reads (the DequantizeLinear of each

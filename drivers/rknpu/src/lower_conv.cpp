@@ -694,6 +694,7 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
                     {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
     bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});  // rows compact (as Mesa writes it); a data-movement task may have left a notch
     bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},

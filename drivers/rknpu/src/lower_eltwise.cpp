@@ -80,6 +80,7 @@ void emit_dpu_common(BodyBuilder& b, const DeviceTensor& in, const DeviceTensor&
                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     b.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w - 1}});
     b.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h - 1}});
+    b.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});  // rows compact (as Mesa writes it); a data-movement task may have left a notch
     b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}, {"ORIG_CHANNEL", c - 1}});
     b.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 1}, {"BS_ALU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
     b.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});

@@ -302,6 +302,8 @@ bool Compiler::concat(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const std::string y = n.outputs.at(0);
     const int64_t axis = ir::attr_int(n.attrs, "axis", 1);
+    if (g_.value(y).shape.size() == 4 && (axis == 2 || axis == 3 || axis == -2 || axis == -1))
+        return concat_spatial(i, axis < 0 ? axis + 4 : axis);  // model_compiler_move.cpp
     if (g_.value(y).shape.size() != 4 || (axis != 1 && axis != -3))
         unsupported("QLinearConcat not along channels of a 4-D tensor");
     if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");

@@ -42,6 +42,9 @@ std::map<std::string, std::pair<int, int>> Compiler::lifetimes() const {
         for (const auto& v : pending_[l].layer.inputs) touch(v, static_cast<int>(l));
         for (const auto& v : pending_[l].layer.outputs) touch(v, static_cast<int>(l));
     }
+    for (const auto& [name, node] : scratch_)
+        for (size_t l = 0; l < pending_.size(); ++l)
+            if (pending_[l].unit_node == node) touch(name, static_cast<int>(l));
     for (const auto& out : g_.outputs()) touch(out, end);
     // Every device tensor needs a buffer, even one no layer lists (defensive).
     for (const auto& [name, t] : m_.tensors)

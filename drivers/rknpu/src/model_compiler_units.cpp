@@ -157,7 +157,47 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
     // quantized tensor, as onnxruntime's drop-QDQ units, also where it kept them in float for a
     // uint8/int8 mismatch.
     static const std::set<std::string> kMove{"MaxPool", "Resize", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                             "Transpose", "Slice", "Identity"};
+                                             "Transpose", "Slice", "Identity", "GlobalMaxPool"};
+    // Split (issue 15): DQ -> Split -> one Q per output, every Q of the input's quantization (the
+    // device's int8 domain): the split on the quantized tensor, as onnxruntime's QDQ Split unit.
+    if (op.domain.empty() && op.op_type == "Split" && acts.empty() && qs.size() == 1) {
+        const int d = prod(op.input(0));
+        if (d < 0 || !is_dq(rn[static_cast<size_t>(d)]) || claimed[static_cast<size_t>(d)] || uses(op.input(0)) != 1)
+            return false;
+        const ir::Node& dq = rn[static_cast<size_t>(d)];
+        const ir::Value* xv = ref_.find_value(dq.input(0));
+        num::QuantParams a;
+        if (!xv || xv->is_constant() || !is_q8(xv->dtype) || !per_tensor(ref_, dq) || !ir::quant_params_of(ref_, dq, 0, a))
+            return false;
+        for (size_t k = 1; k < op.inputs.size(); ++k) {
+            const ir::Value* c = op.input(k).empty() ? nullptr : ref_.find_value(op.input(k));
+            if (c && !c->is_constant()) return false;
+        }
+        auto device_zp = [](num::DType t, int32_t z) { return t == num::DType::U8 ? z - 128 : z; };
+        std::vector<size_t> members{static_cast<size_t>(d), static_cast<size_t>(p)};
+        ir::Node f = op;
+        f.inputs[0] = dq.input(0);
+        for (size_t k = 0; k < op.outputs.size(); ++k) {
+            const std::string& o = op.outputs[k];
+            auto rc = ref_consumers_.find(o);
+            if (o.empty() || uses(o) != 1 || rc == ref_consumers_.end() || rc->second.size() != 1) return false;
+            const size_t qk = rc->second[0];
+            const ir::Value* ov = ref_.find_value(rn[qk].outputs[0]);
+            num::QuantParams b;
+            if (!is_q(rn[qk]) || claimed[qk] || !ov || !is_q8(ov->dtype) || !per_tensor(ref_, rn[qk]) ||
+                !ir::quant_params_of(ref_, rn[qk], 0, b) || a.scale != b.scale ||
+                device_zp(xv->dtype, a.zero_point[0]) != device_zp(ov->dtype, b.zero_point[0]))
+                return false;
+            f.outputs[k] = rn[qk].outputs[0];
+            members.push_back(qk);
+        }
+        std::sort(members.begin(), members.end());
+        for (size_t m : members) claimed[m] = true;
+        how[static_cast<size_t>(p)] = "QDQ unit DequantizeLinear -> Split -> QuantizeLinear on the quantized tensor";
+        unit[static_cast<size_t>(p)] = members;
+        fused[static_cast<size_t>(p)] = std::move(f);
+        return true;
+    }
     if (op.domain.empty() && kMove.count(op.op_type) && acts.empty() && op.outputs.size() == 1) {
         const int d = prod(op.input(0));
         if (d < 0 || !is_dq(rn[static_cast<size_t>(d)]) || claimed[static_cast<size_t>(d)] || uses(op.input(0)) != 1)

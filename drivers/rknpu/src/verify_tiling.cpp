@@ -51,6 +51,13 @@ int64_t ints_at(const num::Attributes& a, const std::string& name, size_t i, int
     return i < v.size() ? v[i] : dflt;
 }
 
+/// Element k of an int64/int32 constant (Slice starts/axes/steps).
+int64_t int_at(const num::Tensor& t, size_t k) {
+    if (t.dtype() == num::DType::I64) return t.data<int64_t>()[k];
+    if (t.dtype() == num::DType::I32) return t.data<int32_t>()[k];
+    return 0;
+}
+
 RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h) {
     RowGeom g;
     if (L.ir_nodes.empty() || L.ir_nodes[0] >= m.graph.nodes().size()) return g;
@@ -58,6 +65,26 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     const std::string& op = n.op_type;
     if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
         g.kind = RowGeom::All;
+        return g;
+    }
+    if (op == "Slice") {  // output row y reads input row start + y * step (height axis 2 only)
+        const ir::Value* x = n.has_input(0) ? m.graph.find_value(n.input(0)) : nullptr;
+        const ir::Value* st = n.has_input(1) ? m.graph.find_value(n.input(1)) : nullptr;
+        const ir::Value* ax = n.has_input(3) ? m.graph.find_value(n.input(3)) : nullptr;
+        const ir::Value* sp = n.has_input(4) ? m.graph.find_value(n.input(4)) : nullptr;
+        if (!x || !st || !st->is_constant() || x->shape.size() != 4) return g;
+        const int64_t rank = static_cast<int64_t>(x->shape.size());
+        for (size_t k = 0; k < st->data->numel(); ++k) {
+            int64_t a = ax && ax->is_constant() ? int_at(*ax->data, k) : static_cast<int64_t>(k);
+            if (a < 0) a += rank;
+            if (a != 2) continue;
+            int64_t start = int_at(*st->data, k);
+            if (start < 0) start += x->shape[2];
+            g.kind = RowGeom::Kernel;
+            g.stride = static_cast<int>(sp && sp->is_constant() ? int_at(*sp->data, k) : 1);
+            g.pad_top = -static_cast<int>(std::clamp<int64_t>(start, 0, x->shape[2]));
+            g.eff = 1;
+        }
         return g;
     }
     int64_t kh = 0;
@@ -127,7 +154,19 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
         // Channel slices that other layers write in place (concat by addressing: a tensor aliasing
         // this output, produced by a non-view layer) count as windows too.
         std::vector<std::pair<std::string, Window>> wins;
-        for (const NpuTask* t : tasks) wins.push_back({t->what, t->out_window});
+        for (const NpuTask* t : tasks) {
+            if (t->intermediate) continue;  // writes a layer-internal scratch (nearest Resize's first pass)
+            const Window& w = t->out_window;
+            // A strided window (every y_step-th row / x_step-th column) as its rows or columns.
+            if (w.y_step > 1 || w.x_step > 1) {
+                for (int y = w.y0; y < w.y1; y += w.y_step > 1 ? w.y_step : w.y1 - w.y0)
+                    for (int x = w.x0; x < w.x1; x += w.x_step > 1 ? w.x_step : w.x1 - w.x0)
+                        wins.push_back({t->what, Window{w.c0, w.c1, y, w.y_step > 1 ? y + 1 : w.y1, x,
+                                                        w.x_step > 1 ? x + 1 : w.x1}});
+                continue;
+            }
+            wins.push_back({t->what, w});
+        }
         for (const auto& [name, t] : m.tensors) {
             const bool aliases = !t.alias_of.empty() && (t.alias_of == out.name || t.alias_of == L.outputs[0]);
             if (!aliases || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset) continue;

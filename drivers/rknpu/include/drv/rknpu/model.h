@@ -60,8 +60,13 @@ struct NpuTask {
     /// columns [x0,x1) of the layer's output tensor) and the input rows it loads, CBUF use.
     struct Window {
         int c0 = 0, c1 = 0, y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+        /// out_window only: the task writes every y_step-th row from y0 / x_step-th column from x0
+        /// (nearest Resize's replicating passes); 1 = the whole rectangle.
+        int y_step = 1, x_step = 1;
     };
     Window out_window, in_window;
+    /// The task writes only a layer-internal scratch buffer (a first pass), not the output.
+    bool intermediate = false;
     int cbuf_data_banks = 0, cbuf_weight_banks = 0;
 };
 

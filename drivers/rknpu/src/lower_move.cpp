@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// Data-movement lowerings (issue 15): exact int8 copies.
+//  - DPU copy: a DPU-only task (MRDMA input, FLYING_MODE 1) with every stage bypassed and the
+//    output convert at scale 1 / shift 0 / offset 0, writing rows `w + notch` atoms apart
+//    (DATA_CUBE_NOTCH_ADDR, assumption A-NOTCH of docs/rknpu-register-semantics.md §17).
+//  - Nearest Resize by integer factors: two passes of DPU copies (width: one-atom rows written
+//    every sw-th atom; height: widened rows written every sh-th row).
+//  - Window copy (Slice / Split on H or W, strided Slice): the PPU reading a window of the source
+//    through PPU_RDMA's line and surface strides with a 1x1 max-pool kernel, stride = step.
+// How RKNN itself moves these tensors is not public; the mapping is an assumption (COMPILER.md).
+#include "lower_move.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "hw/rknpu_regs.h"
+
+namespace drv::rknpu {
+
+namespace {
+
+namespace en = hw::rknpu::enums;
+
+constexpr uint64_t kCubeMax = 8192;   // 13-bit DATA_CUBE_WIDTH/HEIGHT/CHANNEL fields (value - 1)
+constexpr uint64_t kNotchMax = 8191;  // 13-bit NOTCH_ADDR_0
+
+uint64_t u(int v) { return static_cast<uint64_t>(v); }
+
+}  // namespace
+
+TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
+                        int w, int h, int c, int notch, int atom, int core) {
+    const uint64_t compact = u(w) * u(h) * u(atom);
+    if (w < 1 || h < 1 || c < 1 || u(w) > kCubeMax || u(h) > kCubeMax || u(c) > kCubeMax)
+        throw std::invalid_argument(fmt::format("{}: cube {}x{}x{} beyond the 13-bit DPU fields", what, c, h, w));
+    if (notch < 0 || u(notch) > kNotchMax)
+        throw std::invalid_argument(fmt::format("{}: row notch {} beyond the 13-bit NOTCH_ADDR field", what, notch));
+    if (c > atom && (src_surf < compact || (src_surf - compact) % 16 != 0 || dst_surf % 16 != 0))
+        throw std::invalid_argument(fmt::format("{}: surface strides not expressible in 16-byte units", what));
+    BodyBuilder b;
+    b.write_fields("DPU_FEATURE_MODE_CFG",
+                   {{"BURST_LEN", en::BurstLen::BURST_16}, {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY}, {"FLYING_MODE", 1}});
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
+                                       {"IN_PRECISION", en::Precision::INT8},
+                                       {"OUT_PRECISION", en::Precision::INT8}});
+    b.write_addr("DPU_DST_BASE_ADDR", dst);
+    b.write_fields("DPU_DST_SURF_STRIDE",
+                   {{"DST_SURF_STRIDE", dst_surf / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
+    b.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", u(w - 1)}});
+    b.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", u(h - 1)}});
+    b.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", u(notch)}, {"NOTCH_ADDR_1", u(notch)}});
+    b.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", u(c - 1)}, {"ORIG_CHANNEL", u(c - 1)}});
+    b.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 1}, {"BS_ALU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}, {"BS_RELU_BYPASS", 1}});
+    b.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 1}, {"BN_ALU_BYPASS", 1}, {"BN_MUL_BYPASS", 1}, {"BN_RELU_BYPASS", 1}});
+    b.write_fields(
+        "DPU_EW_CFG",
+        {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
+    b.write("DPU_OUT_CVT_OFFSET", 0);
+    b.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
+    b.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
+    b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", u(w - 1)}});
+    b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", u(h - 1)}});
+    b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", u(c - 1)}});
+    b.write_addr("DPU_RDMA_RDMA_SRC_BASE_ADDR", src);
+    b.write_fields("DPU_RDMA_RDMA_SURF_NOTCH", {{"SURF_NOTCH_ADDR", c > atom ? (src_surf - compact) >> 4 : 0}});
+    b.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+    b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                                      {"FLYING_MODE", 1},
+                                                      {"MRDMA_DISABLE", 0},
+                                                      {"IN_PRECISION", en::Precision::INT8},
+                                                      {"PROC_PRECISION", en::Precision::INT8}});
+    NpuTask m;
+    m.enable_mask = kEnableDpu | kEnableDpuRdma;
+    m.int_mask = 0x300;
+    m.core = core;
+    m.what = what;
+    return b.finish(m);
+}
+
+uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw) {
+    if (sw == 1 || sh == 1) return 0;
+    const uint64_t surf = (u(in.h) * u(in.w) * u(sw) * u(in.c2) + 15) / 16 * 16;
+    return surf * ((u(in.c) + u(in.c2) - 1) / u(in.c2));
+}
+
+std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const DeviceTensor& in,
+                                              const DeviceTensor& out, int sh, int sw, uint64_t scratch_off,
+                                              const hw::SocProfile& soc, int core) {
+    auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Resize '{}': {}", name, why)); };
+    const int atom = soc.npu.c2_int8.value;
+    if (in.c2 != atom || out.c2 != atom) bad("tensor C2 differs from the SoC's int8 C2");
+    if (sh < 1 || sw < 1 || out.h != in.h * sh || out.w != in.w * sw || out.c != in.c)
+        bad(fmt::format("output {}x{}x{} is not the input {}x{}x{} times ({}, {})", out.c, out.h, out.w, in.c, in.h,
+                        in.w, sh, sw));
+    for (const DeviceTensor* t : {&in, &out})
+        if (t->line_stride != static_cast<uint32_t>(t->w * atom)) bad(fmt::format("rows of '{}' are not compact", t->name));
+    // The widened image: the output itself when there is no height pass, else the scratch.
+    const bool scratch = sw > 1 && sh > 1;
+    const uint64_t wide_off = scratch ? scratch_off : (sh == 1 ? out.offset : in.offset);
+    const uint32_t wide_surf =
+        scratch ? static_cast<uint32_t>((u(in.h) * u(in.w) * u(sw) * u(atom) + 15) / 16 * 16)
+                : (sh == 1 ? out.surf_stride : in.surf_stride);
+    // All channels in one task per phase: both surface strides must be 16-byte expressible. One task
+    // per C1 surface instead (RK356x, 8-byte atoms, an odd H*W) would multiply the tasks by C1 (the
+    // DeepLab pooling broadcast 1x1 -> 32x32 x 256: 1056 tasks, 26 ms of task overhead against
+    // 0.1 ms on the host), so that case is left to the CPU with this reason.
+    auto groups = [&](uint32_t s_src, uint32_t s_dst, uint64_t compact) {
+        if (in.c > atom && ((s_src - compact) % 16 != 0 || s_dst % 16 != 0))
+            bad(fmt::format("{}-byte surfaces of {} channels are not expressible in the 16-byte stride units "
+                            "(one task per surface and phase)", compact, in.c));
+        return std::vector<std::pair<int, int>>{{0, in.c}};
+    };
+    std::vector<TaskBody> tasks;
+    // Windows (verify_tiling): the last pass's tasks write every sh-th row (height pass) or
+    // every sw-th column (width pass straight into the output); width passes into the scratch
+    // are intermediate.
+    auto emit = [&](TaskBody t, int c0, int c, int y0, int y1, int phase, bool height) {
+        NpuTask::Window o{c0, c0 + c, y0 * sh, y1 * sh, 0, out.w};
+        if (height) o.y0 += phase, o.y_step = sh;
+        else o.x0 = phase, o.x_step = sw;
+        t.meta.out_window = o;
+        t.meta.in_window = {c0, c0 + c, y0, y1, 0, in.w};
+        tasks.push_back(std::move(t));
+    };
+    const int band_w = std::max(1, static_cast<int>(kCubeMax / u(in.w)));  // input rows per width-pass task
+    if (sw > 1) {
+        const uint32_t dst_surf = wide_surf;
+        for (int y0 = 0; y0 < in.h; y0 += band_w) {
+            const int y1 = std::min(in.h, y0 + band_w), px = (y1 - y0) * in.w;
+            for (const auto& [c0, c] : groups(in.surf_stride, dst_surf, u(px) * u(atom)))
+                for (int dx = 0; dx < sw; ++dx) {
+                    const uint64_t src = in.offset + u(c0 / atom) * in.surf_stride + u(y0) * in.line_stride;
+                    const uint64_t dst = wide_off + u(c0 / atom) * dst_surf + (u(y0) * u(in.w) * u(sw) + u(dx)) * u(atom);
+                    TaskBody t = lower_dpu_copy(fmt::format("resize widen x{} phase {} rows {}-{}", sw, dx, y0, y1 - 1),
+                                                src, in.surf_stride, dst, dst_surf, 1, px, c, sw - 1, atom, core);
+                    t.meta.intermediate = scratch;
+                    emit(std::move(t), c0, c, y0, y1, dx, false);
+                }
+        }
+    }
+    if (sh > 1) {
+        const int ww = in.w * sw;
+        const uint64_t row = u(ww) * u(atom);
+        const int band_h = static_cast<int>(kCubeMax);
+        for (int y0 = 0; y0 < in.h; y0 += band_h) {
+            const int y1 = std::min(in.h, y0 + band_h);
+            for (const auto& [c0, c] : groups(wide_surf, out.surf_stride, u(y1 - y0) * row))
+                for (int dy = 0; dy < sh; ++dy) {
+                    const uint64_t src = wide_off + u(c0 / atom) * wide_surf + u(y0) * row;
+                    const uint64_t dst = out.offset + u(c0 / atom) * out.surf_stride + (u(y0) * u(sh) + u(dy)) * row;
+                    emit(lower_dpu_copy(fmt::format("resize rows x{} phase {} rows {}-{}", sh, dy, y0, y1 - 1), src,
+                                        wide_surf, dst, out.surf_stride, ww, y1 - y0, c, (sh - 1) * ww, atom, core),
+                         c0, c, y0, y1, dy, true);
+                }
+        }
+    }
+    return tasks;
+}
+
+std::vector<TaskBody> lower_window_copy_op(const std::string& name, const DeviceTensor& win, const DeviceTensor& out,
+                                           int step_h, int step_w, ArenaBuilder& arena, const hw::SocProfile& soc,
+                                           int core) {
+    PoolOp op;
+    op.name = name;
+    op.stride_h = step_h, op.stride_w = step_w;
+    auto t = lower_maxpool_op(op, win, out, arena, soc, core);
+    for (TaskBody& b : t) b.meta.what = fmt::format("window copy /{}x{} {}x{}x{}", step_h, step_w, out.c, out.h, out.w);
+    return t;
+}
+
+}  // namespace drv::rknpu

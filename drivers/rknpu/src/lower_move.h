@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// Data-movement lowerings (lower_move.cpp, issue 15): exact int8 copies on the DPU (MRDMA in,
+// WDMA out with a row notch) and the PPU (PPU_RDMA window with line/surface strides, 1x1 kernel).
+// Internal to the model compiler; the block mapping is an assumption (COMPILER.md, "Data movement").
+#pragma once
+#include <string>
+#include <vector>
+
+#include "drv/rknpu/lower.h"
+
+namespace drv::rknpu {
+
+/// One DPU-only task copying a cube of `c` channels, `h` rows of `w` atoms: input surfaces at
+/// `src` (compact rows, surfaces `src_surf` bytes apart), output at `dst` with rows
+/// `w + notch` atoms apart and surfaces `dst_surf` bytes apart; every stage bypassed, output
+/// convert scale 1 shift 0 offset 0 (x -> x, exact). Throws std::invalid_argument when a value
+/// does not fit its register field. The task's windows are left to the caller.
+TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
+                        int w, int h, int c, int notch, int atom, int core);
+
+/// Nearest-neighbour upsampling by integer factors (out = in[y / sh][x / sw]) as DPU copies:
+/// width: sw tasks reading the input as one-atom rows (one per pixel) and writing every sw-th
+/// atom (notch sw - 1) of `scratch` (c x h x w*sw, compact, at arena offset `scratch_off`);
+/// height: sh tasks reading the widened rows and writing every sh-th output row (notch
+/// (sh - 1) x row). sw = 1 skips the width pass, sh = 1 writes the width pass into `out`.
+/// Cube heights beyond the 13-bit fields are split into row bands.
+std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const DeviceTensor& in,
+                                              const DeviceTensor& out, int sh, int sw, uint64_t scratch_off,
+                                              const hw::SocProfile& soc, int core);
+
+/// Bytes of the width-pass scratch of lower_resize_nearest_op (0 when sw = 1 or sh = 1).
+uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw);
+
+/// Window copy on the PPU: `win` is a view of the source (offset at the window's first atom,
+/// the source's line and surface strides, w/h/c the window before the step), `out` compact;
+/// a 1x1 max pool with stride (step_h, step_w) picks every step-th element (exact).
+std::vector<TaskBody> lower_window_copy_op(const std::string& name, const DeviceTensor& win, const DeviceTensor& out,
+                                           int step_h, int step_w, ArenaBuilder& arena, const hw::SocProfile& soc,
+                                           int core);
+
+}  // namespace drv::rknpu
