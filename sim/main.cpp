@@ -537,6 +537,9 @@ int cmd_replay(const ReplayArgs& a) {
             const std::string path = l.substr(0, at);
             const uint64_t addr = parse_u64(l.substr(at + 1), "--load address", addr_max,
                                             fmt::format("{}-bit NPU addresses", soc.npu.dma_address_bits.value));
+            std::error_code ec;
+            if (!std::filesystem::exists(path, ec))
+                throw std::runtime_error(fmt::format("cannot open --load file '{}' (no such file)", path));
             const std::vector<char> chars = num::read_input_file(path);
             std::vector<uint8_t> bytes(chars.begin(), chars.end());
             if (!npu_addressable(soc, addr, bytes.size()))

@@ -19,6 +19,8 @@ std::vector<uint64_t> read_regcmd_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw std::runtime_error(fmt::format("cannot open regcmd file '{}' (a directory)", path));
+    if (!std::filesystem::exists(path, ec))
+        throw std::runtime_error(fmt::format("cannot open regcmd file '{}' (no such file)", path));
     // Regular files within the budget only: /dev/zero or a FIFO would be read until memory runs out.
     // An empty file is a kick with zero tasks, which the hardware faults (replay says so).
     const std::vector<char> chars = num::read_input_file(path);
