@@ -391,6 +391,7 @@ def yolov8n(seed=4):
         box = n.conv(conv(conv(o, c2, 3), c2, 3), 4 * 16, 1, 1, None)
         cls = n.conv(conv(conv(o, c3, 3), c3, 3), 80, 1, 1, None)
         n.output(n.concat([box, cls]))
+    return n
 
 
 def retinaface(seed=4):
