@@ -2,8 +2,8 @@
 // The YOLO decodes (YOLOv5 and YOLOv3 per head below, YOLOv8 in decode_v8), recognised in the
 // graph and run on the GENBOX unit (seed 003 GenerateBox). The YOLOv5 pattern is the ultralytics
 // YOLOv5 v7.0 export of Detect (models/yolo.py): per head Reshape [1, na*no, ny, nx] ->
-// [1, na, no, ny, nx], Transpose (0,1,3,4,2), Sigmoid, Split (2, 2, no - 4) on the last axis; xy = (s * 2 + grid) * stride; wh = (s * 2)^2 *
-// anchor_grid; Concat (xy, wh, conf), Reshape [1, na*ny*nx, no]; the heads concatenated on axis 1.
+// [1, na, no, ny, nx], Transpose (0,1,3,4,2), Sigmoid, Split (2, 2, no - 4) on the last axis;
+// xy = (s * 2 + grid) * stride; wh = (s * 2)^2 * anchor_grid; Concat (xy, wh, conf), Reshape [1, na*ny*nx, no]; the heads concatenated on axis 1.
 // The grid, stride and anchor constants are read from the graph and checked against the form the
 // unit computes (grid = cell + offset, anchors constant over the cells), so the unit reproduces
 // exactly what the decode nodes compute.
