@@ -36,13 +36,17 @@ STRIDES = [8, 16, 32]
 NA, NO = 3, 85
 
 
-def add_decode(model, head_names, head_shapes, version=5):
+def add_decode(model, head_names, head_shapes, version=5, reg_max=16, dfl_weights=None):
     """Appends the Detect decode reading the graph outputs `head_names`; the decode is the only output.
 
     version 3: the YOLOv3 (darknet) decode instead (Redmon & Farhadi, "YOLOv3: An Incremental
     Improvement", 2018, sec. 2.1: b_x = sigmoid(t_x) + c_x, b_w = p_w e^(t_w)): Split of the raw
     values, xy = (Sigmoid(xy) + grid) * stride with grid = the cell index, wh = Exp(wh) * anchor,
-    conf = Sigmoid(conf); YOLOv3's anchors are those of YOLOv5 (the same COCO k-means, 9 anchors)."""
+    conf = Sigmoid(conf); YOLOv3's anchors are those of YOLOv5 (the same COCO k-means, 9 anchors).
+
+    version 8: the anchor-free decode of the ultralytics YOLOv8 ONNX export (add_decode_v8)."""
+    if version == 8:
+        return add_decode_v8(model, head_names, head_shapes, reg_max, dfl_weights)
     g = model.graph
     nodes, inits, ys = [], [], []
     two = numpy_helper.from_array(np.array(2.0, np.float32), "detect_two")
@@ -93,6 +97,70 @@ def add_decode(model, head_names, head_shapes, version=5):
     total = sum(NA * s[2] * s[3] for s in head_shapes)
     del g.output[:]
     g.output.append(helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, total, NO]))
+    g.name = g.name + "_detect"
+    return model
+
+
+def add_decode_v8(model, head_names, head_shapes, reg_max=16, dfl_weights=None):
+    """The YOLOv8 Detect decode as the ultralytics ONNX export writes it (ultralytics 8.x,
+    ultralytics/nn/modules/head.py Detect._inference with export=True, DFL in nn/modules/block.py,
+    make_anchors and dist2bbox(xywh=True, dim=1) in utils/tal.py); each head is the Concat of its box
+    branch (4 * reg_max DFL bins) and class branch (nc), [1, 4 * reg_max + nc, ny, nx]:
+      x_cat = Concat(Reshape(head_i, [1, no, -1]) ..., axis=2)          [1, no, A], A = sum ny * nx
+      box, cls = Split(x_cat, [4 * reg_max, nc], axis=1)
+      DFL: d = Reshape(Conv(Softmax(Transpose(Reshape(box, [1, 4, reg_max, A]), [0, 2, 1, 3]), axis=1),
+                            W = arange(reg_max) [1, reg_max, 1, 1], no bias), [1, 4, A])
+      lt, rb = Split(d, [2, 2], axis=1)
+      x1y1 = anchors - lt; x2y2 = anchors + rb                 anchors = cell + 0.5, [1, 2, A]
+      dbox = Concat((x1y1 + x2y2) / 2, x2y2 - x1y1, axis=1) * strides    strides [1, A]
+      output = Concat(dbox, Sigmoid(cls), axis=1)              [1, 4 + nc, A] (channels first)
+    `dfl_weights` replaces the arange DFL weights (a near-miss test graph)."""
+    g = model.graph
+    no = head_shapes[0][1]
+    nc = no - 4 * reg_max
+    p = "detect_"
+    nodes, inits = [], []
+    n = lambda op, ins, outs, **a: nodes.append(helper.make_node(op, ins, outs, name=outs[0], **a))
+    rs, anchors, strides = [], [], []
+    for i, (h, shape) in enumerate(zip(head_names, head_shapes)):
+        _, _, ny, nx = shape
+        inits.append(numpy_helper.from_array(np.array([1, no, -1], np.int64), p + "flat%d" % i))
+        n("Reshape", [h, p + "flat%d" % i], [p + "r%d" % i])
+        rs.append(p + "r%d" % i)
+        sx, sy = np.meshgrid(np.arange(nx, dtype=np.float32) + 0.5, np.arange(ny, dtype=np.float32) + 0.5)
+        anchors.append(np.stack((sx.reshape(-1), sy.reshape(-1)), 0))
+        strides.append(np.full((1, ny * nx), float(STRIDES[i]), np.float32))
+    a_total = sum(s[2] * s[3] for s in head_shapes)
+    w = np.arange(reg_max, dtype=np.float32) if dfl_weights is None else np.asarray(dfl_weights, np.float32)
+    inits += [numpy_helper.from_array(np.array([4 * reg_max, nc], np.int64), p + "split"),
+              numpy_helper.from_array(np.array([1, 4, reg_max, a_total], np.int64), p + "dfl_shape4"),
+              numpy_helper.from_array(w.reshape(1, reg_max, 1, 1), p + "dfl_w"),
+              numpy_helper.from_array(np.array([1, 4, a_total], np.int64), p + "dfl_shape3"),
+              numpy_helper.from_array(np.array([2, 2], np.int64), p + "split_ltrb"),
+              numpy_helper.from_array(np.concatenate(anchors, 1)[None].astype(np.float32), p + "anchors"),
+              numpy_helper.from_array(np.array(2.0, np.float32), p + "two"),
+              numpy_helper.from_array(np.concatenate(strides, 1), p + "strides")]
+    n("Concat", rs, [p + "xcat"], axis=2)
+    n("Split", [p + "xcat", p + "split"], [p + "box", p + "cls"], axis=1)
+    n("Reshape", [p + "box", p + "dfl_shape4"], [p + "dfl_r4"])
+    n("Transpose", [p + "dfl_r4"], [p + "dfl_tr"], perm=[0, 2, 1, 3])
+    n("Softmax", [p + "dfl_tr"], [p + "dfl_sm"], axis=1)
+    n("Conv", [p + "dfl_sm", p + "dfl_w"], [p + "dfl_conv"], kernel_shape=[1, 1])
+    n("Reshape", [p + "dfl_conv", p + "dfl_shape3"], [p + "dist"])
+    n("Split", [p + "dist", p + "split_ltrb"], [p + "lt", p + "rb"], axis=1)
+    n("Sub", [p + "anchors", p + "lt"], [p + "x1y1"])
+    n("Add", [p + "anchors", p + "rb"], [p + "x2y2"])
+    n("Add", [p + "x1y1", p + "x2y2"], [p + "csum"])
+    n("Div", [p + "csum", p + "two"], [p + "cxy"])
+    n("Sub", [p + "x2y2", p + "x1y1"], [p + "wh"])
+    n("Concat", [p + "cxy", p + "wh"], [p + "dbox"], axis=1)
+    n("Mul", [p + "dbox", p + "strides"], [p + "dbox_s"])
+    n("Sigmoid", [p + "cls"], [p + "cls_s"])
+    nodes.append(helper.make_node("Concat", [p + "dbox_s", p + "cls_s"], ["output"], name="detect_concat", axis=1))
+    g.node.extend(nodes)
+    g.initializer.extend(inits)
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4 + nc, a_total]))
     g.name = g.name + "_detect"
     return model
 

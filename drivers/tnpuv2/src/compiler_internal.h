@@ -126,12 +126,13 @@ struct DecodeMatch {
     std::vector<std::string> head_inputs;  ///< per head, the tensor entering the decode (float)
     std::string output;                    ///< the decoded [1, boxes, 5 + classes] tensor
     int version = 5, classes = 0, anchors = 0;
+    int reg_max = 0;  ///< YOLOv8: DFL bins per box side (the box channels are 4 reg_max, then the classes)
     float grid_offset = 0;
     std::vector<float> strides;                 ///< per head
     std::vector<std::vector<float>> anchor_wh;  ///< per head, 2 x anchors (pixels)
     std::vector<int64_t> grid_h, grid_w;
 };
-/// Finds YOLOv5 Detect decodes (ultralytics v7.0 export form) in `g`.
+/// Finds the YOLOv5 (ultralytics v7.0 export), YOLOv3 (darknet) and YOLOv8 (ultralytics v8 export) decodes in `g`.
 std::vector<DecodeMatch> find_yolo_decodes(const ir::Graph& g);
 
 }  // namespace drv::tnpuv2::detail

@@ -190,8 +190,10 @@ Fault exec_genbox(const Command& c, const State& s, MemView& m) {
                         float sum = 0;
                         for (uint32_t i = 0; i < g.reg_max; ++i) sum += std::exp(bins[i] - mx);
                         float e = 0;
+                        // The DFL 1x1 convolution: fused multiply-adds in bin order (the
+                        // reference library's AVX-512 GEMM order, so the unit equals it there).
                         for (uint32_t i = 0; i < g.reg_max; ++i)
-                            e += static_cast<float>(i) * (std::exp(bins[i] - mx) / sum);
+                            e = std::fma(static_cast<float>(i), std::exp(bins[i] - mx) / sum, e);
                         d[k] = e;
                     }
                     const float ax = static_cast<float>(cx) + 0.5f, ay = static_cast<float>(cy) + 0.5f;

@@ -177,7 +177,8 @@ OPS = [
         rule("dtype", "input FP32 (or 16-bit quantized)", tensor="in0", dtypes=["float32", "int16", "uint16"],
              source={"section": "GenerateBox"}),
         note("thresholds in [0,1]; NMS type, anchors, strides and reg_max fixed at conversion (the tnpuv2 converter "
-             "matches the YOLOv5 Detect decode of the ultralytics export as GenerateBox; NMS off)")]),
+             "matches the YOLOv5 and YOLOv8 decodes of the ultralytics exports and the YOLOv3 darknet decode as "
+             "GenerateBox; NMS off)")]),
     ("GlobalAveragePool", "GlobalAveragePool", ["GlobalAveragePool"], None, rank4() + [
         bits([4, 8, 12, 16], sec=TABLE + ": GlobalAveragePool"),
         rule("formula", "output H and W both 1", expr="out0.d2 == 1 && out0.d3 == 1"),

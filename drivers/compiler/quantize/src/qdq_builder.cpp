@@ -209,8 +209,22 @@ class Builder {
             }
             m.outputs[0] = src;
         }
+        // The further outputs of a multi-output node (Split) that a quantized reader reads.
+        std::vector<std::pair<std::string, std::string>> more;
+        for (size_t k = 1; k < m.outputs.size(); ++k) {
+            const std::string yk = m.outputs[k];
+            if (yk.empty() || !plan_.quantized.count(yk)) continue;
+            std::string sk = yk;
+            if (is_graph_output(yk)) {
+                sk = fresh(yk + "_QuantizeLinear_Input");
+                add_tensor(sk, num::DType::F32, g_.value(yk).shape);
+                m.outputs[k] = sk;
+            }
+            more.emplace_back(yk, sk);
+        }
         out_.add_node(std::move(m));
         if (plan_.quantized.count(y)) emit_qdq(y, src);
+        for (const auto& [yk, sk] : more) emit_qdq(yk, sk);
     }
 };
 
