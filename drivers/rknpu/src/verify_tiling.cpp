@@ -58,10 +58,44 @@ int64_t int_at(const num::Tensor& t, size_t k) {
     return 0;
 }
 
+bool is_qdq(const ir::Node& n) {
+    return (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") &&
+           (n.domain.empty() || n.domain == "com.microsoft");
+}
+
+/// The node whose geometry the layer's rows follow: its first IR node that is not a Q/DQ. A QDQ unit
+/// the compiler fused (DequantizeLinear inputs -> Conv -> [Relu] -> QuantizeLinear, as onnxruntime
+/// leaves int8-activation units in float) lists its members in graph order, the input's
+/// DequantizeLinear first; that one is element-wise and says nothing about the kernel.
+const ir::Node* geometry_node(const CompiledModel& m, const Layer& L) {
+    const ir::Node* first = nullptr;
+    for (size_t ni : L.ir_nodes) {
+        if (ni >= m.graph.nodes().size()) return nullptr;
+        const ir::Node& n = m.graph.nodes()[ni];
+        if (!first) first = &n;
+        if (!is_qdq(n)) return &n;
+    }
+    return first;
+}
+
+/// Shape of a Conv's weight: the constant's, or (a QDQ unit's float Conv reads a DequantizeLinear
+/// output, which may carry no inferred shape) the quantized constant's behind the DequantizeLinear.
+const std::vector<int64_t>* weight_shape(const CompiledModel& m, const std::string& name) {
+    const ir::Value* w = m.graph.find_value(name);
+    if (w && w->shape.size() == 4) return &w->shape;
+    const int p = m.graph.producer(name);
+    if (p < 0) return nullptr;
+    const ir::Node& dq = m.graph.nodes()[static_cast<size_t>(p)];
+    if (!is_qdq(dq) || !dq.has_input(0)) return nullptr;
+    const ir::Value* q = m.graph.find_value(dq.input(0));
+    return q && q->shape.size() == 4 ? &q->shape : nullptr;
+}
+
 RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h) {
     RowGeom g;
-    if (L.ir_nodes.empty() || L.ir_nodes[0] >= m.graph.nodes().size()) return g;
-    const ir::Node& n = m.graph.nodes()[L.ir_nodes[0]];
+    const ir::Node* np = geometry_node(m, L);
+    if (!np) return g;
+    const ir::Node& n = *np;
     const std::string& op = n.op_type;
     if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
         g.kind = RowGeom::All;
@@ -90,8 +124,11 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     int64_t kh = 0;
     if (op == "QLinearConv" || op == "Conv" || op == "ConvInteger") {
         const size_t wi = op == "QLinearConv" ? 3 : 1;
-        const ir::Value* w = n.has_input(wi) ? m.graph.find_value(n.input(wi)) : nullptr;
-        kh = ints_at(n.attrs, "kernel_shape", 0, w && w->shape.size() == 4 ? w->shape[2] : 0);
+        kh = ints_at(n.attrs, "kernel_shape", 0, 0);
+        if (kh <= 0) {
+            const std::vector<int64_t>* ws = n.has_input(wi) ? weight_shape(m, n.input(wi)) : nullptr;
+            kh = ws ? (*ws)[2] : 0;
+        }
         const int64_t group = ir::attr_int(n.attrs, "group", 1);
         g.all_channels = group == 1;
     } else if (op == "MaxPool" || op == "AveragePool" || op == "QLinearAveragePool" || op == "LpPool") {
@@ -152,7 +189,9 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
         }
         // Output coverage: inside the tensor, pairwise disjoint, the union equal to the tensor.
         // Channel slices that other layers write in place (concat by addressing: a tensor aliasing
-        // this output, produced by a non-view layer) count as windows too.
+        // this output, produced by a non-view layer) count as windows too. A layer's own further
+        // outputs that alias its first (TensorRT-style: one QuantizeLinear per consumer, the same
+        // quantization) are other names for the bytes its tasks write, not slices.
         std::vector<std::pair<std::string, Window>> wins;
         for (const NpuTask* t : tasks) {
             if (t->intermediate) continue;  // writes a layer-internal scratch (nearest Resize's first pass)
@@ -169,7 +208,8 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
         }
         for (const auto& [name, t] : m.tensors) {
             const bool aliases = !t.alias_of.empty() && (t.alias_of == out.name || t.alias_of == L.outputs[0]);
-            if (!aliases || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset) continue;
+            const bool own = std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end();
+            if (!aliases || own || !written.count(name) || out.surf_stride == 0 || t.offset < out.offset) continue;
             const int c_off = static_cast<int>((t.offset - out.offset) / out.surf_stride) * out.c2;
             wins.push_back({fmt::format("'{}' written in place", name), Window{c_off, c_off + t.c, 0, t.h, 0, t.w}});
         }

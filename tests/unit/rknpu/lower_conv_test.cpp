@@ -634,6 +634,57 @@ TEST(VerifyTiling, BrokenWindowsAreReported) {
     EXPECT_TRUE(mentions(drv::rknpu::verify_tiling(m, soc), "gap"));
 }
 
+TEST(VerifyTiling, FusedQdqUnitKeepsTheConvGeometry) {
+    // The layer of an int8-activation QDQ unit (onnxruntime's ort_qdq_s8 convention, also PyTorch FX
+    // and TensorRT style: DequantizeLinear x, DequantizeLinear w -> Conv -> QuantizeLinear, which
+    // onnxruntime runs in float on x86 and the compiler fuses) lists the unit's nodes in graph
+    // order, the input's DequantizeLinear first. The verifier must take the rows from the Conv
+    // (3x3 s2 p1: output band rows y0-y1 read input rows 2*y0-1 .. 2*y1-1), not from the
+    // element-wise DQ; the Conv gives no kernel_shape and reads the float weight the DQ makes, so
+    // the kernel height comes from the quantized weight behind it. Regression: ResNet50 v2 /
+    // YOLOv5s *_qdq_s8 failed --verify-tiling while their uint8 forms passed.
+    const hw::SocProfile& soc = profile("rk3588");
+    Case k = base("qdq s2");
+    k.in_c = 64, k.out_c = 64, k.h = 160, k.w = 160, k.sh = k.sw = 2;
+    ArenaBuilder arena;
+    ConvOp op;
+    op.name = k.name, op.in_c = 64, op.out_c = 64, op.kernel_h = op.kernel_w = 3, op.stride_h = op.stride_w = 2;
+    op.pad_top = op.pad_left = op.pad_bottom = op.pad_right = 1;
+    op.weights.assign(64 * 64 * 9, 1);
+    op.w_scales = {0.01f};
+    const auto m0 = one_layer_model(k, {});
+    const auto bodies = drv::rknpu::lower_conv_op(op, m0.tensors.at("x"), m0.tensors.at("y"), arena, soc, {0});
+    ASSERT_GE(bodies.size(), 2u);  // row bands: the halo matters
+    drv::rknpu::CompiledModel good = one_layer_model(k, bodies);
+    drv::ir::Graph g;
+    for (const char* v : {"x", "x_dq", "w_q", "w_dq", "y_f", "y"}) {
+        drv::ir::Value val;
+        val.name = v;
+        if (std::string(v) == "w_q") val.shape = {64, 64, 3, 3};
+        g.add_value(val);
+    }
+    auto node = [&](const std::string& name, const std::string& type, std::vector<std::string> in, std::string out) {
+        drv::ir::Node n;
+        n.name = name, n.op_type = type, n.inputs = std::move(in), n.outputs = {std::move(out)};
+        return n;
+    };
+    g.add_node(node("dq_x", "DequantizeLinear", {"x", "xs", "xz"}, "x_dq"));
+    g.add_node(node("dq_w", "DequantizeLinear", {"w_q", "ws", "wz"}, "w_dq"));
+    drv::ir::Node conv = node("conv", "Conv", {"x_dq", "w_dq"}, "y_f");
+    conv.attrs.set("strides", std::vector<int64_t>{2, 2});
+    conv.attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    g.add_node(conv);
+    g.add_node(node("q_y", "QuantizeLinear", {"y_f", "ys", "yz"}, "y"));
+    good.graph = std::move(g);
+    good.layers[0].ir_nodes = {0, 1, 2, 3};
+    auto p = drv::rknpu::verify_tiling(good, soc);
+    EXPECT_TRUE(p.empty()) << p.front();
+    auto m = good;  // the second band's input starts one row late: its top halo row is missing
+    m.tasks[1].in_window.y0 += 1;
+    p = drv::rknpu::verify_tiling(m, soc);
+    EXPECT_TRUE(mentions(p, "do not include rows")) << (p.empty() ? "none" : p.front());
+}
+
 TEST(VerifyTiling, ConcatByAddressingCountsInPlaceSlices) {
     // "cat" (64 ch) = "a" (32 ch, written in place by its producer) ++ a requantizing copy of "b".
     const hw::SocProfile& soc = profile("rk3588");

@@ -5,7 +5,7 @@
 // mode: every NPU layer within 1 LSB of its reference nodes (the unit's own DQ -> op -> Q as
 // onnxruntime runs it), and as many layers off the CPU (NPU layers + views: a concat whose inputs share
 // the output's quantization is a view, one that requantizes an NPU copy) as the onnxruntime-QDQ form
-// of the same net. The one expected exception: TensorRT-style nets end in a float op (no output
+// of the same net, with task windows that pass verify_tiling. The one expected exception: TensorRT-style nets end in a float op (no output
 // quantizer), which has no int8 output to put on the NPU.
 #include <gtest/gtest.h>
 
@@ -88,6 +88,10 @@ TEST_P(Conventions, SameNpuLayersAndWithinOneLsb) {
         co.keep_all_tensors = true;
         const CompiledModel m = compile_model(std::move(g), soc, co);
         EXPECT_EQ(off_cpu(m) + heads + seed_cpu_resizes(m), want) << conv;
+        // The task windows verify in every convention: a fused int8-activation unit (ort_qdq_s8,
+        // TensorRT-style: DQ -> Conv -> Q that onnxruntime runs in float) keeps its Conv's kernel
+        // geometry (MobileNetV2's strided convs: halo rows, every-other-row CBUF loads).
+        for (const std::string& p : verify_tiling(m, soc)) ADD_FAILURE() << conv << " tiling: " << p;
         const auto ref = reference_values(m.graph, in);
         DirectOptions o;
         o.isolated_reference = &ref;
