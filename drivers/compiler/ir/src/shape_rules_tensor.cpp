@@ -39,8 +39,9 @@ void reshape(const Ctx& c) {
             infer = static_cast<int64_t>(i);
         } else if (target[i] < 0) {
             c.fail("invalid target dimension " + std::to_string(target[i]));
-        } else {
-            known *= target[i];
+        } else if (__builtin_mul_overflow(known, target[i], &known)) {
+            // A product past int64 would wrap (to 0 for 2^32 x 2^32 x 4) and pass as an empty tensor.
+            c.fail("target shape " + shape_to_string(target) + ": element count overflows 64 bits");
         }
     }
     int64_t total = x.numel();
