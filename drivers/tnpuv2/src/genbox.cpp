@@ -38,6 +38,18 @@ struct Walk {
     static bool scalar(const num::Tensor* t, float v) { return t && t->numel() == 1 && t->data<float>()[0] == v; }
 };
 
+/// Split sizes from the input or the attribute (empty when not constant).
+std::vector<int64_t> split_sizes(const Walk& w, const ir::Node& sp) {
+    std::vector<int64_t> sizes = ir::attr_ints(sp.attrs, "split", {});
+    if (sp.has_input(1)) {
+        const ir::Value* sv = w.g.find_value(sp.input(1));
+        sizes.clear();
+        if (!sv || !sv->is_constant() || sv->data->dtype() != num::DType::I64) return {};
+        for (size_t i = 0; i < sv->data->numel(); ++i) sizes.push_back(sv->data->data<int64_t>()[i]);
+    }
+    return sizes;
+}
+
 /// The grid and anchor constants in the unit's form: grid = cell + offset, anchors constant over
 /// the cells. Sets the match's grid offset and appends the head's anchors.
 bool grid_and_anchors(const num::Tensor& grid, const num::Tensor& ag, int64_t na, int64_t ny, int64_t nx,
@@ -82,14 +94,7 @@ bool head(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nodes,
     if (!sp || sp->op_type != "Split" || sp->outputs.size() != 3) return false;
     const int64_t ax = ir::attr_int(sp->attrs, "axis", 0);
     if (ax != 4 && ax != -1) return false;
-    std::vector<int64_t> sizes = ir::attr_ints(sp->attrs, "split", {});
-    if (sp->has_input(1)) {
-        const ir::Value* sv = w.g.find_value(sp->input(1));
-        if (!sv || !sv->is_constant()) return false;
-        sizes.clear();
-        for (size_t i = 0; i < sv->data->numel(); ++i) sizes.push_back(sv->data->data<int64_t>()[i]);
-    }
-    if (sizes != std::vector<int64_t>{2, 2, no - 4}) return false;
+    if (split_sizes(w, *sp) != std::vector<int64_t>{2, 2, no - 4}) return false;
     // xy branch
     const ir::Node* m1 = w.node(w.only(sp->outputs[0]));
     if (!m1 || m1->op_type != "Mul" || !Walk::scalar(w.other_const(*m1, sp->outputs[0]), 2.0f)) return false;
@@ -153,14 +158,7 @@ bool head_v3(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nod
     if (!sp || sp->op_type != "Split" || sp->outputs.size() != 3) return false;
     const int64_t ax = ir::attr_int(sp->attrs, "axis", 0);
     if (ax != 4 && ax != -1) return false;
-    std::vector<int64_t> sizes = ir::attr_ints(sp->attrs, "split", {});
-    if (sp->has_input(1)) {
-        const ir::Value* sv = w.g.find_value(sp->input(1));
-        if (!sv || !sv->is_constant()) return false;
-        sizes.clear();
-        for (size_t i = 0; i < sv->data->numel(); ++i) sizes.push_back(sv->data->data<int64_t>()[i]);
-    }
-    if (sizes != std::vector<int64_t>{2, 2, no - 4}) return false;
+    if (split_sizes(w, *sp) != std::vector<int64_t>{2, 2, no - 4}) return false;
     const ir::Node* s1 = w.node(w.only(sp->outputs[0]));
     if (!s1 || s1->op_type != "Sigmoid") return false;
     const ir::Node* a1 = w.node(w.only(s1->outputs[0]));
@@ -200,18 +198,6 @@ bool head_v3(const Walk& w, size_t r1i, DecodeMatch& m, std::vector<size_t>& nod
     for (const ir::Node* n : all) nodes.push_back(static_cast<size_t>(n - w.g.nodes().data()));
     head_out = r2->outputs[0];
     return true;
-}
-
-/// Split sizes from the input or the attribute (empty when not constant).
-std::vector<int64_t> split_sizes(const Walk& w, const ir::Node& sp) {
-    std::vector<int64_t> sizes = ir::attr_ints(sp.attrs, "split", {});
-    if (sp.has_input(1)) {
-        const ir::Value* sv = w.g.find_value(sp.input(1));
-        sizes.clear();
-        if (!sv || !sv->is_constant() || sv->data->dtype() != num::DType::I64) return {};
-        for (size_t i = 0; i < sv->data->numel(); ++i) sizes.push_back(sv->data->data<int64_t>()[i]);
-    }
-    return sizes;
 }
 
 /// The YOLOv8 anchor-free decode as the ultralytics v8 ONNX export writes it (ultralytics
