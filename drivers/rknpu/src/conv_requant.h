@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Per-channel requantization planning of the int8 conv lowering (lower_conv.cpp): the folded bias
+// and the BS/BN multiplier pair (M1, M2) with shifts S1..S3 per output channel. The scheme and its
+// error bounds are described at the top of lower_conv.cpp.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "drv/rknpu/lower.h"
+
+namespace drv::rknpu::conv_detail {
+
+/// Largest intermediate scale exponent: y * 2^23 keeps |y| up to 256 inside int32.
+constexpr int kMaxFracBits = 23;
+
+[[noreturn]] inline void fail(const ConvOp& op, const std::string& what) {
+    throw std::invalid_argument(fmt::format("conv '{}': {}", op.name, what));
+}
+
+/// The OIHW weights: ConvOp::weights_ref when set, else ConvOp::weights.
+inline const int8_t* weight_data(const ConvOp& op) { return op.weights_ref ? op.weights_ref : op.weights.data(); }
+
+struct Requant {
+    std::vector<int32_t> bias;  ///< folded: b_c - in_zp * sum(w_c)
+    std::vector<int16_t> m1;    ///< BS MUL per channel
+    std::vector<int16_t> m2;    ///< BN MUL per channel, in [2^14, 2^15) (lower only ~2^16 below the largest)
+    int s1 = 0, s2 = 0, s3 = 0;
+};
+
+/// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
+/// where no operand bytes are written and the weights are absent).
+Requant plan_requant(const ConvOp& op, bool shifts_only);
+
+}  // namespace drv::rknpu::conv_detail
