@@ -56,7 +56,7 @@ num::Tensor Runner::download(const rk::DeviceTensor& t) {
 void Runner::upload(const rk::DeviceTensor& t, const num::Tensor& x) {
     std::vector<uint8_t> img = rk::to_device(t, x);
     if (img.size() > t.bytes) img.resize(t.bytes);
-    if (t.alias_of.empty()) {
+    if (t.alias_of.empty() || t.row_major) {  // a row-major view spans its parent's bytes
         hal_->bo_write(arena_, t.offset, img.data(), img.size());
         return;
     }

@@ -158,6 +158,10 @@ inline int32_t device_bound(float v, float scale, int32_t graph_zp, bool u8) {
 /// the node is neither or its bounds are not constant scalars.
 bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi);
 
+/// The slopes of a LeakyRelu (alpha) or a PRelu with a constant per-tensor or per-channel slope
+/// (model_compiler_units.cpp); false for other nodes.
+bool prelu_slopes(const ir::Graph& g, const ir::Node& n, std::vector<float>& slopes);
+
 /// The integer bounds of a Relu/Clip folded into a unit (UnitGraph: attributes npusim_clip_lo/hi),
 /// as Act::Clip on the conv lowering; no attributes: no activation stage.
 inline void fused_clip(const ir::Node& n, float out_scale, int32_t graph_zp, bool u8, ConvOp& op) {
@@ -365,6 +369,17 @@ class Compiler {
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
     bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
+
+    // ---- channel-last layouts (model_compiler_layout.cpp, issue 15) ----
+    /// int8 Transpose (0, 2, 3, 1) of a [1,C,H,W] tensor: a DPU copy writing it channel-last
+    /// (TP_EN, assumption A-TP) into a row-major tensor (DeviceTensor::row_major).
+    bool transpose_node(size_t i);
+    /// Reshape / Flatten / Squeeze / Unsqueeze of a row-major tensor: a view (same bytes);
+    /// false when the input is not row-major (view() decides).
+    bool row_major_view(size_t i);
+    /// The row-major device tensor of a quantized value (created, or the existing row-major one).
+    DeviceTensor& dev_row_major(const std::string& name);
+    bool row_major_ok_ = false;  ///< dev() may hand out a row-major tensor (only to the code above)
     /// Layer-internal scratch tensors (not graph values) by name, with the unit node whose layer
     /// uses them: planned like activations, live during that layer only.
     std::map<std::string, size_t> scratch_;

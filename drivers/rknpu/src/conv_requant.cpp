@@ -4,6 +4,8 @@
 // each).
 #include "conv_requant.h"
 
+#include "conv_prelu.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -99,7 +101,7 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
     }
     // Total shift: the largest channel's M1 * M2 just below 32767 * kM2Lo.
     const int s_tot = static_cast<int>(std::floor(std::log2(32767.0 * kM2Lo / m_max)));
-    r.s3 = kMaxFracBits - 1;  // v2 = y * 2^S3: |y| < 512 stays inside int32
+    r.s3 = prelu_max_s3(op, kMaxFracBits - 1);  // v2 = y * 2^S3: |y| < 512 stays inside int32 (PRelu: conv_prelu.h)
     r.s2 = 15;                // v1 = y * 2^(S2 + S3) / M2 ~ y * 2^22
     r.s1 = s_tot - r.s2 - r.s3;
     if (r.s1 < 0) r.s2 += r.s1, r.s1 = 0;  // large multipliers (small accumulators): fewer fraction bits

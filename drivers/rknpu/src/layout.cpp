@@ -69,6 +69,17 @@ num::Tensor from_device_fp16(const DeviceTensor& t, const std::vector<uint8_t>& 
     return out;
 }
 
+/// Row-major int8 image (DeviceTensor::row_major): the elements in IR order, uint8 shifted.
+std::vector<uint8_t> to_device_row_major(const DeviceTensor& t, const num::Tensor& x) {
+    if (x.numel() != static_cast<size_t>(t.w) || t.bytes < x.numel())
+        throw std::invalid_argument(fmt::format("to_device '{}': {} values, the device tensor holds {}", t.name,
+                                                x.numel(), t.w));
+    std::vector<uint8_t> img(t.bytes, static_cast<uint8_t>(static_cast<int8_t>(t.zp)));
+    const uint8_t shift = t.graph_uint8 ? 128 : 0;
+    for (size_t k = 0; k < x.numel(); ++k) img[k] = static_cast<uint8_t>(x.raw()[k] - shift);
+    return img;
+}
+
 }  // namespace
 
 std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
@@ -80,6 +91,7 @@ std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
     if (u8 != t.graph_uint8)
         throw std::invalid_argument(fmt::format("to_device '{}': {} tensor, the model has {}", t.name,
                                                 num::dtype_name(x.dtype()), t.graph_uint8 ? "uint8" : "int8"));
+    if (t.row_major) return to_device_row_major(t, x);
     check(t, x.numel(), "to_device");
     // Padding channels of the last atom hold the zero point (a real 0).
     std::vector<uint8_t> img(t.bytes, static_cast<uint8_t>(static_cast<int8_t>(t.zp)));
@@ -99,7 +111,7 @@ std::vector<uint8_t> to_device(const DeviceTensor& t, const num::Tensor& x) {
 }
 
 num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& image) {
-    check(t, static_cast<size_t>(t.c) * t.h * t.w, "from_device");
+    if (!t.row_major) check(t, static_cast<size_t>(t.c) * t.h * t.w, "from_device");
     if (image.size() < t.bytes)
         throw std::invalid_argument(
             fmt::format("from_device '{}': image has {} bytes, expected {}", t.name, image.size(), t.bytes));
@@ -111,6 +123,12 @@ num::Tensor from_device(const DeviceTensor& t, const std::vector<uint8_t>& image
     if (t.fp16) return from_device_fp16(t, image, shape);
     const uint8_t shift = t.graph_uint8 ? 128 : 0;
     uint8_t* dst = out.raw();
+    if (t.row_major) {
+        for (size_t k = 0; k < out.numel(); ++k) dst[k] = static_cast<uint8_t>(image[k] + shift);
+        out.quant.scale = {t.scale};
+        out.quant.zero_point = {t.zp + (t.graph_uint8 ? 128 : 0)};
+        return out;
+    }
     const size_t hw = static_cast<size_t>(t.h) * t.w;
     for (int c = 0; c < t.c; ++c) {
         const size_t base = static_cast<size_t>(c / t.c2) * t.surf_stride + static_cast<size_t>(c % t.c2);

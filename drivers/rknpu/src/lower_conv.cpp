@@ -36,6 +36,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "conv_prelu.h"
 #include "conv_requant.h"
 #include "dpu_only.h"
 #include "drv/rknpu/lower.h"
@@ -200,6 +201,7 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
                                    : (op.fp16 ? soc.npu.cout_align_fp16.value : soc.npu.cout_align_int8.value);
     p.kg_step = align > 0 ? static_cast<int>(std::lcm(c2, align)) : c2;
     if (op.act == Act::Lut && op.lut.size() != 256) fail(op, "a fused LUT needs 256 entries");
+    if (op.act == Act::Prelu && op.fp16) fail(op, "a fused PRelu on the fp16 path is not lowered");
     if (op.act == Act::Clip && op.fp16) {
         if (!(op.clip_lo_f <= op.clip_hi_f)) fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo_f, op.clip_hi_f));
     } else if (op.act == Act::Clip) {
@@ -296,6 +298,7 @@ void size_cbuf(const ConvOp& op, const DeviceTensor& in, Plan& p) {
 struct Constants {
     uint64_t weights = 0;
     std::vector<uint64_t> bs, bn;  ///< DPU operands per kernel group
+    std::vector<uint64_t> ew;      ///< Act::Prelu with per-channel slopes: EW operands per kernel group
 };
 
 void put_f16(uint8_t* at, float v) {
@@ -517,7 +520,7 @@ void emit_core(BodyBuilder& bb, const ConvOp& op, const TaskGeom& tg) {
 
 /// DPU: BS (bias add, M1, ReLU), BN (M2), EW (Clip), OUT_CVT; DPU_RDMA reads the operands.
 void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const Plan& p, const Requant& rq,
-              const TaskGeom& tg, const Constants& cs) {
+              const TaskGeom& tg, const Constants& cs, const PreluPlan& pr) {
     const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / p.c2) * out.surf_stride +
                          static_cast<uint64_t>(tg.y0) * out.line_stride;
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
@@ -591,6 +594,8 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
         bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0},
                                                    {"EW_TRUNCATE", static_cast<uint64_t>(rq.s3)}});
         dpu_only::emit_lut(bb, op.lut, -128 - op.out_zp);
+    } else if (op.act == Act::Prelu) {
+        emit_prelu_ew(bb, pr, cs.ew.empty() ? 0 : cs.ew[static_cast<size_t>(tg.g)]);
     } else {
         bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
                                        {"EW_OP_BYPASS", 1},
@@ -610,7 +615,7 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
     bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
     bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", en::DataUse::MUL}});
     bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", cs.bn[static_cast<size_t>(tg.g)]);
-    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+    if (op.act != Act::Prelu) bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});  // Prelu: emit_prelu_ew
     bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
 }
 
@@ -753,7 +758,9 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in
     choose_tiling(op, in, soc, p);
     spread_over_cores(op, in, ncores, p);
     size_cbuf(op, in, p);
-    const Constants cs = place_constants(op, p, rq, arena);
+    Constants cs = place_constants(op, p, rq, arena);
+    const PreluPlan pr = op.act == Act::Prelu ? plan_prelu(op) : PreluPlan{};
+    if (op.act == Act::Prelu) cs.ew = place_prelu(op, pr, p.groups, p.kg, p.c2, arena);
 
     // Tasks group-major, bands inside; contiguous balanced blocks of tasks per core, so a core's
     // consecutive bands of one kernel group reuse its weights.
@@ -773,7 +780,7 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in
             if (op.fp16)
                 emit_dpu_fp16(bb, op, out, p, tg, cs);
             else
-                emit_dpu(bb, op, out, p, rq, tg, cs);
+                emit_dpu(bb, op, out, p, rq, tg, cs, pr);
             tasks.push_back(bb.finish(task_meta(op, in_arg, p, tg, cores[slot], row_skip)));
         }
     } catch (const regcmd::EmitError& e) {

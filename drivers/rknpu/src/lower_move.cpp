@@ -31,7 +31,7 @@ uint64_t u(int v) { return static_cast<uint64_t>(v); }
 }  // namespace
 
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
-                        int w, int h, int c, int notch, int atom, int core) {
+                        int w, int h, int c, int notch, int atom, int core, bool channel_last) {
     const uint64_t compact = u(w) * u(h) * u(atom);
     if (w < 1 || h < 1 || c < 1 || u(w) > kCubeMax || u(h) > kCubeMax || u(c) > kCubeMax)
         throw std::invalid_argument(fmt::format("{}: cube {}x{}x{} beyond the 13-bit DPU fields", what, c, h, w));
@@ -40,8 +40,12 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
     if (c > atom && (src_surf < compact || (src_surf - compact) % 16 != 0 || dst_surf % 16 != 0))
         throw std::invalid_argument(fmt::format("{}: surface strides not expressible in 16-byte units", what));
     BodyBuilder b;
-    b.write_fields("DPU_FEATURE_MODE_CFG",
-                   {{"BURST_LEN", en::BurstLen::BURST_16}, {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY}, {"FLYING_MODE", 1}});
+    b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                            {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
+                                            {"FLYING_MODE", 1},
+                                            {"TP_EN", channel_last ? 1u : 0u}});
+    if (channel_last)
+        b.write_fields("DPU_WDMA_SIZE_0", {{"CHANNEL_WDMA", u(c - 1)}, {"SIZE_C_WDMA", u(c - 1)}, {"TP_PRECISION", 0}});
     b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
                                        {"IN_PRECISION", en::Precision::INT8},
                                        {"OUT_PRECISION", en::Precision::INT8}});

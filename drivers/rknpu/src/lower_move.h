@@ -15,8 +15,10 @@ namespace drv::rknpu {
 /// `w + notch` atoms apart and surfaces `dst_surf` bytes apart; every stage bypassed, output
 /// convert scale 1 shift 0 offset 0 (x -> x, exact). Throws std::invalid_argument when a value
 /// does not fit its register field. The task's windows are left to the caller.
+/// `channel_last` (issue 15): the WDMA writes the cube channel-last instead (TP_EN, SIZE_C_WDMA =
+/// c - 1: per pixel in row order its c channels, assumption A-TP), `w * h * c` bytes from `dst`.
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
-                        int w, int h, int c, int notch, int atom, int core);
+                        int w, int h, int c, int notch, int atom, int core, bool channel_last = false);
 
 /// Nearest-neighbour upsampling by integer factors (out = in[y / sh][x / sw]) as DPU copies:
 /// width: sw tasks reading the input as one-atom rows (one per pixel) and writing every sw-th

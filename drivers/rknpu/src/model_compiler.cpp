@@ -132,6 +132,8 @@ DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_
     if (it != m_.tensors.end()) {
         if (std::fabs(it->second.scale - scale) > 1e-6f * scale || it->second.zp != zp)
             unsupported(fmt::format("tensor '{}' is read with two different quantizations", name));
+        if (it->second.row_major && !row_major_ok_)
+            unsupported(fmt::format("tensor '{}' is row-major (channel-last), not NC1HWC2", name));
         if (journal_on_) journal_old_.emplace(name, it->second);  // the first copy is the one to restore
         return it->second;
     }
@@ -324,7 +326,8 @@ bool Compiler::classify_npu(size_t i) {
     if ((op == "QLinearAdd" || op == "QLinearMul") && n.domain == "com.microsoft") return add(i);
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
-    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") return view(i);
+    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")
+        return row_major_view(i) || view(i);
     if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && n.domain == "com.microsoft") return lut_unit(i);
     if (op == "DequantizeLinear") return bn(i) || lut_region(i);
     if (op == "Slice" && n.domain.empty()) return slice_node(i);
@@ -332,6 +335,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "Resize" && n.domain.empty()) return resize_node(i);
     if (op == "QLinearAveragePool" && n.domain == "com.microsoft") return avgpool_node(i);
     if (op == "GlobalMaxPool" && n.domain.empty()) return global_maxpool_node(i);
+    if (op == "Transpose" && n.domain.empty()) return transpose_node(i);
     return false;
 }
 

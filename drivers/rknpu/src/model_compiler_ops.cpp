@@ -61,12 +61,26 @@ bool Compiler::conv(size_t i) {
     const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
     op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
     fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    // A LeakyRelu / PRelu between the conv and its Q (UnitGraph: npusim_prelu_slopes), conv_prelu.h.
+    const bool prelu = n.attrs.has("npusim_prelu_slopes");
+    if (prelu) {
+        op.act = Act::Prelu;
+        op.prelu = n.attrs.get_floats("npusim_prelu_slopes", {});
+        if (op.prelu.size() != 1 && op.prelu.size() != static_cast<size_t>(op.out_c))
+            unsupported(fmt::format("{} PRelu slopes for {} output channels", op.prelu.size(), op.out_c));
+    }
     Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
+    if (prelu) {
+        L.op = std::string(op.depthwise ? "DepthwiseConvolution" : "Convolution") +
+               (op.prelu.size() > 1 ? "PRelu" : "LeakyRelu");
+        L.note = "negative slope in the DPU EW stage (PReLU multiply)";
+    }
     const auto& ys_shape = g_.value(n.outputs[0]).shape;
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
              static_cast<uint64_t>(op.depthwise ? 1 : op.in_c / group) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
     if (grouped) {
-        L.note = fmt::format("group {} as a dense convolution with block-diagonal weights", group);
+        L.note = (L.note.empty() ? "" : L.note + "; ") +
+                 fmt::format("group {} as a dense convolution with block-diagonal weights", group);
         push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [w, group](ConvOp& o) {
             const size_t cg = static_cast<size_t>(o.in_c / group), mg = static_cast<size_t>(o.out_c / group);
             const size_t k = static_cast<size_t>(o.kernel_h * o.kernel_w), C = static_cast<size_t>(o.in_c);
@@ -79,7 +93,7 @@ bool Compiler::conv(size_t i) {
         return true;
     }
     std::string y = n.outputs[0];
-    if (n.outputs.size() == 1) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    if (n.outputs.size() == 1 && !prelu) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
     push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;

@@ -31,6 +31,31 @@ bool per_tensor(const ir::Graph& g, const ir::Node& n) {
 
 }  // namespace
 
+/// Slopes of a LeakyRelu (its alpha) or a PRelu whose slope is a constant float scalar or one value
+/// per channel ([C,1,1] / [1,C,1,1]; ONNX broadcasting puts a 1-D slope on W, not on channels).
+bool prelu_slopes(const ir::Graph& g, const ir::Node& n, std::vector<float>& slopes) {
+    slopes.clear();
+    if (!n.domain.empty()) return false;
+    if (n.op_type == "LeakyRelu") {
+        slopes = {ir::attr_float(n.attrs, "alpha", 0.01f)};
+    } else if (n.op_type == "PRelu" && n.inputs.size() == 2) {
+        const ir::Value* s = g.find_value(n.input(1));
+        if (!s || !s->is_constant() || s->data->dtype() != num::DType::F32 || s->data->numel() == 0) return false;
+        const auto& d = s->data->shape();
+        const size_t c = s->data->numel();
+        const bool per_tensor = c == 1;
+        const bool per_channel = (d.size() == 3 && d[1] == 1 && d[2] == 1) ||
+                                 (d.size() == 4 && d[0] == 1 && d[2] == 1 && d[3] == 1);
+        if (!per_tensor && !per_channel) return false;
+        slopes.assign(s->data->data<float>(), s->data->data<float>() + c);
+    } else {
+        return false;
+    }
+    for (float a : slopes)
+        if (!std::isfinite(a)) return false;
+    return true;
+}
+
 /// Real interval a Relu / Clip keeps; false when its bounds are not constant scalars.
 bool clamp_of(const ir::Graph& g, const ir::Node& n, float& lo, float& hi) {
     if (n.op_type == "Relu") {
@@ -147,6 +172,16 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
         acts.insert(acts.begin(), static_cast<size_t>(p));
         v = rn[static_cast<size_t>(p)].input(0);
         p = prod(v);
+    }
+    // A LeakyRelu / PRelu with constant slopes straight before the Q (onnxruntime's QDQ form of a
+    // conv with the activation fused into its quantization: DQ -> Conv -> LeakyRelu -> Q), issue 15.
+    std::vector<float> slopes;
+    if (acts.empty() && p >= 0 && !claimed[static_cast<size_t>(p)] && uses(v) == qs.size() &&
+        prelu_slopes(ref_, rn[static_cast<size_t>(p)], slopes)) {
+        acts.push_back(static_cast<size_t>(p));
+        v = rn[static_cast<size_t>(p)].input(0);
+        p = prod(v);
+        if (p < 0 || rn[static_cast<size_t>(p)].op_type != "Conv") return false;
     }
     if (p < 0 || claimed[static_cast<size_t>(p)]) return false;
     if (acts.empty() ? uses(v) != qs.size() : uses(v) != 1) return false;
@@ -314,7 +349,9 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
             f.attrs.set("transA", ir::attr_int(op.attrs, "transA", 0));
             f.attrs.set("transB", ir::attr_int(op.attrs, "transB", 0));
         }
-        if (!acts.empty()) {
+        if (!slopes.empty()) {
+            f.attrs.set("npusim_prelu_slopes", slopes);
+        } else if (!acts.empty()) {
             f.attrs.set("npusim_clip_lo", lo);
             f.attrs.set("npusim_clip_hi", hi);
         }

@@ -97,7 +97,8 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     if (!np) return g;
     const ir::Node& n = *np;
     const std::string& op = n.op_type;
-    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    // Transpose to channel-last (a row-major output): every output element may come from any row.
+    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose") {
         g.kind = RowGeom::All;
         return g;
     }

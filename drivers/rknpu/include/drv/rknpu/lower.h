@@ -74,7 +74,10 @@ struct BodyBuilder {
 /// Fused activation after a conv / eltwise op, in the int8 output domain.
 /// Lut: the conv's requantized int8 output code (saturated) indexes `ConvOp::lut` in the EW stage
 /// (a fused Sigmoid / Swish / ... after the convolution, lower_act.cpp).
-enum class Act { None, Relu, Clip, Lut };
+/// Prelu: a LeakyRelu / PRelu after the convolution with no quantization between (onnxruntime's
+/// QDQ DQ -> Conv -> LeakyRelu -> Q): negative values times `ConvOp::prelu` (one slope, or one per
+/// output channel) in the EW stage's PReLU multiply before the output convert (conv_prelu.cpp).
+enum class Act { None, Relu, Clip, Lut, Prelu };
 
 /// A quantized convolution as the compiler hands it to the conv lowering (from QLinearConv /
 /// QGemm-as-1x1-conv / GlobalAveragePool-as-depthwise). Input and output quantization are in the
@@ -105,6 +108,7 @@ struct ConvOp {
     /// Act::Lut: the layer's output code per conv output code + 128 (256 entries); out_scale and
     /// out_zp are then the conv's own output quantization, the output tensor's is the table's.
     std::vector<int8_t> lut;
+    std::vector<float> prelu;  ///< Act::Prelu: negative slope, one value or out_c values
 };
 
 /// Lower one conv to tasks: splits along output rows (with the kernel's halo rows re-read) and

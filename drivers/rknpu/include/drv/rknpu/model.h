@@ -43,6 +43,10 @@ struct DeviceTensor {
     /// Set when this tensor is a channel slice of another (concat by addressing): the parent's name.
     std::string alias_of;
     bool fp16 = false;            ///< fp16 elements (float32 graph tensor); scale/zp unused
+    /// The IR tensor's elements in row-major order (numel int8 bytes from `offset`, `bytes` rounded
+    /// up to 16), not NC1HWC2: what the DPU's WDMA writes with TP_EN (a Transpose to channel-last,
+    /// assumption A-TP) and any Reshape of it (issue 15). c = h = 1, w = numel; strides = bytes.
+    bool row_major = false;
     int elem_bytes() const { return fp16 ? 2 : 1; }
 };
 
