@@ -380,6 +380,9 @@ class Compiler {
     /// The row-major device tensor of a quantized value (created, or the existing row-major one).
     DeviceTensor& dev_row_major(const std::string& name);
     bool row_major_ok_ = false;  ///< dev() may hand out a row-major tensor (only to the code above)
+    /// DequantizeLinear -> QuantizeLinear (nothing between): a per-tensor affine DPU task
+    /// (model_compiler_requant.cpp).
+    bool requant_node(size_t i);
     /// Layer-internal scratch tensors (not graph values) by name, with the unit node whose layer
     /// uses them: planned like activations, live during that layer only.
     std::map<std::string, size_t> scratch_;

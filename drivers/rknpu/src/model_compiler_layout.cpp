@@ -57,7 +57,23 @@ bool Compiler::transpose_node(size_t i) {
         unsupported("Transpose other than (0, 2, 3, 1) of a [1, C, H, W] tensor (NCHW -> NHWC)");
     const DeviceTensor& in = dev_q(n.input(0));
     if (in.row_major) unsupported("Transpose of a row-major tensor");
-    const DeviceTensor& out = dev_row_major(n.outputs[0]);
+    // A Reshape / Flatten / Squeeze / Unsqueeze that alone reads the transposed tensor (a detection
+    // head's flattening) joins the layer: the channel-last bytes are its output.
+    std::string y = n.outputs[0];
+    int reshape = -1;
+    const auto cons = g_.consumers(y);
+    if (cons.size() == 1 && std::find(g_.outputs().begin(), g_.outputs().end(), y) == g_.outputs().end()) {
+        const ir::Node& r = g_.nodes()[cons[0]];
+        static const std::set<std::string> kViews{"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+        const ir::Value* rv = r.outputs.size() == 1 ? g_.find_value(r.outputs[0]) : nullptr;
+        if (r.domain.empty() && kViews.count(r.op_type) && r.input(0) == y && rv && rv->dtype == yv.dtype &&
+            !rv->quant.empty() && !yv.quant.empty() && rv->quant.scale == yv.quant.scale &&
+            rv->quant.zero_point == yv.quant.zero_point && !forced_cpu(r) && !checker_cpu_.count(r.name) &&
+            !consumed_.count(cons[0]))
+            reshape = static_cast<int>(cons[0]);
+    }
+    if (reshape >= 0) y = g_.nodes()[static_cast<size_t>(reshape)].outputs[0];
+    const DeviceTensor& out = dev_row_major(y);
     if (in.scale != out.scale || in.zp != out.zp) unsupported("Transpose changes the quantization");
     const int atom = soc_.npu.c2_int8.value;
     if (in.w > 8192 || in.h > 8192 || in.c > 8192) unsupported("Transpose cube beyond the 13-bit DPU fields");
@@ -65,7 +81,19 @@ bool Compiler::transpose_node(size_t i) {
     if (in.c > 2048) unsupported("Transpose of more than 2048 channels (WDMA_SIZE_0.SIZE_C_WDMA)");
     Layer L = base_layer(i, "Transpose", Unit::Npu);
     L.note = "DPU copy writing channel-last (TP_EN, assumption A-TP) into a row-major tensor";
-    const std::string a = n.input(0), y = n.outputs[0];
+    if (reshape >= 0) {
+        const size_t r = static_cast<size_t>(reshape);
+        L.outputs = {y};
+        L.out_shape = shape_of(y);
+        std::vector<size_t> nodes = L.ir_nodes;
+        for (size_t k : g_.members(r)) nodes.push_back(k);
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        L.ir_nodes = nodes;
+        L.note += fmt::format("; the {} after it is the same bytes", g_.nodes()[r].op_type);
+        consumed_.insert(r);
+    }
+    const std::string a = n.input(0);
     const int core = m_.cores.front();
     push_npu(
         std::move(L),

@@ -7,7 +7,7 @@
 //    LeakyRelu -> Q: onnxruntime quantizes the activation's output only): the slope in the DPU EW
 //    stage's PReLU multiply (conv_prelu.cpp).
 //  - A detection head's Conv -> Transpose(0, 2, 3, 1) -> Reshape(1, -1, k): the Transpose as a DPU
-//    copy writing channel-last (TP_EN), the Reshape a view of its bytes (model_compiler_layout.cpp).
+//    copy writing channel-last (TP_EN), the Reshape the same bytes (model_compiler_layout.cpp).
 #ifdef NPUSIM_TEST_HAS_ONNX_BUILDER
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -175,21 +175,28 @@ TEST(LayoutOps, DetectionHeadTransposeToChannelLastAndReshapeView) {
             if (L.op == "Transpose") tp = &L;
             if (L.op == "Reshape") rs = &L;
         }
-        ASSERT_TRUE(tp && rs) << socn;
+        ASSERT_TRUE(tp) << socn;
         if (std::string(socn) == "rk3566") {
             // RK3566_RK3568 table (seed §3.1.58) allows other permutations only: the vendor runs it
             // on the CPU, and the Reshape of a host tensor with it.
             EXPECT_EQ(tp->unit, Unit::Cpu);
             EXPECT_EQ(tp->cpu_reason, CpuReason::VendorRule) << tp->note;
             EXPECT_NE(tp->note.find("3.1.58"), std::string::npos) << tp->note;
+            ASSERT_TRUE(rs);
+            EXPECT_EQ(rs->unit, Unit::Cpu) << "the Reshape of a host tensor";
             std::cout << fmt::format("[head] {} Transpose CPU: {}\n", socn, tp->note);
             continue;
         }
         ASSERT_EQ(tp->unit, Unit::Npu) << socn << ": " << tp->note;
-        EXPECT_EQ(rs->unit, Unit::View) << rs->note;
-        ASSERT_TRUE(m.tensors.count(tp->outputs[0]) && m.tensors.count(rs->outputs[0]));
-        EXPECT_TRUE(m.tensors.at(tp->outputs[0]).row_major);
-        EXPECT_EQ(m.tensors.at(rs->outputs[0]).alias_of, tp->outputs[0]) << "the reshape is the transpose's bytes";
+        // The Reshape that alone reads the transposed tensor joins the layer: its output is the
+        // channel-last bytes the DPU writes (a row-major [1, 160, 3] tensor: 8 x 10 pixels x 6 channels).
+        EXPECT_EQ(rs, nullptr) << "Reshape layer " << (rs ? rs->note : "");
+        ASSERT_EQ(tp->outputs.size(), 1u);
+        ASSERT_TRUE(m.tensors.count(tp->outputs[0]));
+        const DeviceTensor& flat = m.tensors.at(tp->outputs[0]);
+        EXPECT_TRUE(flat.row_major);
+        EXPECT_EQ(flat.ir_shape, (std::vector<int64_t>{1, 160, 3}));
+        EXPECT_EQ(flat.w, 480);
         sim::DirectOptions o;
         o.isolated_reference = &ref;
         const sim::DirectResult r = sim::run_direct(m, soc, in, o);
@@ -213,6 +220,40 @@ TEST(LayoutOps, DetectionHeadTransposeToChannelLastAndReshapeView) {
         const sim::TensorDiff d = sim::compare_tensors(e.outputs.at("y"), ref.at("y"));
         EXPECT_TRUE(d.same_shape);
         EXPECT_LE(d.max_diff, 1) << d.str();
+    }
+}
+
+TEST(LayoutOps, RequantizationBetweenScalesOnTheDpu) {
+    // RetinaFace's SSH output: DQ -> Relu -> Q to a uint8 scale of zero point 0, where the QDQ import
+    // drops the Relu (the Q's range implies it) and leaves DQ -> Q: a requantization.
+    MB b(13);
+    b.input("x", kF32, {1, 20, 9, 11});
+    requant(b, "x", "xf", 0.03f, 128);
+    b.node("Relu", {"xf"}, {"r"}, "relu");
+    requant(b, "r", "y", 0.0137f, 0);
+    b.output("y");
+    const drv::ir::Graph g = import(b, "requant.onnx");
+    const auto in = inputs(g, 4.f);
+    const auto ref = sim::reference_values(g, in);
+    for (const char* socn : {"rk3588", "rk3566"}) {
+        const hw::SocProfile soc = hw::load_named_profile(socn);
+        const CompiledModel m = compile_model(g, soc);
+        for (const auto& p : verify_tiling(m, soc)) ADD_FAILURE() << socn << ": " << p;
+        const Layer* rq = nullptr;
+        for (const auto& L : m.layers)
+            if (L.unit == Unit::Npu) rq = &L;
+        ASSERT_NE(rq, nullptr) << socn;
+        sim::DirectOptions o;
+        o.isolated_reference = &ref;
+        const sim::DirectResult r = sim::run_direct(m, soc, in, o);
+        ASSERT_EQ(r.layers.size(), 1u);
+        const sim::TensorDiff& d = r.layers[0].diff;
+        // (x - zx) * xs / ys with the 16-bit multiplier M = round(xs / ys * 2^T) (T = 13 here: relative
+        // error <= 2^-15, <= 0.008 LSB at |x - zx| = 128), rounded half up, against onnxruntime's float
+        // rounded half to even: off by one only where the exact value lies within 0.008 LSB of a half.
+        EXPECT_LE(d.max_diff, 1) << socn << ": " << d.str();
+        EXPECT_LE(static_cast<double>(d.off_by_one), 0.01 * static_cast<double>(d.values)) << d.str();
+        std::cout << fmt::format("[requant] {} {} {}: {}\n", socn, rq->op, rq->note, d.str());
     }
 }
 
