@@ -383,6 +383,8 @@ class Compiler {
     /// DequantizeLinear -> QuantizeLinear (nothing between): a per-tensor affine DPU task
     /// (model_compiler_requant.cpp).
     bool requant_node(size_t i);
+    /// DequantizeLinear -> PRelu (one slope per channel) -> QuantizeLinear: lower_prelu_op.
+    bool prelu_node(size_t i);
     /// Layer-internal scratch tensors (not graph values) by name, with the unit node whose layer
     /// uses them: planned like activations, live during that layer only.
     std::map<std::string, size_t> scratch_;

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "dpu_only.h"
 #include "hw/regcmd.h"
 #include "hw/rknpu_regs.h"
 
@@ -116,3 +117,67 @@ void emit_prelu_ew(BodyBuilder& bb, const PreluPlan& pr, uint64_t operand_addr) 
 }
 
 }  // namespace drv::rknpu::conv_detail
+
+namespace drv::rknpu {
+
+namespace {
+
+namespace en = hw::rknpu::enums;
+
+/// One DPU-only task: `slopes` for the channels of `in` (a channel group or the whole tensor).
+TaskBody prelu_task(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                    const std::vector<float>& slopes, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    ConvOp op;  // the slope plan and operand image of the fused form, for these channels
+    op.name = name;
+    op.out_c = in.c;
+    op.act = Act::Prelu;
+    op.prelu = slopes;
+    conv_detail::PreluPlan pr = conv_detail::plan_prelu(op);
+    if (!pr.per_channel()) pr.mul.assign(static_cast<size_t>(in.c), pr.mul[0]);  // the operand image all the same
+    const std::vector<uint64_t> addr = conv_detail::place_prelu(op, pr, 1, in.c, soc.npu.c2_int8.value, arena);
+    const double r = static_cast<double>(in.scale) / out.scale;
+    if (!(r > 0) || !std::isfinite(r)) throw std::invalid_argument(fmt::format("'{}': scale ratio {} cannot be requantized", name, r));
+    int t = 40;  // |x - zp| * M <= 255 * 32767 stays far inside int32
+    while (t > 0 && std::nearbyint(r * std::ldexp(1.0, t)) > conv_detail::kMulMax) --t;
+    const int64_t m = static_cast<int64_t>(std::nearbyint(r * std::ldexp(1.0, t)));
+    if (m < 1 || m > static_cast<int64_t>(conv_detail::kMulMax)) throw std::invalid_argument(fmt::format("'{}': scale ratio {} out of range", name, r));
+    BodyBuilder bb;
+    dpu_only::emit_common(bb, in, out);
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
+                                   {"BS_ALU_BYPASS", 0},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
+                                   {"BS_ALU_SRC", 0},
+                                   {"BS_MUL_BYPASS", 0},
+                                   {"BS_MUL_PRELU", 0},
+                                   {"BS_RELU_BYPASS", 1}});
+    bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-in.zp));
+    bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 0}, {"BS_MUL_OPERAND", static_cast<uint64_t>(m)}, {"BS_MUL_SHIFT_VALUE", 0}});
+    conv_detail::emit_prelu_ew(bb, pr, addr.at(0));
+    bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
+    return bb.finish(dpu_only::meta(fmt::format("prelu {}x{}x{}", out.c, out.h, out.w), out, core));
+}
+
+}  // namespace
+
+std::vector<TaskBody> lower_prelu_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                     const std::vector<float>& slopes, ArenaBuilder& arena, const hw::SocProfile& soc,
+                                     int core) {
+    dpu_only::check(name, in, soc);
+    dpu_only::check(name, out, soc);
+    if (slopes.size() != static_cast<size_t>(in.c))
+        throw std::invalid_argument(fmt::format("'{}': {} slopes for {} channels", name, slopes.size(), in.c));
+    // 8-byte-atom SoCs whose surface stride the MRDMA cannot express: flat views (channels kept,
+    // each surface one row) or one C1 surface per task, with that surface's slopes.
+    if (auto split = dpu_only::split_unary(name, in, out, [&](const DeviceTensor& a, const DeviceTensor& b) {
+            const size_t c0 = a.c == in.c ? 0 : static_cast<size_t>((a.offset - in.offset) / in.surf_stride * in.c2);
+            const std::vector<float> part(slopes.begin() + static_cast<std::ptrdiff_t>(c0),
+                                          slopes.begin() + static_cast<std::ptrdiff_t>(c0) + a.c);
+            return std::vector<TaskBody>{prelu_task(name, a, b, part, arena, soc, core)};
+        }))
+        return *split;
+    return {prelu_task(name, in, out, slopes, arena, soc, core)};
+}
+
+}  // namespace drv::rknpu

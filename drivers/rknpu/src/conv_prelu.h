@@ -42,3 +42,15 @@ std::vector<uint64_t> place_prelu(const ConvOp& op, const PreluPlan& pr, int gro
 void emit_prelu_ew(BodyBuilder& bb, const PreluPlan& pr, uint64_t operand_addr);
 
 }  // namespace drv::rknpu::conv_detail
+
+namespace drv::rknpu {
+
+/// Standalone PRelu with one slope per channel (DequantizeLinear -> PRelu -> QuantizeLinear, int8):
+/// a DPU-only task, BS (x - in.zp) * M with M = round(in.scale / out.scale * 2^T), the EW PReLU
+/// multiply by the channel's slope (as the fused form), output convert >> T + out.zp. `slopes` has
+/// in.c values. Throws std::invalid_argument naming the op when a value does not fit its field.
+std::vector<TaskBody> lower_prelu_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                     const std::vector<float>& slopes, ArenaBuilder& arena, const hw::SocProfile& soc,
+                                     int core);
+
+}  // namespace drv::rknpu

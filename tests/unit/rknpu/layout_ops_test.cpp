@@ -223,6 +223,44 @@ TEST(LayoutOps, DetectionHeadTransposeToChannelLastAndReshapeView) {
     }
 }
 
+TEST(LayoutOps, StandalonePReluPerChannelOnTheDpu) {
+    // DQ -> PRelu (slope [1,20,1,1]: negative, zero, small and > 1 values) -> Q, 9 x 11 pixels: on
+    // RK3566 (8-byte atoms) the odd surface needs one task per C1 surface or flat views.
+    MB b(13);
+    b.input("x", kF32, {1, 20, 9, 11});
+    requant(b, "x", "xf", 0.03f, 128);
+    std::vector<float> sl(20);
+    for (size_t j = 0; j < sl.size(); ++j) sl[j] = -0.5f + 0.09f * static_cast<float>(j);
+    b.init_f32("slope", {1, 20, 1, 1}, sl);
+    b.node("PRelu", {"xf", "slope"}, {"af"}, "prelu");
+    requant(b, "af", "y", 0.025f, 110);
+    b.output("y");
+    const drv::ir::Graph g = import(b, "prelu.onnx");
+    const auto in = inputs(g, 4.f);
+    const auto ref = sim::reference_values(g, in);
+    for (const char* socn : {"rk3588", "rk3566"}) {
+        const hw::SocProfile soc = hw::load_named_profile(socn);
+        const CompiledModel m = compile_model(g, soc);
+        for (const auto& p : verify_tiling(m, soc)) ADD_FAILURE() << socn << ": " << p;
+        const Layer* pr = nullptr;
+        for (const auto& L : m.layers)
+            if (L.op == "PRelu") pr = &L;
+        ASSERT_NE(pr, nullptr) << socn;
+        ASSERT_EQ(pr->unit, Unit::Npu) << socn << ": " << pr->note;
+        sim::DirectOptions o;
+        o.isolated_reference = &ref;
+        const sim::DirectResult r = sim::run_direct(m, soc, in, o);
+        ASSERT_EQ(r.layers.size(), 1u);
+        const sim::TensorDiff& d = r.layers[0].diff;
+        // (x - zx) * M >> T with a 16-bit M (relative error <= 2^-15) and the slope as the fused
+        // form's M / 2^T (<= 2^-19), rounded half up against onnxruntime's float rounded half to
+        // even: off by one only within ~0.01 LSB of a half.
+        EXPECT_LE(d.max_diff, 1) << socn << ": " << d.str();
+        EXPECT_LE(static_cast<double>(d.off_by_one), 0.01 * static_cast<double>(d.values)) << d.str();
+        std::cout << fmt::format("[prelu] standalone per channel {} tasks {}: {}\n", socn, pr->tasks.size(), d.str());
+    }
+}
+
 TEST(LayoutOps, RequantizationBetweenScalesOnTheDpu) {
     // RetinaFace's SSH output: DQ -> Relu -> Q to a uint8 scale of zero point 0, where the QDQ import
     // drops the Relu (the Q's range implies it) and leaves DQ -> Q: a requantization.
