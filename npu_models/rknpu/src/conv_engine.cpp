@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "conv_int8.h"
+#include "dpu_blocked.h"
 #include "npu/rknpu/dpu_engine.h"
 #include "numerics/gemm.h"
 #include "numerics/requant.h"
@@ -305,6 +307,32 @@ int32_t* accumulate_int8_fast(const ConvConfig& c, const ConvOperands& ops) {
     return acc;
 }
 
+/// Pixels per GEMM + DPU round of the blocked path: the round's accumulators (out_c x 96 int32)
+/// and im2col rows stay in the L2 cache between the GEMM that writes them and the DPU sweep.
+constexpr uint64_t kChunkPixels = 96;
+
+Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, const DpuConfig& d, const DpuOperands& dops) {
+    const detail::ConvBlocked g(c, ops);
+    const uint64_t P = g.pixels();
+    thread_local std::vector<int32_t> acc_buf, planar_buf;
+    if (detail::dpu_blocked_ok(d)) {
+        const detail::DpuBlocked dpu(d, dops);
+        Surfaces out((d.c + d.atom - 1) / d.atom, std::vector<uint8_t>(surface_bytes(d.w, d.h, d.atom)));
+        int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * std::min(P, kChunkPixels));
+        for (uint64_t p0 = 0; p0 < P; p0 += kChunkPixels) {
+            const uint64_t n = std::min(kChunkPixels, P - p0);
+            g.run(p0, n, acc);
+            dpu.run(acc, p0, n, out);
+        }
+        return out;
+    }
+    int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * P);
+    g.run(0, P, acc);
+    int32_t* planar = scratch(planar_buf, static_cast<size_t>(c.out_c) * P);
+    detail::blocked_to_planar(acc, P, c.out_c, planar);
+    return run_dpu_int_acc(d, planar, dops);
+}
+
 }  // namespace
 
 DpuConfig conv_dpu_config(const ConvConfig& c) {
@@ -332,7 +360,11 @@ Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vect
 Surfaces run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
                            const std::vector<uint8_t>& ew) {
     const DpuConfig d = conv_dpu_config(c);
-    if (fast_int8_ok(c) && dpu_fast_ok(d)) return run_dpu_int_acc(d, accumulate_int8_fast(c, ops), DpuOperands{ops.bias, bn, ew});
+    if (fast_int8_ok(c) && dpu_fast_ok(d)) {
+        if (detail::conv_blocked_ok(c, c.depthwise || used_channels(c, ops.weights.data()) == c.in_c))
+            return conv_blocked_surfaces(c, ops, d, DpuOperands{ops.bias, bn, ew});
+        return run_dpu_int_acc(d, accumulate_int8_fast(c, ops), DpuOperands{ops.bias, bn, ew});
+    }
     const std::vector<uint8_t> img = pack_cube(run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew}), c.dpu.out, c.atom);
     const uint64_t surf = surface_bytes(c.out_w, c.out_h, c.atom);
     Surfaces out;

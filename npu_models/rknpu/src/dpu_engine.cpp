@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "dpu_blocked.h"
 #include "numerics/requant.h"
 
 namespace npu::rknpu {
@@ -739,6 +740,8 @@ void check_fast(const DpuConfig& d) {
 }
 
 }  // namespace
+
+bool detail::dpu_simple_config(const DpuConfig& d) { return simple_config(d); }
 
 void set_engine_isa(EngineIsa want) { g_isa.store(static_cast<int>(std::min(want, best_isa())), std::memory_order_relaxed); }
 EngineIsa engine_isa() { return isa(); }

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+#include "conv_int8.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "dpu_blocked.h"
+#include "npu/rknpu/dpu_engine.h"
+#include "numerics/gemm.h"
+#include "numerics/requant.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace npu::rknpu::detail {
+
+namespace {
+
+template <typename T>
+T* scratch(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+}
+
+bool use_vnni() {
+#if defined(__x86_64__)
+    // The GEMM kernel choice of num::qgemm (gemm_force_generic selects the portable one).
+    return std::strcmp(num::qgemm_kernel_name(), "avx512vnni") == 0;
+#else
+    return false;
+#endif
+}
+
+/// im2col of the pixels: block kb = tap * C1 + c1 holds, for every output pixel, the C2 bytes of
+/// input channels [c1 * C2, c1 * C2 + C2) at the tap's input pixel (the pad value outside), top
+/// bit flipped (x ^ 0x80 = x + 128 as u8, the VNNI kernel's unsigned operand).
+void build_im2col(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw) {
+    const uint32_t c1s = c.in_c / bw;
+    const uint64_t P = static_cast<uint64_t>(c.out_w) * c.out_h, surf = static_cast<uint64_t>(c.in_w) * c.in_h * bw;
+    const auto pad = static_cast<uint8_t>(static_cast<uint8_t>(static_cast<int8_t>(c.pad_value)) ^ 0x80u);
+    const auto flip_copy = [](uint8_t* __restrict d, const uint8_t* __restrict s, uint64_t n) {
+        for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ 0x80u);
+    };
+    for (uint32_t ky = 0; ky < c.kernel_h; ++ky)
+        for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+            const int64_t x0 = static_cast<int64_t>(kx) * c.dilation_x - c.pad_left;  // ix = ox * sx + x0
+            int64_t lo = 0, hi = c.out_w;  // output columns whose input column is inside
+            while (lo < hi && lo * c.stride_x + x0 < 0) ++lo;
+            while (hi > lo && (hi - 1) * c.stride_x + x0 >= c.in_w) --hi;
+            for (uint32_t c1 = 0; c1 < c1s; ++c1) {
+                const uint64_t kb = (static_cast<uint64_t>(ky) * c.kernel_w + kx) * c1s + c1;
+                uint8_t* row = A + kb * P * bw;
+                const uint8_t* plane = feat + c1 * surf;
+                for (uint32_t oy = 0; oy < c.out_h; ++oy, row += static_cast<uint64_t>(c.out_w) * bw) {
+                    const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + static_cast<int64_t>(ky) * c.dilation_y;
+                    if (iy < 0 || iy >= c.in_h) {
+                        std::memset(row, pad, static_cast<size_t>(c.out_w) * bw);
+                        continue;
+                    }
+                    if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo) * bw);
+                    if (hi < c.out_w) std::memset(row + hi * bw, pad, static_cast<size_t>(c.out_w - hi) * bw);
+                    const uint8_t* in = plane + static_cast<uint64_t>(iy) * c.in_w * bw;
+                    if (c.stride_x == 1) {
+                        if (hi > lo) flip_copy(row + lo * bw, in + (lo + x0) * bw, static_cast<uint64_t>(hi - lo) * bw);
+                    } else {
+                        for (int64_t ox = lo; ox < hi; ++ox) flip_copy(row + ox * bw, in + (ox * c.stride_x + x0) * bw, bw);
+                    }
+                }
+            }
+        }
+}
+
+/// Weight panels: 16 kernels each, [K / 4][16][4] bytes (kernel n's weights k..k+3 together),
+/// kernels past out_c zero; wsum[n] the sum of kernel n's weights.
+void pack_weights(const uint8_t* W, uint32_t N, uint64_t K, uint32_t panels, int8_t* B, int32_t* wsum) {
+    const uint64_t K4 = K / 4;
+    std::memset(B, 0, panels * K4 * 64);
+    std::fill(wsum, wsum + panels * kAccBlock, 0);
+    for (uint32_t n = 0; n < N; ++n) {
+        const uint8_t* row = W + n * K;
+        int8_t* dst = B + (n / kAccBlock) * K4 * 64 + (n % kAccBlock) * 4;
+        int32_t s = 0;
+        for (uint64_t k = 0; k < K; ++k) s += static_cast<int8_t>(row[k]);
+        for (uint64_t q = 0; q < K4; ++q) std::memcpy(dst + q * 64, row + q * 4, 4);
+        wsum[n] = s;
+    }
+}
+
+/// One panel of 16 kernels over pixels [p0, p0 + n): acc[i * 16 + j] (portable kernel).
+template <uint32_t kBw>
+void gemm_panel_portable(const uint8_t* A, uint64_t P, uint64_t K, const int8_t* B, const int32_t* wsum, uint64_t p0,
+                         uint64_t n, int32_t* acc) {
+    constexpr uint32_t kQ = kBw / 4;
+    const uint64_t KB = K / kBw;
+    for (uint64_t i = 0; i < n; ++i) {
+        int32_t s[kAccBlock] = {};
+        for (uint64_t kb = 0; kb < KB; ++kb) {
+            const uint8_t* a = A + (kb * P + p0 + i) * kBw;
+            const int8_t* b = B + kb * kQ * 64;
+            for (uint32_t t = 0; t < kQ; ++t)
+                for (uint32_t j = 0; j < kAccBlock; ++j) {
+                    const int8_t* w = b + t * 64 + j * 4;
+                    s[j] += int32_t{a[4 * t]} * w[0] + int32_t{a[4 * t + 1]} * w[1] + int32_t{a[4 * t + 2]} * w[2] +
+                            int32_t{a[4 * t + 3]} * w[3];
+                }
+        }
+        for (uint32_t j = 0; j < kAccBlock; ++j) acc[i * kAccBlock + j] = s[j] - 128 * wsum[j];
+    }
+}
+
+#if defined(__x86_64__)
+constexpr int kMr = 8;  // pixels per register tile (x 2 panels: 16 zmm accumulators)
+
+/// kNp (1 or 2) panels of 16 kernels over pixels [p0, p0 + n): VPDPBUSD of the broadcast pixel
+/// bytes (u8) against the weight panels (s8); acc0 = the first panel's block (n * 16 int32 apart).
+template <uint32_t kBw, int kNp>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const uint8_t* A, uint64_t P, uint64_t K,
+                                                                    const int8_t* B, uint64_t panel_bytes,
+                                                                    const int32_t* wsum, uint64_t p0, uint64_t n,
+                                                                    int32_t* acc0) {
+    constexpr uint32_t kQ = kBw / 4;
+    const uint64_t KB = K / kBw, blk = n * kAccBlock;
+    const __m512i m128 = _mm512_set1_epi32(-128);
+    const __m512i corr0 = _mm512_mullo_epi32(_mm512_loadu_si512(wsum), m128);
+    const __m512i corr1 = kNp > 1 ? _mm512_mullo_epi32(_mm512_loadu_si512(wsum + kAccBlock), m128) : _mm512_setzero_si512();
+    for (uint64_t i0 = 0; i0 < n; i0 += kMr) {
+        const int mr = static_cast<int>(std::min<uint64_t>(kMr, n - i0));
+        const uint8_t* ar[kMr];
+        __m512i c0[kMr], c1[kMr];
+        for (int i = 0; i < kMr; ++i) {
+            ar[i] = A + (p0 + i0 + static_cast<uint64_t>(std::min(i, mr - 1))) * kBw;
+            c0[i] = _mm512_setzero_si512();
+            c1[i] = _mm512_setzero_si512();
+        }
+        const int8_t* b = B;
+        for (uint64_t kb = 0; kb < KB; ++kb, b += kQ * 64) {
+            const uint64_t off = kb * P * kBw;
+            for (uint32_t t = 0; t < kQ; ++t) {
+                const __m512i w0 = _mm512_loadu_si512(b + t * 64);
+                const __m512i w1 = kNp > 1 ? _mm512_loadu_si512(b + panel_bytes + t * 64) : _mm512_setzero_si512();
+                for (int i = 0; i < kMr; ++i) {
+                    int32_t x;
+                    std::memcpy(&x, ar[i] + off + 4 * t, 4);
+                    const __m512i av = _mm512_set1_epi32(x);
+                    c0[i] = _mm512_dpbusd_epi32(c0[i], av, w0);
+                    if (kNp > 1) c1[i] = _mm512_dpbusd_epi32(c1[i], av, w1);
+                }
+            }
+        }
+        for (int i = 0; i < mr; ++i) {
+            _mm512_storeu_si512(acc0 + (i0 + i) * kAccBlock, _mm512_add_epi32(c0[i], corr0));
+            if (kNp > 1) _mm512_storeu_si512(acc0 + blk + (i0 + i) * kAccBlock, _mm512_add_epi32(c1[i], corr1));
+        }
+    }
+}
+#endif
+
+/// Depthwise: pixels [p0, p0 + n), C2 = kBw channels at a time (a direct loop over the taps,
+/// vectorised across the atom's channels), into the blocked accumulators.
+template <uint32_t kBw>
+__attribute__((always_inline)) inline void depthwise_body(const ConvConfig& c, const int8_t* __restrict feat,
+                                                          const int8_t* __restrict wts, uint64_t p0, uint64_t n,
+                                                          int32_t* __restrict acc) {
+    const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * kBw;
+    const int32_t pad = static_cast<int8_t>(c.pad_value);
+    for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += kBw) {
+        int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock;
+        const int8_t* plane = feat + (ch0 / kBw) * surf;
+        uint32_t oy = static_cast<uint32_t>(p0 / c.out_w), ox = static_cast<uint32_t>(p0 % c.out_w);
+        for (uint64_t i = 0; i < n; ++i) {
+            int32_t sum[kBw] = {};
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + static_cast<int64_t>(ky) * c.dilation_y;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                    const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + static_cast<int64_t>(kx) * c.dilation_x;
+                    const int8_t* wv = wts + (static_cast<uint64_t>(ky) * c.kernel_w + kx) * c.in_c + ch0;
+                    if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                        for (uint32_t j = 0; j < kBw; ++j) sum[j] += pad * wv[j];
+                        continue;
+                    }
+                    const int8_t* xv = plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * kBw;
+                    for (uint32_t j = 0; j < kBw; ++j) sum[j] += int32_t{xv[j]} * wv[j];
+                }
+            }
+            for (uint32_t j = 0; j < kBw; ++j) dst[i * kAccBlock + j] = sum[j];
+            if (++ox == c.out_w) ox = 0, ++oy;
+        }
+    }
+}
+
+using DwFn = void (*)(const ConvConfig&, const int8_t*, const int8_t*, uint64_t, uint64_t, int32_t*);
+template <uint32_t kBw>
+void depthwise_portable(const ConvConfig& c, const int8_t* f, const int8_t* w, uint64_t p0, uint64_t n, int32_t* acc) {
+    depthwise_body<kBw>(c, f, w, p0, n, acc);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <uint32_t kBw>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise_avx512(const ConvConfig& c, const int8_t* f,
+                                                                                      const int8_t* w, uint64_t p0,
+                                                                                      uint64_t n, int32_t* acc) {
+    depthwise_body<kBw>(c, f, w, p0, n, acc);
+}
+template <uint32_t kBw>
+__attribute__((target("avx2"))) void depthwise_avx2(const ConvConfig& c, const int8_t* f, const int8_t* w, uint64_t p0,
+                                                    uint64_t n, int32_t* acc) {
+    depthwise_body<kBw>(c, f, w, p0, n, acc);
+}
+#endif
+template <uint32_t kBw>
+DwFn pick_depthwise() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const EngineIsa i = engine_isa();
+    if (i == EngineIsa::Avx512) return depthwise_avx512<kBw>;
+    if (i == EngineIsa::Avx2) return depthwise_avx2<kBw>;
+#endif
+    return depthwise_portable<kBw>;
+}
+
+}  // namespace
+
+bool conv_blocked_ok(const ConvConfig& c, bool all_channels) {
+    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && (c.depthwise || all_channels);
+}
+
+ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops) : c_(c), ops_(ops) {
+    P_ = static_cast<uint64_t>(c.out_w) * c.out_h;
+    bw_ = c.c2();
+    blocks_ = (c.out_c + kAccBlock - 1) / kAccBlock;
+    if (c.depthwise) return;
+    K_ = static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c;
+    if (ops.weights.size() < K_ * c.out_c) throw std::logic_error("conv: weight image smaller than the kernels");
+    thread_local std::vector<uint8_t> a_buf;
+    thread_local std::vector<int8_t> b_buf;
+    thread_local std::vector<int32_t> s_buf;
+    uint8_t* a = scratch(a_buf, K_ * P_);
+    build_im2col(c, ops.feature.data(), a, bw_);
+    int8_t* b = scratch(b_buf, blocks_ * K_ * kAccBlock);
+    int32_t* s = scratch(s_buf, static_cast<size_t>(blocks_ + 1) * kAccBlock);
+    pack_weights(ops.weights.data(), c.out_c, K_, blocks_, b, s);
+    a_ = a, b_ = b, wsum_ = s;
+}
+
+void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
+    const ConvConfig& c = c_;
+    if (c.depthwise) {
+        const auto* f = reinterpret_cast<const int8_t*>(ops_.feature.data());
+        const auto* w = reinterpret_cast<const int8_t*>(ops_.weights.data());
+        (bw_ == 16 ? pick_depthwise<16>() : pick_depthwise<8>())(c, f, w, p0, n, acc);
+    } else {
+        const uint64_t panel = K_ * kAccBlock;  // bytes of one weight panel
+        const uint64_t blk = n * kAccBlock;
+        uint32_t pn = 0;
+#if defined(__x86_64__)
+        if (use_vnni()) {
+            for (; pn + 2 <= blocks_; pn += 2) {
+                if (bw_ == 16) gemm_vnni<16, 2>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+                else gemm_vnni<8, 2>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            }
+            if (pn < blocks_) {
+                if (bw_ == 16) gemm_vnni<16, 1>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+                else gemm_vnni<8, 1>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            }
+            pn = blocks_;
+        }
+#endif
+        for (; pn < blocks_; ++pn) {
+            if (bw_ == 16) gemm_panel_portable<16>(a_, P_, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            else gemm_panel_portable<8>(a_, P_, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+        }
+    }
+    if (c.clip_truncate) {  // CORE_CLIP_TRUNCATE: shifted right (half up) and saturated to 32 bits
+        const uint64_t total = static_cast<uint64_t>(blocks_) * n * kAccBlock;
+        for (uint64_t i = 0; i < total; ++i)
+            acc[i] = static_cast<int32_t>(num::saturate(
+                num::mul_shift(acc[i], 1, static_cast<int>(c.clip_truncate), num::Rounding::HalfUp), INT32_MIN, INT32_MAX));
+    }
+}
+
+}  // namespace npu::rknpu::detail

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// The fast int8 CNA + CORE path (internal to npu_rknpu) in the DPU's orientation: the GEMM runs
+// with the output pixels as rows and the kernels as columns, so that its int32 accumulators come
+// out pixel-major in blocks of 16 channels (dpu_blocked.h) and the DPU reads them without a
+// transposition. The feature side is an im2col built straight from the NC1HWC2 atoms (one copy
+// of C2 bytes per pixel and tap, no planar image), the weights are packed once per task into
+// 16-kernel VNNI panels. Exact int32 sums (conv_engine.cpp's kMaxFastK bound), so the results are
+// bit-identical to conv_accumulate_reference (tests/unit/rknpu/engine_equivalence_test.cpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "npu/rknpu/conv_engine.h"
+
+namespace npu::rknpu::detail {
+
+/// The blocked path applies to a conv that conv_engine.cpp's fast_int8_ok admits, with an atom of
+/// 8 or 16 and (normal conv) every input channel taking part (`all_channels`; the C2 padding of a
+/// 3-channel stem is dropped by the planar path instead).
+bool conv_blocked_ok(const ConvConfig& c, bool all_channels);
+
+/// One task's accumulators, pixel range by pixel range.
+class ConvBlocked {
+public:
+    ConvBlocked(const ConvConfig& c, const ConvOperands& ops);
+    /// Output pixels [p0, p0 + n) into acc (blocks of 16 channels, block stride n * 16 int32;
+    /// ceil(out_c / 16) blocks), CORE_CLIP_TRUNCATE applied.
+    void run(uint64_t p0, uint64_t n, int32_t* acc) const;
+    uint64_t pixels() const { return P_; }
+    uint32_t blocks() const { return blocks_; }
+
+private:
+    const ConvConfig& c_;
+    const ConvOperands& ops_;
+    uint64_t P_ = 0, K_ = 0;
+    uint32_t blocks_ = 0, bw_ = 16;
+    const uint8_t* a_ = nullptr;  ///< im2col, [tap * C1 + c1][P][C2] bytes, top bit flipped (u8)
+    const int8_t* b_ = nullptr;   ///< weight panels [panel][K / 4][16][4]
+    const int32_t* wsum_ = nullptr;  ///< per kernel: sum of its weights (the +128 correction)
+};
+
+}  // namespace npu::rknpu::detail
