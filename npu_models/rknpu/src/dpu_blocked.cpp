@@ -90,26 +90,41 @@ NPUSIM_T512 inline __m512i clamp64(__m512i v, __m512i lo, __m512i hi) {
 NPUSIM_T512 inline __m512i mul32(__m512i a, __m512i b) { return _mm512_maskz_mul_epi32(kAll8, a, b); }
 NPUSIM_T512 inline __m512i sra64(__m512i a, __m128i n) { return _mm512_maskz_sra_epi64(kAll8, a, n); }
 
-/// blocked_body written out for AVX-512 (the compiler does not vectorise the lane loop well): 8
-/// lanes per register as int64, the same operations in the same order. The multiplies take int32
-/// operands (values saturated to 32 bits times 16-bit or 32-bit constants), so VPMULDQ gives the
-/// exact 64-bit product; the EW convert's (e + offset) may exceed 32 bits and uses VPMULLQ.
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((target("avx2"))) void body_avx2(const int32_t* in, const int8_t* ew, int8_t* out, uint64_t n,
+                                               const DpuBlocked::Lanes& L, const DpuBlocked::Scalars& k) {
+    blocked_body<kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
+}
+/// blocked_body written out for AVX-512 (the compiler does not vectorise the lane loop well): 8
+/// lanes per register as int64, the same operations in the same order, with the steps that are
+/// identities for the task left out (kBn: 0 BN bypassed, 1 BN without its ALU add, 2 full BN; kEw:
+/// an EW addend or clamp). The multiplies take int32 operands (values saturated to 32 bits times
+/// 16-bit or 32-bit constants), so VPMULDQ gives the exact 64-bit product; the EW convert's
+/// (e + offset) may exceed 32 bits and uses VPMULLQ. A saturation to int32 followed by a ReLU /
+/// ReLUX clamp is one clamp to the intersected bounds (Lanes::lo1 etc.: exact, as the lower bound
+/// is 0 or -inf).
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw>
 NPUSIM_T512 void body_avx512(const int32_t* in, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
                              const DpuBlocked::Scalars& k) {
     constexpr uint32_t kH = kLanes / 8;
     __m512i a[kH], m[kH], lo[kH], hi[kH], a2[kH], m2[kH], lo2[kH], hi2[kH], ec[kH];
+    const auto bound = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX); };
     for (uint32_t h = 0; h < kH; ++h) {
+        int64_t l1[8], h1[8], l2[8], h2[8];
+        for (uint32_t j = 0; j < 8; ++j) {
+            l1[j] = bound(L.lo[8 * h + j]), h1[j] = bound(L.hi[8 * h + j]);
+            l2[j] = bound(L.lo2[8 * h + j]), h2[j] = bound(L.hi2[8 * h + j]);
+        }
         a[h] = _mm512_loadu_si512(L.a + 8 * h), m[h] = _mm512_loadu_si512(L.m + 8 * h);
-        lo[h] = _mm512_loadu_si512(L.lo + 8 * h), hi[h] = _mm512_loadu_si512(L.hi + 8 * h);
+        lo[h] = _mm512_loadu_si512(l1), hi[h] = _mm512_loadu_si512(h1);
         a2[h] = _mm512_loadu_si512(L.a2 + 8 * h), m2[h] = _mm512_loadu_si512(L.m2 + 8 * h);
-        lo2[h] = _mm512_loadu_si512(L.lo2 + 8 * h), hi2[h] = _mm512_loadu_si512(L.hi2 + 8 * h);
+        lo2[h] = _mm512_loadu_si512(l2), hi2[h] = _mm512_loadu_si512(h2);
         ec[h] = _mm512_loadu_si512(L.e + 8 * h);
     }
     const __m512i i32lo = _mm512_set1_epi64(INT32_MIN), i32hi = _mm512_set1_epi64(INT32_MAX);
     const __m512i mh = _mm512_set1_epi64(k.m_half), m2h = _mm512_set1_epi64(k.m2_half);
     const __m512i eoff = _mm512_set1_epi64(k.e_off), escale = _mm512_set1_epi64(k.e_scale), ehalf = _mm512_set1_epi64(k.e_half);
-    const __m512i ewlo = _mm512_set1_epi64(k.ew_lo), ewhi = _mm512_set1_epi64(k.ew_hi);
+    const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
     const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
     const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), sh2 = _mm_cvtsi64_si128(k.msh2), she = _mm_cvtsi64_si128(k.e_shift);
@@ -118,44 +133,48 @@ NPUSIM_T512 void body_avx512(const int32_t* in, const int8_t* ew, int8_t* out, u
         for (uint32_t h = 0; h < kH; ++h) {
             __m512i v = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + p * kAccBlock + 8 * h)));
             v = clamp64(add64(v, a[h]), i32lo, i32hi);
-            v = sra64(add64(mul32(v, m[h]), mh), sh1);
-            v = clamp64(clamp64(v, i32lo, i32hi), lo[h], hi[h]);
-            v = clamp64(add64(v, a2[h]), i32lo, i32hi);
-            v = sra64(add64(mul32(v, m2[h]), m2h), sh2);
-            v = clamp64(clamp64(v, i32lo, i32hi), lo2[h], hi2[h]);
-            __m512i e = ec[h];
-            if constexpr (kEwMem) {
-                e = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ew + p * kLanes + 8 * h)));
-                if constexpr (kEwCvt)
-                    e = clamp64(sra64(add64(_mm512_maskz_mullo_epi64(kAll8, add64(e, eoff), escale), ehalf), she), i32lo, i32hi);
+            v = clamp64(sra64(add64(mul32(v, m[h]), mh), sh1), lo[h], hi[h]);
+            if constexpr (kBn > 0) {
+                if constexpr (kBn > 1) v = clamp64(add64(v, a2[h]), i32lo, i32hi);
+                v = clamp64(sra64(add64(mul32(v, m2[h]), m2h), sh2), lo2[h], hi2[h]);
             }
-            v = clamp64(clamp64(add64(v, e), i32lo, i32hi), ewlo, ewhi);
+            if constexpr (kEw) {
+                __m512i e = ec[h];
+                if constexpr (kEwMem) {
+                    e = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ew + p * kLanes + 8 * h)));
+                    if constexpr (kEwCvt)
+                        e = clamp64(sra64(add64(_mm512_maskz_mullo_epi64(kAll8, add64(e, eoff), escale), ehalf), she), i32lo, i32hi);
+                }
+                v = clamp64(add64(v, e), ewlo, ewhi);
+            }
             __m512i q = add64(sra64(add64(mul32(v, scale), shalf), shq), offset);
             q = clamp64(q, qlo, qhi);
             _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtepi64_epi8(kAll8, q));
         }
 }
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-__attribute__((target("avx2"))) void body_avx2(const int32_t* in, const int8_t* ew, int8_t* out, uint64_t n,
-                                               const DpuBlocked::Lanes& L, const DpuBlocked::Scalars& k) {
-    blocked_body<kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
-}
 #endif
 
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-BodyFn pick_isa() {
+BodyFn pick_isa(int bn, bool ew) {
 #ifdef NPUSIM_X86_DISPATCH
     const EngineIsa i = engine_isa();
-    if (i == EngineIsa::Avx512) return body_avx512<kEwMem, kEwCvt, kLanes>;
+    if (i == EngineIsa::Avx512) {
+        if (kEwMem) ew = true;
+        if (bn == 0) return ew ? body_avx512<kEwMem, kEwCvt, kLanes, 0, true> : body_avx512<kEwMem, kEwCvt, kLanes, 0, false>;
+        if (bn == 1) return ew ? body_avx512<kEwMem, kEwCvt, kLanes, 1, true> : body_avx512<kEwMem, kEwCvt, kLanes, 1, false>;
+        return ew ? body_avx512<kEwMem, kEwCvt, kLanes, 2, true> : body_avx512<kEwMem, kEwCvt, kLanes, 2, false>;
+    }
     if (i == EngineIsa::Avx2) return body_avx2<kEwMem, kEwCvt, kLanes>;
+#else
+    (void)bn, (void)ew;
 #endif
     return body_portable<kEwMem, kEwCvt, kLanes>;
 }
 
 template <uint32_t kLanes>
-BodyFn pick(bool ew_mem, bool ew_cvt) {
-    if (!ew_mem) return pick_isa<false, false, kLanes>();
-    return ew_cvt ? pick_isa<true, true, kLanes>() : pick_isa<true, false, kLanes>();
+BodyFn pick(bool ew_mem, bool ew_cvt, int bn, bool ew) {
+    if (!ew_mem) return pick_isa<false, false, kLanes>(bn, ew);
+    return ew_cvt ? pick_isa<true, true, kLanes>(bn, ew) : pick_isa<true, false, kLanes>(bn, ew);
 }
 
 }  // namespace
@@ -191,6 +210,8 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
         throw std::logic_error("unpack_cube: image smaller than the cube");
     const bool per_channel = ew_mem && d.ew_per_channel();
     ew_mem_ = ew_mem && !per_channel;
+    bn_mode_ = !on2 ? 0 : (alu2 ? 2 : 1);
+    ew_used_ = ew_add || k_.ew_lo != INT64_MIN || k_.ew_hi != INT64_MAX;
     ew_cvt_ = !d.ew.cvt_bypass;
     ew_surf_ = surface_bytes(d.ew_w(), d.ew_h(), d.atom);
     lane_.resize(surfaces_);
@@ -226,7 +247,7 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
 }
 
 void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const {
-    const BodyFn fn = lanes_ == 16 ? pick<16>(ew_mem_, ew_cvt_) : pick<8>(ew_mem_, ew_cvt_);
+    const BodyFn fn = lanes_ == 16 ? pick<16>(ew_mem_, ew_cvt_, bn_mode_, ew_used_) : pick<8>(ew_mem_, ew_cvt_, bn_mode_, ew_used_);
     const uint32_t atom = d_.atom;
     for (uint32_t sf = 0; sf < surfaces_; ++sf) {
         const uint32_t ch0 = sf * lanes_;

@@ -45,6 +45,8 @@ private:
     const DpuOperands& ops_;
     uint32_t lanes_ = 16, surfaces_ = 0;
     bool ew_mem_ = false, ew_cvt_ = false;  ///< per-pixel int8 EW operand (else e[] per lane)
+    int bn_mode_ = 2;        ///< 0 BN bypassed, 1 without its ALU add, 2 full
+    bool ew_used_ = true;    ///< an EW addend or clamp applies
     uint64_t ew_surf_ = 0;
     Scalars k_;
     std::vector<Lanes> lane_;
