@@ -152,6 +152,55 @@ NPUSIM_T512 void body_avx512(const int32_t* in, const int8_t* ew, int8_t* out, u
             _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtepi64_epi8(kAll8, q));
         }
 }
+
+/// dpu_engine.cpp's simple_surface_body for AVX-512. Its first step adds the int32 ALU operand to
+/// the int8 input without saturating, so the sum may take 33 bits: the BS multiply is VPMULDQ
+/// only when every lane's operand keeps it inside int32 (kWide: VPMULLQ otherwise).
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kWide>
+NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    constexpr uint32_t kH = kLanes / 8;
+    __m512i a[kH], m[kH], lo[kH], hi[kH];
+    const auto bound = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX); };
+    for (uint32_t h = 0; h < kH; ++h) {
+        int64_t l1[8], h1[8];
+        for (uint32_t j = 0; j < 8; ++j) l1[j] = bound(k.lo[8 * h + j]), h1[j] = bound(k.hi[8 * h + j]);
+        a[h] = _mm512_loadu_si512(k.a + 8 * h), m[h] = _mm512_loadu_si512(k.m + 8 * h);
+        lo[h] = _mm512_loadu_si512(l1), hi[h] = _mm512_loadu_si512(h1);
+    }
+    const __m512i i32lo = _mm512_set1_epi64(INT32_MIN), i32hi = _mm512_set1_epi64(INT32_MAX);
+    const __m512i mh = _mm512_set1_epi64(k.m_half), econst = _mm512_set1_epi64(k.e_const);
+    const __m512i eoff = _mm512_set1_epi64(k.e_off), escale = _mm512_set1_epi64(k.e_scale), ehalf = _mm512_set1_epi64(k.e_half);
+    const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
+    const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
+    const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
+    const __m128i sh1 = _mm_cvtsi64_si128(k.msh), she = _mm_cvtsi64_si128(k.e_shift), shq = _mm_cvtsi64_si128(k.shift);
+    for (uint64_t p = 0; p < P; ++p)
+        for (uint32_t h = 0; h < kH; ++h) {
+            const uint64_t i = p * kLanes + 8 * h;
+            __m512i v = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + i)));
+            v = add64(v, a[h]);
+            v = kWide ? _mm512_maskz_mullo_epi64(kAll8, v, m[h]) : mul32(v, m[h]);
+            v = clamp64(sra64(add64(v, mh), sh1), lo[h], hi[h]);
+            __m512i e = econst;
+            if constexpr (kEwMem) {
+                e = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ew + i)));
+                if constexpr (kEwCvt)
+                    e = clamp64(sra64(add64(_mm512_maskz_mullo_epi64(kAll8, add64(e, eoff), escale), ehalf), she), i32lo, i32hi);
+            }
+            v = clamp64(add64(v, e), ewlo, ewhi);
+            __m512i q = add64(sra64(add64(mul32(v, scale), shalf), shq), offset);
+            q = clamp64(q, qlo, qhi);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtepi64_epi8(kAll8, q));
+        }
+}
+
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    bool wide = false;
+    for (uint32_t j = 0; j < kLanes; ++j) wide = wide || k.a[j] < INT32_MIN + 128 || k.a[j] > INT32_MAX - 127;
+    if (wide) surface_avx512<kEwMem, kEwCvt, kLanes, true>(in, ew, out, P, k);
+    else surface_avx512<kEwMem, kEwCvt, kLanes, false>(in, ew, out, P, k);
+}
 #endif
 
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
@@ -178,6 +227,21 @@ BodyFn pick(bool ew_mem, bool ew_cvt, int bn, bool ew) {
 }
 
 }  // namespace
+
+void simple_surface_avx512(bool ew_mem, bool ew_cvt, uint32_t lanes, const int8_t* in, const int8_t* ew, int8_t* out,
+                           uint64_t P, const SurfaceK& k) {
+#ifdef NPUSIM_X86_DISPATCH
+    if (lanes == 16) {
+        if (!ew_mem) return surface_lanes<false, false, 16>(in, ew, out, P, k);
+        return ew_cvt ? surface_lanes<true, true, 16>(in, ew, out, P, k) : surface_lanes<true, false, 16>(in, ew, out, P, k);
+    }
+    if (!ew_mem) return surface_lanes<false, false, 8>(in, ew, out, P, k);
+    return ew_cvt ? surface_lanes<true, true, 8>(in, ew, out, P, k) : surface_lanes<true, false, 8>(in, ew, out, P, k);
+#else
+    (void)ew_mem, (void)ew_cvt, (void)lanes, (void)in, (void)ew, (void)out, (void)P, (void)k;
+    throw std::logic_error("simple_surface_avx512: not an x86-64 build");
+#endif
+}
 
 bool dpu_blocked_ok(const DpuConfig& d) {
     if (!dpu_fast_ok(d) || !dpu_simple_config(d) || d.out != Precision::Int8 || (d.atom != 16 && d.atom != 8)) return false;

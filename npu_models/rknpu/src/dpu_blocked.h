@@ -52,6 +52,19 @@ private:
     std::vector<Lanes> lane_;
 };
 
+/// Per-lane constants of dpu_engine.cpp's surface kernel (int8 NC1HWC2 in and out, BS, EW add,
+/// output convert; lane j = channel c1 * C2 + j of one atom).
+struct SurfaceK {
+    static constexpr uint32_t kMaxLanes = 64;
+    int64_t a[kMaxLanes], m[kMaxLanes], lo[kMaxLanes], hi[kMaxLanes];
+    int64_t m_half = 0, msh = 0, e_const = 0, e_off = 0, e_scale = 1, e_half = 0, e_shift = 0;
+    int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX, scale = 1, s_half = 0, shift = 0, offset = 0;
+};
+/// That kernel (simple_surface_body's arithmetic) written out for AVX-512; lanes 8 or 16. Call
+/// only where engine_isa() is Avx512.
+void simple_surface_avx512(bool ew_mem, bool ew_cvt, uint32_t lanes, const int8_t* in, const int8_t* ew, int8_t* out,
+                           uint64_t P, const SurfaceK& k);
+
 /// Blocked accumulators (n = P pixels) -> the planar order of run_dpu_int_acc / Cube.
 void blocked_to_planar(const int32_t* acc, uint64_t P, uint32_t C, int32_t* planar);
 

@@ -467,13 +467,7 @@ void simple_row(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k)
     simple_row_generic(in, out, n, k);
 }
 
-/// Per-lane constants of the surface kernel (lane j = channel c1 * C2 + j of one atom).
-struct SurfaceK {
-    static constexpr uint32_t kMaxLanes = 64;
-    int64_t a[kMaxLanes], m[kMaxLanes], lo[kMaxLanes], hi[kMaxLanes];
-    int64_t m_half = 0, msh = 0, e_const = 0, e_off = 0, e_scale = 1, e_half = 0, e_shift = 0;
-    int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX, scale = 1, s_half = 0, shift = 0, offset = 0;
-};
+using detail::SurfaceK;
 
 /// The simple configuration on int8 NC1HWC2 surfaces as they are (MRDMA input, ERDMA operand and
 /// output all int8, so one atom holds the same C2 channels everywhere): no transposition, the
@@ -518,12 +512,6 @@ void simple_surface_generic(const int8_t* in, const int8_t* ew, int8_t* out, uin
 }
 #ifdef NPUSIM_X86_DISPATCH
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void simple_surface_avx512(const int8_t* in, const int8_t* ew,
-                                                                                           int8_t* out, uint64_t P,
-                                                                                           const SurfaceK& k) {
-    simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
-}
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 __attribute__((target("avx2"))) void simple_surface_avx2(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P,
                                                          const SurfaceK& k) {
     simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
@@ -534,7 +522,7 @@ template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 void simple_surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
 #ifdef NPUSIM_X86_DISPATCH
     const EngineIsa i = isa();
-    if (i == EngineIsa::Avx512) return simple_surface_avx512<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+    if (i == EngineIsa::Avx512) return detail::simple_surface_avx512(kEwMem, kEwCvt, kLanes, in, ew, out, P, k);
     if (i == EngineIsa::Avx2) return simple_surface_avx2<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
 #endif
     simple_surface_generic<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
