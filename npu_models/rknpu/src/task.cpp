@@ -388,7 +388,7 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
             if (hooks->conv_dpu(c, ops, dops, out)) return finish(plan, out, c.dpu.out, c.atom);
             return finish(plan, conv_dpu_cube(c, ops, dops.bn, dops.ew), c.dpu.out, c.atom);
         }
-        if (fast_ppu(plan) && !c.dpu.transpose && c.dpu.notch == 0)  // the DPU writes its surfaces straight (fast int8 path inside)
+        if (fast_ppu(plan) && !c.dpu.transpose)  // the DPU writes its surfaces straight (fast int8 path inside)
             return finish_surfaces(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
                                                            gather(plan, reads, kEwCube)));
         return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,
