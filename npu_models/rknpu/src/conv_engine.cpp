@@ -311,8 +311,9 @@ int32_t* accumulate_int8_fast(const ConvConfig& c, const ConvOperands& ops) {
 /// and im2col rows stay in the L2 cache between the GEMM that writes them and the DPU sweep.
 constexpr uint64_t kChunkPixels = 96;
 
-Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, const DpuConfig& d, const DpuOperands& dops) {
-    const detail::ConvBlocked g(c, ops);
+Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, uint32_t used, const DpuConfig& d,
+                               const DpuOperands& dops) {
+    const detail::ConvBlocked g(c, ops, used);
     const uint64_t P = g.pixels();
     thread_local std::vector<int32_t> acc_buf, planar_buf;
     if (detail::dpu_blocked_ok(d)) {
@@ -361,8 +362,8 @@ Surfaces run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops, const s
                            const std::vector<uint8_t>& ew) {
     const DpuConfig d = conv_dpu_config(c);
     if (fast_int8_ok(c) && dpu_fast_ok(d)) {
-        if (detail::conv_blocked_ok(c, c.depthwise || used_channels(c, ops.weights.data()) == c.in_c))
-            return conv_blocked_surfaces(c, ops, d, DpuOperands{ops.bias, bn, ew});
+        const uint32_t used = c.depthwise ? c.in_c : used_channels(c, ops.weights.data());
+        if (detail::conv_blocked_ok(c, used)) return conv_blocked_surfaces(c, ops, used, d, DpuOperands{ops.bias, bn, ew});
         return run_dpu_int_acc(d, accumulate_int8_fast(c, ops), DpuOperands{ops.bias, bn, ew});
     }
     const std::vector<uint8_t> img = pack_cube(run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew}), c.dpu.out, c.atom);

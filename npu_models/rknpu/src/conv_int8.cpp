@@ -32,12 +32,14 @@ bool use_vnni() {
 #endif
 }
 
-/// im2col of the pixels: block kb = tap * C1 + c1 holds, for every output pixel, the C2 bytes of
-/// input channels [c1 * C2, c1 * C2 + C2) at the tap's input pixel (the pad value outside), top
-/// bit flipped (x ^ 0x80 = x + 128 as u8, the VNNI kernel's unsigned operand).
-void build_im2col(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw) {
-    const uint32_t c1s = c.in_c / bw;
-    const uint64_t P = static_cast<uint64_t>(c.out_w) * c.out_h, surf = static_cast<uint64_t>(c.in_w) * c.in_h * bw;
+/// im2col of the pixels: block kb = tap * c1s + c1 holds, for every output pixel, `bw` bytes of
+/// input channels [c1 * bw, c1 * bw + bw) at the tap's input pixel (the pad value outside), top
+/// bit flipped (x ^ 0x80 = x + 128 as u8, the VNNI kernel's unsigned operand). bw = C2 with every
+/// surface (c1s = in_c / C2), or the first 4 or 8 channels of the first surface alone (c1s = 1)
+/// when the rest only meet zero weights.
+void build_im2col(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw, uint32_t c1s) {
+    const uint32_t atom = c.atom;
+    const uint64_t P = static_cast<uint64_t>(c.out_w) * c.out_h, surf = static_cast<uint64_t>(c.in_w) * c.in_h * atom;
     const auto pad = static_cast<uint8_t>(static_cast<uint8_t>(static_cast<int8_t>(c.pad_value)) ^ 0x80u);
     const auto flip_copy = [](uint8_t* __restrict d, const uint8_t* __restrict s, uint64_t n) {
         for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ 0x80u);
@@ -60,11 +62,11 @@ void build_im2col(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t
                     }
                     if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo) * bw);
                     if (hi < c.out_w) std::memset(row + hi * bw, pad, static_cast<size_t>(c.out_w - hi) * bw);
-                    const uint8_t* in = plane + static_cast<uint64_t>(iy) * c.in_w * bw;
-                    if (c.stride_x == 1) {
-                        if (hi > lo) flip_copy(row + lo * bw, in + (lo + x0) * bw, static_cast<uint64_t>(hi - lo) * bw);
+                    const uint8_t* in = plane + static_cast<uint64_t>(iy) * c.in_w * atom;
+                    if (c.stride_x == 1 && bw == atom) {
+                        if (hi > lo) flip_copy(row + lo * bw, in + (lo + x0) * atom, static_cast<uint64_t>(hi - lo) * bw);
                     } else {
-                        for (int64_t ox = lo; ox < hi; ++ox) flip_copy(row + ox * bw, in + (ox * c.stride_x + x0) * bw, bw);
+                        for (int64_t ox = lo; ox < hi; ++ox) flip_copy(row + ox * bw, in + (ox * c.stride_x + x0) * atom, bw);
                     }
                 }
             }
@@ -219,25 +221,47 @@ DwFn pick_depthwise() {
 
 }  // namespace
 
-bool conv_blocked_ok(const ConvConfig& c, bool all_channels) {
-    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && (c.depthwise || all_channels);
+namespace {
+/// im2col block width: C2, or 4 / 8 when only the first `used` <= 4 / 8 channels meet non-zero
+/// weights (the C2 padding of a 3-channel stem); 0 when the blocked path does not apply.
+uint32_t block_width(const ConvConfig& c, uint32_t used) {
+    if (used == c.in_c) return c.c2();
+    if (used <= 4) return 4;
+    if (used <= 8 && c.c2() == 16) return 8;
+    return 0;
+}
+}  // namespace
+
+bool conv_blocked_ok(const ConvConfig& c, uint32_t used) {
+    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 &&
+           (c.depthwise || block_width(c, used) != 0);
 }
 
-ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops) : c_(c), ops_(ops) {
+ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t used) : c_(c), ops_(ops) {
     P_ = static_cast<uint64_t>(c.out_w) * c.out_h;
     bw_ = c.c2();
     blocks_ = (c.out_c + kAccBlock - 1) / kAccBlock;
     if (c.depthwise) return;
-    K_ = static_cast<uint64_t>(c.kernel_w) * c.kernel_h * c.in_c;
-    if (ops.weights.size() < K_ * c.out_c) throw std::logic_error("conv: weight image smaller than the kernels");
-    thread_local std::vector<uint8_t> a_buf;
+    bw_ = block_width(c, used);
+    const uint32_t c1s = bw_ == c.c2() ? c.in_c / bw_ : 1;
+    const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, K_full = taps * c.in_c;
+    K_ = taps * c1s * bw_;
+    if (ops.weights.size() < K_full * c.out_c) throw std::logic_error("conv: weight image smaller than the kernels");
+    thread_local std::vector<uint8_t> a_buf, w_buf;
     thread_local std::vector<int8_t> b_buf;
     thread_local std::vector<int32_t> s_buf;
     uint8_t* a = scratch(a_buf, K_ * P_);
-    build_im2col(c, ops.feature.data(), a, bw_);
+    build_im2col(c, ops.feature.data(), a, bw_, c1s);
+    const uint8_t* W = ops.weights.data();
+    if (K_ != K_full) {  // the kernels' weights of the channels taking part: [n][tap][bw]
+        uint8_t* w = scratch(w_buf, K_ * c.out_c);
+        for (uint64_t n = 0; n < c.out_c; ++n)
+            for (uint64_t t = 0; t < taps; ++t) std::memcpy(w + (n * taps + t) * bw_, W + n * K_full + t * c.in_c, bw_);
+        W = w;
+    }
     int8_t* b = scratch(b_buf, blocks_ * K_ * kAccBlock);
     int32_t* s = scratch(s_buf, static_cast<size_t>(blocks_ + 1) * kAccBlock);
-    pack_weights(ops.weights.data(), c.out_c, K_, blocks_, b, s);
+    pack_weights(W, c.out_c, K_, blocks_, b, s);
     a_ = a, b_ = b, wsum_ = s;
 }
 
@@ -253,20 +277,18 @@ void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
         uint32_t pn = 0;
 #if defined(__x86_64__)
         if (use_vnni()) {
-            for (; pn + 2 <= blocks_; pn += 2) {
-                if (bw_ == 16) gemm_vnni<16, 2>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-                else gemm_vnni<8, 2>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-            }
-            if (pn < blocks_) {
-                if (bw_ == 16) gemm_vnni<16, 1>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-                else gemm_vnni<8, 1>(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-            }
+            using Fn = void (*)(const uint8_t*, uint64_t, uint64_t, const int8_t*, uint64_t, const int32_t*, uint64_t,
+                                uint64_t, int32_t*);
+            const Fn two = bw_ == 16 ? gemm_vnni<16, 2> : bw_ == 8 ? gemm_vnni<8, 2> : gemm_vnni<4, 2>;
+            const Fn one = bw_ == 16 ? gemm_vnni<16, 1> : bw_ == 8 ? gemm_vnni<8, 1> : gemm_vnni<4, 1>;
+            for (; pn + 2 <= blocks_; pn += 2) two(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            if (pn < blocks_) one(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
             pn = blocks_;
         }
 #endif
         for (; pn < blocks_; ++pn) {
-            if (bw_ == 16) gemm_panel_portable<16>(a_, P_, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-            else gemm_panel_portable<8>(a_, P_, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            const auto fn = bw_ == 16 ? gemm_panel_portable<16> : bw_ == 8 ? gemm_panel_portable<8> : gemm_panel_portable<4>;
+            fn(a_, P_, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
         }
     }
     if (c.clip_truncate) {  // CORE_CLIP_TRUNCATE: shifted right (half up) and saturated to 32 bits

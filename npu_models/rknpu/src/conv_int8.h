@@ -15,14 +15,15 @@
 namespace npu::rknpu::detail {
 
 /// The blocked path applies to a conv that conv_engine.cpp's fast_int8_ok admits, with an atom of
-/// 8 or 16 and (normal conv) every input channel taking part (`all_channels`; the C2 padding of a
-/// 3-channel stem is dropped by the planar path instead).
-bool conv_blocked_ok(const ConvConfig& c, bool all_channels);
+/// 8 or 16 and (normal conv) `used` = the input channels that meet non-zero weights (channels from
+/// DATAIN_CHANNEL_REAL up whose weights are all zero add 0) either all of them, or at most 4 (8
+/// with C2 16): the C2 padding of a 3-channel stem is left out of the sums.
+bool conv_blocked_ok(const ConvConfig& c, uint32_t used);
 
 /// One task's accumulators, pixel range by pixel range.
 class ConvBlocked {
 public:
-    ConvBlocked(const ConvConfig& c, const ConvOperands& ops);
+    ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t used);
     /// Output pixels [p0, p0 + n) into acc (blocks of 16 channels, block stride n * 16 int32;
     /// ceil(out_c / 16) blocks), CORE_CLIP_TRUNCATE applied.
     void run(uint64_t p0, uint64_t n, int32_t* acc) const;
@@ -34,7 +35,7 @@ private:
     const ConvOperands& ops_;
     uint64_t P_ = 0, K_ = 0;
     uint32_t blocks_ = 0, bw_ = 16;
-    const uint8_t* a_ = nullptr;  ///< im2col, [tap * C1 + c1][P][C2] bytes, top bit flipped (u8)
+    const uint8_t* a_ = nullptr;  ///< im2col, [tap * c1s + c1][P][bw] bytes, top bit flipped (u8)
     const int8_t* b_ = nullptr;   ///< weight panels [panel][K / 4][16][4]
     const int32_t* wsum_ = nullptr;  ///< per kernel: sum of its weights (the +128 correction)
 };
