@@ -89,6 +89,32 @@ void pack_weights(const uint8_t* W, uint32_t N, uint64_t K, uint32_t panels, int
     }
 }
 
+#if defined(__x86_64__)
+/// pack_weights for AVX-512 VNNI: one gather of 16 kernels' 4 bytes per k group, the sums by
+/// VPDPBUSD against ones (u8 1 x s8 weight, summed exactly in int32).
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_weights_vnni(const uint8_t* W, uint32_t N, uint64_t K,
+                                                                            uint32_t panels, int8_t* B, int32_t* wsum) {
+    const uint64_t K4 = K / 4;
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (uint32_t pn = 0; pn < panels; ++pn) {
+        const uint32_t n0 = pn * kAccBlock, nk = std::min<uint32_t>(kAccBlock, N - n0);
+        const __mmask16 live = static_cast<__mmask16>((1u << nk) - 1);
+        // Byte offset of each kernel's row (K <= 32768 x 16 rows: fits int32).
+        const __m512i rows = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(K)));
+        const uint8_t* base = W + static_cast<uint64_t>(n0) * K;
+        int8_t* dst = B + static_cast<uint64_t>(pn) * K4 * 64;
+        __m512i sum = _mm512_setzero_si512();
+        for (uint64_t q = 0; q < K4; ++q) {
+            const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, rows, base + 4 * q, 1);
+            _mm512_storeu_si512(dst + q * 64, v);
+            sum = _mm512_dpbusd_epi32(sum, ones, v);
+        }
+        _mm512_storeu_si512(wsum + n0, sum);
+    }
+}
+#endif
+
 /// One panel of 16 kernels over pixels [p0, p0 + n): acc[i * 16 + j] (portable kernel).
 template <uint32_t kBw>
 void gemm_panel_portable(const uint8_t* A, uint64_t P, uint64_t K, const int8_t* B, const int32_t* wsum, uint64_t p0,
@@ -261,7 +287,12 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     }
     int8_t* b = scratch(b_buf, blocks_ * K_ * kAccBlock);
     int32_t* s = scratch(s_buf, static_cast<size_t>(blocks_ + 1) * kAccBlock);
+#if defined(__x86_64__)
+    if (use_vnni()) pack_weights_vnni(W, c.out_c, K_, blocks_, b, s);
+    else pack_weights(W, c.out_c, K_, blocks_, b, s);
+#else
     pack_weights(W, c.out_c, K_, blocks_, b, s);
+#endif
     a_ = a, b_ = b, wsum_ = s;
 }
 
