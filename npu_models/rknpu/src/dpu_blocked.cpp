@@ -26,8 +26,8 @@ bool ew_from_mem(const DpuConfig& d) { return !d.ew.bypass && !d.ew.op_bypass &&
 /// One output surface, pixels [0, n): input lanes at in[p * 16 + j], EW operand and output at
 /// [p * kLanes + j]. The arithmetic of dpu_engine.cpp's simple_row_body (BS, BN, EW add, output
 /// convert), with the per-channel constants per lane; branch-free so that it vectorises.
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-__attribute__((always_inline)) inline void blocked_body(const int32_t* __restrict in, const int8_t* __restrict ew,
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((always_inline)) inline void blocked_body(const void* __restrict in_v, const int8_t* __restrict ew,
                                                         int8_t* __restrict out, uint64_t n, const DpuBlocked::Lanes& L,
                                                         const DpuBlocked::Scalars& k) {
     int64_t a[kLanes], m[kLanes], lo[kLanes], hi[kLanes], a2[kLanes], m2[kLanes], lo2[kLanes], hi2[kLanes], ec[kLanes];
@@ -38,9 +38,11 @@ __attribute__((always_inline)) inline void blocked_body(const int32_t* __restric
     const int64_t m_half = k.m_half, msh = k.msh, m2_half = k.m2_half, msh2 = k.msh2;
     const int64_t e_off = k.e_off, e_scale = k.e_scale, e_half = k.e_half, e_shift = k.e_shift;
     const int64_t ew_lo = k.ew_lo, ew_hi = k.ew_hi, scale = k.scale, s_half = k.s_half, shift = k.shift, offset = k.offset;
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
     for (uint64_t p = 0; p < n; ++p)
         for (uint32_t j = 0; j < kLanes; ++j) {
-            int64_t v = int64_t{in[p * kAccBlock + j]} + a[j];
+            int64_t v = (kI8In ? int64_t{in8[p * kLanes + j]} : int64_t{in32[p * kAccBlock + j]}) + a[j];
             v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
             v = (v * m[j] + m_half) >> msh;
             v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
@@ -70,12 +72,12 @@ __attribute__((always_inline)) inline void blocked_body(const int32_t* __restric
         }
 }
 
-using BodyFn = void (*)(const int32_t*, const int8_t*, int8_t*, uint64_t, const DpuBlocked::Lanes&, const DpuBlocked::Scalars&);
+using BodyFn = void (*)(const void*, const int8_t*, int8_t*, uint64_t, const DpuBlocked::Lanes&, const DpuBlocked::Scalars&);
 
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-void body_portable(const int32_t* in, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+void body_portable(const void* in, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
                    const DpuBlocked::Scalars& k) {
-    blocked_body<kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
+    blocked_body<kI8In, kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 #define NPUSIM_X86_DISPATCH 1
@@ -90,10 +92,10 @@ NPUSIM_T512 inline __m512i clamp64(__m512i v, __m512i lo, __m512i hi) {
 NPUSIM_T512 inline __m512i mul32(__m512i a, __m512i b) { return _mm512_maskz_mul_epi32(kAll8, a, b); }
 NPUSIM_T512 inline __m512i sra64(__m512i a, __m128i n) { return _mm512_maskz_sra_epi64(kAll8, a, n); }
 
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-__attribute__((target("avx2"))) void body_avx2(const int32_t* in, const int8_t* ew, int8_t* out, uint64_t n,
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((target("avx2"))) void body_avx2(const void* in, const int8_t* ew, int8_t* out, uint64_t n,
                                                const DpuBlocked::Lanes& L, const DpuBlocked::Scalars& k) {
-    blocked_body<kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
+    blocked_body<kI8In, kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
 }
 /// blocked_body written out for AVX-512 (the compiler does not vectorise the lane loop well): 8
 /// lanes per register as int64, the same operations in the same order, with the steps that are
@@ -103,8 +105,8 @@ __attribute__((target("avx2"))) void body_avx2(const int32_t* in, const int8_t* 
 /// (e + offset) may exceed 32 bits and uses VPMULLQ. A saturation to int32 followed by a ReLU /
 /// ReLUX clamp is one clamp to the intersected bounds (Lanes::lo1 etc.: exact, as the lower bound
 /// is 0 or -inf).
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw>
-NPUSIM_T512 void body_avx512(const int32_t* in, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw>
+NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
                              const DpuBlocked::Scalars& k) {
     constexpr uint32_t kH = kLanes / 8;
     __m512i a[kH], m[kH], lo[kH], hi[kH], a2[kH], m2[kH], lo2[kH], hi2[kH], ec[kH];
@@ -129,9 +131,15 @@ NPUSIM_T512 void body_avx512(const int32_t* in, const int8_t* ew, int8_t* out, u
     const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), sh2 = _mm_cvtsi64_si128(k.msh2), she = _mm_cvtsi64_si128(k.e_shift);
     const __m128i shq = _mm_cvtsi64_si128(k.shift);
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
     for (uint64_t p = 0; p < n; ++p)
         for (uint32_t h = 0; h < kH; ++h) {
-            __m512i v = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + p * kAccBlock + 8 * h)));
+            __m512i v;
+            if constexpr (kI8In)
+                v = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in8 + p * kLanes + 8 * h)));
+            else
+                v = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in32 + p * kAccBlock + 8 * h)));
             v = clamp64(add64(v, a[h]), i32lo, i32hi);
             v = clamp64(sra64(add64(mul32(v, m[h]), mh), sh1), lo[h], hi[h]);
             if constexpr (kBn > 0) {
@@ -203,27 +211,32 @@ void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, 
 }
 #endif
 
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
 BodyFn pick_isa(int bn, bool ew) {
 #ifdef NPUSIM_X86_DISPATCH
     const EngineIsa i = engine_isa();
     if (i == EngineIsa::Avx512) {
         if (kEwMem) ew = true;
-        if (bn == 0) return ew ? body_avx512<kEwMem, kEwCvt, kLanes, 0, true> : body_avx512<kEwMem, kEwCvt, kLanes, 0, false>;
-        if (bn == 1) return ew ? body_avx512<kEwMem, kEwCvt, kLanes, 1, true> : body_avx512<kEwMem, kEwCvt, kLanes, 1, false>;
-        return ew ? body_avx512<kEwMem, kEwCvt, kLanes, 2, true> : body_avx512<kEwMem, kEwCvt, kLanes, 2, false>;
+        if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false>;
+        if (bn == 1) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, false>;
+        return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, false>;
     }
-    if (i == EngineIsa::Avx2) return body_avx2<kEwMem, kEwCvt, kLanes>;
+    if (i == EngineIsa::Avx2) return body_avx2<kI8In, kEwMem, kEwCvt, kLanes>;
 #else
     (void)bn, (void)ew;
 #endif
-    return body_portable<kEwMem, kEwCvt, kLanes>;
+    return body_portable<kI8In, kEwMem, kEwCvt, kLanes>;
 }
 
-template <uint32_t kLanes>
-BodyFn pick(bool ew_mem, bool ew_cvt, int bn, bool ew) {
-    if (!ew_mem) return pick_isa<false, false, kLanes>(bn, ew);
-    return ew_cvt ? pick_isa<true, true, kLanes>(bn, ew) : pick_isa<true, false, kLanes>(bn, ew);
+template <bool kI8In, uint32_t kLanes>
+BodyFn pick_lanes(bool ew_mem, bool ew_cvt, int bn, bool ew) {
+    if (!ew_mem) return pick_isa<kI8In, false, false, kLanes>(bn, ew);
+    return ew_cvt ? pick_isa<kI8In, true, true, kLanes>(bn, ew) : pick_isa<kI8In, true, false, kLanes>(bn, ew);
+}
+
+BodyFn pick(bool i8_in, uint32_t lanes, bool ew_mem, bool ew_cvt, int bn, bool ew) {
+    if (i8_in) return lanes == 16 ? pick_lanes<true, 16>(ew_mem, ew_cvt, bn, ew) : pick_lanes<true, 8>(ew_mem, ew_cvt, bn, ew);
+    return lanes == 16 ? pick_lanes<false, 16>(ew_mem, ew_cvt, bn, ew) : pick_lanes<false, 8>(ew_mem, ew_cvt, bn, ew);
 }
 
 }  // namespace
@@ -310,12 +323,19 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
     }
 }
 
-void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const {
-    const BodyFn fn = lanes_ == 16 ? pick<16>(ew_mem_, ew_cvt_, bn_mode_, ew_used_) : pick<8>(ew_mem_, ew_cvt_, bn_mode_, ew_used_);
+void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const { sweep(acc, nullptr, p0, n, out); }
+
+void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
+    sweep(nullptr, img, 0, static_cast<uint64_t>(d_.w) * d_.h, out);
+}
+
+void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
+    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_);
     const uint32_t atom = d_.atom;
     for (uint32_t sf = 0; sf < surfaces_; ++sf) {
         const uint32_t ch0 = sf * lanes_;
-        const int32_t* in = acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock;
+        const void* in = img ? static_cast<const void*>(img + sf * n * atom)
+                             : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);
         auto* dst = reinterpret_cast<int8_t*>(out[sf].data() + p0 * atom);
         const auto* e = ew_mem_ ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * ew_surf_ + p0 * atom) : nullptr;
         fn(in, e, dst, n, lane_[sf], k_);

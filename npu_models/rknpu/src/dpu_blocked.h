@@ -31,6 +31,8 @@ public:
     /// Pixels [p0, p0 + n) of every surface: `acc` holds those n pixels in blocks (block stride
     /// n * 16 int32); writes out[s][(p0 + p) * atom + j].
     void run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const;
+    /// The whole cube from the MRDMA's compact int8 NC1HWC2 image (d.src_prec Int8).
+    void run_image(const uint8_t* img, Surfaces& out) const;
 
     struct Lanes {
         int64_t a[16], m[16], lo[16], hi[16], a2[16], m2[16], lo2[16], hi2[16], e[16];
@@ -41,6 +43,7 @@ public:
     };
 
 private:
+    void sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const;
     const DpuConfig& d_;
     const DpuOperands& ops_;
     uint32_t lanes_ = 16, surfaces_ = 0;

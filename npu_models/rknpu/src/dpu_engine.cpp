@@ -763,6 +763,11 @@ Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, c
     const uint8_t* b = in.data();
     const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
     if (surface_config(d)) return dpu_int8_surfaces(d, b, ops);
+    if (d.src_prec == Precision::Int8 && detail::dpu_blocked_ok(d)) {  // BN, per-channel EW: the fused sweep
+        Surfaces out = make_surfaces(d);
+        detail::DpuBlocked(d, ops).run_image(b, out);
+        return out;
+    }
     return dpu_int_fast(
         d, [=](uint64_t p, uint32_t ch) { return load_elem(b + (ch / c2) * surf + p * atom + (ch % c2) * eb, eb); },
         [=](uint32_t ch, int32_t* buf) {
