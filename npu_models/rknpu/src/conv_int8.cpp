@@ -32,45 +32,50 @@ bool use_vnni() {
 #endif
 }
 
-/// im2col of the pixels: block kb = tap * c1s + c1 holds, for every output pixel, `bw` bytes of
-/// input channels [c1 * bw, c1 * bw + bw) at the tap's input pixel (the pad value outside), top
-/// bit flipped (x ^ 0x80 = x + 128 as u8, the VNNI kernel's unsigned operand). bw = C2 with every
-/// surface (c1s = in_c / C2), or the first 4 or 8 channels of the first surface alone (c1s = 1)
-/// when the rest only meet zero weights.
-void build_im2col(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw, uint32_t c1s) {
+/// The GEMM's pixel operand without an im2col: the input padded with the pad value to every
+/// position a tap reads (Hp x Wp pixels per surface, rows Wp pixels apart), `bw` bytes per pixel
+/// (C2 of every surface, c1s = in_c / C2; or the first 4 or 8 channels of the first surface alone,
+/// c1s = 1, when the rest only meet zero weights), top bit flipped (x ^ 0x80 = x + 128 as u8, the
+/// VNNI kernel's unsigned operand). Output pixel p's bytes for k block kb = tap * c1s + c1 are at
+/// base + pix(p) + koff[kb]: the tap's offset is the same for every pixel.
+struct AView {
+    const uint8_t* base = nullptr;
+    const uint64_t* koff = nullptr;
+    uint32_t out_w = 1;
+    uint64_t row_step = 0, col_step = 0;
+    uint64_t pix(uint64_t p) const { return (p / out_w) * row_step + (p % out_w) * col_step; }
+};
+
+void build_padded(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw, uint32_t c1s, uint64_t Hp,
+                  uint64_t Wp) {
     const uint32_t atom = c.atom;
-    const uint64_t P = static_cast<uint64_t>(c.out_w) * c.out_h, surf = static_cast<uint64_t>(c.in_w) * c.in_h * atom;
+    const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * atom;
     const auto pad = static_cast<uint8_t>(static_cast<uint8_t>(static_cast<int8_t>(c.pad_value)) ^ 0x80u);
     const auto flip_copy = [](uint8_t* __restrict d, const uint8_t* __restrict s, uint64_t n) {
         for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ 0x80u);
     };
-    for (uint32_t ky = 0; ky < c.kernel_h; ++ky)
-        for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-            const int64_t x0 = static_cast<int64_t>(kx) * c.dilation_x - c.pad_left;  // ix = ox * sx + x0
-            int64_t lo = 0, hi = c.out_w;  // output columns whose input column is inside
-            while (lo < hi && lo * c.stride_x + x0 < 0) ++lo;
-            while (hi > lo && (hi - 1) * c.stride_x + x0 >= c.in_w) --hi;
-            for (uint32_t c1 = 0; c1 < c1s; ++c1) {
-                const uint64_t kb = (static_cast<uint64_t>(ky) * c.kernel_w + kx) * c1s + c1;
-                uint8_t* row = A + kb * P * bw;
-                const uint8_t* plane = feat + c1 * surf;
-                for (uint32_t oy = 0; oy < c.out_h; ++oy, row += static_cast<uint64_t>(c.out_w) * bw) {
-                    const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + static_cast<int64_t>(ky) * c.dilation_y;
-                    if (iy < 0 || iy >= c.in_h) {
-                        std::memset(row, pad, static_cast<size_t>(c.out_w) * bw);
-                        continue;
-                    }
-                    if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo) * bw);
-                    if (hi < c.out_w) std::memset(row + hi * bw, pad, static_cast<size_t>(c.out_w - hi) * bw);
-                    const uint8_t* in = plane + static_cast<uint64_t>(iy) * c.in_w * atom;
-                    if (c.stride_x == 1 && bw == atom) {
-                        if (hi > lo) flip_copy(row + lo * bw, in + (lo + x0) * atom, static_cast<uint64_t>(hi - lo) * bw);
-                    } else {
-                        for (int64_t ox = lo; ox < hi; ++ox) flip_copy(row + ox * bw, in + (ox * c.stride_x + x0) * atom, bw);
-                    }
-                }
+    // Padded columns [lo, hi) hold input columns lo - pad_left ...
+    const int64_t lo = std::min<int64_t>(c.pad_left, static_cast<int64_t>(Wp));
+    const int64_t hi = std::max<int64_t>(lo, std::min<int64_t>(static_cast<int64_t>(Wp), int64_t{c.pad_left} + c.in_w));
+    for (uint32_t c1 = 0; c1 < c1s; ++c1) {
+        const uint8_t* plane = feat + c1 * surf;
+        uint8_t* row = A + c1 * Hp * Wp * bw;
+        for (uint64_t py = 0; py < Hp; ++py, row += Wp * bw) {
+            const int64_t iy = static_cast<int64_t>(py) - c.pad_top;
+            if (iy < 0 || iy >= c.in_h) {
+                std::memset(row, pad, Wp * bw);
+                continue;
+            }
+            if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo) * bw);
+            if (hi < static_cast<int64_t>(Wp)) std::memset(row + hi * bw, pad, static_cast<size_t>(static_cast<int64_t>(Wp) - hi) * bw);
+            const uint8_t* in = plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(lo - c.pad_left)) * atom;
+            if (bw == atom) {
+                flip_copy(row + lo * bw, in, static_cast<uint64_t>(hi - lo) * bw);
+            } else {
+                for (int64_t x = 0; x < hi - lo; ++x) flip_copy(row + (lo + x) * bw, in + x * atom, bw);
             }
         }
+    }
 }
 
 /// Weight panels: 16 kernels each, [K / 4][16][4] bytes (kernel n's weights k..k+3 together),
@@ -117,14 +122,15 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_weights_vnni(co
 
 /// One panel of 16 kernels over pixels [p0, p0 + n): acc[i * 16 + j] (portable kernel).
 template <uint32_t kBw>
-void gemm_panel_portable(const uint8_t* A, uint64_t P, uint64_t K, const int8_t* B, const int32_t* wsum, uint64_t p0,
-                         uint64_t n, int32_t* acc) {
+void gemm_panel_portable(const AView& A, uint64_t K, const int8_t* B, const int32_t* wsum, uint64_t p0, uint64_t n,
+                         int32_t* acc) {
     constexpr uint32_t kQ = kBw / 4;
     const uint64_t KB = K / kBw;
     for (uint64_t i = 0; i < n; ++i) {
         int32_t s[kAccBlock] = {};
+        const uint8_t* ap = A.base + A.pix(p0 + i);
         for (uint64_t kb = 0; kb < KB; ++kb) {
-            const uint8_t* a = A + (kb * P + p0 + i) * kBw;
+            const uint8_t* a = ap + A.koff[kb];
             const int8_t* b = B + kb * kQ * 64;
             for (uint32_t t = 0; t < kQ; ++t)
                 for (uint32_t j = 0; j < kAccBlock; ++j) {
@@ -143,10 +149,9 @@ constexpr int kMr = 8;  // pixels per register tile (x 2 panels: 16 zmm accumula
 /// kNp (1 or 2) panels of 16 kernels over pixels [p0, p0 + n): VPDPBUSD of the broadcast pixel
 /// bytes (u8) against the weight panels (s8); acc0 = the first panel's block (n * 16 int32 apart).
 template <uint32_t kBw, int kNp>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const uint8_t* A, uint64_t P, uint64_t K,
-                                                                    const int8_t* B, uint64_t panel_bytes,
-                                                                    const int32_t* wsum, uint64_t p0, uint64_t n,
-                                                                    int32_t* acc0) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AView& A, uint64_t K, const int8_t* B,
+                                                                    uint64_t panel_bytes, const int32_t* wsum,
+                                                                    uint64_t p0, uint64_t n, int32_t* acc0) {
     constexpr uint32_t kQ = kBw / 4;
     const uint64_t KB = K / kBw, blk = n * kAccBlock;
     const __m512i m128 = _mm512_set1_epi32(-128);
@@ -157,13 +162,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const uint
         const uint8_t* ar[kMr];
         __m512i c0[kMr], c1[kMr];
         for (int i = 0; i < kMr; ++i) {
-            ar[i] = A + (p0 + i0 + static_cast<uint64_t>(std::min(i, mr - 1))) * kBw;
+            ar[i] = A.base + A.pix(p0 + i0 + static_cast<uint64_t>(std::min(i, mr - 1)));
             c0[i] = _mm512_setzero_si512();
             c1[i] = _mm512_setzero_si512();
         }
         const int8_t* b = B;
         for (uint64_t kb = 0; kb < KB; ++kb, b += kQ * 64) {
-            const uint64_t off = kb * P * kBw;
+            const uint64_t off = A.koff[kb];
             for (uint32_t t = 0; t < kQ; ++t) {
                 const __m512i w0 = _mm512_loadu_si512(b + t * 64);
                 const __m512i w1 = kNp > 1 ? _mm512_loadu_si512(b + panel_bytes + t * 64) : _mm512_setzero_si512();
@@ -259,7 +264,7 @@ uint32_t block_width(const ConvConfig& c, uint32_t used) {
 }  // namespace
 
 bool conv_blocked_ok(const ConvConfig& c, uint32_t used) {
-    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 &&
+    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && c.out_w > 0 && c.out_h > 0 &&
            (c.depthwise || block_width(c, used) != 0);
 }
 
@@ -276,8 +281,15 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     thread_local std::vector<uint8_t> a_buf, w_buf;
     thread_local std::vector<int8_t> b_buf;
     thread_local std::vector<int32_t> s_buf;
-    uint8_t* a = scratch(a_buf, K_ * P_);
-    build_im2col(c, ops.feature.data(), a, bw_, c1s);
+    const uint64_t Hp = static_cast<uint64_t>(c.out_h - 1) * c.stride_y + static_cast<uint64_t>(c.kernel_h - 1) * c.dilation_y + 1;
+    const uint64_t Wp = static_cast<uint64_t>(c.out_w - 1) * c.stride_x + static_cast<uint64_t>(c.kernel_w - 1) * c.dilation_x + 1;
+    uint8_t* a = scratch(a_buf, c1s * Hp * Wp * bw_);
+    build_padded(c, ops.feature.data(), a, bw_, c1s, Hp, Wp);
+    koff_.resize(K_ / bw_);
+    for (uint64_t t = 0; t < taps; ++t)
+        for (uint32_t c1 = 0; c1 < c1s; ++c1)
+            koff_[t * c1s + c1] = (c1 * Hp * Wp + ((t / c.kernel_w) * c.dilation_y * Wp + (t % c.kernel_w) * c.dilation_x)) * bw_;
+    row_step_ = c.stride_y * Wp * bw_, col_step_ = static_cast<uint64_t>(c.stride_x) * bw_;
     const uint8_t* W = ops.weights.data();
     if (K_ != K_full) {  // the kernels' weights of the channels taking part: [n][tap][bw]
         uint8_t* w = scratch(w_buf, K_ * c.out_c);
@@ -304,22 +316,23 @@ void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
         (bw_ == 16 ? pick_depthwise<16>() : pick_depthwise<8>())(c, f, w, p0, n, acc);
     } else {
         const uint64_t panel = K_ * kAccBlock;  // bytes of one weight panel
+        AView av;
+        av.base = a_, av.koff = koff_.data(), av.out_w = c.out_w, av.row_step = row_step_, av.col_step = col_step_;
         const uint64_t blk = n * kAccBlock;
         uint32_t pn = 0;
 #if defined(__x86_64__)
         if (use_vnni()) {
-            using Fn = void (*)(const uint8_t*, uint64_t, uint64_t, const int8_t*, uint64_t, const int32_t*, uint64_t,
-                                uint64_t, int32_t*);
+            using Fn = void (*)(const AView&, uint64_t, const int8_t*, uint64_t, const int32_t*, uint64_t, uint64_t, int32_t*);
             const Fn two = bw_ == 16 ? gemm_vnni<16, 2> : bw_ == 8 ? gemm_vnni<8, 2> : gemm_vnni<4, 2>;
             const Fn one = bw_ == 16 ? gemm_vnni<16, 1> : bw_ == 8 ? gemm_vnni<8, 1> : gemm_vnni<4, 1>;
-            for (; pn + 2 <= blocks_; pn += 2) two(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-            if (pn < blocks_) one(a_, P_, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            for (; pn + 2 <= blocks_; pn += 2) two(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            if (pn < blocks_) one(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
             pn = blocks_;
         }
 #endif
         for (; pn < blocks_; ++pn) {
             const auto fn = bw_ == 16 ? gemm_panel_portable<16> : bw_ == 8 ? gemm_panel_portable<8> : gemm_panel_portable<4>;
-            fn(a_, P_, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            fn(av, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
         }
     }
     if (c.clip_truncate) {  // CORE_CLIP_TRUNCATE: shifted right (half up) and saturated to 32 bits

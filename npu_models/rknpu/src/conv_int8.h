@@ -2,9 +2,9 @@
 // The fast int8 CNA + CORE path (internal to npu_rknpu) in the DPU's orientation: the GEMM runs
 // with the output pixels as rows and the kernels as columns, so that its int32 accumulators come
 // out pixel-major in blocks of 16 channels (dpu_blocked.h) and the DPU reads them without a
-// transposition. The feature side is an im2col built straight from the NC1HWC2 atoms (one copy
-// of C2 bytes per pixel and tap, no planar image), the weights are packed once per task into
-// 16-kernel VNNI panels. Exact int32 sums (conv_engine.cpp's kMaxFastK bound), so the results are
+// transposition. The feature side is the NC1HWC2 input padded once (no planar image, no im2col:
+// the kernel reads every tap at a fixed offset from the pixel), the weights are packed once per
+// task into 16-kernel VNNI panels. Exact int32 sums (conv_engine.cpp's kMaxFastK bound), so the results are
 // bit-identical to conv_accumulate_reference (tests/unit/rknpu/engine_equivalence_test.cpp).
 #pragma once
 #include <cstdint>
@@ -35,7 +35,9 @@ private:
     const ConvOperands& ops_;
     uint64_t P_ = 0, K_ = 0;
     uint32_t blocks_ = 0, bw_ = 16;
-    const uint8_t* a_ = nullptr;  ///< im2col, [tap * c1s + c1][P][bw] bytes, top bit flipped (u8)
+    const uint8_t* a_ = nullptr;  ///< the padded input, [c1][Hp][Wp][bw] bytes, top bit flipped (u8)
+    std::vector<uint64_t> koff_;  ///< per k block (tap, c1): its offset in a_
+    uint64_t row_step_ = 0, col_step_ = 0;  ///< a_ offset per output row / column
     const int8_t* b_ = nullptr;   ///< weight panels [panel][K / 4][16][4]
     const int32_t* wsum_ = nullptr;  ///< per kernel: sum of its weights (the +128 correction)
 };
