@@ -253,19 +253,19 @@ DwFn pick_depthwise() {
 }  // namespace
 
 namespace {
-/// im2col block width: C2, or 4 / 8 when only the first `used` <= 4 / 8 channels meet non-zero
-/// weights (the C2 padding of a 3-channel stem); 0 when the blocked path does not apply.
+/// Pixel operand block width: 4 / 8 when only the first `used` <= 4 / 8 channels meet non-zero
+/// weights (the C2 padding of a 3-channel stem), else C2 with every channel (those past `used`
+/// meet zero weights and add exactly 0).
 uint32_t block_width(const ConvConfig& c, uint32_t used) {
-    if (used == c.in_c) return c.c2();
-    if (used <= 4) return 4;
-    if (used <= 8 && c.c2() == 16) return 8;
-    return 0;
+    if (used <= 4 && c.in_c > 4) return 4;
+    if (used <= 8 && c.c2() == 16 && c.in_c > 8) return 8;
+    return c.c2();
 }
 }  // namespace
 
 bool conv_blocked_ok(const ConvConfig& c, uint32_t used) {
-    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && c.out_w > 0 && c.out_h > 0 &&
-           (c.depthwise || block_width(c, used) != 0);
+    (void)used;
+    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && c.out_w > 0 && c.out_h > 0;
 }
 
 ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t used) : c_(c), ops_(ops) {

@@ -15,9 +15,9 @@
 namespace npu::rknpu::detail {
 
 /// The blocked path applies to a conv that conv_engine.cpp's fast_int8_ok admits, with an atom of
-/// 8 or 16 and (normal conv) `used` = the input channels that meet non-zero weights (channels from
-/// DATAIN_CHANNEL_REAL up whose weights are all zero add 0) either all of them, or at most 4 (8
-/// with C2 16): the C2 padding of a 3-channel stem is left out of the sums.
+/// 8 or 16. ConvBlocked's `used` = the input channels that meet non-zero weights (channels from
+/// DATAIN_CHANNEL_REAL up whose weights are all zero add 0): at most 4 (8 with C2 16) leaves the
+/// C2 padding of a 3-channel stem out of the sums.
 bool conv_blocked_ok(const ConvConfig& c, uint32_t used);
 
 /// One task's accumulators, pixel range by pixel range.
