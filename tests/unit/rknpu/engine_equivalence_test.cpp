@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The fast functional paths against the reference engines they replace, on randomized
-// configurations: conv accumulation (int8 im2col + qgemm, int8 depthwise direct loop; int16 and
-// fp16 stay on the reference loop) and the integer DPU (pixel-major accumulators or MRDMA image
+// configurations: conv accumulation (int8: the blocked path of conv_int8.cpp, the planar im2col +
+// qgemm of conv_accumulate, the depthwise direct loops; int16 and fp16 stay on the reference loop)
+// and the integer DPU (pixel-major accumulators or MRDMA image
 // in, NC1HWC2 surfaces out) must be bit-identical to conv_accumulate_reference / run_dpu +
 // pack_cube, over shapes, strides, dilation, padding, depthwise, C2 16 and 8, odd channel counts,
 // every DPU stage and both GEMM kernels (vector and portable).
@@ -165,6 +166,9 @@ TEST_P(DpuEquivalence, FastIntegerPathMatchesRunDpuBitForBit) {
         // (b) MRDMA input image of int8 or int16 elements.
         DpuConfig dm = d;
         dm.from_core = false;
+        // An output notch (rows spaced in memory, the data-movement copies) leaves the packed image as it is.
+        if (r.coin(20)) dm.notch = static_cast<uint32_t>(r.in(1, 3));
+        ASSERT_TRUE(dpu_fast_ok(dm));
         dm.src_prec = r.coin() ? Precision::Int8 : Precision::Int16;
         const auto img = r.bytes(cube_bytes(w, h, c, dm.src_prec, atom));
         const auto want_m = pack_cube(run_dpu(dm, unpack_cube(img, w, h, c, dm.src_prec, atom), ops), dm.out, atom);
@@ -312,7 +316,53 @@ TEST(ConvEquivalence, Int8ResNetShapesMatchOnBothAtomSizes) {
 }
 
 
+TEST(ConvEquivalence, BlockedInt8ConvWithTheFusedDpuMatchesOnEachIsaAndGemmKernel) {
+    // The blocked int8 path (padded pixel operand, weight panels, 16-channel accumulator blocks in
+    // rounds of 96 pixels, the fused DPU sweep) against the reference loop and run_dpu, with the
+    // DPU configurations the sweep takes (conv + bias + requant + ReLU/clip, residual add) on
+    // every engine ISA and both GEMM kernels; inputs up to 16 x 14 pixels so that several rounds run,
+    // stems whose padding channels meet zero weights (4- and 8-byte pixel blocks).
+    on_each_isa([] {
+        for (const bool generic : {false, true}) {
+            num::gemm_force_generic(generic);
+            Rng r(generic ? 31 : 32);
+            for (int t = 0; t < 120; ++t) {
+                const uint32_t atom = r.coin() ? 16 : 8;
+                ConvCase k = random_conv(r, Precision::Int8, r.coin(30), atom);
+                ConvConfig& c = k.c;
+                if (r.coin(40) && !c.depthwise) {  // a larger input, stride 1: several 96-pixel rounds
+                    c.in_w = static_cast<uint32_t>(r.in(10, 16)), c.in_h = static_cast<uint32_t>(r.in(8, 14));
+                    c.stride_x = c.stride_y = 1, c.dilation_x = c.dilation_y = 1;
+                    c.kernel_w = c.kernel_h = r.coin() ? 3 : 1;
+                    c.pad_left = c.pad_top = c.kernel_w / 2;
+                    c.out_w = c.in_w + 2 * c.pad_left - c.kernel_w + 1, c.out_h = c.in_h + 2 * c.pad_top - c.kernel_h + 1;
+                    const uint64_t taps = uint64_t{c.kernel_w} * c.kernel_h;
+                    k.ops.feature = r.bytes(cube_bytes(c.in_w, c.in_h, c.in_c, Precision::Int8, atom));
+                    k.ops.weights = r.bytes(taps * c.in_c * c.out_c);
+                    if (r.coin())  // zero weights on the C2 padding (the stem case)
+                        for (uint64_t n = 0; n < c.out_c; ++n)
+                            for (uint64_t tp = 0; tp < taps; ++tp)
+                                for (uint32_t ch = c.in_c_real; ch < c.in_c; ++ch) k.ops.weights[(n * taps + tp) * c.in_c + ch] = 0;
+                }
+                c.dpu = random_dpu(r, c.out_w, c.out_h, c.out_c, atom, true);
+                c.dpu.out = r.coin(90) ? Precision::Int8 : Precision::Int16;
+                const DpuOperands ops = random_operands(r, c.dpu);
+                k.ops.bias = ops.bs, k.bn = ops.bn, k.ew = ops.ew;
+                const auto fast = run_conv(c, k.ops, k.bn, k.ew);
+                set_reference_engines(true);
+                const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+                set_reference_engines(false);
+                ASSERT_EQ(fast, ref) << "trial " << t << (generic ? " (portable GEMM)" : "") << " " << c.in_c << "x" << c.in_w
+                                     << "x" << c.in_h << " -> " << c.out_c << " k" << c.kernel_w << "x" << c.kernel_h
+                                     << (c.depthwise ? " dw" : "");
+            }
+        }
+        num::gemm_force_generic(false);
+    });
+}
+
 TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {
+    on_each_isa([] {
     Rng r(21);
     for (int t = 0; t < 400; ++t) {
         PpuConfig c;
@@ -340,6 +390,7 @@ TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {
         for (uint64_t at = 0; at < img.size(); at += surf) in.push_back(img.data() + at);
         ASSERT_EQ(concat(run_ppu_int(c, in)), want) << "trial " << t;
     }
+    });
 }
 
 }  // namespace
