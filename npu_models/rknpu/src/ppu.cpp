@@ -4,6 +4,9 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -203,22 +206,43 @@ void pool_i8_portable(const PpuConfig& c, const int8_t* s, int8_t* d, uint32_t l
     pool_i8_body<kC2, kMax>(c, s, d, lanes, pad);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
+/// pool_i8_body with the atom in one SSE register (PMAXSB / PMINSB; the compiler does not
+/// vectorise the byte lanes), for the AVX2 and AVX-512 builds alike.
 template <uint32_t kC2, bool kMax>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void pool_i8_avx512(const PpuConfig& c, const int8_t* s, int8_t* d,
-                                                                       uint32_t lanes, int8_t pad) {
-    pool_i8_body<kC2, kMax>(c, s, d, lanes, pad);
-}
-template <uint32_t kC2, bool kMax>
-__attribute__((target("avx2"))) void pool_i8_avx2(const PpuConfig& c, const int8_t* s, int8_t* d, uint32_t lanes, int8_t pad) {
-    pool_i8_body<kC2, kMax>(c, s, d, lanes, pad);
+__attribute__((target("avx2"))) void pool_i8_simd(const PpuConfig& c, const int8_t* src, int8_t* dst, uint32_t lanes,
+                                                  int8_t pad) {
+    const __m128i padv = _mm_set1_epi8(pad), init = _mm_set1_epi8(kMax ? INT8_MIN : INT8_MAX);
+    for (uint32_t oy = 0; oy < c.out_h; ++oy)
+        for (uint32_t ox = 0; ox < c.out_w; ++ox) {
+            __m128i r = init;
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + ky;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                    const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + kx;
+                    __m128i v = padv;
+                    if (iy >= 0 && iy < c.in_h && ix >= 0 && ix < c.in_w) {
+                        const auto* a = reinterpret_cast<const __m128i*>(src + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * kC2);
+                        v = kC2 == 16 ? _mm_loadu_si128(a) : _mm_loadl_epi64(a);
+                    }
+                    r = kMax ? _mm_max_epi8(r, v) : _mm_min_epi8(r, v);
+                }
+            }
+            int8_t* o = dst + (static_cast<uint64_t>(oy) * c.out_w + ox) * kC2;
+            if (lanes == kC2 && kC2 == 16) {
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(o), r);
+            } else {
+                alignas(16) int8_t t[16];
+                _mm_store_si128(reinterpret_cast<__m128i*>(t), r);
+                std::memcpy(o, t, lanes);
+            }
+        }
 }
 #endif
 template <uint32_t kC2, bool kMax>
 PoolFn pick_pool() {
 #if defined(__x86_64__) && defined(__GNUC__)
     const EngineIsa i = engine_isa();
-    if (i == EngineIsa::Avx512) return pool_i8_avx512<kC2, kMax>;
-    if (i == EngineIsa::Avx2) return pool_i8_avx2<kC2, kMax>;
+    if (i == EngineIsa::Avx512 || i == EngineIsa::Avx2) return pool_i8_simd<kC2, kMax>;
 #endif
     return pool_i8_portable<kC2, kMax>;
 }
