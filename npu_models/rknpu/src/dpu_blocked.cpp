@@ -128,6 +128,7 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
     const __m512i eoff = _mm512_set1_epi64(k.e_off), escale = _mm512_set1_epi64(k.e_scale), ehalf = _mm512_set1_epi64(k.e_half);
     const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
     const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
+    const bool unit_scale = k.scale == 1;
     const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), sh2 = _mm_cvtsi64_si128(k.msh2), she = _mm_cvtsi64_si128(k.e_shift);
     const __m128i shq = _mm_cvtsi64_si128(k.shift);
@@ -155,7 +156,8 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
                 }
                 v = clamp64(add64(v, e), ewlo, ewhi);
             }
-            __m512i q = add64(sra64(add64(mul32(v, scale), shalf), shq), offset);
+            // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
+            __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
             q = clamp64(q, qlo, qhi);
             _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtepi64_epi8(kAll8, q));
         }
@@ -180,6 +182,7 @@ NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out,
     const __m512i eoff = _mm512_set1_epi64(k.e_off), escale = _mm512_set1_epi64(k.e_scale), ehalf = _mm512_set1_epi64(k.e_half);
     const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
     const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
+    const bool unit_scale = k.scale == 1;
     const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), she = _mm_cvtsi64_si128(k.e_shift), shq = _mm_cvtsi64_si128(k.shift);
     for (uint64_t p = 0; p < P; ++p)
@@ -196,7 +199,8 @@ NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out,
                     e = clamp64(sra64(add64(_mm512_maskz_mullo_epi64(kAll8, add64(e, eoff), escale), ehalf), she), i32lo, i32hi);
             }
             v = clamp64(add64(v, e), ewlo, ewhi);
-            __m512i q = add64(sra64(add64(mul32(v, scale), shalf), shq), offset);
+            // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
+            __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
             q = clamp64(q, qlo, qhi);
             _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtepi64_epi8(kAll8, q));
         }

@@ -95,6 +95,7 @@ DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, 
     d.out_cvt_offset = static_cast<int32_t>(r.in(-128, 127));
     d.out_cvt_scale = static_cast<uint32_t>(r.in(0, 0xffff));
     d.out_cvt_shift = static_cast<uint32_t>(r.coin(10) ? r.in(0, 63) : r.in(8, 30));
+    if (r.coin(30)) d.out_cvt_scale = 1;  // the requantizing conv's OUT_CVT (lower_conv.cpp): scale 1, shift S3
     return d;
 }
 
