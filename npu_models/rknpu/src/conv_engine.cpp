@@ -358,9 +358,23 @@ Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vect
     return run_dpu(conv_dpu_config(c), conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew});
 }
 
+bool conv_takes_raw_weights(const ConvConfig& c, uint64_t raw_bytes) {
+    if (c.depthwise || !fast_int8_ok(c) || !dpu_fast_ok(conv_dpu_config(c)) || !detail::conv_blocked_ok(c, c.in_c) ||
+        !detail::conv_packs_raw_weights(c))
+        return false;
+    if (c.in_c_real != 0 && c.in_c_real < c.in_c) return false;  // the C2 padding's weights are checked on the canonical copy
+    const uint64_t elems = static_cast<uint64_t>(c.kernels) * c.kernel_w * c.kernel_h * c.in_c;
+    return c.kernels > 0 && elems <= c.weight_bytes && c.weight_bytes <= raw_bytes;
+}
+
 Surfaces run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
                            const std::vector<uint8_t>& ew) {
     const DpuConfig d = conv_dpu_config(c);
+    if (ops.weights_raw) {  // execute_task checked conv_takes_raw_weights
+        if (!fast_int8_ok(c) || !dpu_fast_ok(d) || !detail::conv_blocked_ok(c, c.in_c))
+            throw std::logic_error("run_conv_surfaces: raw weights outside the blocked int8 path");
+        return conv_blocked_surfaces(c, ops, c.in_c, d, DpuOperands{ops.bias, bn, ew});
+    }
     if (fast_int8_ok(c) && dpu_fast_ok(d)) {
         const uint32_t used = c.depthwise ? c.in_c : used_channels(c, ops.weights.data());
         if (detail::conv_blocked_ok(c, used)) return conv_blocked_surfaces(c, ops, used, d, DpuOperands{ops.bias, bn, ew});

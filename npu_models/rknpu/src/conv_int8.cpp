@@ -120,6 +120,48 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_weights_vnni(co
 }
 #endif
 
+#if defined(__x86_64__)
+/// pack_weights_vnni from the CNA's block layout (hw::rknpu::weight_element: blocks of KG kernels
+/// x CG channels per tap, kernel after kernel inside a block): a panel's 16 kernels lie inside one
+/// block, nc bytes apart, so one gather per 4 channels still reads them. Kernels from `present` on
+/// (past WEIGHT_KERNELS or out_c) are zero.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_weights_raw_vnni(const ConvConfig& c, const uint8_t* W,
+                                                                                uint32_t kernels, uint32_t present,
+                                                                                uint32_t panels, int8_t* B,
+                                                                                int32_t* wsum) {
+    const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, C = c.in_c, K4 = taps * C / 4;
+    const uint64_t KG = c.wblocks.kernel_group, CG = c.wblocks.channel_group;
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (uint32_t pn = 0; pn < panels; ++pn) {
+        const uint32_t n0 = pn * kAccBlock;
+        int8_t* dst = B + static_cast<uint64_t>(pn) * K4 * 64;
+        if (n0 >= present) {
+            std::memset(dst, 0, K4 * 64);
+            std::memset(wsum + n0, 0, kAccBlock * sizeof(int32_t));
+            continue;
+        }
+        const __mmask16 live = static_cast<__mmask16>((1u << std::min<uint32_t>(kAccBlock, present - n0)) - 1);
+        const uint64_t kg = n0 / KG, kin0 = n0 % KG, nk = std::min<uint64_t>(KG, kernels - kg * KG);
+        const uint64_t gbase = kg * KG * taps * C;
+        __m512i sum = _mm512_setzero_si512();
+        for (uint64_t t = 0; t < taps; ++t)
+            for (uint64_t ch0 = 0; ch0 < C; ch0 += CG) {
+                const uint64_t nc = std::min<uint64_t>(CG, C - ch0);
+                const uint8_t* base = W + gbase + nk * taps * ch0 + t * nk * nc + kin0 * nc;
+                const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(nc)));
+                int8_t* q = dst + (t * C + ch0) / 4 * 64;
+                for (uint64_t c4 = 0; c4 < nc / 4; ++c4) {
+                    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, idx, base + 4 * c4, 1);
+                    _mm512_storeu_si512(q + c4 * 64, v);
+                    sum = _mm512_dpbusd_epi32(sum, ones, v);
+                }
+            }
+        _mm512_storeu_si512(wsum + n0, sum);
+    }
+}
+#endif
+
 /// One panel of 16 kernels over pixels [p0, p0 + n): acc[i * 16 + j] (portable kernel).
 template <uint32_t kBw>
 void gemm_panel_portable(const AView& A, uint64_t K, const int8_t* B, const int32_t* wsum, uint64_t p0, uint64_t n,
@@ -263,6 +305,11 @@ uint32_t block_width(const ConvConfig& c, uint32_t used) {
 }
 }  // namespace
 
+bool conv_packs_raw_weights(const ConvConfig& c) {
+    const uint32_t KG = c.wblocks.kernel_group, CG = c.wblocks.channel_group;
+    return use_vnni() && !c.depthwise && KG > 0 && KG % kAccBlock == 0 && CG > 0 && CG % 4 == 0 && c.c2() == c.atom;
+}
+
 bool conv_blocked_ok(const ConvConfig& c, uint32_t used) {
     (void)used;
     return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && c.out_w > 0 && c.out_h > 0;
@@ -277,7 +324,13 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     const uint32_t c1s = bw_ == c.c2() ? c.in_c / bw_ : 1;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, K_full = taps * c.in_c;
     K_ = taps * c1s * bw_;
-    if (ops.weights.size() < K_full * c.out_c) throw std::logic_error("conv: weight image smaller than the kernels");
+    if (ops.weights_raw) {
+        if (!conv_packs_raw_weights(c) || K_ != K_full) throw std::logic_error("conv: raw weights outside the blocked path");
+        if (ops.weights.size() < static_cast<uint64_t>(ops.raw_kernels) * K_full)
+            throw std::logic_error("conv: weight image smaller than the kernels");
+    } else if (ops.weights.size() < K_full * c.out_c) {
+        throw std::logic_error("conv: weight image smaller than the kernels");
+    }
     thread_local std::vector<uint8_t> a_buf, w_buf;
     thread_local std::vector<int8_t> b_buf;
     thread_local std::vector<int32_t> s_buf;
@@ -300,7 +353,9 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     int8_t* b = scratch(b_buf, blocks_ * K_ * kAccBlock);
     int32_t* s = scratch(s_buf, static_cast<size_t>(blocks_ + 1) * kAccBlock);
 #if defined(__x86_64__)
-    if (use_vnni()) pack_weights_vnni(W, c.out_c, K_, blocks_, b, s);
+    if (ops.weights_raw)
+        pack_weights_raw_vnni(c, W, ops.raw_kernels, std::min(ops.raw_kernels, c.out_c), blocks_, b, s);
+    else if (use_vnni()) pack_weights_vnni(W, c.out_c, K_, blocks_, b, s);
     else pack_weights(W, c.out_c, K_, blocks_, b, s);
 #else
     pack_weights(W, c.out_c, K_, blocks_, b, s);

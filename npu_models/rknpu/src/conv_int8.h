@@ -20,6 +20,10 @@ namespace npu::rknpu::detail {
 /// C2 padding of a 3-channel stem out of the sums.
 bool conv_blocked_ok(const ConvConfig& c, uint32_t used);
 
+/// ConvBlocked packs ConvOperands::weights_raw images (the VNNI GEMM, weight blocks of 16-kernel
+/// and 4-channel multiples).
+bool conv_packs_raw_weights(const ConvConfig& c);
+
 /// One task's accumulators, pixel range by pixel range.
 class ConvBlocked {
 public:

@@ -9,9 +9,11 @@
 #include <array>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
+#include "hw/rknpu_layout.h"
 #include "npu/rknpu/conv_engine.h"
 #include "npu/rknpu/dpu_engine.h"
 #include "npu/rknpu/ppu_config.h"
@@ -360,6 +362,45 @@ TEST(ConvEquivalence, BlockedInt8ConvWithTheFusedDpuMatchesOnEachIsaAndGemmKerne
         }
         num::gemm_force_generic(false);
     });
+}
+
+TEST(ConvEquivalence, RawWeightBlocksPackLikeTheCanonicalWeights) {
+    // The weight image as the CNA reads it (hw::rknpu::weight_element blocks of KG kernels x CG
+    // channels per tap, Mesa rkt_coefs.c's int8 layout at 32 x 32), handed to run_conv_surfaces
+    // without the canonical copy, against the canonical weights and the reference loop; fewer
+    // WEIGHT_KERNELS than output channels (the rest accumulate 0).
+    if (std::string(num::qgemm_kernel_name()) != "avx512vnni") GTEST_SKIP() << "raw weight packing needs the VNNI GEMM";
+    Rng r(41);
+    int ran = 0;
+    for (int t = 0; t < 80; ++t) {
+        ConvCase k = random_conv(r, Precision::Int8, false, r.coin(80) ? 16 : 8);
+        ConvConfig& c = k.c;
+        c.in_c_real = c.in_c;
+        c.kernels = r.coin(70) ? c.out_c : static_cast<uint32_t>(r.in(1, c.out_c));
+        c.present_kernels = std::min(c.kernels, c.out_c);
+        c.wblocks.kernel_group = r.coin() ? 32 : 16, c.wblocks.channel_group = r.coin() ? 32 : 16;
+        const uint32_t taps = c.kernel_w * c.kernel_h;
+        std::vector<uint8_t> raw(static_cast<size_t>(c.kernels) * taps * c.in_c);
+        c.weight_bytes = static_cast<uint32_t>(raw.size());
+        for (uint32_t n = 0; n < c.out_c; ++n)
+            for (uint32_t tp = 0; tp < taps; ++tp)
+                for (uint32_t ch = 0; ch < c.in_c; ++ch) {
+                    uint8_t& w = k.ops.weights[(static_cast<size_t>(n) * taps + tp) * c.in_c + ch];
+                    if (n >= c.kernels) w = 0;  // as canonical_weights leaves the kernels past WEIGHT_KERNELS
+                    else raw[hw::rknpu::weight_element(c.wblocks, c.kernels, taps, c.in_c, n, tp, ch)] = w;
+                }
+        if (!conv_takes_raw_weights(c, raw.size())) continue;
+        ++ran;
+        ConvOperands rops = k.ops;
+        rops.weights = raw, rops.weights_raw = true, rops.raw_kernels = c.kernels;
+        const auto got = concat(run_conv_surfaces(c, rops, k.bn, k.ew));
+        ASSERT_EQ(got, concat(run_conv_surfaces(c, k.ops, k.bn, k.ew))) << "trial " << t;
+        set_reference_engines(true);
+        const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+        set_reference_engines(false);
+        ASSERT_EQ(got, ref) << "trial " << t;
+    }
+    EXPECT_GT(ran, 40);
 }
 
 TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {
