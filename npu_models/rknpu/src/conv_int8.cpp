@@ -270,10 +270,53 @@ void depthwise_portable(const ConvConfig& c, const int8_t* f, const int8_t* w, u
     depthwise_body<kBw>(c, f, w, p0, n, acc);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
+constexpr uint32_t kDwMaxTaps = 25;
+
+/// depthwise_body for 16-channel atoms and up to 25 taps written out for AVX-512: the taps'
+/// weights (and pad x weight) sign-extended into registers once per atom, one VPMULLD + VPADDD per
+/// tap and pixel (exact int32 sums: at most 25 x 2^14).
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_avx512(const ConvConfig& c,
+                                                                                        const int8_t* feat,
+                                                                                        const int8_t* wts, uint64_t p0,
+                                                                                        uint64_t n, int32_t* acc) {
+    const uint32_t taps = c.kernel_w * c.kernel_h;
+    const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * 16;
+    const __m512i pad = _mm512_set1_epi32(static_cast<int8_t>(c.pad_value));
+    __m512i w[kDwMaxTaps], pw[kDwMaxTaps];
+    for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += 16) {
+        for (uint32_t t = 0; t < taps; ++t) {
+            w[t] = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(wts + static_cast<uint64_t>(t) * c.in_c + ch0)));
+            pw[t] = _mm512_mullo_epi32(w[t], pad);
+        }
+        int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock;
+        const int8_t* plane = feat + (ch0 / 16) * surf;
+        uint32_t oy = static_cast<uint32_t>(p0 / c.out_w), ox = static_cast<uint32_t>(p0 % c.out_w);
+        for (uint64_t i = 0; i < n; ++i) {
+            __m512i sum = _mm512_setzero_si512();
+            const int64_t y0 = static_cast<int64_t>(oy) * c.stride_y - c.pad_top, x0 = static_cast<int64_t>(ox) * c.stride_x - c.pad_left;
+            for (uint32_t ky = 0, t = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = y0 + static_cast<int64_t>(ky) * c.dilation_y;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx, ++t) {
+                    const int64_t ix = x0 + static_cast<int64_t>(kx) * c.dilation_x;
+                    if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                        sum = _mm512_add_epi32(sum, pw[t]);
+                        continue;
+                    }
+                    const auto* xv = reinterpret_cast<const __m128i*>(plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * 16);
+                    sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(_mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(xv)), w[t]));
+                }
+            }
+            _mm512_storeu_si512(dst + i * kAccBlock, sum);
+            if (++ox == c.out_w) ox = 0, ++oy;
+        }
+    }
+}
+
 template <uint32_t kBw>
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise_avx512(const ConvConfig& c, const int8_t* f,
                                                                                       const int8_t* w, uint64_t p0,
                                                                                       uint64_t n, int32_t* acc) {
+    if (kBw == 16 && c.kernel_w * c.kernel_h <= kDwMaxTaps) return depthwise16_avx512(c, f, w, p0, n, acc);
     depthwise_body<kBw>(c, f, w, p0, n, acc);
 }
 template <uint32_t kBw>
