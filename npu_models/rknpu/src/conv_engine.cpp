@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "conv_int8.h"
+#include "dpu_blocked.h"
 #include "npu/rknpu/dpu_engine.h"
 #include "numerics/gemm.h"
 #include "numerics/requant.h"
@@ -305,6 +307,33 @@ int32_t* accumulate_int8_fast(const ConvConfig& c, const ConvOperands& ops) {
     return acc;
 }
 
+/// Pixels per GEMM + DPU round of the blocked path: the round's accumulators (out_c x 96 int32)
+/// and im2col rows stay in the L2 cache between the GEMM that writes them and the DPU sweep.
+constexpr uint64_t kChunkPixels = 96;
+
+Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, uint32_t used, const DpuConfig& d,
+                               const DpuOperands& dops) {
+    const detail::ConvBlocked g(c, ops, used);
+    const uint64_t P = g.pixels();
+    thread_local std::vector<int32_t> acc_buf, planar_buf;
+    if (detail::dpu_blocked_ok(d)) {
+        const detail::DpuBlocked dpu(d, dops);
+        Surfaces out((d.c + d.atom - 1) / d.atom, std::vector<uint8_t>(surface_bytes(d.w, d.h, d.atom)));
+        int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * std::min(P, kChunkPixels));
+        for (uint64_t p0 = 0; p0 < P; p0 += kChunkPixels) {
+            const uint64_t n = std::min(kChunkPixels, P - p0);
+            g.run(p0, n, acc);
+            dpu.run(acc, p0, n, out);
+        }
+        return out;
+    }
+    int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * P);
+    g.run(0, P, acc);
+    int32_t* planar = scratch(planar_buf, static_cast<size_t>(c.out_c) * P);
+    detail::blocked_to_planar(acc, P, c.out_c, planar);
+    return run_dpu_int_acc(d, planar, dops);
+}
+
 }  // namespace
 
 DpuConfig conv_dpu_config(const ConvConfig& c) {
@@ -329,10 +358,28 @@ Cube conv_dpu_cube(const ConvConfig& c, const ConvOperands& ops, const std::vect
     return run_dpu(conv_dpu_config(c), conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew});
 }
 
+bool conv_takes_raw_weights(const ConvConfig& c, uint64_t raw_bytes) {
+    if (c.depthwise || !fast_int8_ok(c) || !dpu_fast_ok(conv_dpu_config(c)) || !detail::conv_blocked_ok(c, c.in_c) ||
+        !detail::conv_packs_raw_weights(c))
+        return false;
+    if (c.in_c_real != 0 && c.in_c_real < c.in_c) return false;  // the C2 padding's weights are checked on the canonical copy
+    const uint64_t elems = static_cast<uint64_t>(c.kernels) * c.kernel_w * c.kernel_h * c.in_c;
+    return c.kernels > 0 && elems <= c.weight_bytes && c.weight_bytes <= raw_bytes;
+}
+
 Surfaces run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops, const std::vector<uint8_t>& bn,
                            const std::vector<uint8_t>& ew) {
     const DpuConfig d = conv_dpu_config(c);
-    if (fast_int8_ok(c) && dpu_fast_ok(d)) return run_dpu_int_acc(d, accumulate_int8_fast(c, ops), DpuOperands{ops.bias, bn, ew});
+    if (ops.weights_raw) {  // execute_task checked conv_takes_raw_weights
+        if (!fast_int8_ok(c) || !dpu_fast_ok(d) || !detail::conv_blocked_ok(c, c.in_c))
+            throw std::logic_error("run_conv_surfaces: raw weights outside the blocked int8 path");
+        return conv_blocked_surfaces(c, ops, c.in_c, d, DpuOperands{ops.bias, bn, ew});
+    }
+    if (fast_int8_ok(c) && dpu_fast_ok(d)) {
+        const uint32_t used = c.depthwise ? c.in_c : used_channels(c, ops.weights.data());
+        if (detail::conv_blocked_ok(c, used)) return conv_blocked_surfaces(c, ops, used, d, DpuOperands{ops.bias, bn, ew});
+        return run_dpu_int_acc(d, accumulate_int8_fast(c, ops), DpuOperands{ops.bias, bn, ew});
+    }
     const std::vector<uint8_t> img = pack_cube(run_dpu(d, conv_accumulate(c, ops), DpuOperands{ops.bias, bn, ew}), c.dpu.out, c.atom);
     const uint64_t surf = surface_bytes(c.out_w, c.out_h, c.atom);
     Surfaces out;

@@ -111,8 +111,11 @@ std::vector<uint8_t> canonical_weights(const ConvConfig& c, const std::vector<ui
                     const uint64_t nc = std::min<uint64_t>(CG, c.in_c - ch);  // ch = cg x CG
                     const uint64_t e = kbase + nk * taps * ch + static_cast<uint64_t>(t) * nk * nc + kin * nc;
                     if (e + n > need) throw std::logic_error("weights: block index beyond WEIGHT_BYTES");
-                    std::memcpy(out.data() + ((static_cast<uint64_t>(k) * taps + t) * channels + ch) * eb,
-                                raw.data() + e * eb, static_cast<size_t>(n) * eb);
+                    uint8_t* dst = out.data() + ((static_cast<uint64_t>(k) * taps + t) * channels + ch) * eb;
+                    const uint8_t* src = raw.data() + e * eb;
+                    const size_t bytes = static_cast<size_t>(n) * eb;
+                    if (bytes == 32) std::memcpy(dst, src, 32);  // a whole int8 block row: an inlined fixed-size copy
+                    else std::memcpy(dst, src, bytes);
                 }
         }
         return out;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "dpu_blocked.h"
 #include "numerics/requant.h"
 
 namespace npu::rknpu {
@@ -466,13 +467,7 @@ void simple_row(const int32_t* in, int16_t* out, uint64_t n, const SimpleRow& k)
     simple_row_generic(in, out, n, k);
 }
 
-/// Per-lane constants of the surface kernel (lane j = channel c1 * C2 + j of one atom).
-struct SurfaceK {
-    static constexpr uint32_t kMaxLanes = 64;
-    int64_t a[kMaxLanes], m[kMaxLanes], lo[kMaxLanes], hi[kMaxLanes];
-    int64_t m_half = 0, msh = 0, e_const = 0, e_off = 0, e_scale = 1, e_half = 0, e_shift = 0;
-    int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX, scale = 1, s_half = 0, shift = 0, offset = 0;
-};
+using detail::SurfaceK;
 
 /// The simple configuration on int8 NC1HWC2 surfaces as they are (MRDMA input, ERDMA operand and
 /// output all int8, so one atom holds the same C2 channels everywhere): no transposition, the
@@ -517,12 +512,6 @@ void simple_surface_generic(const int8_t* in, const int8_t* ew, int8_t* out, uin
 }
 #ifdef NPUSIM_X86_DISPATCH
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void simple_surface_avx512(const int8_t* in, const int8_t* ew,
-                                                                                           int8_t* out, uint64_t P,
-                                                                                           const SurfaceK& k) {
-    simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
-}
-template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 __attribute__((target("avx2"))) void simple_surface_avx2(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P,
                                                          const SurfaceK& k) {
     simple_surface_body<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
@@ -533,7 +522,7 @@ template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 void simple_surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
 #ifdef NPUSIM_X86_DISPATCH
     const EngineIsa i = isa();
-    if (i == EngineIsa::Avx512) return simple_surface_avx512<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
+    if (i == EngineIsa::Avx512) return detail::simple_surface_avx512(kEwMem, kEwCvt, kLanes, in, ew, out, P, k);
     if (i == EngineIsa::Avx2) return simple_surface_avx2<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
 #endif
     simple_surface_generic<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
@@ -740,6 +729,8 @@ void check_fast(const DpuConfig& d) {
 
 }  // namespace
 
+bool detail::dpu_simple_config(const DpuConfig& d) { return simple_config(d); }
+
 void set_engine_isa(EngineIsa want) { g_isa.store(static_cast<int>(std::min(want, best_isa())), std::memory_order_relaxed); }
 EngineIsa engine_isa() { return isa(); }
 EngineIsa best_engine_isa() {
@@ -753,7 +744,7 @@ const char* engine_isa_name(EngineIsa i) {
 bool dpu_fast_ok(const DpuConfig& d) {
     return !d.float_path() && d.out_cvt_shift <= 63 && d.ew.truncate <= 63 && d.ew.cvt_shift <= 63 &&
            d.bs.mul_shift <= 63 && d.bn.mul_shift <= 63 && (d.out == Precision::Int8 || d.out == Precision::Int16) &&
-           !d.transpose && d.notch == 0;
+           !d.transpose;  // a notch spaces the output rows in memory only: the packed image is the same
 }
 
 Surfaces run_dpu_int_acc(const DpuConfig& d, const int32_t* acc, const DpuOperands& ops) {
@@ -772,6 +763,11 @@ Surfaces run_dpu_int_image(const DpuConfig& d, const std::vector<uint8_t>& in, c
     const uint8_t* b = in.data();
     const uint64_t P = static_cast<uint64_t>(d.w) * d.h;
     if (surface_config(d)) return dpu_int8_surfaces(d, b, ops);
+    if (d.src_prec == Precision::Int8 && detail::dpu_blocked_ok(d)) {  // BN, per-channel EW: the fused sweep
+        Surfaces out = make_surfaces(d);
+        detail::DpuBlocked(d, ops).run_image(b, out);
+        return out;
+    }
     return dpu_int_fast(
         d, [=](uint64_t p, uint32_t ch) { return load_elem(b + (ch / c2) * surf + p * atom + (ch % c2) * eb, eb); },
         [=](uint32_t ch, int32_t* buf) {

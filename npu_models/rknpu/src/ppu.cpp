@@ -4,10 +4,14 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <fmt/format.h>
 
 #include "hw/rknpu_regs.h"
+#include "npu/rknpu/dpu_engine.h"
 #include "npu/rknpu/ppu_config.h"
 #include "numerics/requant.h"
 
@@ -167,6 +171,84 @@ bool ppu_fast_ok(const PpuConfig& c) {
     return (c.prec == Precision::Int8 || c.prec == Precision::Int16) && c.method_raw <= 2 && c.kernel_w * c.kernel_h <= 4096;
 }
 
+namespace {
+
+/// Max / min pooling of int8 atoms (kC2 = the atom's 16 or 8 channels) in the int8 domain: the
+/// int64 reductions of run_ppu_int below start from -inf / +inf and saturate to int8 at the end,
+/// which equals starting from INT8_MIN / INT8_MAX, as every value and the pad are int8.
+template <uint32_t kC2, bool kMax>
+__attribute__((always_inline)) inline void pool_i8_body(const PpuConfig& c, const int8_t* __restrict src,
+                                                        int8_t* __restrict dst, uint32_t lanes, int8_t pad) {
+    for (uint32_t oy = 0; oy < c.out_h; ++oy)
+        for (uint32_t ox = 0; ox < c.out_w; ++ox) {
+            int8_t r[kC2];
+            for (uint32_t j = 0; j < kC2; ++j) r[j] = kMax ? INT8_MIN : INT8_MAX;
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + ky;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                    const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + kx;
+                    if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                        for (uint32_t j = 0; j < kC2; ++j) r[j] = kMax ? std::max(r[j], pad) : std::min(r[j], pad);
+                        continue;
+                    }
+                    const int8_t* a = src + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * kC2;
+                    for (uint32_t j = 0; j < kC2; ++j) r[j] = kMax ? std::max(r[j], a[j]) : std::min(r[j], a[j]);
+                }
+            }
+            int8_t* o = dst + (static_cast<uint64_t>(oy) * c.out_w + ox) * kC2;
+            for (uint32_t j = 0; j < lanes; ++j) o[j] = r[j];
+        }
+}
+
+using PoolFn = void (*)(const PpuConfig&, const int8_t*, int8_t*, uint32_t, int8_t);
+template <uint32_t kC2, bool kMax>
+void pool_i8_portable(const PpuConfig& c, const int8_t* s, int8_t* d, uint32_t lanes, int8_t pad) {
+    pool_i8_body<kC2, kMax>(c, s, d, lanes, pad);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+/// pool_i8_body with the atom in one SSE register (PMAXSB / PMINSB; the compiler does not
+/// vectorise the byte lanes), for the AVX2 and AVX-512 builds alike.
+template <uint32_t kC2, bool kMax>
+__attribute__((target("avx2"))) void pool_i8_simd(const PpuConfig& c, const int8_t* src, int8_t* dst, uint32_t lanes,
+                                                  int8_t pad) {
+    const __m128i padv = _mm_set1_epi8(pad), init = _mm_set1_epi8(kMax ? INT8_MIN : INT8_MAX);
+    for (uint32_t oy = 0; oy < c.out_h; ++oy)
+        for (uint32_t ox = 0; ox < c.out_w; ++ox) {
+            __m128i r = init;
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + ky;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                    const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + kx;
+                    __m128i v = padv;
+                    if (iy >= 0 && iy < c.in_h && ix >= 0 && ix < c.in_w) {
+                        const auto* a = reinterpret_cast<const __m128i*>(src + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * kC2);
+                        v = kC2 == 16 ? _mm_loadu_si128(a) : _mm_loadl_epi64(a);
+                    }
+                    r = kMax ? _mm_max_epi8(r, v) : _mm_min_epi8(r, v);
+                }
+            }
+            int8_t* o = dst + (static_cast<uint64_t>(oy) * c.out_w + ox) * kC2;
+            if (lanes == kC2 && kC2 == 16) {
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(o), r);
+            } else {
+                alignas(16) int8_t t[16];
+                _mm_store_si128(reinterpret_cast<__m128i*>(t), r);
+                std::memcpy(o, t, lanes);
+            }
+        }
+}
+#endif
+template <uint32_t kC2, bool kMax>
+PoolFn pick_pool() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const EngineIsa i = engine_isa();
+    if (i == EngineIsa::Avx512 || i == EngineIsa::Avx2) return pool_i8_simd<kC2, kMax>;
+#endif
+    return pool_i8_portable<kC2, kMax>;
+}
+
+}  // namespace
+
 std::vector<std::vector<uint8_t>> run_ppu_int(const PpuConfig& c, const std::vector<const uint8_t*>& in) {
     // Same arithmetic as run_ppu's integer branch, an atom (C2 channels of one pixel) at a time on
     // the packed bytes: no Cube, no per-element dispatch.
@@ -178,6 +260,15 @@ std::vector<std::vector<uint8_t>> run_ppu_int(const PpuConfig& c, const std::vec
     const int64_t pad_i = num::saturate(static_cast<int32_t>(c.pad_value), lo, hi);
     const int64_t rw = c.recip_w, rh = static_cast<int32_t>(c.recip_h);
     std::vector<std::vector<uint8_t>> out(c1s, std::vector<uint8_t>(surface_bytes(c.out_w, c.out_h, atom), 0));
+    if (eb == 1 && c.method != PoolMethod::Average && (c2 == 16 || c2 == 8) && c2 == atom) {
+        const bool mx = c.method == PoolMethod::Max;
+        const PoolFn fn = c2 == 16 ? (mx ? pick_pool<16, true>() : pick_pool<16, false>())
+                                   : (mx ? pick_pool<8, true>() : pick_pool<8, false>());
+        for (uint32_t c1 = 0; c1 < c1s; ++c1)
+            fn(c, reinterpret_cast<const int8_t*>(in[c1]), reinterpret_cast<int8_t*>(out[c1].data()),
+               std::min(c2, c.out_c - c1 * c2), static_cast<int8_t>(pad_i));
+        return out;
+    }
     for (uint32_t c1 = 0; c1 < c1s; ++c1) {
         const uint8_t* src = in[c1];
         uint8_t* dst = out[c1].data();

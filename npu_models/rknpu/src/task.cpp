@@ -214,6 +214,14 @@ void plan_ppu_only(const RegFile& rf, const hw::SocProfile& soc, TaskPlan& p) {
     plan_ppu_writes(p);
 }
 
+/// Bytes of every read named `what`.
+uint64_t plan_bytes(const TaskPlan& plan, const char* what) {
+    uint64_t n = 0;
+    for (const DmaRegion& r : plan.reads)
+        if (r.what == what) n += r.bytes;
+    return n;
+}
+
 /// Concatenated bytes of every read named `what`, in plan order. The reads are consumed: a single
 /// matching region is moved out, not copied.
 std::vector<uint8_t> gather(const TaskPlan& plan, std::vector<std::vector<uint8_t>>& reads, const char* what) {
@@ -374,7 +382,16 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
         const uint32_t channels = c.depthwise ? std::max(c.in_c, (c.out_c + c.c2() - 1) / c.c2() * c.c2()) : c.in_c;
         c.present_kernels = c.depthwise ? std::min(c.in_c, c.out_c) : std::min(c.kernels, c.out_c);
         ConvOperands ops;
-        ops.weights = canonical_weights(c, gather(plan, reads, kWeights), c.out_c, channels);
+        // The blocked int8 path packs its GEMM panels straight from the weight blocks as read.
+        const bool raw_w = !hooks && fast_ppu(plan) && !c.dpu.transpose && channels == c.in_c &&
+                         conv_takes_raw_weights(c, plan_bytes(plan, kWeights));
+        if (raw_w) {
+            ops.weights = gather(plan, reads, kWeights);
+            ops.weights_raw = true;
+            ops.raw_kernels = c.kernels;
+        } else {
+            ops.weights = canonical_weights(c, gather(plan, reads, kWeights), c.out_c, channels);
+        }
         ops.bias = gather(plan, reads, kBsOperands);
         std::vector<uint8_t> raw = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
@@ -388,7 +405,7 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
             if (hooks->conv_dpu(c, ops, dops, out)) return finish(plan, out, c.dpu.out, c.atom);
             return finish(plan, conv_dpu_cube(c, ops, dops.bn, dops.ew), c.dpu.out, c.atom);
         }
-        if (fast_ppu(plan) && !c.dpu.transpose && c.dpu.notch == 0)  // the DPU writes its surfaces straight (fast int8 path inside)
+        if (fast_ppu(plan) && !c.dpu.transpose)  // the DPU writes its surfaces straight (fast int8 path inside)
             return finish_surfaces(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
                                                            gather(plan, reads, kEwCube)));
         return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,

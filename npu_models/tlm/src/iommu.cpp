@@ -90,8 +90,15 @@ void Iommu::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& 
     const uint64_t addr = gp.get_address(), len = gp.get_data_length();
     unsigned char* data = gp.get_data_ptr();
     tlm::tlm_response_status st = tlm::TLM_OK_RESPONSE;
+    std::unique_ptr<tlm::tlm_generic_payload> held;
+    if (spare_.empty()) {
+        held = std::make_unique<tlm::tlm_generic_payload>();
+    } else {
+        held = std::move(spare_.back());
+        spare_.pop_back();
+    }
+    tlm::tlm_generic_payload& p = *held;
     const bool ok = each_piece(attached(id), addr, len, nullptr, [&](uint64_t pa, uint64_t off, uint64_t n) {
-        tlm::tlm_generic_payload p;
         p.set_command(gp.get_command());
         p.set_address(pa);
         p.set_data_ptr(data ? data + off : nullptr);
@@ -102,6 +109,7 @@ void Iommu::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& 
         st = p.get_response_status();
         return st == tlm::TLM_OK_RESPONSE;
     });
+    spare_.push_back(std::move(held));
     gp.set_response_status(ok ? tlm::TLM_OK_RESPONSE : (st != tlm::TLM_OK_RESPONSE ? st : tlm::TLM_ADDRESS_ERROR_RESPONSE));
 }
 

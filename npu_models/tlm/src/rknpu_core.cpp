@@ -148,7 +148,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             // engines get the same bytes from memory by debug transport.
             if (!timing_only) {
                 buf.resize(reg.bytes);
-                tlm::tlm_generic_payload gp;
+                tlm::tlm_generic_payload& gp = dma_gp_;
                 gp.set_command(tlm::TLM_READ_COMMAND);
                 gp.set_address(reg.addr);
                 gp.set_data_ptr(buf.data());
@@ -175,7 +175,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             const sc_core::sc_time now = sc_core::sc_time_stamp();
             if (req > now + from_ps(kQuantumPs)) sc_core::wait(req - now);
             if (off == 0) first_req = std::max(req, sc_core::sc_time_stamp());
-            tlm::tlm_generic_payload gp;
+            tlm::tlm_generic_payload& gp = dma_gp_;
             gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
             gp.set_address(reg.addr + off);
             gp.set_data_ptr(timing_only ? nullptr : buf.data() + off);

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 // The fast functional paths against the reference engines they replace, on randomized
-// configurations: conv accumulation (int8 im2col + qgemm, int8 depthwise direct loop; int16 and
-// fp16 stay on the reference loop) and the integer DPU (pixel-major accumulators or MRDMA image
+// configurations: conv accumulation (int8: the blocked path of conv_int8.cpp, the planar im2col +
+// qgemm of conv_accumulate, the depthwise direct loops; int16 and fp16 stay on the reference loop)
+// and the integer DPU (pixel-major accumulators or MRDMA image
 // in, NC1HWC2 surfaces out) must be bit-identical to conv_accumulate_reference / run_dpu +
 // pack_cube, over shapes, strides, dilation, padding, depthwise, C2 16 and 8, odd channel counts,
 // every DPU stage and both GEMM kernels (vector and portable).
 #include <array>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
+#include "hw/rknpu_layout.h"
 #include "npu/rknpu/conv_engine.h"
 #include "npu/rknpu/dpu_engine.h"
 #include "npu/rknpu/ppu_config.h"
@@ -94,6 +97,7 @@ DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, 
     d.out_cvt_offset = static_cast<int32_t>(r.in(-128, 127));
     d.out_cvt_scale = static_cast<uint32_t>(r.in(0, 0xffff));
     d.out_cvt_shift = static_cast<uint32_t>(r.coin(10) ? r.in(0, 63) : r.in(8, 30));
+    if (r.coin(30)) d.out_cvt_scale = 1;  // the requantizing conv's OUT_CVT (lower_conv.cpp): scale 1, shift S3
     return d;
 }
 
@@ -165,6 +169,9 @@ TEST_P(DpuEquivalence, FastIntegerPathMatchesRunDpuBitForBit) {
         // (b) MRDMA input image of int8 or int16 elements.
         DpuConfig dm = d;
         dm.from_core = false;
+        // An output notch (rows spaced in memory, the data-movement copies) leaves the packed image as it is.
+        if (r.coin(20)) dm.notch = static_cast<uint32_t>(r.in(1, 3));
+        ASSERT_TRUE(dpu_fast_ok(dm));
         dm.src_prec = r.coin() ? Precision::Int8 : Precision::Int16;
         const auto img = r.bytes(cube_bytes(w, h, c, dm.src_prec, atom));
         const auto want_m = pack_cube(run_dpu(dm, unpack_cube(img, w, h, c, dm.src_prec, atom), ops), dm.out, atom);
@@ -312,7 +319,92 @@ TEST(ConvEquivalence, Int8ResNetShapesMatchOnBothAtomSizes) {
 }
 
 
+TEST(ConvEquivalence, BlockedInt8ConvWithTheFusedDpuMatchesOnEachIsaAndGemmKernel) {
+    // The blocked int8 path (padded pixel operand, weight panels, 16-channel accumulator blocks in
+    // rounds of 96 pixels, the fused DPU sweep) against the reference loop and run_dpu, with the
+    // DPU configurations the sweep takes (conv + bias + requant + ReLU/clip, residual add) on
+    // every engine ISA and both GEMM kernels; inputs up to 16 x 14 pixels so that several rounds run,
+    // stems whose padding channels meet zero weights (4- and 8-byte pixel blocks).
+    on_each_isa([] {
+        for (const bool generic : {false, true}) {
+            num::gemm_force_generic(generic);
+            Rng r(generic ? 31 : 32);
+            for (int t = 0; t < 120; ++t) {
+                const uint32_t atom = r.coin() ? 16 : 8;
+                ConvCase k = random_conv(r, Precision::Int8, r.coin(30), atom);
+                ConvConfig& c = k.c;
+                if (r.coin(40) && !c.depthwise) {  // a larger input, stride 1: several 96-pixel rounds
+                    c.in_w = static_cast<uint32_t>(r.in(10, 16)), c.in_h = static_cast<uint32_t>(r.in(8, 14));
+                    c.stride_x = c.stride_y = 1, c.dilation_x = c.dilation_y = 1;
+                    c.kernel_w = c.kernel_h = r.coin() ? 3 : 1;
+                    c.pad_left = c.pad_top = c.kernel_w / 2;
+                    c.out_w = c.in_w + 2 * c.pad_left - c.kernel_w + 1, c.out_h = c.in_h + 2 * c.pad_top - c.kernel_h + 1;
+                    const uint64_t taps = uint64_t{c.kernel_w} * c.kernel_h;
+                    k.ops.feature = r.bytes(cube_bytes(c.in_w, c.in_h, c.in_c, Precision::Int8, atom));
+                    k.ops.weights = r.bytes(taps * c.in_c * c.out_c);
+                    if (r.coin())  // zero weights on the C2 padding (the stem case)
+                        for (uint64_t n = 0; n < c.out_c; ++n)
+                            for (uint64_t tp = 0; tp < taps; ++tp)
+                                for (uint32_t ch = c.in_c_real; ch < c.in_c; ++ch) k.ops.weights[(n * taps + tp) * c.in_c + ch] = 0;
+                }
+                c.dpu = random_dpu(r, c.out_w, c.out_h, c.out_c, atom, true);
+                c.dpu.out = r.coin(90) ? Precision::Int8 : Precision::Int16;
+                const DpuOperands ops = random_operands(r, c.dpu);
+                k.ops.bias = ops.bs, k.bn = ops.bn, k.ew = ops.ew;
+                const auto fast = run_conv(c, k.ops, k.bn, k.ew);
+                set_reference_engines(true);
+                const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+                set_reference_engines(false);
+                ASSERT_EQ(fast, ref) << "trial " << t << (generic ? " (portable GEMM)" : "") << " " << c.in_c << "x" << c.in_w
+                                     << "x" << c.in_h << " -> " << c.out_c << " k" << c.kernel_w << "x" << c.kernel_h
+                                     << (c.depthwise ? " dw" : "");
+            }
+        }
+        num::gemm_force_generic(false);
+    });
+}
+
+TEST(ConvEquivalence, RawWeightBlocksPackLikeTheCanonicalWeights) {
+    // The weight image as the CNA reads it (hw::rknpu::weight_element blocks of KG kernels x CG
+    // channels per tap, Mesa rkt_coefs.c's int8 layout at 32 x 32), handed to run_conv_surfaces
+    // without the canonical copy, against the canonical weights and the reference loop; fewer
+    // WEIGHT_KERNELS than output channels (the rest accumulate 0).
+    if (std::string(num::qgemm_kernel_name()) != "avx512vnni") GTEST_SKIP() << "raw weight packing needs the VNNI GEMM";
+    Rng r(41);
+    int ran = 0;
+    for (int t = 0; t < 80; ++t) {
+        ConvCase k = random_conv(r, Precision::Int8, false, r.coin(80) ? 16 : 8);
+        ConvConfig& c = k.c;
+        c.in_c_real = c.in_c;
+        c.kernels = r.coin(70) ? c.out_c : static_cast<uint32_t>(r.in(1, c.out_c));
+        c.present_kernels = std::min(c.kernels, c.out_c);
+        c.wblocks.kernel_group = r.coin() ? 32 : 16, c.wblocks.channel_group = r.coin() ? 32 : 16;
+        const uint32_t taps = c.kernel_w * c.kernel_h;
+        std::vector<uint8_t> raw(static_cast<size_t>(c.kernels) * taps * c.in_c);
+        c.weight_bytes = static_cast<uint32_t>(raw.size());
+        for (uint32_t n = 0; n < c.out_c; ++n)
+            for (uint32_t tp = 0; tp < taps; ++tp)
+                for (uint32_t ch = 0; ch < c.in_c; ++ch) {
+                    uint8_t& w = k.ops.weights[(static_cast<size_t>(n) * taps + tp) * c.in_c + ch];
+                    if (n >= c.kernels) w = 0;  // as canonical_weights leaves the kernels past WEIGHT_KERNELS
+                    else raw[hw::rknpu::weight_element(c.wblocks, c.kernels, taps, c.in_c, n, tp, ch)] = w;
+                }
+        if (!conv_takes_raw_weights(c, raw.size())) continue;
+        ++ran;
+        ConvOperands rops = k.ops;
+        rops.weights = raw, rops.weights_raw = true, rops.raw_kernels = c.kernels;
+        const auto got = concat(run_conv_surfaces(c, rops, k.bn, k.ew));
+        ASSERT_EQ(got, concat(run_conv_surfaces(c, k.ops, k.bn, k.ew))) << "trial " << t;
+        set_reference_engines(true);
+        const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+        set_reference_engines(false);
+        ASSERT_EQ(got, ref) << "trial " << t;
+    }
+    EXPECT_GT(ran, 40);
+}
+
 TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {
+    on_each_isa([] {
     Rng r(21);
     for (int t = 0; t < 400; ++t) {
         PpuConfig c;
@@ -340,6 +432,7 @@ TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {
         for (uint64_t at = 0; at < img.size(); at += surf) in.push_back(img.data() + at);
         ASSERT_EQ(concat(run_ppu_int(c, in)), want) << "trial " << t;
     }
+    });
 }
 
 }  // namespace

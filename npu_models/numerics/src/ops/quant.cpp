@@ -53,9 +53,19 @@ Outputs quantize_linear(const Attributes& a, const Inputs& in) {
     dispatch_q16(yd, op, [&](auto tag) {
         using T = decltype(tag);
         const QRange r = qrange<T>(qbits);
-        for (size_t i = 0; i < x.numel(); ++i) {
+        const size_t n = x.numel();
+        const float* px = x.data<float>();
+        const float* ps = sc.data<float>();
+        T* py = y.data<T>();
+        if (p.count == 1) {  // per tensor: the parameters once
+            const float s0 = ps[0];
+            const int32_t z0 = zp[0];
+            for (size_t i = 0; i < n; ++i) py[i] = quantize_in<T>(px[i], s0, z0, r);
+            return 0;
+        }
+        for (size_t i = 0; i < n; ++i) {
             const size_t k = p.at(i);
-            y.data<T>()[i] = quantize_in<T>(x.data<float>()[i], sc.data<float>()[k], zp[zp.size() > 1 ? k : 0], r);
+            py[i] = quantize_in<T>(px[i], ps[k], zp[zp.size() > 1 ? k : 0], r);
         }
         return 0;
     });
@@ -75,10 +85,19 @@ Outputs dequantize_linear(const Attributes& a, const Inputs& in) {
         const T* px = x.data<T>();
         const T* pz = zt ? zt->data<T>() : nullptr;
         if (zt && zt->dtype() != x.dtype()) fail(op, "zero point type must match x");
-        for (size_t i = 0; i < x.numel(); ++i) {
+        const size_t n = x.numel();
+        const bool zp_axis = zt && zt->numel() > 1;
+        const float* ps = sc.data<float>();
+        if (p.count == 1) {  // per tensor: the parameters once
+            const int32_t z = pz ? static_cast<int32_t>(pz[0]) : 0;
+            const float s0 = ps[0];
+            for (size_t i = 0; i < n; ++i) py[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * s0;
+            return;
+        }
+        for (size_t i = 0; i < n; ++i) {
             const size_t k = p.at(i);
-            const int32_t z = pz ? static_cast<int32_t>(pz[zt->numel() > 1 ? k : 0]) : 0;
-            py[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * sc.data<float>()[k];
+            const int32_t z = pz ? static_cast<int32_t>(pz[zp_axis ? k : 0]) : 0;
+            py[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * ps[k];
         }
     };
     switch (x.dtype()) {

@@ -17,6 +17,11 @@ struct ConvOperands {
     std::vector<uint8_t> feature;  ///< input_bytes() from feature_addr with the programmed strides
     std::vector<uint8_t> weights;  ///< weight_bytes from weight_addr
     std::vector<uint8_t> bias;     ///< bias_bytes() from bias_addr: the DPU BS operands (int32 LE per channel, ...)
+    /// `weights` are the image as read, in the CNA's block layout (ConvConfig::wblocks, `raw_kernels`
+    /// = WEIGHT_KERNELS kernels), not canonical: set only where conv_takes_raw_weights() holds, for
+    /// run_conv_surfaces to pack them without the canonical copy.
+    bool weights_raw = false;
+    uint32_t raw_kernels = 0;
 };
 
 /// Weight packing the model reads (UNVERIFIED against silicon captures): kernel after kernel,
@@ -66,6 +71,12 @@ std::vector<uint8_t> run_conv(const ConvConfig& c, const ConvOperands& ops, cons
 std::vector<std::vector<uint8_t>> run_conv_surfaces(const ConvConfig& c, const ConvOperands& ops,
                                                     const std::vector<uint8_t>& bn = {},
                                                     const std::vector<uint8_t>& ew = {});
+
+/// run_conv_surfaces takes the weight image as read (ConvOperands::weights_raw) for `c`: the fast
+/// int8 path with the VNNI GEMM packs its panels straight from the CNA's blocks (normal conv, every
+/// input channel real, blocks of 16-kernel multiples and 4-channel multiples, every element inside
+/// `raw_bytes` and WEIGHT_BYTES). `c` as decoded (kernels = WEIGHT_KERNELS).
+bool conv_takes_raw_weights(const ConvConfig& c, uint64_t raw_bytes);
 
 /// Layout helpers for the feature image the DMA gathers: the engine expects the feature cube
 /// compacted to line_stride = in_w*atom and surf_stride = in_h*in_w*atom (the DMA does the gather).

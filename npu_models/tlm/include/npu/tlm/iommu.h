@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -73,6 +74,9 @@ class Iommu : public sc_core::sc_module {
     bool enabled_;
     uint64_t domain_base_, domain_end_;
     std::vector<std::pair<uint64_t, uint64_t>> identity_;  ///< [base, end)
+    /// Payloads of the downstream pieces, reused (a tlm_generic_payload allocates its extension
+    /// array on construction; a DMA burst is one piece or a few). A stack, should a target re-enter.
+    std::vector<std::unique_ptr<tlm::tlm_generic_payload>> spare_;
     std::map<uint64_t, uint64_t> pages_;                   ///< IOVA page -> physical page
     bool demand_ = false;
     uint64_t pool_next_ = 0, pool_end_ = 0;

@@ -108,6 +108,8 @@ class RknpuCore : public sc_core::sc_module {
     bool irq_level_ = false;
     std::vector<TaskRecord> records_;
     std::vector<std::string> diags_;
+    /// The DMA engines' bus transaction, reused burst after burst (construction allocates).
+    tlm::tlm_generic_payload dma_gp_;
     void trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
                     uint64_t task_ps);
     struct Tracks {

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+#include "conv_int8.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "dpu_blocked.h"
+#include "npu/rknpu/dpu_engine.h"
+#include "numerics/gemm.h"
+#include "numerics/requant.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace npu::rknpu::detail {
+
+namespace {
+
+template <typename T>
+T* scratch(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+}
+
+bool use_vnni() {
+#if defined(__x86_64__)
+    // The GEMM kernel choice of num::qgemm (gemm_force_generic selects the portable one).
+    return std::strcmp(num::qgemm_kernel_name(), "avx512vnni") == 0;
+#else
+    return false;
+#endif
+}
+
+/// The GEMM's pixel operand without an im2col: the input padded with the pad value to every
+/// position a tap reads (Hp x Wp pixels per surface, rows Wp pixels apart), `bw` bytes per pixel
+/// (C2 of every surface, c1s = in_c / C2; or the first 4 or 8 channels of the first surface alone,
+/// c1s = 1, when the rest only meet zero weights), top bit flipped (x ^ 0x80 = x + 128 as u8, the
+/// VNNI kernel's unsigned operand). Output pixel p's bytes for k block kb = tap * c1s + c1 are at
+/// base + pix(p) + koff[kb]: the tap's offset is the same for every pixel.
+struct AView {
+    const uint8_t* base = nullptr;
+    const uint64_t* koff = nullptr;
+    uint32_t out_w = 1;
+    uint64_t row_step = 0, col_step = 0;
+    uint64_t pix(uint64_t p) const { return (p / out_w) * row_step + (p % out_w) * col_step; }
+};
+
+void build_padded(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw, uint32_t c1s, uint64_t Hp,
+                  uint64_t Wp) {
+    const uint32_t atom = c.atom;
+    const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * atom;
+    const auto pad = static_cast<uint8_t>(static_cast<uint8_t>(static_cast<int8_t>(c.pad_value)) ^ 0x80u);
+    const auto flip_copy = [](uint8_t* __restrict d, const uint8_t* __restrict s, uint64_t n) {
+        for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ 0x80u);
+    };
+    // Padded columns [lo, hi) hold input columns lo - pad_left ...
+    const int64_t lo = std::min<int64_t>(c.pad_left, static_cast<int64_t>(Wp));
+    const int64_t hi = std::max<int64_t>(lo, std::min<int64_t>(static_cast<int64_t>(Wp), int64_t{c.pad_left} + c.in_w));
+    for (uint32_t c1 = 0; c1 < c1s; ++c1) {
+        const uint8_t* plane = feat + c1 * surf;
+        uint8_t* row = A + c1 * Hp * Wp * bw;
+        for (uint64_t py = 0; py < Hp; ++py, row += Wp * bw) {
+            const int64_t iy = static_cast<int64_t>(py) - c.pad_top;
+            if (iy < 0 || iy >= c.in_h) {
+                std::memset(row, pad, Wp * bw);
+                continue;
+            }
+            if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo) * bw);
+            if (hi < static_cast<int64_t>(Wp)) std::memset(row + hi * bw, pad, static_cast<size_t>(static_cast<int64_t>(Wp) - hi) * bw);
+            const uint8_t* in = plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(lo - c.pad_left)) * atom;
+            if (bw == atom) {
+                flip_copy(row + lo * bw, in, static_cast<uint64_t>(hi - lo) * bw);
+            } else {
+                for (int64_t x = 0; x < hi - lo; ++x) flip_copy(row + (lo + x) * bw, in + x * atom, bw);
+            }
+        }
+    }
+}
+
+/// Weight panels: 16 kernels each, [K / 4][16][4] bytes (kernel n's weights k..k+3 together),
+/// kernels past out_c zero; wsum[n] the sum of kernel n's weights.
+void pack_weights(const uint8_t* W, uint32_t N, uint64_t K, uint32_t panels, int8_t* B, int32_t* wsum) {
+    const uint64_t K4 = K / 4;
+    std::memset(B, 0, panels * K4 * 64);
+    std::fill(wsum, wsum + panels * kAccBlock, 0);
+    for (uint32_t n = 0; n < N; ++n) {
+        const uint8_t* row = W + n * K;
+        int8_t* dst = B + (n / kAccBlock) * K4 * 64 + (n % kAccBlock) * 4;
+        int32_t s = 0;
+        for (uint64_t k = 0; k < K; ++k) s += static_cast<int8_t>(row[k]);
+        for (uint64_t q = 0; q < K4; ++q) std::memcpy(dst + q * 64, row + q * 4, 4);
+        wsum[n] = s;
+    }
+}
+
+#if defined(__x86_64__)
+/// pack_weights for AVX-512 VNNI: one gather of 16 kernels' 4 bytes per k group, the sums by
+/// VPDPBUSD against ones (u8 1 x s8 weight, summed exactly in int32).
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_weights_vnni(const uint8_t* W, uint32_t N, uint64_t K,
+                                                                            uint32_t panels, int8_t* B, int32_t* wsum) {
+    const uint64_t K4 = K / 4;
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (uint32_t pn = 0; pn < panels; ++pn) {
+        const uint32_t n0 = pn * kAccBlock, nk = std::min<uint32_t>(kAccBlock, N - n0);
+        const __mmask16 live = static_cast<__mmask16>((1u << nk) - 1);
+        // Byte offset of each kernel's row (K <= 32768 x 16 rows: fits int32).
+        const __m512i rows = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(K)));
+        const uint8_t* base = W + static_cast<uint64_t>(n0) * K;
+        int8_t* dst = B + static_cast<uint64_t>(pn) * K4 * 64;
+        __m512i sum = _mm512_setzero_si512();
+        for (uint64_t q = 0; q < K4; ++q) {
+            const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, rows, base + 4 * q, 1);
+            _mm512_storeu_si512(dst + q * 64, v);
+            sum = _mm512_dpbusd_epi32(sum, ones, v);
+        }
+        _mm512_storeu_si512(wsum + n0, sum);
+    }
+}
+#endif
+
+#if defined(__x86_64__)
+/// pack_weights_vnni from the CNA's block layout (hw::rknpu::weight_element: blocks of KG kernels
+/// x CG channels per tap, kernel after kernel inside a block): a panel's 16 kernels lie inside one
+/// block, nc bytes apart, so one gather per 4 channels still reads them. Kernels from `present` on
+/// (past WEIGHT_KERNELS or out_c) are zero.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void pack_weights_raw_vnni(const ConvConfig& c, const uint8_t* W,
+                                                                                uint32_t kernels, uint32_t present,
+                                                                                uint32_t panels, int8_t* B,
+                                                                                int32_t* wsum) {
+    const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, C = c.in_c, K4 = taps * C / 4;
+    const uint64_t KG = c.wblocks.kernel_group, CG = c.wblocks.channel_group;
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (uint32_t pn = 0; pn < panels; ++pn) {
+        const uint32_t n0 = pn * kAccBlock;
+        int8_t* dst = B + static_cast<uint64_t>(pn) * K4 * 64;
+        if (n0 >= present) {
+            std::memset(dst, 0, K4 * 64);
+            std::memset(wsum + n0, 0, kAccBlock * sizeof(int32_t));
+            continue;
+        }
+        const __mmask16 live = static_cast<__mmask16>((1u << std::min<uint32_t>(kAccBlock, present - n0)) - 1);
+        const uint64_t kg = n0 / KG, kin0 = n0 % KG, nk = std::min<uint64_t>(KG, kernels - kg * KG);
+        const uint64_t gbase = kg * KG * taps * C;
+        __m512i sum = _mm512_setzero_si512();
+        for (uint64_t t = 0; t < taps; ++t)
+            for (uint64_t ch0 = 0; ch0 < C; ch0 += CG) {
+                const uint64_t nc = std::min<uint64_t>(CG, C - ch0);
+                const uint8_t* base = W + gbase + nk * taps * ch0 + t * nk * nc + kin0 * nc;
+                const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(nc)));
+                int8_t* q = dst + (t * C + ch0) / 4 * 64;
+                for (uint64_t c4 = 0; c4 < nc / 4; ++c4) {
+                    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, idx, base + 4 * c4, 1);
+                    _mm512_storeu_si512(q + c4 * 64, v);
+                    sum = _mm512_dpbusd_epi32(sum, ones, v);
+                }
+            }
+        _mm512_storeu_si512(wsum + n0, sum);
+    }
+}
+#endif
+
+/// One panel of 16 kernels over pixels [p0, p0 + n): acc[i * 16 + j] (portable kernel).
+template <uint32_t kBw>
+void gemm_panel_portable(const AView& A, uint64_t K, const int8_t* B, const int32_t* wsum, uint64_t p0, uint64_t n,
+                         int32_t* acc) {
+    constexpr uint32_t kQ = kBw / 4;
+    const uint64_t KB = K / kBw;
+    for (uint64_t i = 0; i < n; ++i) {
+        int32_t s[kAccBlock] = {};
+        const uint8_t* ap = A.base + A.pix(p0 + i);
+        for (uint64_t kb = 0; kb < KB; ++kb) {
+            const uint8_t* a = ap + A.koff[kb];
+            const int8_t* b = B + kb * kQ * 64;
+            for (uint32_t t = 0; t < kQ; ++t)
+                for (uint32_t j = 0; j < kAccBlock; ++j) {
+                    const int8_t* w = b + t * 64 + j * 4;
+                    s[j] += int32_t{a[4 * t]} * w[0] + int32_t{a[4 * t + 1]} * w[1] + int32_t{a[4 * t + 2]} * w[2] +
+                            int32_t{a[4 * t + 3]} * w[3];
+                }
+        }
+        for (uint32_t j = 0; j < kAccBlock; ++j) acc[i * kAccBlock + j] = s[j] - 128 * wsum[j];
+    }
+}
+
+#if defined(__x86_64__)
+constexpr int kMr = 8;  // pixels per register tile (x 2 panels: 16 zmm accumulators)
+
+/// kNp (1 or 2) panels of 16 kernels over pixels [p0, p0 + n): VPDPBUSD of the broadcast pixel
+/// bytes (u8) against the weight panels (s8); acc0 = the first panel's block (n * 16 int32 apart).
+template <uint32_t kBw, int kNp>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AView& A, uint64_t K, const int8_t* B,
+                                                                    uint64_t panel_bytes, const int32_t* wsum,
+                                                                    uint64_t p0, uint64_t n, int32_t* acc0) {
+    constexpr uint32_t kQ = kBw / 4;
+    const uint64_t KB = K / kBw, blk = n * kAccBlock;
+    const __m512i m128 = _mm512_set1_epi32(-128);
+    const __m512i corr0 = _mm512_mullo_epi32(_mm512_loadu_si512(wsum), m128);
+    const __m512i corr1 = kNp > 1 ? _mm512_mullo_epi32(_mm512_loadu_si512(wsum + kAccBlock), m128) : _mm512_setzero_si512();
+    for (uint64_t i0 = 0; i0 < n; i0 += kMr) {
+        const int mr = static_cast<int>(std::min<uint64_t>(kMr, n - i0));
+        const uint8_t* ar[kMr];
+        __m512i c0[kMr], c1[kMr];
+        for (int i = 0; i < kMr; ++i) {
+            ar[i] = A.base + A.pix(p0 + i0 + static_cast<uint64_t>(std::min(i, mr - 1)));
+            c0[i] = _mm512_setzero_si512();
+            c1[i] = _mm512_setzero_si512();
+        }
+        const int8_t* b = B;
+        for (uint64_t kb = 0; kb < KB; ++kb, b += kQ * 64) {
+            const uint64_t off = A.koff[kb];
+            for (uint32_t t = 0; t < kQ; ++t) {
+                const __m512i w0 = _mm512_loadu_si512(b + t * 64);
+                const __m512i w1 = kNp > 1 ? _mm512_loadu_si512(b + panel_bytes + t * 64) : _mm512_setzero_si512();
+                for (int i = 0; i < kMr; ++i) {
+                    int32_t x;
+                    std::memcpy(&x, ar[i] + off + 4 * t, 4);
+                    const __m512i av = _mm512_set1_epi32(x);
+                    c0[i] = _mm512_dpbusd_epi32(c0[i], av, w0);
+                    if (kNp > 1) c1[i] = _mm512_dpbusd_epi32(c1[i], av, w1);
+                }
+            }
+        }
+        for (int i = 0; i < mr; ++i) {
+            _mm512_storeu_si512(acc0 + (i0 + i) * kAccBlock, _mm512_add_epi32(c0[i], corr0));
+            if (kNp > 1) _mm512_storeu_si512(acc0 + blk + (i0 + i) * kAccBlock, _mm512_add_epi32(c1[i], corr1));
+        }
+    }
+}
+#endif
+
+/// Depthwise: pixels [p0, p0 + n), C2 = kBw channels at a time (a direct loop over the taps,
+/// vectorised across the atom's channels), into the blocked accumulators.
+template <uint32_t kBw>
+__attribute__((always_inline)) inline void depthwise_body(const ConvConfig& c, const int8_t* __restrict feat,
+                                                          const int8_t* __restrict wts, uint64_t p0, uint64_t n,
+                                                          int32_t* __restrict acc) {
+    const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * kBw;
+    const int32_t pad = static_cast<int8_t>(c.pad_value);
+    for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += kBw) {
+        int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock;
+        const int8_t* plane = feat + (ch0 / kBw) * surf;
+        uint32_t oy = static_cast<uint32_t>(p0 / c.out_w), ox = static_cast<uint32_t>(p0 % c.out_w);
+        for (uint64_t i = 0; i < n; ++i) {
+            int32_t sum[kBw] = {};
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = static_cast<int64_t>(oy) * c.stride_y - c.pad_top + static_cast<int64_t>(ky) * c.dilation_y;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                    const int64_t ix = static_cast<int64_t>(ox) * c.stride_x - c.pad_left + static_cast<int64_t>(kx) * c.dilation_x;
+                    const int8_t* wv = wts + (static_cast<uint64_t>(ky) * c.kernel_w + kx) * c.in_c + ch0;
+                    if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                        for (uint32_t j = 0; j < kBw; ++j) sum[j] += pad * wv[j];
+                        continue;
+                    }
+                    const int8_t* xv = plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * kBw;
+                    for (uint32_t j = 0; j < kBw; ++j) sum[j] += int32_t{xv[j]} * wv[j];
+                }
+            }
+            for (uint32_t j = 0; j < kBw; ++j) dst[i * kAccBlock + j] = sum[j];
+            if (++ox == c.out_w) ox = 0, ++oy;
+        }
+    }
+}
+
+using DwFn = void (*)(const ConvConfig&, const int8_t*, const int8_t*, uint64_t, uint64_t, int32_t*);
+template <uint32_t kBw>
+void depthwise_portable(const ConvConfig& c, const int8_t* f, const int8_t* w, uint64_t p0, uint64_t n, int32_t* acc) {
+    depthwise_body<kBw>(c, f, w, p0, n, acc);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+constexpr uint32_t kDwMaxTaps = 25;
+
+/// depthwise_body for 16-channel atoms and up to 25 taps written out for AVX-512: the taps'
+/// weights (and pad x weight) sign-extended into registers once per atom, one VPMULLD + VPADDD per
+/// tap and pixel (exact int32 sums: at most 25 x 2^14).
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_avx512(const ConvConfig& c,
+                                                                                        const int8_t* feat,
+                                                                                        const int8_t* wts, uint64_t p0,
+                                                                                        uint64_t n, int32_t* acc) {
+    const uint32_t taps = c.kernel_w * c.kernel_h;
+    const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * 16;
+    const __m512i pad = _mm512_set1_epi32(static_cast<int8_t>(c.pad_value));
+    __m512i w[kDwMaxTaps], pw[kDwMaxTaps];
+    for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += 16) {
+        for (uint32_t t = 0; t < taps; ++t) {
+            w[t] = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(wts + static_cast<uint64_t>(t) * c.in_c + ch0)));
+            pw[t] = _mm512_mullo_epi32(w[t], pad);
+        }
+        int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock;
+        const int8_t* plane = feat + (ch0 / 16) * surf;
+        uint32_t oy = static_cast<uint32_t>(p0 / c.out_w), ox = static_cast<uint32_t>(p0 % c.out_w);
+        for (uint64_t i = 0; i < n; ++i) {
+            __m512i sum = _mm512_setzero_si512();
+            const int64_t y0 = static_cast<int64_t>(oy) * c.stride_y - c.pad_top, x0 = static_cast<int64_t>(ox) * c.stride_x - c.pad_left;
+            for (uint32_t ky = 0, t = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = y0 + static_cast<int64_t>(ky) * c.dilation_y;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx, ++t) {
+                    const int64_t ix = x0 + static_cast<int64_t>(kx) * c.dilation_x;
+                    if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) {
+                        sum = _mm512_add_epi32(sum, pw[t]);
+                        continue;
+                    }
+                    const auto* xv = reinterpret_cast<const __m128i*>(plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * 16);
+                    sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(_mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(xv)), w[t]));
+                }
+            }
+            _mm512_storeu_si512(dst + i * kAccBlock, sum);
+            if (++ox == c.out_w) ox = 0, ++oy;
+        }
+    }
+}
+
+template <uint32_t kBw>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise_avx512(const ConvConfig& c, const int8_t* f,
+                                                                                      const int8_t* w, uint64_t p0,
+                                                                                      uint64_t n, int32_t* acc) {
+    if (kBw == 16 && c.kernel_w * c.kernel_h <= kDwMaxTaps) return depthwise16_avx512(c, f, w, p0, n, acc);
+    depthwise_body<kBw>(c, f, w, p0, n, acc);
+}
+template <uint32_t kBw>
+__attribute__((target("avx2"))) void depthwise_avx2(const ConvConfig& c, const int8_t* f, const int8_t* w, uint64_t p0,
+                                                    uint64_t n, int32_t* acc) {
+    depthwise_body<kBw>(c, f, w, p0, n, acc);
+}
+#endif
+template <uint32_t kBw>
+DwFn pick_depthwise() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const EngineIsa i = engine_isa();
+    if (i == EngineIsa::Avx512) return depthwise_avx512<kBw>;
+    if (i == EngineIsa::Avx2) return depthwise_avx2<kBw>;
+#endif
+    return depthwise_portable<kBw>;
+}
+
+}  // namespace
+
+namespace {
+/// Pixel operand block width: 4 / 8 when only the first `used` <= 4 / 8 channels meet non-zero
+/// weights (the C2 padding of a 3-channel stem), else C2 with every channel (those past `used`
+/// meet zero weights and add exactly 0).
+uint32_t block_width(const ConvConfig& c, uint32_t used) {
+    if (used <= 4 && c.in_c > 4) return 4;
+    if (used <= 8 && c.c2() == 16 && c.in_c > 8) return 8;
+    return c.c2();
+}
+}  // namespace
+
+bool conv_packs_raw_weights(const ConvConfig& c) {
+    const uint32_t KG = c.wblocks.kernel_group, CG = c.wblocks.channel_group;
+    return use_vnni() && !c.depthwise && KG > 0 && KG % kAccBlock == 0 && CG > 0 && CG % 4 == 0 && c.c2() == c.atom;
+}
+
+bool conv_blocked_ok(const ConvConfig& c, uint32_t used) {
+    (void)used;
+    return (c.atom == 16 || c.atom == 8) && c.c2() == c.atom && c.in_c % c.c2() == 0 && c.out_w > 0 && c.out_h > 0;
+}
+
+ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t used) : c_(c), ops_(ops) {
+    P_ = static_cast<uint64_t>(c.out_w) * c.out_h;
+    bw_ = c.c2();
+    blocks_ = (c.out_c + kAccBlock - 1) / kAccBlock;
+    if (c.depthwise) return;
+    bw_ = block_width(c, used);
+    const uint32_t c1s = bw_ == c.c2() ? c.in_c / bw_ : 1;
+    const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, K_full = taps * c.in_c;
+    K_ = taps * c1s * bw_;
+    if (ops.weights_raw) {
+        if (!conv_packs_raw_weights(c) || K_ != K_full) throw std::logic_error("conv: raw weights outside the blocked path");
+        if (ops.weights.size() < static_cast<uint64_t>(ops.raw_kernels) * K_full)
+            throw std::logic_error("conv: weight image smaller than the kernels");
+    } else if (ops.weights.size() < K_full * c.out_c) {
+        throw std::logic_error("conv: weight image smaller than the kernels");
+    }
+    thread_local std::vector<uint8_t> a_buf, w_buf;
+    thread_local std::vector<int8_t> b_buf;
+    thread_local std::vector<int32_t> s_buf;
+    const uint64_t Hp = static_cast<uint64_t>(c.out_h - 1) * c.stride_y + static_cast<uint64_t>(c.kernel_h - 1) * c.dilation_y + 1;
+    const uint64_t Wp = static_cast<uint64_t>(c.out_w - 1) * c.stride_x + static_cast<uint64_t>(c.kernel_w - 1) * c.dilation_x + 1;
+    uint8_t* a = scratch(a_buf, c1s * Hp * Wp * bw_);
+    build_padded(c, ops.feature.data(), a, bw_, c1s, Hp, Wp);
+    koff_.resize(K_ / bw_);
+    for (uint64_t t = 0; t < taps; ++t)
+        for (uint32_t c1 = 0; c1 < c1s; ++c1)
+            koff_[t * c1s + c1] = (c1 * Hp * Wp + ((t / c.kernel_w) * c.dilation_y * Wp + (t % c.kernel_w) * c.dilation_x)) * bw_;
+    row_step_ = c.stride_y * Wp * bw_, col_step_ = static_cast<uint64_t>(c.stride_x) * bw_;
+    const uint8_t* W = ops.weights.data();
+    if (K_ != K_full) {  // the kernels' weights of the channels taking part: [n][tap][bw]
+        uint8_t* w = scratch(w_buf, K_ * c.out_c);
+        for (uint64_t n = 0; n < c.out_c; ++n)
+            for (uint64_t t = 0; t < taps; ++t) std::memcpy(w + (n * taps + t) * bw_, W + n * K_full + t * c.in_c, bw_);
+        W = w;
+    }
+    int8_t* b = scratch(b_buf, blocks_ * K_ * kAccBlock);
+    int32_t* s = scratch(s_buf, static_cast<size_t>(blocks_ + 1) * kAccBlock);
+#if defined(__x86_64__)
+    if (ops.weights_raw)
+        pack_weights_raw_vnni(c, W, ops.raw_kernels, std::min(ops.raw_kernels, c.out_c), blocks_, b, s);
+    else if (use_vnni()) pack_weights_vnni(W, c.out_c, K_, blocks_, b, s);
+    else pack_weights(W, c.out_c, K_, blocks_, b, s);
+#else
+    pack_weights(W, c.out_c, K_, blocks_, b, s);
+#endif
+    a_ = a, b_ = b, wsum_ = s;
+}
+
+void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
+    const ConvConfig& c = c_;
+    if (c.depthwise) {
+        const auto* f = reinterpret_cast<const int8_t*>(ops_.feature.data());
+        const auto* w = reinterpret_cast<const int8_t*>(ops_.weights.data());
+        (bw_ == 16 ? pick_depthwise<16>() : pick_depthwise<8>())(c, f, w, p0, n, acc);
+    } else {
+        const uint64_t panel = K_ * kAccBlock;  // bytes of one weight panel
+        AView av;
+        av.base = a_, av.koff = koff_.data(), av.out_w = c.out_w, av.row_step = row_step_, av.col_step = col_step_;
+        const uint64_t blk = n * kAccBlock;
+        uint32_t pn = 0;
+#if defined(__x86_64__)
+        if (use_vnni()) {
+            using Fn = void (*)(const AView&, uint64_t, const int8_t*, uint64_t, const int32_t*, uint64_t, uint64_t, int32_t*);
+            const Fn two = bw_ == 16 ? gemm_vnni<16, 2> : bw_ == 8 ? gemm_vnni<8, 2> : gemm_vnni<4, 2>;
+            const Fn one = bw_ == 16 ? gemm_vnni<16, 1> : bw_ == 8 ? gemm_vnni<8, 1> : gemm_vnni<4, 1>;
+            for (; pn + 2 <= blocks_; pn += 2) two(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            if (pn < blocks_) one(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            pn = blocks_;
+        }
+#endif
+        for (; pn < blocks_; ++pn) {
+            const auto fn = bw_ == 16 ? gemm_panel_portable<16> : bw_ == 8 ? gemm_panel_portable<8> : gemm_panel_portable<4>;
+            fn(av, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+        }
+    }
+    if (c.clip_truncate) {  // CORE_CLIP_TRUNCATE: shifted right (half up) and saturated to 32 bits
+        const uint64_t total = static_cast<uint64_t>(blocks_) * n * kAccBlock;
+        for (uint64_t i = 0; i < total; ++i)
+            acc[i] = static_cast<int32_t>(num::saturate(
+                num::mul_shift(acc[i], 1, static_cast<int>(c.clip_truncate), num::Rounding::HalfUp), INT32_MIN, INT32_MAX));
+    }
+}
+
+}  // namespace npu::rknpu::detail

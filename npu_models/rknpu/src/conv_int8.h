@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// The fast int8 CNA + CORE path (internal to npu_rknpu) in the DPU's orientation: the GEMM runs
+// with the output pixels as rows and the kernels as columns, so that its int32 accumulators come
+// out pixel-major in blocks of 16 channels (dpu_blocked.h) and the DPU reads them without a
+// transposition. The feature side is the NC1HWC2 input padded once (no planar image, no im2col:
+// the kernel reads every tap at a fixed offset from the pixel), the weights are packed once per
+// task into 16-kernel VNNI panels. Exact int32 sums (conv_engine.cpp's kMaxFastK bound), so the results are
+// bit-identical to conv_accumulate_reference (tests/unit/rknpu/engine_equivalence_test.cpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "npu/rknpu/conv_engine.h"
+
+namespace npu::rknpu::detail {
+
+/// The blocked path applies to a conv that conv_engine.cpp's fast_int8_ok admits, with an atom of
+/// 8 or 16. ConvBlocked's `used` = the input channels that meet non-zero weights (channels from
+/// DATAIN_CHANNEL_REAL up whose weights are all zero add 0): at most 4 (8 with C2 16) leaves the
+/// C2 padding of a 3-channel stem out of the sums.
+bool conv_blocked_ok(const ConvConfig& c, uint32_t used);
+
+/// ConvBlocked packs ConvOperands::weights_raw images (the VNNI GEMM, weight blocks of 16-kernel
+/// and 4-channel multiples).
+bool conv_packs_raw_weights(const ConvConfig& c);
+
+/// One task's accumulators, pixel range by pixel range.
+class ConvBlocked {
+public:
+    ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t used);
+    /// Output pixels [p0, p0 + n) into acc (blocks of 16 channels, block stride n * 16 int32;
+    /// ceil(out_c / 16) blocks), CORE_CLIP_TRUNCATE applied.
+    void run(uint64_t p0, uint64_t n, int32_t* acc) const;
+    uint64_t pixels() const { return P_; }
+    uint32_t blocks() const { return blocks_; }
+
+private:
+    const ConvConfig& c_;
+    const ConvOperands& ops_;
+    uint64_t P_ = 0, K_ = 0;
+    uint32_t blocks_ = 0, bw_ = 16;
+    const uint8_t* a_ = nullptr;  ///< the padded input, [c1][Hp][Wp][bw] bytes, top bit flipped (u8)
+    std::vector<uint64_t> koff_;  ///< per k block (tap, c1): its offset in a_
+    uint64_t row_step_ = 0, col_step_ = 0;  ///< a_ offset per output row / column
+    const int8_t* b_ = nullptr;   ///< weight panels [panel][K / 4][16][4]
+    const int32_t* wsum_ = nullptr;  ///< per kernel: sum of its weights (the +128 correction)
+};
+
+}  // namespace npu::rknpu::detail

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+#include "dpu_blocked.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace npu::rknpu::detail {
+
+namespace {
+
+inline int64_t sat32(int64_t v) { return v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v); }
+
+/// mul_shift(x, mul, shift, HalfUp) as dpu_engine.cpp's fast_shr.
+inline int64_t shr(int64_t x, int64_t mul, uint32_t shift) {
+    const int64_t p = x * static_cast<int64_t>(static_cast<int32_t>(mul));
+    if (shift == 0) return p;
+    return (p >> shift) + ((p >> (shift - 1)) & 1);
+}
+
+bool ew_from_mem(const DpuConfig& d) { return !d.ew.bypass && !d.ew.op_bypass && d.ew.op_from_mem; }
+
+/// One output surface, pixels [0, n): input lanes at in[p * 16 + j], EW operand and output at
+/// [p * kLanes + j]. The arithmetic of dpu_engine.cpp's simple_row_body (BS, BN, EW add, output
+/// convert), with the per-channel constants per lane; branch-free so that it vectorises.
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((always_inline)) inline void blocked_body(const void* __restrict in_v, const int8_t* __restrict ew,
+                                                        int8_t* __restrict out, uint64_t n, const DpuBlocked::Lanes& L,
+                                                        const DpuBlocked::Scalars& k) {
+    int64_t a[kLanes], m[kLanes], lo[kLanes], hi[kLanes], a2[kLanes], m2[kLanes], lo2[kLanes], hi2[kLanes], ec[kLanes];
+    for (uint32_t j = 0; j < kLanes; ++j) {
+        a[j] = L.a[j], m[j] = L.m[j], lo[j] = L.lo[j], hi[j] = L.hi[j];
+        a2[j] = L.a2[j], m2[j] = L.m2[j], lo2[j] = L.lo2[j], hi2[j] = L.hi2[j], ec[j] = L.e[j];
+    }
+    const int64_t m_half = k.m_half, msh = k.msh, m2_half = k.m2_half, msh2 = k.msh2;
+    const int64_t e_off = k.e_off, e_scale = k.e_scale, e_half = k.e_half, e_shift = k.e_shift;
+    const int64_t ew_lo = k.ew_lo, ew_hi = k.ew_hi, scale = k.scale, s_half = k.s_half, shift = k.shift, offset = k.offset;
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
+    for (uint64_t p = 0; p < n; ++p)
+        for (uint32_t j = 0; j < kLanes; ++j) {
+            int64_t v = (kI8In ? int64_t{in8[p * kLanes + j]} : int64_t{in32[p * kAccBlock + j]}) + a[j];
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = (v * m[j] + m_half) >> msh;
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = v < lo[j] ? lo[j] : v;
+            v = v > hi[j] ? hi[j] : v;
+            v += a2[j];
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = (v * m2[j] + m2_half) >> msh2;
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = v < lo2[j] ? lo2[j] : v;
+            v = v > hi2[j] ? hi2[j] : v;
+            int64_t e = ec[j];
+            if constexpr (kEwMem) {
+                e = ew[p * kLanes + j];
+                if constexpr (kEwCvt) {
+                    e = ((e + e_off) * e_scale + e_half) >> e_shift;
+                    e = e < INT32_MIN ? INT32_MIN : (e > INT32_MAX ? INT32_MAX : e);
+                }
+            }
+            v += e;
+            v = v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v);
+            v = v < ew_lo ? ew_lo : v;
+            v = v > ew_hi ? ew_hi : v;
+            int64_t q = ((v * scale + s_half) >> shift) + offset;
+            q = q < -128 ? -128 : (q > 127 ? 127 : q);
+            out[p * kLanes + j] = static_cast<int8_t>(q);
+        }
+}
+
+using BodyFn = void (*)(const void*, const int8_t*, int8_t*, uint64_t, const DpuBlocked::Lanes&, const DpuBlocked::Scalars&);
+
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+void body_portable(const void* in, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
+                   const DpuBlocked::Scalars& k) {
+    blocked_body<kI8In, kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NPUSIM_X86_DISPATCH 1
+#define NPUSIM_T512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
+// maskz forms with a full mask: the same instructions, without the _mm512_undefined_* operand that
+// GCC 12 reports as maybe-uninitialised.
+constexpr __mmask8 kAll8 = 0xFF;
+NPUSIM_T512 inline __m512i add64(__m512i a, __m512i b) { return _mm512_maskz_add_epi64(kAll8, a, b); }
+NPUSIM_T512 inline __m512i clamp64(__m512i v, __m512i lo, __m512i hi) {
+    return _mm512_maskz_min_epi64(kAll8, _mm512_maskz_max_epi64(kAll8, v, lo), hi);
+}
+NPUSIM_T512 inline __m512i mul32(__m512i a, __m512i b) { return _mm512_maskz_mul_epi32(kAll8, a, b); }
+NPUSIM_T512 inline __m512i sra64(__m512i a, __m128i n) { return _mm512_maskz_sra_epi64(kAll8, a, n); }
+
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+__attribute__((target("avx2"))) void body_avx2(const void* in, const int8_t* ew, int8_t* out, uint64_t n,
+                                               const DpuBlocked::Lanes& L, const DpuBlocked::Scalars& k) {
+    blocked_body<kI8In, kEwMem, kEwCvt, kLanes>(in, ew, out, n, L, k);
+}
+/// blocked_body written out for AVX-512 (the compiler does not vectorise the lane loop well): 8
+/// lanes per register as int64, the same operations in the same order, with the steps that are
+/// identities for the task left out (kBn: 0 BN bypassed, 1 BN without its ALU add, 2 full BN; kEw:
+/// an EW addend or clamp). The multiplies take int32 operands (values saturated to 32 bits times
+/// 16-bit or 32-bit constants), so VPMULDQ gives the exact 64-bit product; the EW convert's
+/// (e + offset) may exceed 32 bits and uses VPMULLQ. A saturation to int32 followed by a ReLU /
+/// ReLUX clamp is one clamp to the intersected bounds (Lanes::lo1 etc.: exact, as the lower bound
+/// is 0 or -inf).
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw>
+NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
+                             const DpuBlocked::Scalars& k) {
+    constexpr uint32_t kH = kLanes / 8;
+    __m512i a[kH], m[kH], lo[kH], hi[kH], a2[kH], m2[kH], lo2[kH], hi2[kH], ec[kH];
+    const auto bound = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX); };
+    for (uint32_t h = 0; h < kH; ++h) {
+        int64_t l1[8], h1[8], l2[8], h2[8];
+        for (uint32_t j = 0; j < 8; ++j) {
+            l1[j] = bound(L.lo[8 * h + j]), h1[j] = bound(L.hi[8 * h + j]);
+            l2[j] = bound(L.lo2[8 * h + j]), h2[j] = bound(L.hi2[8 * h + j]);
+        }
+        a[h] = _mm512_loadu_si512(L.a + 8 * h), m[h] = _mm512_loadu_si512(L.m + 8 * h);
+        lo[h] = _mm512_loadu_si512(l1), hi[h] = _mm512_loadu_si512(h1);
+        a2[h] = _mm512_loadu_si512(L.a2 + 8 * h), m2[h] = _mm512_loadu_si512(L.m2 + 8 * h);
+        lo2[h] = _mm512_loadu_si512(l2), hi2[h] = _mm512_loadu_si512(h2);
+        ec[h] = _mm512_loadu_si512(L.e + 8 * h);
+    }
+    const __m512i i32lo = _mm512_set1_epi64(INT32_MIN), i32hi = _mm512_set1_epi64(INT32_MAX);
+    const __m512i mh = _mm512_set1_epi64(k.m_half), m2h = _mm512_set1_epi64(k.m2_half);
+    const __m512i eoff = _mm512_set1_epi64(k.e_off), escale = _mm512_set1_epi64(k.e_scale), ehalf = _mm512_set1_epi64(k.e_half);
+    const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
+    const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
+    const bool unit_scale = k.scale == 1;
+    const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
+    const __m128i sh1 = _mm_cvtsi64_si128(k.msh), sh2 = _mm_cvtsi64_si128(k.msh2), she = _mm_cvtsi64_si128(k.e_shift);
+    const __m128i shq = _mm_cvtsi64_si128(k.shift);
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
+    for (uint64_t p = 0; p < n; ++p)
+        for (uint32_t h = 0; h < kH; ++h) {
+            __m512i v;
+            if constexpr (kI8In)
+                v = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in8 + p * kLanes + 8 * h)));
+            else
+                v = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in32 + p * kAccBlock + 8 * h)));
+            v = clamp64(add64(v, a[h]), i32lo, i32hi);
+            v = clamp64(sra64(add64(mul32(v, m[h]), mh), sh1), lo[h], hi[h]);
+            if constexpr (kBn > 0) {
+                if constexpr (kBn > 1) v = clamp64(add64(v, a2[h]), i32lo, i32hi);
+                v = clamp64(sra64(add64(mul32(v, m2[h]), m2h), sh2), lo2[h], hi2[h]);
+            }
+            if constexpr (kEw) {
+                __m512i e = ec[h];
+                if constexpr (kEwMem) {
+                    e = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ew + p * kLanes + 8 * h)));
+                    if constexpr (kEwCvt)
+                        e = clamp64(sra64(add64(_mm512_maskz_mullo_epi64(kAll8, add64(e, eoff), escale), ehalf), she), i32lo, i32hi);
+                }
+                v = clamp64(add64(v, e), ewlo, ewhi);
+            }
+            // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
+            __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
+            q = clamp64(q, qlo, qhi);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtepi64_epi8(kAll8, q));
+        }
+}
+
+/// dpu_engine.cpp's simple_surface_body for AVX-512. Its first step adds the int32 ALU operand to
+/// the int8 input without saturating, so the sum may take 33 bits: the BS multiply is VPMULDQ
+/// only when every lane's operand keeps it inside int32 (kWide: VPMULLQ otherwise).
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kWide>
+NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    constexpr uint32_t kH = kLanes / 8;
+    __m512i a[kH], m[kH], lo[kH], hi[kH];
+    const auto bound = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX); };
+    for (uint32_t h = 0; h < kH; ++h) {
+        int64_t l1[8], h1[8];
+        for (uint32_t j = 0; j < 8; ++j) l1[j] = bound(k.lo[8 * h + j]), h1[j] = bound(k.hi[8 * h + j]);
+        a[h] = _mm512_loadu_si512(k.a + 8 * h), m[h] = _mm512_loadu_si512(k.m + 8 * h);
+        lo[h] = _mm512_loadu_si512(l1), hi[h] = _mm512_loadu_si512(h1);
+    }
+    const __m512i i32lo = _mm512_set1_epi64(INT32_MIN), i32hi = _mm512_set1_epi64(INT32_MAX);
+    const __m512i mh = _mm512_set1_epi64(k.m_half), econst = _mm512_set1_epi64(k.e_const);
+    const __m512i eoff = _mm512_set1_epi64(k.e_off), escale = _mm512_set1_epi64(k.e_scale), ehalf = _mm512_set1_epi64(k.e_half);
+    const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
+    const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
+    const bool unit_scale = k.scale == 1;
+    const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
+    const __m128i sh1 = _mm_cvtsi64_si128(k.msh), she = _mm_cvtsi64_si128(k.e_shift), shq = _mm_cvtsi64_si128(k.shift);
+    for (uint64_t p = 0; p < P; ++p)
+        for (uint32_t h = 0; h < kH; ++h) {
+            const uint64_t i = p * kLanes + 8 * h;
+            __m512i v = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + i)));
+            v = add64(v, a[h]);
+            v = kWide ? _mm512_maskz_mullo_epi64(kAll8, v, m[h]) : mul32(v, m[h]);
+            v = clamp64(sra64(add64(v, mh), sh1), lo[h], hi[h]);
+            __m512i e = econst;
+            if constexpr (kEwMem) {
+                e = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ew + i)));
+                if constexpr (kEwCvt)
+                    e = clamp64(sra64(add64(_mm512_maskz_mullo_epi64(kAll8, add64(e, eoff), escale), ehalf), she), i32lo, i32hi);
+            }
+            v = clamp64(add64(v, e), ewlo, ewhi);
+            // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
+            __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
+            q = clamp64(q, qlo, qhi);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtepi64_epi8(kAll8, q));
+        }
+}
+
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    bool wide = false;
+    for (uint32_t j = 0; j < kLanes; ++j) wide = wide || k.a[j] < INT32_MIN + 128 || k.a[j] > INT32_MAX - 127;
+    if (wide) surface_avx512<kEwMem, kEwCvt, kLanes, true>(in, ew, out, P, k);
+    else surface_avx512<kEwMem, kEwCvt, kLanes, false>(in, ew, out, P, k);
+}
+#endif
+
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
+BodyFn pick_isa(int bn, bool ew) {
+#ifdef NPUSIM_X86_DISPATCH
+    const EngineIsa i = engine_isa();
+    if (i == EngineIsa::Avx512) {
+        if (kEwMem) ew = true;
+        if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false>;
+        if (bn == 1) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, false>;
+        return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, false>;
+    }
+    if (i == EngineIsa::Avx2) return body_avx2<kI8In, kEwMem, kEwCvt, kLanes>;
+#else
+    (void)bn, (void)ew;
+#endif
+    return body_portable<kI8In, kEwMem, kEwCvt, kLanes>;
+}
+
+template <bool kI8In, uint32_t kLanes>
+BodyFn pick_lanes(bool ew_mem, bool ew_cvt, int bn, bool ew) {
+    if (!ew_mem) return pick_isa<kI8In, false, false, kLanes>(bn, ew);
+    return ew_cvt ? pick_isa<kI8In, true, true, kLanes>(bn, ew) : pick_isa<kI8In, true, false, kLanes>(bn, ew);
+}
+
+BodyFn pick(bool i8_in, uint32_t lanes, bool ew_mem, bool ew_cvt, int bn, bool ew) {
+    if (i8_in) return lanes == 16 ? pick_lanes<true, 16>(ew_mem, ew_cvt, bn, ew) : pick_lanes<true, 8>(ew_mem, ew_cvt, bn, ew);
+    return lanes == 16 ? pick_lanes<false, 16>(ew_mem, ew_cvt, bn, ew) : pick_lanes<false, 8>(ew_mem, ew_cvt, bn, ew);
+}
+
+}  // namespace
+
+void simple_surface_avx512(bool ew_mem, bool ew_cvt, uint32_t lanes, const int8_t* in, const int8_t* ew, int8_t* out,
+                           uint64_t P, const SurfaceK& k) {
+#ifdef NPUSIM_X86_DISPATCH
+    if (lanes == 16) {
+        if (!ew_mem) return surface_lanes<false, false, 16>(in, ew, out, P, k);
+        return ew_cvt ? surface_lanes<true, true, 16>(in, ew, out, P, k) : surface_lanes<true, false, 16>(in, ew, out, P, k);
+    }
+    if (!ew_mem) return surface_lanes<false, false, 8>(in, ew, out, P, k);
+    return ew_cvt ? surface_lanes<true, true, 8>(in, ew, out, P, k) : surface_lanes<true, false, 8>(in, ew, out, P, k);
+#else
+    (void)ew_mem, (void)ew_cvt, (void)lanes, (void)in, (void)ew, (void)out, (void)P, (void)k;
+    throw std::logic_error("simple_surface_avx512: not an x86-64 build");
+#endif
+}
+
+bool dpu_blocked_ok(const DpuConfig& d) {
+    if (!dpu_fast_ok(d) || !dpu_simple_config(d) || d.out != Precision::Int8 || (d.atom != 16 && d.atom != 8)) return false;
+    return !ew_from_mem(d) || d.ew_prec() == Precision::Int8;
+}
+
+DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_(ops) {
+    if (!dpu_blocked_ok(d)) throw std::logic_error("DpuBlocked: configuration outside the fused sweep");
+    const uint32_t C = d.c;
+    lanes_ = d.atom;  // int8 output: one atom holds `atom` channels
+    surfaces_ = (C + lanes_ - 1) / lanes_;
+    const DpuStage& s = d.bs;
+    const bool on = !s.bypass, alu = on && !s.alu_bypass, mul = on && !s.mul_bypass, relu = on && !s.relu_bypass;
+    const DpuStage& s2 = d.bn;
+    const bool on2 = !s2.bypass, alu2 = on2 && !s2.alu_bypass, mul2 = on2 && !s2.mul_bypass, relu2 = on2 && !s2.relu_bypass;
+    k_.msh = mul ? s.mul_shift : 0;
+    k_.m_half = k_.msh ? int64_t{1} << (k_.msh - 1) : 0;
+    k_.msh2 = mul2 ? s2.mul_shift : 0;
+    k_.m2_half = k_.msh2 ? int64_t{1} << (k_.msh2 - 1) : 0;
+    k_.scale = static_cast<int32_t>(d.out_cvt_scale), k_.shift = d.out_cvt_shift, k_.offset = d.out_cvt_offset;
+    k_.s_half = k_.shift ? int64_t{1} << (k_.shift - 1) : 0;
+    const bool ew_on = !d.ew.bypass, ew_add = ew_on && !d.ew.op_bypass, ew_mem = ew_from_mem(d);
+    if (ew_on && !d.ew.relu_bypass) {
+        k_.ew_lo = 0;
+        if (d.ew.relux_en) k_.ew_hi = static_cast<int32_t>(d.ew.relux_cmp);
+    }
+    k_.e_off = d.ew.cvt_offset, k_.e_scale = static_cast<int32_t>(d.ew.cvt_scale), k_.e_shift = d.ew.cvt_shift;
+    k_.e_half = k_.e_shift ? int64_t{1} << (k_.e_shift - 1) : 0;
+    if (ew_mem && ops.ew.size() < cube_bytes(d.ew_w(), d.ew_h(), d.c, d.ew_prec(), d.atom))
+        throw std::logic_error("unpack_cube: image smaller than the cube");
+    const bool per_channel = ew_mem && d.ew_per_channel();
+    ew_mem_ = ew_mem && !per_channel;
+    bn_mode_ = !on2 ? 0 : (alu2 ? 2 : 1);
+    ew_used_ = ew_add || k_.ew_lo != INT64_MIN || k_.ew_hi != INT64_MAX;
+    ew_cvt_ = !d.ew.cvt_bypass;
+    ew_surf_ = surface_bytes(d.ew_w(), d.ew_h(), d.atom);
+    lane_.resize(surfaces_);
+    for (uint32_t sf = 0; sf < surfaces_; ++sf) {
+        Lanes& L = lane_[sf];
+        for (uint32_t j = 0; j < 16; ++j) {
+            const uint32_t ch = sf * lanes_ + j;
+            L.a[j] = 0, L.m[j] = 1, L.lo[j] = INT64_MIN, L.hi[j] = INT64_MAX;
+            L.a2[j] = 0, L.m2[j] = 1, L.lo2[j] = INT64_MIN, L.hi2[j] = INT64_MAX;
+            L.e[j] = ew_add && !ew_mem ? static_cast<int32_t>(d.ew.operand) : 0;
+            if (j >= lanes_ || ch >= C) continue;  // padding lanes: zeroed after the sweep
+            if (on) {
+                const DpuStageOperands o = dpu_stage_operands(s, ch, C, ops.bs);
+                if (alu) L.a[j] = static_cast<int32_t>(o.alu);
+                if (mul) L.m[j] = static_cast<int16_t>(o.mul);
+                if (relu) L.lo[j] = 0;
+                if (relu && s.relux_en) L.hi[j] = static_cast<int32_t>(s.relux_cmp);
+            }
+            if (on2) {
+                const DpuStageOperands o = dpu_stage_operands(s2, ch, C, ops.bn);
+                if (alu2) L.a2[j] = static_cast<int32_t>(o.alu);
+                if (mul2) L.m2[j] = static_cast<int16_t>(o.mul);
+                if (relu2) L.lo2[j] = 0;
+                if (relu2 && s2.relux_en) L.hi2[j] = static_cast<int32_t>(s2.relux_cmp);
+            }
+            if (per_channel) {  // one operand per channel, through the EW convert
+                int64_t e = static_cast<int8_t>(ops.ew[(ch / lanes_) * ew_surf_ + ch % lanes_]);
+                if (!d.ew.cvt_bypass) e = sat32(shr(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
+                L.e[j] = e;
+            }
+        }
+    }
+}
+
+void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const { sweep(acc, nullptr, p0, n, out); }
+
+void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
+    sweep(nullptr, img, 0, static_cast<uint64_t>(d_.w) * d_.h, out);
+}
+
+void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
+    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_);
+    const uint32_t atom = d_.atom;
+    for (uint32_t sf = 0; sf < surfaces_; ++sf) {
+        const uint32_t ch0 = sf * lanes_;
+        const void* in = img ? static_cast<const void*>(img + sf * n * atom)
+                             : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);
+        auto* dst = reinterpret_cast<int8_t*>(out[sf].data() + p0 * atom);
+        const auto* e = ew_mem_ ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * ew_surf_ + p0 * atom) : nullptr;
+        fn(in, e, dst, n, lane_[sf], k_);
+        const uint32_t valid = std::min(lanes_, d_.c - ch0);  // padding channels of the last atom are zero
+        if (valid < lanes_)
+            for (uint64_t p = 0; p < n; ++p) std::memset(dst + p * atom + valid, 0, lanes_ - valid);
+    }
+}
+
+void blocked_to_planar(const int32_t* acc, uint64_t P, uint32_t C, int32_t* planar) {
+    for (uint32_t ch = 0; ch < C; ++ch) {
+        const int32_t* src = acc + (ch / kAccBlock) * P * kAccBlock + ch % kAccBlock;
+        int32_t* dst = planar + ch * P;
+        for (uint64_t p = 0; p < P; ++p) dst[p] = src[p * kAccBlock];
+    }
+}
+
+}  // namespace npu::rknpu::detail
