@@ -6,6 +6,26 @@
 
 namespace drv::rknpu::compiler_detail {
 
+namespace {
+
+/// Layer note of an int8 conv / Gemm with a float output (ConvOp::float_out).
+constexpr const char* kFloatOutNote = "int8 with an fp16 output (DPU float path on the int32 accumulator)";
+
+/// The bias of a float-output unit in real units: a float constant as is, an int32 one (scale
+/// x_scale x w_scale[c], as DequantizeLinear of a QLinearConv / QGemm bias) dequantized.
+void float_bias(const num::Tensor& b, float xs, ConvOp& op) {
+    if (b.dtype() == num::DType::F32) {
+        op.bias_f = floats_of(b);
+        return;
+    }
+    const auto q = ints_of(b);
+    op.bias_f.resize(q.size());
+    for (size_t k = 0; k < q.size(); ++k)
+        op.bias_f[k] = static_cast<float>(q[k]) * (xs * op.w_scales[std::min(k, op.w_scales.size() - 1)]);
+}
+
+}  // namespace
+
 void Compiler::push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool multicore) {
     PendingLayer p;
     p.layer = std::move(L);
@@ -52,16 +72,25 @@ bool Compiler::conv(size_t i) {
     op.w_scales = floats_of(required(g_, n, 4));
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
         unsupported("weight scale count");
+    const bool float_out = ir::attr_int(n.attrs, "npusim_float_out", 0) != 0;  // UnitGraph::fuse_float_out
     if (const num::Tensor* b = const_of(g_, n, 8))
-        op.bias = ints_of(*b);
+        float_out ? float_bias(*b, scalar_scale(g_, n, 1), op) : void(op.bias = ints_of(*b));
     else if (n.has_input(8))
         unsupported("bias is not constant");
-    const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 6);
+    const float xs = scalar_scale(g_, n, 1);
     const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
-    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
-    op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
-    fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    op.in_scale = xs, op.in_zp = in.zp;
+    if (float_out) {
+        op.float_out = true;
+        dev_f16(n.outputs.at(0));
+    } else {
+        const float ys = scalar_scale(g_, n, 6);
+        const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
+        op.out_scale = ys, op.out_zp = out.zp;
+        fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    }
     Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
+    if (float_out) L.note = kFloatOutNote;
     const auto& ys_shape = g_.value(n.outputs[0]).shape;
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys_shape[2] * ys_shape[3]) *
              static_cast<uint64_t>(op.depthwise ? 1 : op.in_c / group) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
@@ -79,7 +108,7 @@ bool Compiler::conv(size_t i) {
         return true;
     }
     std::string y = n.outputs[0];
-    if (n.outputs.size() == 1) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    if (n.outputs.size() == 1 && !float_out) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
     push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
@@ -111,7 +140,9 @@ bool Compiler::gemm(size_t i, bool matmul) {
         if (ir::attr_int(n.attrs, "transA", 0) != 0) unsupported("QGemm with transA");
         if (std::fabs(ir::attr_float(n.attrs, "alpha", 1.f) - 1.f) > 0) unsupported("QGemm with alpha != 1");
     }
-    if (!n.has_input(ys_at)) unsupported(what + " with float output (no y_scale): dequantized on the CPU");
+    // No y_scale: onnxruntime's float-output QGemm (or a UnitGraph float-output unit).
+    const bool float_out = !matmul && !n.has_input(ys_at);
+    if (matmul && !n.has_input(ys_at)) unsupported(what + " without y_scale");
     const ir::Value& a = g_.value(n.input(0));
     if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
     const num::Tensor* b = const_of(g_, n, 3);
@@ -130,21 +161,34 @@ bool Compiler::gemm(size_t i, bool matmul) {
     op.w_scales = floats_of(required(g_, n, 4));
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N))
         unsupported(what + " B scale count");
-    if (!matmul && n.has_input(6)) {
+    if (float_out && n.has_input(6)) {
+        const num::Tensor* c = const_of(g_, n, 6);
+        if (!c) unsupported("QGemm C is not constant");
+        float_bias(*c, scalar_scale(g_, n, 1), op);
+        if (op.bias_f.size() == 1) op.bias_f.assign(static_cast<size_t>(N), op.bias_f[0]);
+        if (op.bias_f.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
+    } else if (!matmul && n.has_input(6)) {
         const num::Tensor* c = const_of(g_, n, 6);
         if (!c || c->dtype() != num::DType::I32) unsupported("QGemm C is not a constant int32 bias");
         op.bias = ints_of(*c);
         if (op.bias.size() == 1) op.bias.assign(static_cast<size_t>(N), op.bias[0]);
         if (op.bias.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
     }
-    const float as = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, ys_at);
+    const float as = scalar_scale(g_, n, 1);
     const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
-    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
-    op.in_scale = as, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
-    fused_clip(n, ys, scalar_zp(g_, n, ys_at + 1), out.graph_uint8, op);
+    op.in_scale = as, op.in_zp = in.zp;
+    if (float_out) {
+        op.float_out = true;
+        dev_f16(n.outputs.at(0));
+    } else {
+        const float ys = scalar_scale(g_, n, ys_at);
+        const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
+        op.out_scale = ys, op.out_zp = out.zp;
+        fused_clip(n, ys, scalar_zp(g_, n, ys_at + 1), out.graph_uint8, op);
+    }
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
-    L.note = what + " as a 1x1 convolution on a 1x1xK input";
+    L.note = what + " as a 1x1 convolution on a 1x1xK input" + (float_out ? std::string("; ") + kFloatOutNote : "");
     push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [b, tb, K, N](ConvOp& o) {
         o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
         const int8_t* bw = b->data<int8_t>();
