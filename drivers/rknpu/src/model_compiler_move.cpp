@@ -45,7 +45,9 @@ bool Compiler::slice_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (!is_q8(xv.dtype) || xv.dtype != yv.dtype) return false;
+    // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
+    // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
+    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1) unsupported("Slice of a tensor that is not [1,C,H,W]");
     std::vector<int64_t> starts, axes, steps;
     if (n.has_input(1)) {
@@ -163,7 +165,9 @@ bool Compiler::resize_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (!is_q8(xv.dtype) || xv.dtype != yv.dtype) return false;
+    // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
+    // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
+    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
     if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest") unsupported("Resize mode other than nearest");
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1 || xv.shape[1] != yv.shape[1])
         unsupported("Resize that is not a spatial [1,C,H,W] resize");

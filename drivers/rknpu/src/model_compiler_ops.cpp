@@ -305,7 +305,7 @@ bool Compiler::view(size_t i) {
     const ir::Value& x = g_.value(n.input(0));
     const ir::Value& y = g_.value(n.outputs.at(0));
     const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: an fp16 view
-    if ((!is_q8(x.dtype) && !f16) || x.dtype != y.dtype) return false;
+    if (f16 ? y.dtype != num::DType::F32 : !(is_q8(x.dtype) && is_q8(y.dtype))) return false;  // uint8/int8: same bytes
     int c0, h0, w0, c1, h1, w1;
     if (!device_dims(x.shape, c0, h0, w0) || !device_dims(y.shape, c1, h1, w1))
         unsupported("reshape between shapes without a common device layout");

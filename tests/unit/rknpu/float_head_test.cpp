@@ -6,7 +6,9 @@
 //   graph output is one NPU layer with an fp16 output (ConvOp::float_out), within
 //   kFloatOutLayerRtol x max |reference| of the reference nodes, on RK3588 and RK3566;
 // - weight scales along an axis that is not the op's output channels are not folded (the lowerings
-//   read one scale per output channel).
+//   read one scale per output channel);
+// - a nearest Resize unit whose DQ is int8 and whose Q is uint8 of the same device quantization (what
+//   onnxruntime's x86 int8 rule leaves of an int8 QDQ model) runs on the NPU, exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@ namespace {
 using namespace drv::rknpu;
 using namespace sim;
 
+constexpr int32_t kU8 = ::onnx::TensorProto::UINT8;
 constexpr int32_t kI8 = ::onnx::TensorProto::INT8;
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
@@ -146,6 +149,68 @@ TEST(FloatHead, WeightScalesAlongAnotherAxisAreNotFolded) {
     EXPECT_EQ(L->unit, Unit::Cpu);
     EXPECT_EQ(L->ir_nodes.size(), 1u);
     EXPECT_EQ(layer(m, "head_fc")->unit, Unit::Npu);
+}
+
+TEST(FloatHead, Int8DqUint8QResizeUnitIsExactOnTheNpu) {
+    // onnxruntime's QDQ int8 form (activation_type QInt8, zero points -128): x -> Q -> DQ -> Conv ->
+    // Q -> DQ -> Resize nearest x2 -> Q -> DQ, the conv's Q read by two DQs. Imported as onnxruntime's
+    // x86-64 CPU EP runs it, the int8 Conv unit stays in float with its int8 Q, while the Resize's Q
+    // becomes uint8 (zero point 0):
+    // DQ int8 (z -128) -> Resize -> Q uint8 (z 0), the same device bytes, folds into the int8 resize.
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, 8, 5, 6});
+    b.init_f32("xs", {}, {0.02f});
+    b.init_f32("s", {}, {0.03f});
+    b.init_int("z8", kI8, {}, {-128});
+    b.node("QuantizeLinear", {"x", "xs", "z8"}, {"xq"});
+    b.node("DequantizeLinear", {"xq", "xs", "z8"}, {"xf"});
+    std::vector<int32_t> w(24 * 8);
+    for (size_t k = 0; k < w.size(); ++k) w[k] = static_cast<int32_t>((k * 37) % 181) - 90;
+    b.init_int("w", kI8, {24, 8, 1, 1}, w);
+    b.init_f32("ws", {}, {0.004f});
+    b.init_int("wz", kI8, {}, {0});
+    b.node("DequantizeLinear", {"w", "ws", "wz"}, {"wf"});
+    b.node("Conv", {"xf", "wf"}, {"cf"}, "conv");
+    b.node("QuantizeLinear", {"cf", "s", "z8"}, {"cq"});
+    b.node("DequantizeLinear", {"cq", "s", "z8"}, {"cd"});
+    b.node("DequantizeLinear", {"cq", "s", "z8"}, {"y_conv"});  // a second reader (YOLOv5s: the PAN concat)
+    b.output("y_conv");
+    b.init_f32("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+    auto& rs = b.node("Resize", {"cd", "", "scales"}, {"rf"}, "resize");
+    auto* a = rs.add_attribute();
+    a->set_name("mode");
+    a->set_type(::onnx::AttributeProto::STRING);
+    a->set_s("nearest");
+    b.node("QuantizeLinear", {"rf", "s", "z8"}, {"rq"});
+    b.node("DequantizeLinear", {"rq", "s", "z8"}, {"y"});
+    b.output("y");
+    const drv::ir::Graph g = import(b, "resize_s8u8.onnx");
+    for (const char* soc_name : {"rk3588", "rk3566"}) {
+        const hw::SocProfile soc = hw::load_named_profile(soc_name);
+        CompileOptions co;
+        co.keep_all_tensors = true;
+        const CompiledModel m = compile_model(g, soc, co);
+        const Layer* L = layer(m, "resize");
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->unit, Unit::Npu) << soc_name << ": " << L->note;
+        ASSERT_EQ(L->inputs.size(), 1u);
+        EXPECT_EQ(g.value(L->inputs[0]).dtype, num::DType::I8);  // the mismatch this test is about
+        EXPECT_EQ(g.value(L->outputs.at(0)).dtype, num::DType::U8);
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 3, 0);
+        const auto ref = reference_values(m.graph, in);
+        DirectOptions o;
+        o.isolated_reference = &ref;
+        const DirectResult r = run_direct(m, soc, in, o);
+        bool seen = false;
+        for (const auto& lc : r.layers) {
+            if (m.layers[lc.layer].name != "resize") continue;
+            seen = true;
+            EXPECT_EQ(lc.diff.max_diff, 0) << soc_name << ": " << lc.diff.str();
+            EXPECT_EQ(lc.diff.values, lc.diff.equal);
+        }
+        EXPECT_TRUE(seen);
+    }
 }
 
 }  // namespace
