@@ -30,7 +30,9 @@ def zoo_models(tmp, nets, convs):
     sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zoo"))
     import conventions
     import make_zoo
-    builders = {"mobilenetv2": make_zoo.mobilenetv2, "resnet50v2": make_zoo.resnet50v2, "yolov5s": make_zoo.yolov5s}
+    import make_zoo_effnet
+    builders = {"mobilenetv2": make_zoo.mobilenetv2, "resnet50v2": make_zoo.resnet50v2, "yolov5s": make_zoo.yolov5s,
+                "efficientnet_lite0": lambda: make_zoo_effnet.efficientnet_lite0(make_zoo.Net)}
     for name in nets:
         if name == "shufflenet_se_fx":  # written in one convention (PyTorch FX) by its own generator
             import make_zoo_shufflenet
