@@ -11,17 +11,21 @@ namespace {
 /// Layer note of an int8 conv / Gemm with a float output (ConvOp::float_out).
 constexpr const char* kFloatOutNote = "int8 with an fp16 output (DPU float path on the int32 accumulator)";
 
-/// The bias of a float-output unit in real units: a float constant as is, an int32 one (scale
-/// x_scale x w_scale[c], as DequantizeLinear of a QLinearConv / QGemm bias) dequantized.
+/// The bias of a float-output unit in real units, one value per output channel (a single value,
+/// Gemm's broadcast C, repeated): a float constant as is, an int32 one (scale x_scale x w_scale[c], as
+/// DequantizeLinear of a QLinearConv / QGemm bias) dequantized per channel.
 void float_bias(const num::Tensor& b, float xs, ConvOp& op) {
+    const size_t n = b.numel() == 1 ? static_cast<size_t>(op.out_c) : b.numel();
     if (b.dtype() == num::DType::F32) {
-        op.bias_f = floats_of(b);
+        const auto v = floats_of(b);
+        op.bias_f.assign(n, v.empty() ? 0.f : v[0]);
+        if (v.size() > 1) op.bias_f = v;
         return;
     }
     const auto q = ints_of(b);
-    op.bias_f.resize(q.size());
-    for (size_t k = 0; k < q.size(); ++k)
-        op.bias_f[k] = static_cast<float>(q[k]) * (xs * op.w_scales[std::min(k, op.w_scales.size() - 1)]);
+    op.bias_f.resize(n);
+    for (size_t k = 0; k < n; ++k)
+        op.bias_f[k] = static_cast<float>(q[q.size() == 1 ? 0 : k]) * (xs * op.w_scales[std::min(k, op.w_scales.size() - 1)]);
 }
 
 }  // namespace
@@ -165,7 +169,6 @@ bool Compiler::gemm(size_t i, bool matmul) {
         const num::Tensor* c = const_of(g_, n, 6);
         if (!c) unsupported("QGemm C is not constant");
         float_bias(*c, scalar_scale(g_, n, 1), op);
-        if (op.bias_f.size() == 1) op.bias_f.assign(static_cast<size_t>(N), op.bias_f[0]);
         if (op.bias_f.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
     } else if (!matmul && n.has_input(6)) {
         const num::Tensor* c = const_of(g_, n, 6);
