@@ -393,9 +393,13 @@ ModelRunResult run_model(const hw::SocProfile& soc, rk::CompiledModel& m,
     std::vector<CheckedLayer> checked;
     for (const rk::Layer& L : m.layers) {
         checked.push_back({L.name, L.unit == rk::Unit::Npu, L.inputs, L.outputs, L.ir_nodes, {}});
+        // An int8-input layer with an fp16 output is an int8 conv with a float output (ConvOp::float_out).
+        bool int8_in = false;
+        for (const std::string& in : L.inputs)
+            if (auto t = m.tensors.find(in); t != m.tensors.end() && !t->second.fp16) int8_in = true;
         for (const std::string& out : L.outputs)
             if (auto t = m.tensors.find(out); L.unit == rk::Unit::Npu && t != m.tensors.end() && t->second.fp16)
-                checked.back().float_rtol = rk::kFp16LayerRtol;
+                checked.back().float_rtol = int8_in ? rk::kFloatOutLayerRtol : rk::kFp16LayerRtol;
     }
     check_with_reference(m.graph, m.graph, checked, inputs, run.final_outputs_, run.snapshot_, r, o.dump_layers_dir);
     return r;

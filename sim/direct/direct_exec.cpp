@@ -246,6 +246,7 @@ DirectResult run_direct(const CompiledModel& m, const hw::SocProfile& soc,
                 c.diff.values += d.values, c.diff.equal += d.equal, c.diff.off_by_one += d.off_by_one,
                     c.diff.worse += d.worse;
                 c.diff.max_diff = std::max(c.diff.max_diff, d.max_diff);
+                c.diff.max_abs = std::max(c.diff.max_abs, d.max_abs);
             }
             res.layers.push_back(c);
         }

@@ -12,6 +12,7 @@ a platform without an fp16 path refuses it, and it is then compared with run --q
 --zoo NETS --conventions CONVS writes each zoo net (tools/zoo/make_zoo.py) in each producer convention
 (tools/zoo/conventions.py) into a temporary folder, one file at a time, compares it and deletes it:
 ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in the build tree.
+--zoo shufflenet_se_fx writes tools/zoo/make_zoo_shufflenet.py's net (PyTorch FX convention only).
 
 usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d]
        (MODE full|timing, PLATFORMS a,b)"""
@@ -29,8 +30,17 @@ def zoo_models(tmp, nets, convs):
     sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zoo"))
     import conventions
     import make_zoo
-    builders = {"mobilenetv2": make_zoo.mobilenetv2, "resnet50v2": make_zoo.resnet50v2, "yolov5s": make_zoo.yolov5s}
+    import make_zoo_effnet
+    builders = {"mobilenetv2": make_zoo.mobilenetv2, "resnet50v2": make_zoo.resnet50v2, "yolov5s": make_zoo.yolov5s,
+                "efficientnet_lite0": lambda: make_zoo_effnet.efficientnet_lite0(make_zoo.Net)}
     for name in nets:
+        if name == "shufflenet_se_fx":  # written in one convention (PyTorch FX) by its own generator
+            import make_zoo_shufflenet
+            path = os.path.join(tmp, name + ".onnx")
+            make_zoo.save(make_zoo_shufflenet.FxNet().build(), path)
+            yield path
+            os.remove(path)
+            continue
         net = builders[name]()
         for c in convs:
             path = os.path.join(tmp, "%s_%s.onnx" % (name, c))

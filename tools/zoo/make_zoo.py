@@ -36,6 +36,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import conventions
+import make_zoo_effnet
 
 OPSET = 13
 CITED = {  # (parameters, MACs) commonly cited; calibration/README.md
@@ -786,7 +787,8 @@ def main():
             return 2
     os.makedirs(args.out_dir, exist_ok=True)
     builders = {"mobilenetv2": mobilenetv2, "resnet50v2": resnet50v2, "yolov5s": yolov5s, "yolov8n": yolov8n,
-                "retinaface": retinaface, "deeplabv3plus": deeplabv3plus}
+                "retinaface": retinaface, "deeplabv3plus": deeplabv3plus,
+                "efficientnet_lite0": lambda: make_zoo_effnet.efficientnet_lite0(Net)}
     status = 0
     for name in args.models.split(","):
         if name == "tests":

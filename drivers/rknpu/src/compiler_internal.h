@@ -67,6 +67,12 @@ class UnitGraph {
     void index();
     bool fuse(size_t q, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
               std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how);
+    /// DequantizeLinear (int8 activation) x DequantizeLinear (constant int8 weights) -> Conv / Gemm
+    /// [+ float bias] whose float output no QuantizeLinear reads (TensorRT-style heads): the integer
+    /// op with a float output (QLinearConv without y_scale / y_zero_point, QGemm without y_scale as
+    /// onnxruntime's float-output QGemm; attribute npusim_float_out, the bias float or int32).
+    bool fuse_float_out(size_t i, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
+                        std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how);
 };
 
 /// Provisional base of the activation region while lowering (above any initialised offset).

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 
+#include "numerics/half.h"
+
 namespace drv::rknpu::conv_detail {
 
 namespace {
@@ -161,6 +163,43 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
         }
         r.m1[k] = static_cast<int16_t>(b1);
         r.m2[k] = static_cast<int16_t>(b2);
+    }
+    return r;
+}
+
+FloatOut plan_float_out(const ConvOp& op, bool shapes_only) {
+    FloatOut r;
+    const size_t n = static_cast<size_t>(op.out_c);
+    std::vector<double> m(n);
+    double m_max = 0;
+    for (size_t k = 0; k < n; ++k) {
+        // The reference's own product: float32 in_scale x w_scale (a DequantizeLinear of each).
+        m[k] = static_cast<double>(op.in_scale * op.w_scales[op.w_scales.size() == 1 ? 0 : k]);
+        if (!(m[k] > 0) || !std::isfinite(m[k])) fail(op, fmt::format("scale product {} is not positive", m[k]));
+        m_max = std::max(m_max, m[k]);
+    }
+    // m_max 2^exp in [0.5, 1): every m_c 2^exp <= 1 and in fp16's normal range unless m_c is 2^13
+    // below m_max; 2^-exp is an fp16 power of two for exp in [-15, 24] (2^-24: the least subnormal).
+    r.exp = -static_cast<int>(std::floor(std::log2(m_max))) - 1;
+    if (r.exp > 24) r.exp = 24;
+    if (r.exp < -15) fail(op, fmt::format("scale product {} too large for the fp16 operands", m_max));
+    r.post = num::fp32_to_fp16(std::ldexp(1.0f, -r.exp));
+    if (shapes_only) return r;
+    r.offset.resize(n);
+    r.mul.resize(n);
+    const int8_t* wd = weight_data(op);
+    const size_t per = static_cast<size_t>(op.depthwise ? 1 : op.in_c) * static_cast<size_t>(op.kernel_h * op.kernel_w);
+    for (size_t k = 0; k < n; ++k) {
+        const float f = static_cast<float>(std::ldexp(m[k], r.exp));
+        if (f < std::ldexp(1.0f, -14))
+            fail(op, fmt::format("channel {} scale {} is more than 2^13 below the largest ({}): the fp16 multiplier would lose "
+                                 "precision",
+                                 k, m[k], m_max));
+        r.mul[k] = num::fp32_to_fp16(f);
+        int64_t sum = 0;
+        for (size_t j = 0; j < per; ++j) sum += wd[k * per + j];
+        const double b = op.bias_f.empty() ? 0.0 : static_cast<double>(op.bias_f[k]);
+        r.offset[k] = static_cast<float>(b / m[k] - static_cast<double>(op.in_zp) * static_cast<double>(sum));
     }
     return r;
 }

@@ -32,6 +32,20 @@ struct Requant {
     int s1 = 0, s2 = 0, s3 = 0;
 };
 
+/// The DPU float-path operands of an int8 conv with a float output (ConvOp::float_out): BS adds
+/// `offset` (fp32, per channel) to the accumulator and multiplies by `mul` (fp16 per channel,
+/// m_c 2^exp), BN multiplies by 2^-exp (one fp16 register operand), so that the fp16 operands keep
+/// their 11-bit precision (m_c = in_scale w_scale[c] is often below fp16's normal range).
+struct FloatOut {
+    std::vector<float> offset;   ///< bias_f[c] / m_c - in_zp * sum(w_c)
+    std::vector<uint16_t> mul;   ///< fp16 bits of m_c 2^exp
+    uint16_t post = 0x3c00;      ///< fp16 bits of 2^-exp
+    int exp = 0;
+};
+
+/// shapes_only: the exponent from the scales and no per-channel operands (timing-only compile).
+FloatOut plan_float_out(const ConvOp& op, bool shapes_only);
+
 /// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
 /// where no operand bytes are written and the weights are absent).
 Requant plan_requant(const ConvOp& op, bool shifts_only);

@@ -26,6 +26,11 @@
 // DPU's float path: BS adds the fp32 bias (ALU operand from memory), ReLU / ReLU6 in BS, other
 // Clip bounds as BN ALU max + EW ALU min with register operands, fp16 output (OUT_CVT scale 1 with
 // FP32TOFP16_EN, as the vendor's fp16 tasks, docs/rknpu-register-semantics.md §10).
+//
+// int8 with a float output (ConvOp::float_out, TensorRT-style heads): the int8 tiling, CNA and CORE,
+// then the DPU's float path on the int32 accumulator (assumption A-I2F, docs §17): BS adds the fp32
+// offset b_c / m_c - zp sum(w_c) and multiplies by the fp16 m_c 2^E, BN by 2^-E, fp16 output written
+// in the fp16 C2 layout (conv_requant.h plan_float_out).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -134,6 +139,11 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
     if (!op.weights_ref && op.weights.size() != expect_w && !(timing_only && op.weights.empty()))
         fail(op, fmt::format("weights have {} values, expected {}", op.weights.size(), expect_w));
     if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
+    if (op.float_out) {
+        if (!op.bias.empty()) fail(op, "a float-output conv takes its bias in bias_f");
+        if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
+        if (op.act != Act::None) fail(op, "a float-output conv has no fused activation");
+    }
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
         fail(op, "w_scales must have 1 or out_c values");
     if (op.in_zp < -128 || op.in_zp > 127 || op.out_zp < -128 || op.out_zp > 127) fail(op, "zero points must be int8");
@@ -155,9 +165,12 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     p.epb = p.entry > 0 ? p.bank / p.entry : 0;
     const int c2 = p.c2;
     if (c2 <= 0 || p.entry <= 0 || p.epb <= 0 || p.banks < 2) fail(op, "profile has no usable CBUF/C2 parameters");
-    if (in.c2 != c2 || out.c2 != c2)
-        fail(op, fmt::format("tensors use C2 = {}/{}, the profile {} has C2 = {}", in.c2, out.c2, soc.name, c2));
-    if (in.fp16 != op.fp16 || out.fp16 != op.fp16)
+    // A float-output int8 conv writes fp16 (the fp16 C2); its kernel groups start at multiples of the
+    // int8 C2, which the fp16 C2 divides.
+    const int out_c2 = op.float_out ? soc.npu.c2_fp16.value : c2;
+    if (in.c2 != c2 || out.c2 != out_c2 || out_c2 <= 0 || c2 % out_c2 != 0)
+        fail(op, fmt::format("tensors use C2 = {}/{}, the profile {} has C2 = {}/{}", in.c2, out.c2, soc.name, c2, out_c2));
+    if (in.fp16 != op.fp16 || out.fp16 != (op.fp16 || op.float_out))
         fail(op, fmt::format("{} convolution on {}/{} tensors", op.fp16 ? "fp16" : "int8", in.fp16 ? "fp16" : "int8",
                              out.fp16 ? "fp16" : "int8"));
     const int64_t row_atom = int64_t{c2} * p.eb;  // bytes of one pixel's atom
@@ -177,9 +190,10 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     if (in.c > c2 && in.surf_stride < static_cast<uint64_t>(in.line_stride) * in.h)
         fail(op, "input surface stride below line_stride*height");
     // The DPU writes compact lines: the output band of a surface is contiguous.
-    if (out.line_stride != static_cast<uint64_t>(out.w * row_atom))
+    const int64_t out_atom = op.float_out ? int64_t{out_c2} * 2 : row_atom;
+    if (out.line_stride != static_cast<uint64_t>(out.w * out_atom))
         fail(op, fmt::format("output line stride {} must be width*C2 = {} (the DPU writes compact lines)",
-                             out.line_stride, out.w * row_atom));
+                             out.line_stride, out.w * out_atom));
     if (out.c > c2 && (out.surf_stride % 16 != 0 || out.surf_stride < static_cast<uint64_t>(out.line_stride) * out.h))
         fail(op, fmt::format("output surface stride {} must be a multiple of 16 and >= line_stride*height",
                              out.surf_stride));
@@ -359,7 +373,7 @@ Constants place_constants_fp16(const ConvOp& op, const Plan& p, ArenaBuilder& ar
     return cs;
 }
 
-Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, ArenaBuilder& arena) {
+Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, const FloatOut& fo, ArenaBuilder& arena) {
     if (op.fp16) return place_constants_fp16(op, p, arena);
     const size_t taps = static_cast<size_t>(p.taps);
     Constants cs;
@@ -371,7 +385,7 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
         for (int g = 0; g < p.groups; ++g) {
             const uint64_t kn = static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg);
             cs.bs.push_back(arena.add_placeholder(kn * 6));
-            cs.bn.push_back(arena.add_placeholder(kn * 2));
+            if (!op.float_out) cs.bn.push_back(arena.add_placeholder(kn * 2));
         }
         return cs;
     }
@@ -415,6 +429,16 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, Ar
         // (DpuStage::operand_bytes layout); BN image: the MUL operands only.
         const int k0 = g * p.kg, k1 = std::min(op.out_c, k0 + p.kg);
         std::vector<uint8_t> bs, bn;
+        if (op.float_out) {  // fp32 offsets (ALU), fp16 multipliers (MUL); no BN image (register operand)
+            for (int k = k0; k < k1; ++k) {
+                uint32_t u = 0;
+                std::memcpy(&u, &fo.offset[static_cast<size_t>(k)], 4);
+                put_i32(bs, static_cast<int32_t>(u));
+            }
+            for (int k = k0; k < k1; ++k) put_i16(bs, static_cast<int16_t>(fo.mul[static_cast<size_t>(k)]));
+            cs.bs.push_back(arena.add_init(bs));
+            continue;
+        }
         for (int k = k0; k < k1; ++k) put_i32(bs, rq.bias[k]);
         for (int k = k0; k < k1; ++k) put_i16(bs, rq.m1[k]);
         for (int k = k0; k < k1; ++k) put_i16(bn, rq.m2[k]);
@@ -519,9 +543,13 @@ void emit_core(BodyBuilder& bb, const ConvOp& op, const TaskGeom& tg) {
 }
 
 /// DPU: BS (bias add, M1, ReLU), BN (M2), EW (Clip), OUT_CVT; DPU_RDMA reads the operands.
+void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const FloatOut& fo, const TaskGeom& tg,
+                  const Constants& cs);
+
 void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const Plan& p, const Requant& rq,
-              const TaskGeom& tg, const Constants& cs, const PreluPlan& pr) {
-    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / p.c2) * out.surf_stride +
+              const FloatOut& fo, const TaskGeom& tg, const Constants& cs, const PreluPlan& pr) {
+    if (op.float_out) return emit_dpu_i2f(bb, op, out, fo, tg, cs);
+    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
                          static_cast<uint64_t>(tg.y0) * out.line_stride;
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
                    c1 = static_cast<uint64_t>(tg.kn - 1);
@@ -627,9 +655,9 @@ uint32_t f32_bits(float v) {
 
 /// DPU on the float path: BS adds the fp32 bias (ReLU, ReLU6 as ReLU + RELUX there); a Clip with
 /// another lower bound clamps in BN (ALU max, register operand) and EW (ALU min); fp16 output.
-void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const Plan& p, const TaskGeom& tg,
+void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const TaskGeom& tg,
                    const Constants& cs) {
-    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / p.c2) * out.surf_stride +
+    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
                          static_cast<uint64_t>(tg.y0) * out.line_stride;
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
                    c1 = static_cast<uint64_t>(tg.kn - 1);
@@ -701,6 +729,67 @@ void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
     bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
 }
 
+/// An int8 conv with a float output (ConvOp::float_out, assumption A-I2F): the DPU's float path on
+/// the int32 accumulator - BS ALU adds the fp32 offset and MUL multiplies by the fp16 m_c 2^exp (both
+/// operands from memory), BN multiplies by the register operand 2^-exp, EW bypassed - and fp16
+/// output (OUT_CVT scale 1 with FP32TOFP16_EN, as the vendor's fp16 tasks, section 10).
+void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const FloatOut& fo, const TaskGeom& tg,
+                  const Constants& cs) {
+    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
+                         static_cast<uint64_t>(tg.y0) * out.line_stride;
+    const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
+                   c1 = static_cast<uint64_t>(tg.kn - 1);
+    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
+                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
+    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::FP16},
+                                        {"IN_PRECISION", en::Precision::INT8},
+                                        {"OUT_PRECISION", en::Precision::FP16}});
+    bb.write_addr("DPU_DST_BASE_ADDR", dst);
+    bb.write_fields("DPU_DST_SURF_STRIDE",
+                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
+    bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
+    bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});
+    bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
+    bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
+                                   {"BS_ALU_BYPASS", 0},
+                                   {"BS_ALU_ALGO", en::AluAlgo::ADD},
+                                   {"BS_ALU_SRC", 1},
+                                   {"BS_MUL_BYPASS", 0},
+                                   {"BS_MUL_PRELU", 0},
+                                   {"BS_RELU_BYPASS", 1},
+                                   {"BS_RELUX_EN", 0}});
+    bb.write("DPU_BS_ALU_CFG", 0);
+    bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", 0}, {"BS_MUL_OPERAND", 0}});
+    bb.write("DPU_BS_RELUX_CMP_VALUE", 0);
+    bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0},
+                                   {"BN_ALU_BYPASS", 1},
+                                   {"BN_MUL_BYPASS", 0},
+                                   {"BN_MUL_PRELU", 0},
+                                   {"BN_RELU_BYPASS", 1},
+                                   {"BN_RELUX_EN", 0}});
+    bb.write("DPU_BN_ALU_CFG", 0);
+    bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 0}, {"BN_MUL_SHIFT_VALUE", 0}, {"BN_MUL_OPERAND", fo.post}});
+    bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
+    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
+                                   {"EW_OP_BYPASS", 1},
+                                   {"EW_LUT_BYPASS", 1},
+                                   {"EW_OP_CVT_BYPASS", 1},
+                                   {"EW_RELU_BYPASS", 1}});
+    bb.write("DPU_OUT_CVT_OFFSET", 0);
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", 1}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});
+    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU_MUL}});
+    bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
+    bb.write("DPU_RDMA_RDMA_NRDMA_CFG", 0);  // the BN multiplier is a register operand
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
+}
+
 NpuTask task_meta(const ConvOp& op, const DeviceTensor& in, const Plan& p, const TaskGeom& tg, int core, int row_skip) {
     NpuTask meta;
     meta.enable_mask = hw::rknpu::kConvOpEnableMask;
@@ -753,12 +842,13 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in
     }
     const ConvOp& op = row_skip > 1 ? folded : op_arg;
     Plan p = make_plan(op, in, out, soc);
-    const Requant rq = plan_requant(op, timing_only);
+    const Requant rq = op.float_out ? Requant{} : plan_requant(op, timing_only);
+    const FloatOut fo = op.float_out ? plan_float_out(op, timing_only) : FloatOut{};
     const int ncores = static_cast<int>(cores.size());
     choose_tiling(op, in, soc, p);
     spread_over_cores(op, in, ncores, p);
     size_cbuf(op, in, p);
-    Constants cs = place_constants(op, p, rq, arena);
+    Constants cs = place_constants(op, p, rq, fo, arena);
     const PreluPlan pr = op.act == Act::Prelu ? plan_prelu(op) : PreluPlan{};
     if (op.act == Act::Prelu) cs.ew = place_prelu(op, pr, p.groups, p.kg, p.c2, arena);
 
@@ -778,9 +868,9 @@ std::vector<TaskBody> lower_conv_op(const ConvOp& op_arg, const DeviceTensor& in
             emit_cna(bb, op, in, p, tg, cs);
             emit_core(bb, op, tg);
             if (op.fp16)
-                emit_dpu_fp16(bb, op, out, p, tg, cs);
+                emit_dpu_fp16(bb, op, out, tg, cs);
             else
-                emit_dpu(bb, op, out, p, rq, tg, cs, pr);
+                emit_dpu(bb, op, out, p, rq, fo, tg, cs, pr);
             tasks.push_back(bb.finish(task_meta(op, in_arg, p, tg, cores[slot], row_skip)));
         }
     } catch (const regcmd::EmitError& e) {

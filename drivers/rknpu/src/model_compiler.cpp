@@ -302,7 +302,9 @@ void Compiler::classify() {
 
 void Compiler::alias_extra_outputs(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    if (n.outputs.size() < 2 || pending_.empty() || (n.op_type == "MaxPool" && !n.attrs.has("npusim_alias_outputs")))
+    // Split's outputs are its parts (split_node placed each), not copies of the first.
+    if (n.outputs.size() < 2 || pending_.empty() || n.op_type == "Split" ||
+        (n.op_type == "MaxPool" && !n.attrs.has("npusim_alias_outputs")))
         return;
     const auto it = m_.tensors.find(n.outputs[0]);
     if (it == m_.tensors.end()) return;

@@ -45,7 +45,9 @@ bool Compiler::slice_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (!is_q8(xv.dtype) || xv.dtype != yv.dtype) return false;
+    // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
+    // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
+    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1) unsupported("Slice of a tensor that is not [1,C,H,W]");
     std::vector<int64_t> starts, axes, steps;
     if (n.has_input(1)) {
@@ -134,7 +136,9 @@ bool Compiler::split_node(size_t i) {
     const std::string x = n.input(0);
     if (std::find(g_.inputs().begin(), g_.inputs().end(), x) != g_.inputs().end()) unsupported("Split of a graph input");
     int c_off = 0;
-    std::vector<std::pair<std::string, int>> parts;
+    // Parts of whole atoms are views; a part starting inside an atom (ShuffleNet's halves of 58 or
+    // 24 channels) is a 1x1 selection convolution as Slice's (exact: one 0/1 product per output).
+    std::vector<std::pair<std::string, int>> parts, selected;
     for (size_t k = 0; k < n.outputs.size(); ++k) {
         const std::string& o = n.outputs[k];
         if (o.empty()) continue;
@@ -142,10 +146,8 @@ bool Compiler::split_node(size_t i) {
             unsupported("Split output is a graph output");
         DeviceTensor& t = dev_q(o);
         if (t.scale != in.scale || t.zp != in.zp) unsupported("Split changes the quantization");
-        if (c_off % in.c2 != 0 || (t.c % in.c2 != 0 && c_off + t.c != in.c))
-            unsupported(fmt::format("Split part at channel {} of {} channels is not whole {}-channel atoms", c_off, t.c,
-                                    in.c2));
-        parts.push_back({o, c_off});
+        const bool view = c_off % in.c2 == 0 && (t.c % in.c2 == 0 || c_off + t.c == in.c);
+        (view ? parts : selected).push_back({o, c_off});
         c_off += t.c;
     }
     if (c_off != in.c) unsupported("Split parts do not add up to the input channels");
@@ -153,9 +155,38 @@ bool Compiler::split_node(size_t i) {
         m_.tensors.at(o).alias_of = x;
         slice_off_[o] = off;
     }
-    Layer L = base_layer(i, "Split", Unit::View);
-    L.note = fmt::format("{} channel views of '{}' (C2-aligned, in place)", parts.size(), x);
-    pending_.push_back({std::move(L), nullptr, false, cur_unit_});
+    Layer L = base_layer(i, "Split", selected.empty() ? Unit::View : Unit::Npu);
+    if (selected.empty()) {
+        L.note = fmt::format("{} channel views of '{}' (C2-aligned, in place)", parts.size(), x);
+        pending_.push_back({std::move(L), nullptr, false, cur_unit_});
+        return true;
+    }
+    L.note = fmt::format("{} channel views of '{}', {} parts from inside an atom as 1x1 selection convolutions",
+                         parts.size(), x, selected.size());
+    for (const auto& [o, off] : selected)
+        init_estimate_ += static_cast<uint64_t>(m_.tensors.at(o).c) * (static_cast<uint64_t>(in.c) + 64) + 4096;
+    push_npu(
+        std::move(L),
+        [this, x, selected, name = n.name]() {
+            std::vector<TaskBody> all;
+            const DeviceTensor& src = m_.tensors.at(x);
+            for (const auto& [o, off] : selected) {
+                const DeviceTensor& dst = m_.tensors.at(o);
+                ConvOp op;
+                op.name = name + "/" + o;
+                op.in_c = src.c, op.out_c = dst.c;
+                op.w_scales = {1.f};
+                op.in_scale = src.scale, op.out_scale = dst.scale, op.in_zp = src.zp, op.out_zp = dst.zp;
+                if (!opts_.timing_only) {
+                    op.weights.assign(static_cast<size_t>(op.out_c) * static_cast<size_t>(op.in_c), 0);
+                    for (int k = 0; k < op.out_c; ++k)
+                        op.weights[static_cast<size_t>(k) * static_cast<size_t>(op.in_c) + static_cast<size_t>(off + k)] = 1;
+                }
+                for (TaskBody& b : lower_conv_op(op, src, dst, arena_, soc_, m_.cores)) all.push_back(std::move(b));
+            }
+            return all;
+        },
+        true);
     return true;
 }
 
@@ -163,7 +194,9 @@ bool Compiler::resize_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (!is_q8(xv.dtype) || xv.dtype != yv.dtype) return false;
+    // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
+    // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
+    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
     if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest") unsupported("Resize mode other than nearest");
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1 || xv.shape[1] != yv.shape[1])
         unsupported("Resize that is not a spatial [1,C,H,W] resize");

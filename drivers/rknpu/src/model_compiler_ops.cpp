@@ -6,6 +6,30 @@
 
 namespace drv::rknpu::compiler_detail {
 
+namespace {
+
+/// Layer note of an int8 conv / Gemm with a float output (ConvOp::float_out).
+constexpr const char* kFloatOutNote = "int8 with an fp16 output (DPU float path on the int32 accumulator)";
+
+/// The bias of a float-output unit in real units, one value per output channel (a single value,
+/// Gemm's broadcast C, repeated): a float constant as is, an int32 one (scale x_scale x w_scale[c], as
+/// DequantizeLinear of a QLinearConv / QGemm bias) dequantized per channel.
+void float_bias(const num::Tensor& b, float xs, ConvOp& op) {
+    const size_t n = b.numel() == 1 ? static_cast<size_t>(op.out_c) : b.numel();
+    if (b.dtype() == num::DType::F32) {
+        const auto v = floats_of(b);
+        op.bias_f.assign(n, v.empty() ? 0.f : v[0]);
+        if (v.size() > 1) op.bias_f = v;
+        return;
+    }
+    const auto q = ints_of(b);
+    op.bias_f.resize(n);
+    for (size_t k = 0; k < n; ++k)
+        op.bias_f[k] = static_cast<float>(q[q.size() == 1 ? 0 : k]) * (xs * op.w_scales[std::min(k, op.w_scales.size() - 1)]);
+}
+
+}  // namespace
+
 void Compiler::push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool multicore) {
     PendingLayer p;
     p.layer = std::move(L);
@@ -52,17 +76,25 @@ bool Compiler::conv(size_t i) {
     op.w_scales = floats_of(required(g_, n, 4));
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
         unsupported("weight scale count");
+    const bool float_out = ir::attr_int(n.attrs, "npusim_float_out", 0) != 0;  // UnitGraph::fuse_float_out
     if (const num::Tensor* b = const_of(g_, n, 8))
-        op.bias = ints_of(*b);
+        float_out ? float_bias(*b, scalar_scale(g_, n, 1), op) : void(op.bias = ints_of(*b));
     else if (n.has_input(8))
         unsupported("bias is not constant");
-    const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 6);
+    const float xs = scalar_scale(g_, n, 1);
     const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
-    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
-    op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
-    fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    op.in_scale = xs, op.in_zp = in.zp;
     // A LeakyRelu / PRelu between the conv and its Q (UnitGraph: npusim_prelu_slopes), conv_prelu.h.
-    const bool prelu = n.attrs.has("npusim_prelu_slopes");
+    const bool prelu = !float_out && n.attrs.has("npusim_prelu_slopes");
+    if (float_out) {
+        op.float_out = true;
+        dev_f16(n.outputs.at(0));
+    } else {
+        const float ys = scalar_scale(g_, n, 6);
+        const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
+        op.out_scale = ys, op.out_zp = out.zp;
+        fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    }
     if (prelu) {
         op.act = Act::Prelu;
         op.prelu = n.attrs.get_floats("npusim_prelu_slopes", {});
@@ -70,6 +102,7 @@ bool Compiler::conv(size_t i) {
             unsupported(fmt::format("{} PRelu slopes for {} output channels", op.prelu.size(), op.out_c));
     }
     Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
+    if (float_out) L.note = kFloatOutNote;
     if (prelu) {
         L.op = std::string(op.depthwise ? "DepthwiseConvolution" : "Convolution") +
                (op.prelu.size() > 1 ? "PRelu" : "LeakyRelu");
@@ -93,7 +126,7 @@ bool Compiler::conv(size_t i) {
         return true;
     }
     std::string y = n.outputs[0];
-    if (n.outputs.size() == 1 && !prelu) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    if (n.outputs.size() == 1 && !prelu && !float_out) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
     push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
@@ -125,7 +158,9 @@ bool Compiler::gemm(size_t i, bool matmul) {
         if (ir::attr_int(n.attrs, "transA", 0) != 0) unsupported("QGemm with transA");
         if (std::fabs(ir::attr_float(n.attrs, "alpha", 1.f) - 1.f) > 0) unsupported("QGemm with alpha != 1");
     }
-    if (!n.has_input(ys_at)) unsupported(what + " with float output (no y_scale): dequantized on the CPU");
+    // No y_scale: onnxruntime's float-output QGemm (or a UnitGraph float-output unit).
+    const bool float_out = !matmul && !n.has_input(ys_at);
+    if (matmul && !n.has_input(ys_at)) unsupported(what + " without y_scale");
     const ir::Value& a = g_.value(n.input(0));
     if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
     const num::Tensor* b = const_of(g_, n, 3);
@@ -144,21 +179,33 @@ bool Compiler::gemm(size_t i, bool matmul) {
     op.w_scales = floats_of(required(g_, n, 4));
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N))
         unsupported(what + " B scale count");
-    if (!matmul && n.has_input(6)) {
+    if (float_out && n.has_input(6)) {
+        const num::Tensor* c = const_of(g_, n, 6);
+        if (!c) unsupported("QGemm C is not constant");
+        float_bias(*c, scalar_scale(g_, n, 1), op);
+        if (op.bias_f.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
+    } else if (!matmul && n.has_input(6)) {
         const num::Tensor* c = const_of(g_, n, 6);
         if (!c || c->dtype() != num::DType::I32) unsupported("QGemm C is not a constant int32 bias");
         op.bias = ints_of(*c);
         if (op.bias.size() == 1) op.bias.assign(static_cast<size_t>(N), op.bias[0]);
         if (op.bias.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
     }
-    const float as = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, ys_at);
+    const float as = scalar_scale(g_, n, 1);
     const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
-    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
-    op.in_scale = as, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
-    fused_clip(n, ys, scalar_zp(g_, n, ys_at + 1), out.graph_uint8, op);
+    op.in_scale = as, op.in_zp = in.zp;
+    if (float_out) {
+        op.float_out = true;
+        dev_f16(n.outputs.at(0));
+    } else {
+        const float ys = scalar_scale(g_, n, ys_at);
+        const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
+        op.out_scale = ys, op.out_zp = out.zp;
+        fused_clip(n, ys, scalar_zp(g_, n, ys_at + 1), out.graph_uint8, op);
+    }
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
-    L.note = what + " as a 1x1 convolution on a 1x1xK input";
+    L.note = what + " as a 1x1 convolution on a 1x1xK input" + (float_out ? std::string("; ") + kFloatOutNote : "");
     push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [b, tb, K, N](ConvOp& o) {
         o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
         const int8_t* bw = b->data<int8_t>();
@@ -275,7 +322,7 @@ bool Compiler::view(size_t i) {
     const ir::Value& x = g_.value(n.input(0));
     const ir::Value& y = g_.value(n.outputs.at(0));
     const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: an fp16 view
-    if ((!is_q8(x.dtype) && !f16) || x.dtype != y.dtype) return false;
+    if (f16 ? y.dtype != num::DType::F32 : !(is_q8(x.dtype) && is_q8(y.dtype))) return false;  // uint8/int8: same bytes
     int c0, h0, w0, c1, h1, w1;
     if (!device_dims(x.shape, c0, h0, w0) || !device_dims(y.shape, c1, h1, w1))
         unsupported("reshape between shapes without a common device layout");

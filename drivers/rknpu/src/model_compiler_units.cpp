@@ -29,6 +29,24 @@ bool per_tensor(const ir::Graph& g, const ir::Node& n) {
     }
 }
 
+/// A weight DQ whose scales are per tensor or along the output-channel axis `want` of the op reading
+/// it (Conv: 0; Gemm: 0 with transB, else 1; MatMul: 1): the lowerings read one scale per output.
+bool weight_axis_ok(const ir::Graph& g, const ir::Node& dq, int want) {
+    const ir::Value* w = g.find_value(dq.input(0));
+    num::QuantParams p;
+    try {
+        if (!w || !ir::quant_params_of(g, dq, w->shape.size(), p)) return false;
+    } catch (const ir::GraphError&) {
+        return false;
+    }
+    return !p.per_axis() || p.axis == want;
+}
+
+int out_axis(const ir::Node& op) {
+    if (op.op_type == "Gemm") return ir::attr_int(op.attrs, "transB", 0) != 0 ? 0 : 1;
+    return op.op_type == "MatMul" ? 1 : 0;
+}
+
 }  // namespace
 
 /// Slopes of a LeakyRelu (its alpha) or a PRelu whose slope is a constant float scalar or one value
@@ -102,6 +120,8 @@ UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
     std::map<size_t, std::string> how;
     for (size_t i = 0; i < rn.size(); ++i)
         if (is_q(rn[i])) fuse(i, claimed, fused, unit, how);
+    for (size_t i = 0; i < rn.size(); ++i)
+        if (!claimed[i]) fuse_float_out(i, claimed, fused, unit, how);
     for (size_t i = 0; i < rn.size(); ++i) {
         if (auto f = fused.find(i); f != fused.end()) {
             nodes_.push_back(f->second);
@@ -290,7 +310,7 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
             return false;
         const ir::Node& dq = rn[static_cast<size_t>(d)];
         const ir::Value* wv = ref_.find_value(dq.input(0));
-        if (!wv || !wv->is_constant() || wv->dtype != num::DType::I8) return false;
+        if (!wv || !wv->is_constant() || wv->dtype != num::DType::I8 || !weight_axis_ok(ref_, dq, out_axis(op))) return false;
         triple = {dq.input(0), dq.input(1), dq.input(2)};
         members.push_back(static_cast<size_t>(d));
         return true;
@@ -388,6 +408,73 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
                                   f.op_type + desc;
     unit[static_cast<size_t>(p)] = members;
     fused[static_cast<size_t>(p)] = std::move(f);
+    return true;
+}
+
+bool UnitGraph::fuse_float_out(size_t i, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
+                               std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how) {
+    const auto& rn = ref_.nodes();
+    const ir::Node& op = rn[i];
+    if (!op.domain.empty() || (op.op_type != "Conv" && op.op_type != "Gemm") || op.outputs.size() != 1) return false;
+    const ir::Value* yv = ref_.find_value(op.outputs[0]);
+    if (!yv || yv->dtype != num::DType::F32) return false;
+    auto uses = [&](const std::string& v) {
+        auto it = uses_.find(v);
+        return it == uses_.end() ? size_t{0} : it->second;
+    };
+    // The DQ producing input k, read only here: of a non-constant per-tensor int8/uint8 tensor
+    // (activation) or of a constant int8 / int32 tensor (weights / bias).
+    auto dq_of = [&](size_t k, bool constant, num::DType want) -> int {
+        if (!op.has_input(k)) return -1;
+        auto it = producer_.find(op.input(k));
+        if (it == producer_.end() || claimed[it->second] || !is_dq(rn[it->second]) || uses(op.input(k)) != 1) return -1;
+        const ir::Node& dq = rn[it->second];
+        const ir::Value* v = ref_.find_value(dq.input(0));
+        if (!v || v->is_constant() != constant) return -1;
+        if (constant ? v->dtype != want : (!is_q8(v->dtype) || !per_tensor(ref_, dq))) return -1;
+        return static_cast<int>(it->second);
+    };
+    const int dx = dq_of(0, false, num::DType::I8), dw = dq_of(1, true, num::DType::I8);
+    if (dx < 0 || dw < 0) return false;
+    const ir::Node &qx = rn[static_cast<size_t>(dx)], &qw = rn[static_cast<size_t>(dw)];
+    if (!weight_axis_ok(ref_, qw, out_axis(op))) return false;
+    std::vector<size_t> members{static_cast<size_t>(dx), static_cast<size_t>(dw), i};
+    std::string bias;
+    if (op.has_input(2)) {
+        if (const int db = dq_of(2, true, num::DType::I32); db >= 0) {
+            bias = rn[static_cast<size_t>(db)].input(0);
+            members.push_back(static_cast<size_t>(db));
+        } else {
+            const ir::Value* bv = ref_.find_value(op.input(2));
+            if (!bv || !bv->is_constant() || bv->dtype != num::DType::F32) return false;
+            bias = op.input(2);
+        }
+    }
+    ir::Node f;
+    f.name = op.name;
+    f.outputs = op.outputs;
+    f.inputs = {qx.input(0), qx.input(1), qx.input(2), qw.input(0), qw.input(1), qw.input(2)};
+    if (op.op_type == "Conv") {
+        f.op_type = "QLinearConv";
+        f.attrs = op.attrs;
+        f.inputs.insert(f.inputs.end(), {"", ""});  // no y_scale / y_zero_point: the output stays float
+        if (!bias.empty()) f.inputs.push_back(bias);
+    } else {
+        if (ir::attr_float(op.attrs, "beta", 1.0f) != 1.0f && !bias.empty()) return false;
+        f.op_type = "QGemm";
+        f.domain = "com.microsoft";
+        if (!bias.empty()) f.inputs.push_back(bias);
+        f.attrs.set("alpha", ir::attr_float(op.attrs, "alpha", 1.0f));
+        f.attrs.set("transA", ir::attr_int(op.attrs, "transA", 0));
+        f.attrs.set("transB", ir::attr_int(op.attrs, "transB", 0));
+    }
+    f.attrs.set("npusim_float_out", int64_t{1});
+    std::sort(members.begin(), members.end());
+    for (size_t m : members) claimed[m] = true;
+    how[i] = "QDQ unit DequantizeLinear -> " + op.op_type + " with no QuantizeLinear as " + f.op_type +
+             " with a float output (" + (bias.empty() ? "no" : num::dtype_name(ref_.find_value(bias)->dtype)) + " bias)";
+    unit[i] = members;
+    fused[i] = std::move(f);
     return true;
 }
 

@@ -156,9 +156,12 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
         fault("CORE", "MISC_CFG", "PROC_PRECISION", static_cast<uint32_t>(c.core_precision),
               fmt::format("CORE precision {} differs from the CNA precision {}", static_cast<uint32_t>(c.core_precision),
                           static_cast<uint32_t>(c.precision)));
-    if ((c.precision == Precision::Fp16) != c.dpu.float_path())
+    // An int8 convolution may feed the float path (assumption A-I2F, docs/rknpu-register-semantics.md
+    // section 17): the int32 accumulator enters it as its value; an fp16 one needs the float path.
+    if (c.precision == Precision::Fp16 ? !c.dpu.float_path() : (c.dpu.float_path() && c.precision != Precision::Int8))
         fault("DPU", "DATA_FORMAT", "PROC_PRECISION", static_cast<uint32_t>(c.dpu.proc),
-              "the DPU path must match the convolution (fp16 conv: float path 2; int8/int16 conv: integer path 0/1)");
+              "the DPU path must match the convolution (fp16 conv: float path 2; int16/int4 conv: integer path "
+              "0/1; int8 conv: either)");
     if (c.in_w == 0 || c.in_h == 0 || c.in_c == 0)
         fault("CNA", "DATA_SIZE0", "DATAIN_WIDTH/HEIGHT", c.in_w * 65536ull + c.in_h, "empty input cube");
     if (c.in_c % c.c2() != 0 && !c.image)

@@ -147,6 +147,8 @@ std::vector<std::string> conv_assumptions(const ConvConfig& c) {
         a.push_back(fmt::format("A-NN-MODE: CONV_CON3.NN_MODE {} (multi-core co-work MAC shape, TRM) not modelled: the "
                                 "core computes the task as programmed",
                                 c.nn_mode));
+    if (c.precision == Precision::Int8 && c.dpu.float_path())
+        a.push_back("A-I2F: the int8 accumulator enters the DPU's float path as its value (int32 -> fp32), fp16/fp32 output");
     if (c.dpu.notch) a.push_back("A-NOTCH: output rows of width + DATA_CUBE_NOTCH_ADDR.NOTCH_ADDR_0 atoms");
     if (c.dpu.transpose) a.push_back("A-TP: TP_EN writes the output channel-last (NHWC)");
     return a;

@@ -242,6 +242,48 @@ void check_soc(const char* soc_name, int H, int W) {
     }
 }
 
+// ShuffleNetV2's channel split (PyTorch FX export: DQ -> Split -> one Q per half, the input's
+// parameters): halves of 24 channels start inside a 16-channel atom on RK3588, so each half is a 1x1
+// selection convolution (exact); on RK3566 (8-channel atoms) both are views. The two halves must
+// stay two tensors (a multi-output unit's outputs are not aliases of the first).
+TEST(MoveOps, SplitIntoPartsInsideAnAtomIsExact) {
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, 48, 5, 7});
+    b.init_f32("s", {}, {0.04f});
+    b.init_int("z", kU8, {}, {60});
+    b.node("QuantizeLinear", {"x", "s", "z"}, {"xq"});
+    b.node("DequantizeLinear", {"xq", "s", "z"}, {"xf"});
+    b.init_i64("sizes", {2}, {24, 24});
+    auto& sp = b.node("Split", {"xf", "sizes"}, {"af", "bf"}, "split");
+    test_onnx::ModelBuilder::attr_int(sp, "axis", 1);
+    for (const char* h : {"a", "b"}) {
+        b.node("QuantizeLinear", {std::string(h) + "f", "s", "z"}, {std::string(h) + "q"});
+        b.node("DequantizeLinear", {std::string(h) + "q", "s", "z"}, {std::string("y_") + h});
+        b.output(std::string("y_") + h);
+    }
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), io, "split24.onnx");
+    for (const char* soc_name : {"rk3588", "rk3566"}) {
+        const hw::SocProfile soc = hw::load_named_profile(soc_name);
+        const CompiledModel m = compile_model(g, soc);
+        const Layer* split = nullptr;
+        for (const auto& L : m.layers)
+            if (L.name == "split") split = &L;
+        ASSERT_NE(split, nullptr);
+        EXPECT_EQ(split->unit, std::string(soc_name) == "rk3588" ? Unit::Npu : Unit::View) << soc_name << ": " << split->note;
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 9, 0);
+        const sim::DirectResult e = sim::run_direct(m, soc, in);
+        const auto want = drv::ref::execute(g, in);
+        for (const char* y : {"y_a", "y_b"}) {
+            const sim::TensorDiff d = sim::compare_tensors(e.outputs.at(y), want.at(y));
+            EXPECT_EQ(d.max_abs, 0.0) << soc_name << " " << y << ": " << d.str();
+        }
+    }
+}
+
 TEST(MoveOps, SplitSliceResizeRk3588) { check_soc("rk3588", 10, 12); }
 TEST(MoveOps, SplitSliceResizeRk3566EightByteAtoms) { check_soc("rk3566", 9, 8); }
 

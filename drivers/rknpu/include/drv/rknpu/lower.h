@@ -105,6 +105,12 @@ struct ConvOp {
     const float* weights_f_ref = nullptr; ///< instead of weights_f: the graph constant's values
     std::vector<float> bias_f;            ///< per output channel, or empty
     float clip_lo_f = 0.f, clip_hi_f = 0.f;  ///< Act::Clip bounds in real values (either may be +-inf)
+    /// An int8 convolution with a float output (a QDQ conv whose output no QuantizeLinear reads: the
+    /// TensorRT-style heads): the int8 fields above for the input and weights (out_scale / out_zp and
+    /// `bias` unused), `bias_f` the float bias in real units; the int32 accumulator goes through the
+    /// DPU's float path (assumption A-I2F): (acc - in_zp sum(w) + bias_f / m) x m with m = in_scale x
+    /// w_scale[c], written as fp16 (an fp16 output tensor, DeviceTensor::fp16).
+    bool float_out = false;
     /// Act::Lut: the layer's output code per conv output code + 128 (256 entries); out_scale and
     /// out_zp are then the conv's own output quantization, the output tensor's is the table's.
     std::vector<int8_t> lut;

@@ -151,6 +151,13 @@ struct CompileOptions {
 /// weights and of the output, accumulated over the layer's dot products.
 inline constexpr double kFp16LayerRtol = 1.0 / 128;
 
+/// Relative tolerance of an int8 conv / Gemm with an fp16 output (ConvOp::float_out: int8 input
+/// tensors, an fp16 output) in the isolated check, against the float conv of the dequantized
+/// values: the fp16 per-channel multiplier and the fp16 output each round within 2^-11 of
+/// max |reference| (2^-10 together; the integer accumulation is exact), and the reference's own
+/// float32 sums over up to ~10^4 products add about as much again: 2^-9.
+inline constexpr double kFloatOutLayerRtol = 1.0 / 512;
+
 /// A graph with no quantization (no QuantizeLinear / DequantizeLinear / QLinear* nodes, no int8
 /// graph inputs): a float model, which `npusim run` and `check` compile on the fp16 path.
 bool is_float_model(const ir::Graph& g);
