@@ -542,6 +542,30 @@ void emit_core(BodyBuilder& bb, const ConvOp& op, const TaskGeom& tg) {
     bb.write("CORE_CLIP_TRUNCATE", 0);
 }
 
+/// The DPU's output cube of a conv task (destination, strides, size, precisions): the int8 and the
+/// float-output (emit_dpu_i2f) DPU programs differ only in PROC/OUT_PRECISION here.
+void emit_dpu_cube(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const TaskGeom& tg, bool float_out) {
+    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
+                         static_cast<uint64_t>(tg.y0) * out.line_stride;
+    const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
+                   c1 = static_cast<uint64_t>(tg.kn - 1);
+    const auto prec = float_out ? en::Precision::FP16 : en::Precision::INT8;
+    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
+                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
+                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
+    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", prec},
+                                        {"IN_PRECISION", en::Precision::INT8},
+                                        {"OUT_PRECISION", prec}});
+    bb.write_addr("DPU_DST_BASE_ADDR", dst);
+    bb.write_fields("DPU_DST_SURF_STRIDE",
+                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
+    bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
+    bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    // Rows compact (as Mesa writes it); a data-movement task may have left a notch.
+    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});
+    bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
+}
+
 /// DPU: BS (bias add, M1, ReLU), BN (M2), EW (Clip), OUT_CVT; DPU_RDMA reads the operands.
 void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const FloatOut& fo, const TaskGeom& tg,
                   const Constants& cs);
@@ -549,23 +573,9 @@ void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, co
 void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const Plan& p, const Requant& rq,
               const FloatOut& fo, const TaskGeom& tg, const Constants& cs, const PreluPlan& pr) {
     if (op.float_out) return emit_dpu_i2f(bb, op, out, fo, tg, cs);
-    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
-                         static_cast<uint64_t>(tg.y0) * out.line_stride;
+    emit_dpu_cube(bb, op, out, tg, false);
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
-                   c1 = static_cast<uint64_t>(tg.kn - 1);
-    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
-                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
-                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
-    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
-                                        {"IN_PRECISION", en::Precision::INT8},
-                                        {"OUT_PRECISION", en::Precision::INT8}});
-    bb.write_addr("DPU_DST_BASE_ADDR", dst);
-    bb.write_fields("DPU_DST_SURF_STRIDE",
-                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
-    bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
-    bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
-    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});  // rows compact (as Mesa writes it); a data-movement task may have left a notch
-    bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
+                   c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA operand cube below
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},
@@ -735,23 +745,9 @@ void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
 /// output (OUT_CVT scale 1 with FP32TOFP16_EN, as the vendor's fp16 tasks, section 10).
 void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const FloatOut& fo, const TaskGeom& tg,
                   const Constants& cs) {
-    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
-                         static_cast<uint64_t>(tg.y0) * out.line_stride;
+    emit_dpu_cube(bb, op, out, tg, true);
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
-                   c1 = static_cast<uint64_t>(tg.kn - 1);
-    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
-                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
-                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
-    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::FP16},
-                                        {"IN_PRECISION", en::Precision::INT8},
-                                        {"OUT_PRECISION", en::Precision::FP16}});
-    bb.write_addr("DPU_DST_BASE_ADDR", dst);
-    bb.write_fields("DPU_DST_SURF_STRIDE",
-                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
-    bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
-    bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
-    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});
-    bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
+                   c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA operand cube below
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},
