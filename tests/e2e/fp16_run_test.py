@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """The fp16 path (issue 14): small float ONNX nets, one per layer kind the RKNPU compiler lowers in
 fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 / Clip, Add, Mul,
-BatchNormalization, standalone Relu, MaxPool, GlobalAveragePool, Concat, views), run with
+BatchNormalization, standalone Relu, MaxPool, GlobalAveragePool, Concat, views, the LUT functions
+Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, arithmetic with scalar and
+per-channel constants, the [1,C,1,1] squeeze-excite product), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
@@ -116,6 +118,21 @@ class Net:
         w = (self.rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
         return self.node("MatMul", [x, self.init(w)], self.vals[x] @ w.astype(np.float64))
 
+    def unary(self, op, x, f, **attrs):
+        return self.node(op, [x], f(self.vals[x]), **attrs)
+
+    def sigmoid(self, x):
+        return self.unary("Sigmoid", x, lambda v: 1 / (1 + np.exp(-v)))
+
+    def silu(self, x):  # as exported by PyTorch: Mul(x, Sigmoid(x))
+        return self.binary("Mul", x, self.sigmoid(x))
+
+    def const_op(self, op, x, c, const_first=False):
+        f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op]
+        k = self.init(c)
+        v = f(self.vals[k], self.vals[x]) if const_first else f(self.vals[x], self.vals[k])
+        return self.node(op, [k, x] if const_first else [x, k], v)
+
     def concat(self, xs):
         return self.node("Concat", xs, np.concatenate([self.vals[x] for x in xs], axis=1), axis=1)
 
@@ -147,6 +164,24 @@ def nets():
     a = n.relu(n.conv("x", 16, k=1, pad=0))
     b = n.maxpool(a, 5, 1, 2)
     yield n, n.maxpool(n.concat([a, b, n.relu(n.conv(a, 8, k=3))]), 3, 2, 1)
+    # Element-wise functions on the DPU's float-path LUT (ONNX operator definitions, opset 13).
+    n = Net("activations", [1, 16, 9, 12])
+    a = n.const_op("Mul", n.conv("x", 16, k=3), 12.0)  # about +-30: both extrapolations of every table
+    t = [n.sigmoid(a), n.unary("Tanh", a, np.tanh), n.silu(a),
+         n.unary("HardSigmoid", a, lambda v: np.clip(np.float32(1 / 6) * v + 0.5, 0, 1), alpha=1 / 6, beta=0.5),
+         n.unary("HardSwish", a, lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+         n.unary("LeakyRelu", a, lambda v: np.where(v < 0, 0.1 * v, v), alpha=0.1),
+         n.unary("Elu", a, lambda v: np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v), alpha=1.0)]
+    yield n, n.concat(t)
+    # Arithmetic with constants (scalar, per channel, constant first) and squeeze-excite's
+    # [1,C,1,1] x [1,C,H,W] product.
+    n = Net("const_se", [1, 24, 7, 7])  # the vendor rules keep GlobalAveragePool to 7x7
+    c = n.rng.uniform(0.5, 1.5, (24, 1, 1)).astype(np.float32)
+    y = n.const_op("Sub", n.const_op("Add", n.conv("x", 24, k=1, pad=0), c), 0.25)
+    y = n.const_op("Div", n.const_op("Mul", y, c.reshape(1, 24, 1, 1)), 3.0)
+    y = n.const_op("Sub", y, np.ones((1, 1, 1, 1)), const_first=True)  # the vendor rules: a rank-4 constant
+    se = n.sigmoid(n.conv(n.relu(n.conv(n.gap(y), 8, k=1, pad=0)), 24, k=1, pad=0))
+    yield n, n.binary("Add", n.binary("Mul", se, y), y)
     n = Net("head", [1, 64, 7, 7])
     y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
     yield n, n.matmul(n.gemm(y, 40), 24)

@@ -337,6 +337,11 @@ class Compiler {
     bool bn_f16(size_t i);
     bool act_f16(size_t i);
     bool concat_f16(size_t i);
+    /// A region of element-wise float nodes of one tensor (Sigmoid, SiLU, HardSwish, ...) as the
+    /// DPU float-path LUT (model_compiler_fp16_act.cpp); false: not one.
+    bool lut_f16(size_t i);
+    /// Add / Sub / Mul / Div by a scalar or per-channel constant as the affine task; false: not one.
+    bool const_arith_f16(size_t i);
 
     // ---- element-wise tables (lower_act.cpp) -----------------------------------------------
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // DPU-only lowerings of the fp16 path (issue 14, lower.h Fp16DpuOp): Add / Mul of two fp16
-// tensors (MRDMA + ERDMA), and the per-channel affine map (BatchNormalization, a standalone
-// Relu / ReLU6, a concat copy). Register conventions are the vendor runtime's fp16 DPU tasks
+// tensors (MRDMA + ERDMA; the second one [1,C,1,1]: ERDMA per channel), the per-channel affine
+// map (BatchNormalization, a standalone Relu / ReLU6, arithmetic with a constant, a concat copy)
+// and element-wise functions on the EW LUT (fp16_lut.cpp). Register conventions are the vendor runtime's fp16 DPU tasks
 // (docs/rknpu-register-semantics.md §10, the `vendor_dpu_add_fp16` stream): DATA_FORMAT fp16 in /
 // proc / out, MRDMA fp16 with FP16TOFP32_EN, ERDMA 16-bit elements per pixel, EW operand convert
 // enabled with scale 1, OUT_CVT scale 1 with FP32TOFP16_EN. The float path computes in fp32 and
@@ -25,6 +26,7 @@ namespace en = hw::rknpu::enums;
 /// codes; the vendor's fp16 add, docs/rknpu-register-semantics.md §10).
 constexpr uint32_t kSixteenBit = 2;
 constexpr uint32_t kPerPixel = 1;
+constexpr uint32_t kPerChannel = 0;  // ERDMA_DATA_MODE / EW_DATA_MODE 0 (lower_eltwise.cpp, A-ERDMA)
 
 uint32_t f32_bits(float v) {
     uint32_t u = 0;
@@ -74,6 +76,11 @@ std::vector<uint8_t> f16_image(const std::vector<float>& v, size_t n) {
     return img;
 }
 
+/// A [1,C,1,1] second operand of an Add/Mul over a larger image: one value per channel.
+bool per_channel(const DeviceTensor& b, const DeviceTensor& out) {
+    return b.h == 1 && b.w == 1 && b.c == out.c && (out.h > 1 || out.w > 1);
+}
+
 bool all_equal(const std::vector<float>& v, float x) {
     for (float y : v)
         if (y != x) return false;
@@ -97,30 +104,58 @@ DeviceTensor flat_view(const DeviceTensor& t) {
     return v;
 }
 
+/// The float-path LUT registers (fp16_lut.cpp's table): the LO table written, LO preferred in every
+/// case (LE_START = LE_END = 0.0 covers x = 0 only, where LO covers it too).
+void emit_lut_f16(BodyBuilder& bb, const Fp16Lut& t) {
+    bb.write_fields("DPU_LUT_ACCESS_CFG", {{"LUT_ACCESS_TYPE", 1}, {"LUT_TABLE_ID", 1}, {"LUT_ADDR", 0}});
+    for (uint16_t e : t.lo) bb.write_fields("DPU_LUT_ACCESS_DATA", {{"LUT_ACCESS_DATA", e}});
+    bb.write_fields("DPU_LUT_CFG", {{"LUT_EXPAND_EN", 0},
+                                    {"LUT_HYBRID_PRIORITY", 1},
+                                    {"LUT_UFLOW_PRIORITY", 1},
+                                    {"LUT_OFLOW_PRIORITY", 1}});
+    bb.write_fields("DPU_LUT_INFO",
+                    {{"LUT_LE_INDEX_SELECT", 0}, {"LUT_LO_INDEX_SELECT", static_cast<uint8_t>(static_cast<int8_t>(t.index_select))}});
+    bb.write("DPU_LUT_LO_START", f32_bits(t.start));
+    bb.write("DPU_LUT_LO_END", f32_bits(t.end()));
+    bb.write("DPU_LUT_LE_START", 0);
+    bb.write("DPU_LUT_LE_END", 0);
+    bb.write_fields("DPU_LUT_LE_SLOPE_SCALE", {{"LUT_LE_SLOPE_UFLOW_SCALE", 0}, {"LUT_LE_SLOPE_OFLOW_SCALE", 0}});
+    bb.write_fields("DPU_LUT_LE_SLOPE_SHIFT", {{"LUT_LE_SLOPE_UFLOW_SHIFT", 0}, {"LUT_LE_SLOPE_OFLOW_SHIFT", 0}});
+    bb.write_fields("DPU_LUT_LO_SLOPE_SCALE", {{"LUT_LO_SLOPE_UFLOW_SCALE", static_cast<uint16_t>(t.uflow_scale)},
+                                               {"LUT_LO_SLOPE_OFLOW_SCALE", static_cast<uint16_t>(t.oflow_scale)}});
+    bb.write_fields("DPU_LUT_LO_SLOPE_SHIFT",
+                    {{"LUT_LO_SLOPE_UFLOW_SHIFT", t.uflow_shift}, {"LUT_LO_SLOPE_OFLOW_SHIFT", t.oflow_shift}});
+}
+
 }  // namespace
 
 std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp& op, const DeviceTensor& a,
                                         const DeviceTensor* b, const DeviceTensor& out, ArenaBuilder& arena,
                                         const hw::SocProfile& soc, int core) {
-    const bool binary = op.kind != Fp16DpuOp::Kind::Affine;
-    if (binary != (b != nullptr)) fail(name, "Add/Mul take two inputs, the affine map one");
-    if ((flat(a) || flat(out) || (b && flat(*b))) && a.surf_stride == out.surf_stride && (!b || b->surf_stride == out.surf_stride) &&
-        (a.surf_stride % static_cast<uint32_t>(a.c2 * 2)) == 0 && a.w == out.w && a.h == out.h) {
-        const DeviceTensor fb = b ? flat_view(*b) : DeviceTensor{};
+    const bool binary = op.kind == Fp16DpuOp::Kind::Add || op.kind == Fp16DpuOp::Kind::Mul;
+    const bool lut = op.kind == Fp16DpuOp::Kind::Lut;
+    if (binary != (b != nullptr)) fail(name, "Add/Mul take two inputs, the affine map and the LUT one");
+    const bool bpc = b && per_channel(*b, out);
+    if ((flat(a) || flat(out) || (b && !bpc && flat(*b))) && a.surf_stride == out.surf_stride &&
+        (!b || bpc || b->surf_stride == out.surf_stride) && (a.surf_stride % static_cast<uint32_t>(a.c2 * 2)) == 0 &&
+        a.w == out.w && a.h == out.h) {
+        const DeviceTensor fb = b ? (bpc ? *b : flat_view(*b)) : DeviceTensor{};
         auto t = lower_fp16_dpu_op(name, op, flat_view(a), b ? &fb : nullptr, flat_view(out), arena, soc, core);
         for (TaskBody& tb : t) tb.meta.out_window = tb.meta.in_window = {0, out.c, 0, out.h, 0, out.w};
         return t;
     }
     check_tensor(name, a, out, soc);
     check_tensor(name, out, out, soc);
-    if (b) check_tensor(name, *b, out, soc);
+    if (b && !bpc) check_tensor(name, *b, out, soc);
+    if (bpc && (!b->fp16 || b->c2 != out.c2 || (b->c > b->c2 && b->surf_stride % 16 != 0)))
+        fail(name, fmt::format("per-channel operand '{}' is not an fp16 [1,C,1,1] tensor with 16-byte surfaces", b->name));
     const float inf = std::numeric_limits<float>::infinity();
     if (!(op.lo == 0.f || op.lo == -inf) || !(op.lo <= op.hi))
         fail(name, fmt::format("clamp [{}, {}]: only ReLU-style lower bounds (0 or none) are lowered", op.lo, op.hi));
     const bool relu = op.lo == 0.f, relux = relu && op.hi < inf;
     if (!relu && op.hi < inf) fail(name, "an upper bound without the lower bound 0 is not lowered");
     const size_t nc = static_cast<size_t>(out.c);
-    if (!binary && (op.mul.empty() || (op.mul.size() != 1 && op.mul.size() != nc) ||
+    if (!binary && !lut && (op.mul.empty() || (op.mul.size() != 1 && op.mul.size() != nc) ||
                     (op.add.size() > 1 && op.add.size() != nc)))
         fail(name, fmt::format("{} multipliers / {} offsets for {} channels", op.mul.size(), op.add.size(), nc));
     const uint64_t w = static_cast<uint64_t>(out.w), h = static_cast<uint64_t>(out.h), c = static_cast<uint64_t>(out.c);
@@ -139,8 +174,9 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
 
     // BS: MUL by the per-channel fp16 operand (affine, unless all 1); BN: ALU add of the fp32
     // operand (affine, unless all 0), ReLU / RELUX for the affine clamp.
-    const bool bs_mul = !binary && !all_equal(op.mul, 1.f);
-    const bool bn_add = !binary && !op.add.empty() && !all_equal(op.add, 0.f);
+    if (lut && (op.lut.lo.size() != 257 || relu)) fail(name, "the LUT takes 257 entries and no clamp");
+    const bool bs_mul = !binary && !lut && !all_equal(op.mul, 1.f);
+    const bool bn_add = !binary && !lut && !op.add.empty() && !all_equal(op.add, 0.f);
     const bool bn_on = bn_add || (!binary && relu);
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", bs_mul ? 0u : 1u},
                                    {"BS_ALU_BYPASS", 1},
@@ -167,7 +203,7 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
                                        {"EW_OP_BYPASS", 0},
                                        {"EW_OP_TYPE", mul ? 1u : 0u},
                                        {"EW_OP_SRC", 1},
-                                       {"EW_DATA_MODE", kPerPixel},
+                                       {"EW_DATA_MODE", bpc ? kPerChannel : kPerPixel},
                                        {"EDATA_SIZE", kSixteenBit},
                                        {"EW_ALU_ALGO", en::AluAlgo::ADD},
                                        {"EW_OP_CVT_BYPASS", 0},
@@ -178,10 +214,18 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
         bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
         bb.write("DPU_EW_RELUX_CMP_VALUE", relux ? f32_bits(op.hi) : 0u);
         bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
-                        {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kSixteenBit}, {"ERDMA_DATA_MODE", kPerPixel}});
+                        {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kSixteenBit}, {"ERDMA_DATA_MODE", bpc ? kPerChannel : kPerPixel}});
         bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b->offset);
         bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
                         {{"EW_SURF_STRIDE", b->surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
+    } else if (lut) {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 1},
+                                       {"EW_LUT_BYPASS", 0},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+        emit_lut_f16(bb, op.lut);
+        bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
     } else {
         bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
                                        {"EW_OP_BYPASS", 1},
@@ -198,7 +242,7 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
     bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}});
     bb.write_addr("DPU_RDMA_RDMA_SRC_BASE_ADDR", a.offset);
     bb.write_fields("DPU_RDMA_RDMA_SURF_NOTCH", {{"SURF_NOTCH_ADDR", notch(name, a)}});
-    if (b) (void)notch(name, *b);
+    if (b && !bpc) (void)notch(name, *b);
     // Operands: BS MUL fp16 per channel (DATA_USE MUL), BN ALU fp32 per channel (DATA_USE ALU).
     if (bs_mul) {
         bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::MUL}});

@@ -266,7 +266,8 @@ void Compiler::push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const s
             const DeviceTensor &ta = m_.tensors.at(a), &ty = m_.tensors.at(y);
             const DeviceTensor* tb = b.empty() ? nullptr : &m_.tensors.at(b);
             return across_cores(ty.h, [&](int y0, int rows, int core) {
-                const DeviceTensor rb = tb ? rows_of(*tb, y0, rows) : DeviceTensor{};
+                const bool pc = tb && tb->h == 1 && tb->w == 1 && (ty.h > 1 || ty.w > 1);  // [1,C,1,1]: whole
+                const DeviceTensor rb = tb ? (pc ? *tb : rows_of(*tb, y0, rows)) : DeviceTensor{};
                 return lower_fp16_dpu_op(name, op, rows_of(ta, y0, rows), tb ? &rb : nullptr, rows_of(ty, y0, rows),
                                          arena_, soc_, core);
             });
@@ -276,10 +277,17 @@ void Compiler::push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const s
 
 bool Compiler::eltwise_f16(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    const std::string a = n.input(0), b = n.input(1);
-    if (g_.value(a).shape != g_.value(n.outputs.at(0)).shape || g_.value(b).shape != g_.value(n.outputs[0]).shape)
-        unsupported(n.op_type + " with broadcasting");
+    std::string a = n.input(0), b = n.input(1);
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
+    // [1,C,1,1] against [1,C,H,W] (squeeze-excite): the ERDMA per channel; either side (commutative).
+    const auto& ys = g_.value(n.outputs.at(0)).shape;
+    const auto per_channel = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        return s.size() == 4 && ys.size() == 4 && s[0] == 1 && s[1] == ys[1] && s[2] == 1 && s[3] == 1;
+    };
+    if (g_.value(a).shape != ys && g_.value(b).shape == ys && per_channel(a)) std::swap(a, b);
+    if (g_.value(a).shape != ys || (g_.value(b).shape != ys && !per_channel(b)))
+        unsupported(n.op_type + " with a broadcast other than one value per channel");
     dev_f16(a);
     dev_f16(b);
     Fp16DpuOp op;
@@ -418,6 +426,8 @@ bool Compiler::classify_fp16(size_t i) {
     if (op == "Gemm") return gemm_f16(i, false);
     if (op == "MatMul") return gemm_f16(i, true);
     if (op == "GlobalAveragePool") return gap_f16(i);
+    if (lut_f16(i)) return true;  // a Sigmoid / SiLU / HardSwish / ... region (model_compiler_fp16_act.cpp)
+    if (const_arith_f16(i)) return true;
     if (op == "Add" || op == "Mul") return eltwise_f16(i);
     if (op == "BatchNormalization") return bn_f16(i);
     if (op == "Relu" || op == "Clip") return act_f16(i);

@@ -9,6 +9,7 @@
 // relocate() can add the real base later.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -190,15 +191,46 @@ namespace drv::rknpu {
 /// Affine: out = mul[c] * x + add[c] (one value: every channel; BS MUL by an fp16 operand, BN ALU
 /// add of an fp32 operand), then the clamp (lo 0 or -inf; BN ReLU / RELUX): BatchNormalization,
 /// a standalone Relu/Clip(0, hi) (mul 1, add 0) and a concat copy (identity: every stage bypassed).
+/// A float function y = f(x) sampled for the DPU float path's LUT (fp16_lut.cpp): the LO table's
+/// 257 fp16 entries f(start + k 2^index_select), start = -range, linear interpolation between
+/// them; below start / above the end the first / last entry extrapolated with the slope
+/// scale x 2^-shift (int16 scale, 5-bit shift: the DPU_LUT_LO_SLOPE_* fields).
+struct Fp16Lut {
+    float start = 0;
+    int index_select = 0;        ///< log2 of the entry step (negative: steps below 1)
+    std::vector<uint16_t> lo;    ///< 257 fp16 entries
+    int16_t uflow_scale = 0, oflow_scale = 0;
+    uint8_t uflow_shift = 0, oflow_shift = 0;
+    float end() const;
+};
+/// The table of f on [-range, range] (range a power of two, 2^-6..2^12): `f` maps the 257 grid
+/// points followed by -2 range and 2 range to their values; the extrapolation slopes are the
+/// secants over [-2 range, -range] and [range, 2 range]. Throws std::invalid_argument when a value
+/// is not finite or out of the fp16 range.
+Fp16Lut make_fp16_lut(float range, const std::function<std::vector<float>(const std::vector<float>&)>& f);
+/// The value the DPU's float path computes for x from `t` (the lookup of npu_models' engine on the
+/// same fields; for the compiler's own checks and tests).
+float fp16_lut_eval(const Fp16Lut& t, float x);
+
+/// A DPU-only operation of the fp16 path (lower_fp16.cpp): fp16 tensors (DeviceTensor::fp16) read
+/// by the MRDMA (and the ERDMA for Add/Mul), computed on the DPU's float path, written as fp16.
+/// Add/Mul: out = a + b / a * b (b the same shape, or [1,C,1,1]: the ERDMA per channel), then the
+/// clamp [lo, hi] with lo 0 or -inf (EW ReLU / RELUX).
+/// Affine: out = mul[c] * x + add[c] (one value: every channel; BS MUL by an fp16 operand, BN ALU
+/// add of an fp32 operand), then the clamp (lo 0 or -inf; BN ReLU / RELUX): BatchNormalization,
+/// a standalone Relu/Clip(0, hi) (mul 1, add 0), Add/Sub/Mul/Div by a scalar or per-channel
+/// constant and a concat copy (identity: every stage bypassed).
+/// Lut: out = lut(x) (EW LUT, float path): Sigmoid, Tanh, SiLU, HardSwish, ... (fp16_lut.cpp).
 struct Fp16DpuOp {
-    enum class Kind { Add, Mul, Affine };
+    enum class Kind { Add, Mul, Affine, Lut };
     Kind kind = Kind::Affine;
     std::string what;  ///< task description ("add", "batchnorm", "concat copy", ...)
     std::vector<float> mul, add;
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    Fp16Lut lut;
 };
 /// Throws std::invalid_argument naming the op when a tensor does not fit (then the layer runs on
-/// the CPU). `b` is the second input of Add/Mul (nullptr for Affine).
+/// the CPU). `b` is the second input of Add/Mul (nullptr for Affine and Lut).
 std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp& op, const DeviceTensor& a,
                                         const DeviceTensor* b, const DeviceTensor& out, ArenaBuilder& arena,
                                         const hw::SocProfile& soc, int core);

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// The DPU float path's LUT for element-wise functions on the fp16 path (issue 14): Sigmoid, Tanh,
+// SiLU, HardSwish, ... sampled into the LO table (257 fp16 entries, linear interpolation, linear
+// extrapolation outside). Table fields and lookup as npu_models/rknpu dpu_engine.cpp
+// (lut_lookup_f, UNVERIFIED encoding after NVDLA SDP's float LUT: start/end fp32 register bits,
+// entries fp16, index step 2^INDEX_SELECT with a signed 8-bit exponent, slopes scale x 2^-shift).
+// ASSUMPTION (the vendor's LUT programming is not public): RKNN samples the function the same way;
+// the error is interpolation (h^2/8 max|f''|) plus fp16 rounding of the entries, stated per
+// function in COMPILER.md and checked per layer against kFp16LayerRtol.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "drv/rknpu/lower.h"
+#include "numerics/half.h"
+
+namespace drv::rknpu {
+
+namespace {
+
+constexpr size_t kLoEntries = 257;  // DPU LO table (npu_models kLutLoEntries)
+
+/// slope ~ scale x 2^-shift with the int16 scale as large as it fits (shift 0..31).
+void encode_slope(double slope, int16_t& scale, uint8_t& shift) {
+    scale = 0, shift = 0;
+    if (!std::isfinite(slope)) throw std::invalid_argument("LUT extrapolation slope is not finite");
+    if (std::fabs(slope) > 32767.0) throw std::invalid_argument(fmt::format("LUT extrapolation slope {} beyond int16", slope));
+    for (int s = 31; s >= 0; --s) {
+        const double v = std::nearbyint(std::ldexp(slope, s));
+        if (std::fabs(v) <= 32767.0) {
+            scale = static_cast<int16_t>(v);
+            shift = static_cast<uint8_t>(s);
+            return;
+        }
+    }
+}
+
+}  // namespace
+
+float Fp16Lut::end() const {
+    return start + std::ldexp(static_cast<float>(kLoEntries - 1), index_select);
+}
+
+Fp16Lut make_fp16_lut(float range, const std::function<std::vector<float>(const std::vector<float>&)>& f) {
+    int e = 0;
+    if (!(range > 0) || std::frexp(range, &e) != 0.5f || e - 1 < -6 || e - 1 > 12)
+        throw std::invalid_argument(fmt::format("LUT range {} is not a power of two in 2^-6..2^12", range));
+    Fp16Lut t;
+    t.start = -range;
+    t.index_select = (e - 1) + 1 - 8;  // 256 steps over 2 range
+    std::vector<float> xs(kLoEntries + 2);
+    for (size_t k = 0; k < kLoEntries; ++k) xs[k] = t.start + std::ldexp(static_cast<float>(k), t.index_select);
+    xs[kLoEntries] = -2 * range, xs[kLoEntries + 1] = 2 * range;
+    const std::vector<float> ys = f(xs);
+    if (ys.size() != xs.size()) throw std::invalid_argument("LUT function returned a different number of values");
+    for (float y : ys)
+        if (!std::isfinite(y) || std::fabs(y) > 65504.f)
+            throw std::invalid_argument(fmt::format("LUT value {} on [-{}, {}] outside the fp16 range", y, 2 * range, 2 * range));
+    t.lo.resize(kLoEntries);
+    for (size_t k = 0; k < kLoEntries; ++k) t.lo[k] = num::fp32_to_fp16(ys[k]);
+    // Extrapolation from the rounded end entries along the far secants.
+    encode_slope((static_cast<double>(ys[0]) - ys[kLoEntries]) / range, t.uflow_scale, t.uflow_shift);
+    encode_slope((static_cast<double>(ys[kLoEntries + 1]) - ys[kLoEntries - 1]) / range, t.oflow_scale, t.oflow_shift);
+    return t;
+}
+
+float fp16_lut_eval(const Fp16Lut& t, float x) {
+    if (std::isnan(x)) return x;
+    const auto entry = [&](size_t i) { return num::fp16_to_fp32(t.lo.at(i)); };
+    const float end = t.end();
+    if (x < t.start) return entry(0) + (x - t.start) * std::ldexp(static_cast<float>(t.uflow_scale), -t.uflow_shift);
+    if (x > end) return entry(kLoEntries - 1) + (x - end) * std::ldexp(static_cast<float>(t.oflow_scale), -t.oflow_shift);
+    const float pos = std::ldexp(x - t.start, -t.index_select);
+    const float idx = std::floor(pos);
+    if (!(idx < static_cast<float>(kLoEntries - 1))) return entry(kLoEntries - 1);
+    const auto i = static_cast<size_t>(idx);
+    const float a = entry(i), b = entry(i + 1);
+    return a + (b - a) * (pos - idx);
+}
+
+}  // namespace drv::rknpu
