@@ -4,7 +4,7 @@
 fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 / Clip, Add, Mul,
 BatchNormalization, standalone Relu, MaxPool, GlobalAveragePool, Concat, views, the LUT functions
 Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, arithmetic with scalar and
-per-channel constants, the [1,C,1,1] squeeze-excite product), run with
+per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
@@ -133,6 +133,10 @@ class Net:
         v = f(self.vals[k], self.vals[x]) if const_first else f(self.vals[x], self.vals[k])
         return self.node(op, [k, x] if const_first else [x, k], v)
 
+    def resize(self, x, fh, fw):  # nearest, half_pixel / round_prefer_floor (opset 13 defaults): out = in[o / f]
+        v = np.repeat(np.repeat(self.vals[x], fh, axis=2), fw, axis=3)
+        return self.node("Resize", [x, "", self.init([1, 1, fh, fw])], v, mode="nearest")
+
     def concat(self, xs):
         return self.node("Concat", xs, np.concatenate([self.vals[x] for x in xs], axis=1), axis=1)
 
@@ -182,6 +186,12 @@ def nets():
     y = n.const_op("Sub", y, np.ones((1, 1, 1, 1)), const_first=True)  # the vendor rules: a rank-4 constant
     se = n.sigmoid(n.conv(n.relu(n.conv(n.gap(y), 8, k=1, pad=0)), 24, k=1, pad=0))
     yield n, n.binary("Add", n.binary("Mul", se, y), y)
+    # Nearest Resize (YOLOv5's upsampling) as fp16 DPU copies (a width pass into a scratch, a height
+    # pass), factors 2..8 (the vendor rules); 6x7 surfaces: 16-byte multiples with RK356x's 8-byte atoms.
+    n = Net("resize", [1, 24, 6, 7])
+    a = n.relu(n.conv("x", 40, k=3))
+    u = n.concat([n.resize(a, 2, 2), n.relu(n.conv(n.resize("x", 2, 2), 16, k=1, pad=0))])
+    yield n, n.binary("Add", n.resize(n.conv(u, 8, k=1, pad=0), 2, 3), n.resize(n.conv(a, 8, k=1, pad=0), 4, 6))
     n = Net("head", [1, 64, 7, 7])
     y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
     yield n, n.matmul(n.gemm(y, 40), 24)

@@ -542,19 +542,20 @@ void emit_core(BodyBuilder& bb, const ConvOp& op, const TaskGeom& tg) {
     bb.write("CORE_CLIP_TRUNCATE", 0);
 }
 
-/// The DPU's output cube of a conv task (destination, strides, size, precisions): the int8 and the
-/// float-output (emit_dpu_i2f) DPU programs differ only in PROC/OUT_PRECISION here.
+/// The DPU's output cube of a conv task (destination, strides, size, precisions): the int8, the
+/// float-output (emit_dpu_i2f) and the fp16 (emit_dpu_fp16) DPU programs differ only in the
+/// precisions here.
 void emit_dpu_cube(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const TaskGeom& tg, bool float_out) {
     const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
                          static_cast<uint64_t>(tg.y0) * out.line_stride;
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
                    c1 = static_cast<uint64_t>(tg.kn - 1);
-    const auto prec = float_out ? en::Precision::FP16 : en::Precision::INT8;
+    const auto prec = float_out || op.fp16 ? en::Precision::FP16 : en::Precision::INT8;
     bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
                                              {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
                                              {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
     bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", prec},
-                                        {"IN_PRECISION", en::Precision::INT8},
+                                        {"IN_PRECISION", op.fp16 ? en::Precision::FP16 : en::Precision::INT8},
                                         {"OUT_PRECISION", prec}});
     bb.write_addr("DPU_DST_BASE_ADDR", dst);
     bb.write_fields("DPU_DST_SURF_STRIDE",
@@ -667,28 +668,15 @@ uint32_t f32_bits(float v) {
 /// another lower bound clamps in BN (ALU max, register operand) and EW (ALU min); fp16 output.
 void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const TaskGeom& tg,
                    const Constants& cs) {
-    const uint64_t dst = out.offset + static_cast<uint64_t>(tg.k0 / out.c2) * out.surf_stride +
-                         static_cast<uint64_t>(tg.y0) * out.line_stride;
+    emit_dpu_cube(bb, op, out, tg, true);
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
-                   c1 = static_cast<uint64_t>(tg.kn - 1);
+                   c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA cube below
     const float inf = std::numeric_limits<float>::infinity();
     const bool clip = op.act == Act::Clip;
     const float lo = clip ? op.clip_lo_f : (op.act == Act::Relu ? 0.f : -inf);
     const float hi = clip ? op.clip_hi_f : inf;
     const bool relu = lo == 0.f, relux = relu && hi < inf;
     const bool bn_max = !relu && lo > -inf, ew_min = !relu && hi < inf;
-    bb.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
-                                             {"OUTPUT_MODE", en::DpuOutputMode::TO_MEMORY},
-                                             {"CONV_MODE", op.depthwise ? en::ConvMode::DEPTHWISE : en::ConvMode::DIRECT}});
-    bb.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::FP16},
-                                        {"IN_PRECISION", en::Precision::FP16},
-                                        {"OUT_PRECISION", en::Precision::FP16}});
-    bb.write_addr("DPU_DST_BASE_ADDR", dst);
-    bb.write_fields("DPU_DST_SURF_STRIDE",
-                    {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
-    bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
-    bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
-    bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},

@@ -171,6 +171,8 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
     bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w - 1}});
     bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h - 1}});
     bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c - 1}, {"ORIG_CHANNEL", c - 1}});
+    // Rows compact: a data-movement task (Resize's copies) may have left a notch.
+    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});
 
     // BS: MUL by the per-channel fp16 operand (affine, unless all 1); BN: ALU add of the fp32
     // operand (affine, unless all 0), ReLU / RELUX for the affine clamp.

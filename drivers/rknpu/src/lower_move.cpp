@@ -31,8 +31,9 @@ uint64_t u(int v) { return static_cast<uint64_t>(v); }
 }  // namespace
 
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
-                        int w, int h, int c, int notch, int atom, int core, bool channel_last) {
-    const uint64_t compact = u(w) * u(h) * u(atom);
+                        int w, int h, int c, int notch, int atom, int core, bool channel_last, bool fp16) {
+    const uint64_t eb = fp16 ? 2 : 1;  // bytes per element; `atom` counts channels
+    const uint64_t compact = u(w) * u(h) * u(atom) * eb;
     if (w < 1 || h < 1 || c < 1 || u(w) > kCubeMax || u(h) > kCubeMax || u(c) > kCubeMax)
         throw std::invalid_argument(fmt::format("{}: cube {}x{}x{} beyond the 13-bit DPU fields", what, c, h, w));
     if (notch < 0 || u(notch) > kNotchMax)
@@ -46,9 +47,10 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
                                             {"TP_EN", channel_last ? 1u : 0u}});
     if (channel_last)
         b.write_fields("DPU_WDMA_SIZE_0", {{"CHANNEL_WDMA", u(c - 1)}, {"SIZE_C_WDMA", u(c - 1)}, {"TP_PRECISION", 0}});
-    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", en::Precision::INT8},
-                                       {"IN_PRECISION", en::Precision::INT8},
-                                       {"OUT_PRECISION", en::Precision::INT8}});
+    // fp16 (issue 14): the vendor's fp16 DPU task conventions (lower_fp16.cpp): fp16 in / proc / out,
+    // MRDMA FP16TOFP32_EN, FP32TOFP16_EN; every stage bypassed, the value is copied unchanged.
+    const auto prec = fp16 ? en::Precision::FP16 : en::Precision::INT8;
+    b.write_fields("DPU_DATA_FORMAT", {{"PROC_PRECISION", prec}, {"IN_PRECISION", prec}, {"OUT_PRECISION", prec}});
     b.write_addr("DPU_DST_BASE_ADDR", dst);
     b.write_fields("DPU_DST_SURF_STRIDE",
                    {{"DST_SURF_STRIDE", dst_surf / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
@@ -62,7 +64,7 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
         "DPU_EW_CFG",
         {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
     b.write("DPU_OUT_CVT_OFFSET", 0);
-    b.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
+    b.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", fp16 ? 1u : 0u}});
     b.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", u(w - 1)}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", u(h - 1)}});
@@ -73,8 +75,9 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
     b.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16},
                                                       {"FLYING_MODE", 1},
                                                       {"MRDMA_DISABLE", 0},
-                                                      {"IN_PRECISION", en::Precision::INT8},
-                                                      {"PROC_PRECISION", en::Precision::INT8}});
+                                                      {"MRDMA_FP16TOFP32_EN", fp16 ? 1u : 0u},
+                                                      {"IN_PRECISION", prec},
+                                                      {"PROC_PRECISION", prec}});
     NpuTask m;
     m.enable_mask = kEnableDpu | kEnableDpuRdma;
     m.int_mask = 0x300;
@@ -85,7 +88,7 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
 
 uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw) {
     if (sw == 1 || sh == 1) return 0;
-    const uint64_t surf = (u(in.h) * u(in.w) * u(sw) * u(in.c2) + 15) / 16 * 16;
+    const uint64_t surf = (u(in.h) * u(in.w) * u(sw) * u(in.c2) * (in.fp16 ? 2 : 1) + 15) / 16 * 16;
     return surf * ((u(in.c) + u(in.c2) - 1) / u(in.c2));
 }
 
@@ -93,18 +96,21 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
                                               const DeviceTensor& out, int sh, int sw, uint64_t scratch_off,
                                               const hw::SocProfile& soc, int core) {
     auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Resize '{}': {}", name, why)); };
-    const int atom = soc.npu.c2_int8.value;
-    if (in.c2 != atom || out.c2 != atom) bad("tensor C2 differs from the SoC's int8 C2");
+    // int8 or fp16 (issue 14): `atom` channels of `ab` bytes per pixel.
+    const bool f16 = in.fp16;
+    const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t ab = u(atom) * (f16 ? 2 : 1);
+    if (in.c2 != atom || out.c2 != atom || out.fp16 != f16) bad("tensor C2 or precision differs from the SoC's int8/fp16 C2");
     if (sh < 1 || sw < 1 || out.h != in.h * sh || out.w != in.w * sw || out.c != in.c)
         bad(fmt::format("output {}x{}x{} is not the input {}x{}x{} times ({}, {})", out.c, out.h, out.w, in.c, in.h,
                         in.w, sh, sw));
     for (const DeviceTensor* t : {&in, &out})
-        if (t->line_stride != static_cast<uint32_t>(t->w * atom)) bad(fmt::format("rows of '{}' are not compact", t->name));
+        if (t->line_stride != static_cast<uint32_t>(u(t->w) * ab)) bad(fmt::format("rows of '{}' are not compact", t->name));
     // The widened image: the output itself when there is no height pass, else the scratch.
     const bool scratch = sw > 1 && sh > 1;
     const uint64_t wide_off = scratch ? scratch_off : (sh == 1 ? out.offset : in.offset);
     const uint32_t wide_surf =
-        scratch ? static_cast<uint32_t>((u(in.h) * u(in.w) * u(sw) * u(atom) + 15) / 16 * 16)
+        scratch ? static_cast<uint32_t>((u(in.h) * u(in.w) * u(sw) * ab + 15) / 16 * 16)
                 : (sh == 1 ? out.surf_stride : in.surf_stride);
     // All channels in one task per phase: both surface strides must be 16-byte expressible. One task
     // per C1 surface instead (RK356x, 8-byte atoms, an odd H*W) would multiply the tasks by C1 (the
@@ -133,12 +139,12 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
         const uint32_t dst_surf = wide_surf;
         for (int y0 = 0; y0 < in.h; y0 += band_w) {
             const int y1 = std::min(in.h, y0 + band_w), px = (y1 - y0) * in.w;
-            for (const auto& [c0, c] : groups(in.surf_stride, dst_surf, u(px) * u(atom)))
+            for (const auto& [c0, c] : groups(in.surf_stride, dst_surf, u(px) * ab))
                 for (int dx = 0; dx < sw; ++dx) {
                     const uint64_t src = in.offset + u(c0 / atom) * in.surf_stride + u(y0) * in.line_stride;
-                    const uint64_t dst = wide_off + u(c0 / atom) * dst_surf + (u(y0) * u(in.w) * u(sw) + u(dx)) * u(atom);
+                    const uint64_t dst = wide_off + u(c0 / atom) * dst_surf + (u(y0) * u(in.w) * u(sw) + u(dx)) * ab;
                     TaskBody t = lower_dpu_copy(fmt::format("resize widen x{} phase {} rows {}-{}", sw, dx, y0, y1 - 1),
-                                                src, in.surf_stride, dst, dst_surf, 1, px, c, sw - 1, atom, core);
+                                                src, in.surf_stride, dst, dst_surf, 1, px, c, sw - 1, atom, core, false, f16);
                     t.meta.intermediate = scratch;
                     emit(std::move(t), c0, c, y0, y1, dx, false);
                 }
@@ -146,7 +152,7 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
     }
     if (sh > 1) {
         const int ww = in.w * sw;
-        const uint64_t row = u(ww) * u(atom);
+        const uint64_t row = u(ww) * ab;
         const int band_h = static_cast<int>(kCubeMax);
         for (int y0 = 0; y0 < in.h; y0 += band_h) {
             const int y1 = std::min(in.h, y0 + band_h);
@@ -155,7 +161,7 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
                     const uint64_t src = wide_off + u(c0 / atom) * wide_surf + u(y0) * row;
                     const uint64_t dst = out.offset + u(c0 / atom) * out.surf_stride + (u(y0) * u(sh) + u(dy)) * row;
                     emit(lower_dpu_copy(fmt::format("resize rows x{} phase {} rows {}-{}", sh, dy, y0, y1 - 1), src,
-                                        wide_surf, dst, out.surf_stride, ww, y1 - y0, c, (sh - 1) * ww, atom, core),
+                                        wide_surf, dst, out.surf_stride, ww, y1 - y0, c, (sh - 1) * ww, atom, core, false, f16),
                          c0, c, y0, y1, dy, true);
                 }
         }

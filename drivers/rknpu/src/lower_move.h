@@ -17,15 +17,17 @@ namespace drv::rknpu {
 /// does not fit its register field. The task's windows are left to the caller.
 /// `channel_last` (issue 15): the WDMA writes the cube channel-last instead (TP_EN, SIZE_C_WDMA =
 /// c - 1: per pixel in row order its c channels, assumption A-TP), `w * h * c` bytes from `dst`.
+/// `fp16` (issue 14): fp16 elements, `atom` channels of 2 bytes per pixel (the DPU's fp16 precision).
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
-                        int w, int h, int c, int notch, int atom, int core, bool channel_last = false);
+                        int w, int h, int c, int notch, int atom, int core, bool channel_last = false,
+                        bool fp16 = false);
 
 /// Nearest-neighbour upsampling by integer factors (out = in[y / sh][x / sw]) as DPU copies:
 /// width: sw tasks reading the input as one-atom rows (one per pixel) and writing every sw-th
 /// atom (notch sw - 1) of `scratch` (c x h x w*sw, compact, at arena offset `scratch_off`);
 /// height: sh tasks reading the widened rows and writing every sh-th output row (notch
 /// (sh - 1) x row). sw = 1 skips the width pass, sh = 1 writes the width pass into `out`.
-/// Cube heights beyond the 13-bit fields are split into row bands.
+/// Cube heights beyond the 13-bit fields are split into row bands. int8 or fp16 tensors (DeviceTensor::fp16).
 std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const DeviceTensor& in,
                                               const DeviceTensor& out, int sh, int sw, uint64_t scratch_off,
                                               const hw::SocProfile& soc, int core);

@@ -196,7 +196,9 @@ bool Compiler::resize_node(size_t i) {
     const ir::Value& yv = g_.value(n.outputs.at(0));
     // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
     // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
-    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
+    // The fp16 path (issue 14): a float Resize copies fp16 elements.
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
+    if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
     if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest") unsupported("Resize mode other than nearest");
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1 || xv.shape[1] != yv.shape[1])
         unsupported("Resize that is not a spatial [1,C,H,W] resize");
@@ -212,11 +214,11 @@ bool Compiler::resize_node(size_t i) {
         for (int64_t o = 0; o < s * len; ++o)
             if (nearest_src(ctm, nm, o, s, len) != o / s)
                 unsupported(fmt::format("Resize {} / {} does not pick input o / {} for output {}", ctm, nm, s, o));
-    DeviceTensor& in = dev_q(n.input(0));
-    DeviceTensor& out = dev_q(n.outputs[0]);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("Resize changes the quantization");
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("Resize changes the quantization");
     Layer L = base_layer(i, "Resize", Unit::Npu);
-    L.note = fmt::format("nearest x{}x{} as DPU copies (row notch)", sh, sw);
+    L.note = fmt::format("{}nearest x{}x{} as DPU copies (row notch)", f16 ? "fp16; " : "", sh, sw);
     const std::string x = n.input(0), y = n.outputs[0];
     const int core = m_.cores.front();
     // The width pass's scratch (c x h x w*sw): an activation buffer live during this layer only.
@@ -227,7 +229,7 @@ bool Compiler::resize_node(size_t i) {
         t.name = scratch;
         t.ir_shape = {1, in.c, in.h, in.w * sw};
         t.w = in.w * static_cast<int>(sw);
-        t.line_stride = static_cast<uint32_t>(t.w * t.c2);
+        t.line_stride = static_cast<uint32_t>(t.w * t.c2 * (t.fp16 ? 2 : 1));
         t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(t.h), 16));
         t.bytes = bytes;
         t.alias_of.clear();
