@@ -4,7 +4,7 @@
 fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 / Clip, Add, Mul,
 BatchNormalization, standalone Relu, MaxPool, GlobalAveragePool, Concat, views, the LUT functions
 Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, arithmetic with scalar and
-per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize), run with
+per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
@@ -59,18 +59,19 @@ class Net:
         b = (self.rng.standard_normal(cout) * 0.1).astype(np.float32)
         xp = np.pad(v, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
         eff = (k - 1) * dil + 1
-        oh = (xp.shape[2] - eff) // stride + 1
-        ow = (xp.shape[3] - eff) // stride + 1
+        sh, sw = stride if isinstance(stride, tuple) else (stride, stride)
+        oh = (xp.shape[2] - eff) // sh + 1
+        ow = (xp.shape[3] - eff) // sw + 1
         out = np.zeros((1, cout, oh, ow))
         cg, mg = cin // group, cout // group
         for o in range(cout):
             g = o // mg
             for ky in range(k):
                 for kx in range(k):
-                    patch = xp[0, g * cg:(g + 1) * cg, ky * dil:ky * dil + stride * oh:stride, kx * dil:kx * dil + stride * ow:stride]
+                    patch = xp[0, g * cg:(g + 1) * cg, ky * dil:ky * dil + sh * oh:sh, kx * dil:kx * dil + sw * ow:sw]
                     out[0, o] += np.tensordot(w[o, :, ky, kx].astype(np.float64), patch, axes=(0, 0))
             out[0, o] += b[o]
-        return self.node("Conv", [x, self.init(w), self.init(b)], out, kernel_shape=[k, k], strides=[stride, stride],
+        return self.node("Conv", [x, self.init(w), self.init(b)], out, kernel_shape=[k, k], strides=[sh, sw],
                          pads=[pad] * 4, group=group, dilations=[dil, dil])
 
     def relu(self, x):
@@ -137,6 +138,25 @@ class Net:
         v = np.repeat(np.repeat(self.vals[x], fh, axis=2), fw, axis=3)
         return self.node("Resize", [x, "", self.init([1, 1, fh, fw])], v, mode="nearest")
 
+    def split(self, x, sizes):  # along channels; opset 13: the sizes as an input
+        ys = [self.t("v") for _ in sizes]
+        k = self.t("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(sizes, dtype=np.int64), k))
+        self.nodes.append(helper.make_node("Split", [x, k], ys, name=ys[0] + "_Split", axis=1))
+        for y, a in zip(ys, np.split(self.vals[x], np.cumsum(sizes)[:-1], axis=1)):
+            self.vals[y] = a
+        return ys
+
+    def slice(self, x, starts, ends, axes, steps):
+        k = []
+        for a in (starts, ends, axes, steps):
+            k.append(self.t("c"))
+            self.inits.append(numpy_helper.from_array(np.asarray(a, dtype=np.int64), k[-1]))
+        idx = [slice(None)] * 4
+        for s0, e, a, st in zip(starts, ends, axes, steps):
+            idx[a] = slice(s0, e, st)
+        return self.node("Slice", [x] + k, self.vals[x][tuple(idx)])
+
     def concat(self, xs):
         return self.node("Concat", xs, np.concatenate([self.vals[x] for x in xs], axis=1), axis=1)
 
@@ -192,6 +212,16 @@ def nets():
     a = n.relu(n.conv("x", 40, k=3))
     u = n.concat([n.resize(a, 2, 2), n.relu(n.conv(n.resize("x", 2, 2), 16, k=1, pad=0))])
     yield n, n.binary("Add", n.resize(n.conv(u, 8, k=1, pad=0), 2, 3), n.resize(n.conv(a, 8, k=1, pad=0), 4, 6))
+    # Split / Slice (YOLOv8's C2f split): atom-aligned parts as views, parts from inside an atom as
+    # 1x1 selection convolutions, a spatial Slice as a PPU window copy.
+    n = Net("split_slice", [1, 16, 8, 10])
+    a = n.relu(n.conv("x", 48, k=3))
+    p, q = n.split(a, [16, 32])
+    r, t = n.split(q, [12, 20])
+    u = n.slice(a, [8], [24], [1], [1])
+    v = n.slice(n.relu(n.conv("x", 8, k=1, pad=0)), [1, 1], [8, 10], [2, 3], [1, 1])  # rows 1-7, columns 1-9
+    w = n.concat([n.conv(p, 8, k=1, pad=0), n.conv(r, 8, k=1, pad=0), u, t])  # fp16 C2-aligned offsets
+    yield n, n.concat([n.relu(n.conv(v, 8, k=3, stride=(2, 2), pad=1)), n.maxpool(w, 3, 2, 1)])
     n = Net("head", [1, 64, 7, 7])
     y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
     yield n, n.matmul(n.gemm(y, 40), 24)

@@ -3,7 +3,9 @@
 // (the QDQ units model_compiler_units.cpp forms on the quantized tensor, same quantization in and
 // out). Channel slices at C2-aligned offsets are views of the input (no task); other windows are
 // PPU window copies, channel slices starting inside an atom a 1x1 selection convolution; nearest
-// Resize by integer factors two passes of DPU copies (lower_move.cpp).
+// Resize by integer factors two passes of DPU copies (lower_move.cpp). On the fp16 path (issue 14)
+// the same lowerings move fp16 tensors (2-byte elements; the selection convolution in fp16, its 1.0
+// weights and single products exact).
 #include "compiler_internal.h"
 #include "lower_move.h"
 
@@ -47,7 +49,8 @@ bool Compiler::slice_node(size_t i) {
     const ir::Value& yv = g_.value(n.outputs.at(0));
     // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
     // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
-    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
+    if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1) unsupported("Slice of a tensor that is not [1,C,H,W]");
     std::vector<int64_t> starts, axes, steps;
     if (n.has_input(1)) {
@@ -70,9 +73,9 @@ bool Compiler::slice_node(size_t i) {
         st[a] = std::clamp<int64_t>(s, 0, d), sp[a] = step;
     }
     if (yv.shape[0] != 1 || st[0] != 0) unsupported("Slice along the batch axis");
-    DeviceTensor& in = dev_q(n.input(0));
-    DeviceTensor& out = dev_q(n.outputs[0]);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("Slice changes the quantization");
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("Slice changes the quantization");
     const int c0 = static_cast<int>(st[1]), y0 = static_cast<int>(st[2]), x0 = static_cast<int>(st[3]);
     const bool spatial = out.h != in.h || out.w != in.w || sp[2] != 1 || sp[3] != 1;
     if (sp[1] != 1) unsupported("Slice with a step along channels");
@@ -98,7 +101,7 @@ bool Compiler::slice_node(size_t i) {
                 const DeviceTensor &src = m_.tensors.at(x), &dst = m_.tensors.at(y);
                 DeviceTensor win = src;
                 win.offset = src.offset + static_cast<uint64_t>(c0 / src.c2) * src.surf_stride +
-                             static_cast<uint64_t>(y0) * src.line_stride + static_cast<uint64_t>(x0 * src.c2);
+                             static_cast<uint64_t>(y0) * src.line_stride + static_cast<uint64_t>(x0 * src.c2 * (src.fp16 ? 2 : 1));
                 win.c = dst.c, win.h = (dst.h - 1) * sh + 1, win.w = (dst.w - 1) * sw + 1;
                 auto t = lower_window_copy_op(name, win, dst, sh, sw, arena_, soc_, core);
                 for (TaskBody& b : t) b.meta.in_window = {c0, c0 + dst.c, y0, y0 + win.h, x0, x0 + win.w};
@@ -113,10 +116,19 @@ bool Compiler::slice_node(size_t i) {
     ConvOp op;
     op.name = n.name;
     op.in_c = in.c, op.out_c = out.c;
-    op.w_scales = {1.f};
-    op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
     Layer L = base_layer(i, "Slice", Unit::Npu);
     L.note = fmt::format("channels from {} (inside an atom) as a 1x1 selection convolution", c0);
+    if (f16) {
+        op.fp16 = true;
+        push_conv_f16(std::move(L), std::move(op), x, y, [c0](ConvOp& o) {
+            o.weights_f.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0.f);
+            for (int k = 0; k < o.out_c; ++k)
+                o.weights_f[static_cast<size_t>(k) * static_cast<size_t>(o.in_c) + static_cast<size_t>(c0 + k)] = 1.f;
+        });
+        return true;
+    }
+    op.w_scales = {1.f};
+    op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
     push_conv(std::move(L), std::move(op), x, y, [c0](ConvOp& o) {
         o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
         for (int k = 0; k < o.out_c; ++k) o.weights[static_cast<size_t>(k) * static_cast<size_t>(o.in_c) + static_cast<size_t>(c0 + k)] = 1;
@@ -127,12 +139,13 @@ bool Compiler::slice_node(size_t i) {
 bool Compiler::split_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
-    if (!is_q8(xv.dtype)) return false;
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32;
+    if (!f16 && !is_q8(xv.dtype)) return false;
     if (xv.shape.size() != 4 || xv.shape[0] != 1) unsupported("Split of a tensor that is not [1,C,H,W]");
     int64_t axis = ir::attr_int(n.attrs, "axis", 0);
     if (axis < 0) axis += 4;
     if (axis != 1) unsupported(fmt::format("Split along axis {} (only channel views are lowered)", axis));
-    DeviceTensor& in = dev_q(n.input(0));
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
     const std::string x = n.input(0);
     if (std::find(g_.inputs().begin(), g_.inputs().end(), x) != g_.inputs().end()) unsupported("Split of a graph input");
     int c_off = 0;
@@ -144,8 +157,8 @@ bool Compiler::split_node(size_t i) {
         if (o.empty()) continue;
         if (std::find(g_.outputs().begin(), g_.outputs().end(), o) != g_.outputs().end())
             unsupported("Split output is a graph output");
-        DeviceTensor& t = dev_q(o);
-        if (t.scale != in.scale || t.zp != in.zp) unsupported("Split changes the quantization");
+        DeviceTensor& t = f16 ? dev_f16(o) : dev_q(o);
+        if (!f16 && (t.scale != in.scale || t.zp != in.zp)) unsupported("Split changes the quantization");
         const bool view = c_off % in.c2 == 0 && (t.c % in.c2 == 0 || c_off + t.c == in.c);
         (view ? parts : selected).push_back({o, c_off});
         c_off += t.c;
@@ -175,9 +188,14 @@ bool Compiler::split_node(size_t i) {
                 ConvOp op;
                 op.name = name + "/" + o;
                 op.in_c = src.c, op.out_c = dst.c;
+                op.fp16 = src.fp16;
                 op.w_scales = {1.f};
                 op.in_scale = src.scale, op.out_scale = dst.scale, op.in_zp = src.zp, op.out_zp = dst.zp;
-                if (!opts_.timing_only) {
+                if (!opts_.timing_only && op.fp16) {
+                    op.weights_f.assign(static_cast<size_t>(op.out_c) * static_cast<size_t>(op.in_c), 0.f);
+                    for (int k = 0; k < op.out_c; ++k)
+                        op.weights_f[static_cast<size_t>(k) * static_cast<size_t>(op.in_c) + static_cast<size_t>(off + k)] = 1.f;
+                } else if (!opts_.timing_only) {
                     op.weights.assign(static_cast<size_t>(op.out_c) * static_cast<size_t>(op.in_c), 0);
                     for (int k = 0; k < op.out_c; ++k)
                         op.weights[static_cast<size_t>(k) * static_cast<size_t>(op.in_c) + static_cast<size_t>(off + k)] = 1;
