@@ -197,6 +197,12 @@ def nets():
          n.unary("LeakyRelu", a, lambda v: np.where(v < 0, 0.1 * v, v), alpha=0.1),
          n.unary("Elu", a, lambda v: np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v), alpha=1.0)]
     yield n, n.concat(t)
+    # The same functions fused into the conv before them (its EW stage), as YOLOv8's Conv + SiLU.
+    n = Net("conv_lut", [1, 8, 12, 10])
+    y = n.silu(n.conv("x", 16, k=3))
+    y = n.unary("HardSwish", n.conv(y, 24, k=3, stride=2), lambda v: v * np.clip(v / 6 + 0.5, 0, 1))
+    y = n.silu(n.conv(y, 24, k=3, group=24))
+    yield n, n.concat([n.sigmoid(n.conv(y, 8, k=1, pad=0)), n.unary("Tanh", n.conv(y, 8, k=3), np.tanh)])
     # Arithmetic with constants (scalar, per channel, constant first) and squeeze-excite's
     # [1,C,1,1] x [1,C,H,W] product.
     n = Net("const_se", [1, 24, 7, 7])  # the vendor rules keep GlobalAveragePool to 7x7

@@ -340,6 +340,14 @@ class Compiler {
     /// A region of element-wise float nodes of one tensor (Sigmoid, SiLU, HardSwish, ...) as the
     /// DPU float-path LUT (model_compiler_fp16_act.cpp); false: not one.
     bool lut_f16(size_t i);
+    struct LutPlanF16 {
+        std::string x, y, op, note;
+        std::vector<size_t> nodes;  ///< the region's unit nodes, ascending
+        Fp16Lut table;
+    };
+    std::optional<LutPlanF16> plan_lut_f16(size_t i) const;
+    /// A conv whose output only such a region reads: the table in the conv's EW stage (Act::Lut).
+    bool fuse_conv_lut_f16(ConvOp& op, Layer& L);
     /// Add / Sub / Mul / Div by a scalar or per-channel constant as the affine task; false: not one.
     bool const_arith_f16(size_t i);
 

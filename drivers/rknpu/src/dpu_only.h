@@ -21,6 +21,9 @@ NpuTask meta(const std::string& what, const DeviceTensor& out, int core);
 /// EW value start + i (entry 256 repeats 255), index step 1, flat beyond both ends (slopes 0:
 /// the ends hold, which is int8 saturation), LO selected everywhere; 256 entries expected.
 void emit_lut(BodyBuilder& b, const std::vector<int8_t>& table, int32_t start);
+/// The float path's EW LUT registers for an fp16 table (fp16_lut.cpp): the LO table written, LO
+/// preferred in every case (LE_START = LE_END = 0.0 covers x = 0 only, where LO covers it too).
+void emit_lut_f16(BodyBuilder& b, const Fp16Lut& t);
 /// For an element-wise op of one input with no per-channel operands: when the MRDMA cannot read
 /// the input in one task (8-byte atoms with an inexpressible surface stride), the tasks `lower`
 /// gives for flat views of both tensors or one C1 surface at a time; nothing when one task works.

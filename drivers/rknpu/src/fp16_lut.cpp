@@ -11,9 +11,12 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
+#include "dpu_only.h"
 #include "drv/rknpu/lower.h"
+#include "hw/rknpu_regs.h"
 #include "numerics/half.h"
 
 namespace drv::rknpu {
@@ -35,6 +38,12 @@ void encode_slope(double slope, int16_t& scale, uint8_t& shift) {
             return;
         }
     }
+}
+
+uint32_t f32_bits(float v) {
+    uint32_t u = 0;
+    std::memcpy(&u, &v, 4);
+    return u;
 }
 
 }  // namespace
@@ -64,6 +73,27 @@ Fp16Lut make_fp16_lut(float range, const std::function<std::vector<float>(const 
     encode_slope((static_cast<double>(ys[0]) - ys[kLoEntries]) / range, t.uflow_scale, t.uflow_shift);
     encode_slope((static_cast<double>(ys[kLoEntries + 1]) - ys[kLoEntries - 1]) / range, t.oflow_scale, t.oflow_shift);
     return t;
+}
+
+void dpu_only::emit_lut_f16(BodyBuilder& bb, const Fp16Lut& t) {
+    bb.write_fields("DPU_LUT_ACCESS_CFG", {{"LUT_ACCESS_TYPE", 1}, {"LUT_TABLE_ID", 1}, {"LUT_ADDR", 0}});
+    for (uint16_t e : t.lo) bb.write_fields("DPU_LUT_ACCESS_DATA", {{"LUT_ACCESS_DATA", e}});
+    bb.write_fields("DPU_LUT_CFG", {{"LUT_EXPAND_EN", 0},
+                                    {"LUT_HYBRID_PRIORITY", 1},
+                                    {"LUT_UFLOW_PRIORITY", 1},
+                                    {"LUT_OFLOW_PRIORITY", 1}});
+    bb.write_fields("DPU_LUT_INFO",
+                    {{"LUT_LE_INDEX_SELECT", 0}, {"LUT_LO_INDEX_SELECT", static_cast<uint8_t>(static_cast<int8_t>(t.index_select))}});
+    bb.write("DPU_LUT_LO_START", f32_bits(t.start));
+    bb.write("DPU_LUT_LO_END", f32_bits(t.end()));
+    bb.write("DPU_LUT_LE_START", 0);
+    bb.write("DPU_LUT_LE_END", 0);
+    bb.write_fields("DPU_LUT_LE_SLOPE_SCALE", {{"LUT_LE_SLOPE_UFLOW_SCALE", 0}, {"LUT_LE_SLOPE_OFLOW_SCALE", 0}});
+    bb.write_fields("DPU_LUT_LE_SLOPE_SHIFT", {{"LUT_LE_SLOPE_UFLOW_SHIFT", 0}, {"LUT_LE_SLOPE_OFLOW_SHIFT", 0}});
+    bb.write_fields("DPU_LUT_LO_SLOPE_SCALE", {{"LUT_LO_SLOPE_UFLOW_SCALE", static_cast<uint16_t>(t.uflow_scale)},
+                                               {"LUT_LO_SLOPE_OFLOW_SCALE", static_cast<uint16_t>(t.oflow_scale)}});
+    bb.write_fields("DPU_LUT_LO_SLOPE_SHIFT",
+                    {{"LUT_LO_SLOPE_UFLOW_SHIFT", t.uflow_shift}, {"LUT_LO_SLOPE_OFLOW_SHIFT", t.oflow_shift}});
 }
 
 float fp16_lut_eval(const Fp16Lut& t, float x) {

@@ -214,7 +214,8 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     const int align = op.depthwise ? soc.npu.depthwise_cout_align.value
                                    : (op.fp16 ? soc.npu.cout_align_fp16.value : soc.npu.cout_align_int8.value);
     p.kg_step = align > 0 ? static_cast<int>(std::lcm(c2, align)) : c2;
-    if (op.act == Act::Lut && op.lut.size() != 256) fail(op, "a fused LUT needs 256 entries");
+    if (op.act == Act::Lut && !op.fp16 && op.lut.size() != 256) fail(op, "a fused LUT needs 256 entries");
+    if (op.act == Act::Lut && op.fp16 && op.lut_f.lo.size() != 257) fail(op, "a fused fp16 LUT needs 257 entries");
     if (op.act == Act::Prelu && op.fp16) fail(op, "a fused PRelu on the fp16 path is not lowered");
     if (op.act == Act::Clip && op.fp16) {
         if (!(op.clip_lo_f <= op.clip_hi_f)) fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo_f, op.clip_hi_f));
@@ -697,7 +698,14 @@ void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
     bb.write("DPU_BN_ALU_CFG", bn_max ? f32_bits(lo) : 0u);
     bb.write("DPU_BN_MUL_CFG", 0);
     bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
-    if (ew_min) {
+    if (op.act == Act::Lut) {  // the fused function on the float-path LUT (fp16_lut.cpp)
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 1},
+                                       {"EW_LUT_BYPASS", 0},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+        dpu_only::emit_lut_f16(bb, op.lut_f);
+    } else if (ew_min) {
         bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
                                        {"EW_OP_BYPASS", 0},
                                        {"EW_OP_TYPE", 0},

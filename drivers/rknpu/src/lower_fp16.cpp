@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "dpu_only.h"
 #include "drv/rknpu/lower.h"
 #include "hw/rknpu_regs.h"
 #include "numerics/half.h"
@@ -102,29 +103,6 @@ DeviceTensor flat_view(const DeviceTensor& t) {
     v.h = 1;
     v.line_stride = t.surf_stride;
     return v;
-}
-
-/// The float-path LUT registers (fp16_lut.cpp's table): the LO table written, LO preferred in every
-/// case (LE_START = LE_END = 0.0 covers x = 0 only, where LO covers it too).
-void emit_lut_f16(BodyBuilder& bb, const Fp16Lut& t) {
-    bb.write_fields("DPU_LUT_ACCESS_CFG", {{"LUT_ACCESS_TYPE", 1}, {"LUT_TABLE_ID", 1}, {"LUT_ADDR", 0}});
-    for (uint16_t e : t.lo) bb.write_fields("DPU_LUT_ACCESS_DATA", {{"LUT_ACCESS_DATA", e}});
-    bb.write_fields("DPU_LUT_CFG", {{"LUT_EXPAND_EN", 0},
-                                    {"LUT_HYBRID_PRIORITY", 1},
-                                    {"LUT_UFLOW_PRIORITY", 1},
-                                    {"LUT_OFLOW_PRIORITY", 1}});
-    bb.write_fields("DPU_LUT_INFO",
-                    {{"LUT_LE_INDEX_SELECT", 0}, {"LUT_LO_INDEX_SELECT", static_cast<uint8_t>(static_cast<int8_t>(t.index_select))}});
-    bb.write("DPU_LUT_LO_START", f32_bits(t.start));
-    bb.write("DPU_LUT_LO_END", f32_bits(t.end()));
-    bb.write("DPU_LUT_LE_START", 0);
-    bb.write("DPU_LUT_LE_END", 0);
-    bb.write_fields("DPU_LUT_LE_SLOPE_SCALE", {{"LUT_LE_SLOPE_UFLOW_SCALE", 0}, {"LUT_LE_SLOPE_OFLOW_SCALE", 0}});
-    bb.write_fields("DPU_LUT_LE_SLOPE_SHIFT", {{"LUT_LE_SLOPE_UFLOW_SHIFT", 0}, {"LUT_LE_SLOPE_OFLOW_SHIFT", 0}});
-    bb.write_fields("DPU_LUT_LO_SLOPE_SCALE", {{"LUT_LO_SLOPE_UFLOW_SCALE", static_cast<uint16_t>(t.uflow_scale)},
-                                               {"LUT_LO_SLOPE_OFLOW_SCALE", static_cast<uint16_t>(t.oflow_scale)}});
-    bb.write_fields("DPU_LUT_LO_SLOPE_SHIFT",
-                    {{"LUT_LO_SLOPE_UFLOW_SHIFT", t.uflow_shift}, {"LUT_LO_SLOPE_OFLOW_SHIFT", t.oflow_shift}});
 }
 
 }  // namespace
@@ -226,7 +204,7 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
                                        {"EW_LUT_BYPASS", 0},
                                        {"EW_OP_CVT_BYPASS", 1},
                                        {"EW_RELU_BYPASS", 1}});
-        emit_lut_f16(bb, op.lut);
+        dpu_only::emit_lut_f16(bb, op.lut);
         bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
     } else {
         bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},

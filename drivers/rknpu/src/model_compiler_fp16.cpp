@@ -168,6 +168,7 @@ bool Compiler::conv_f16(size_t i) {
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(ys[2] * ys[3]) *
              static_cast<uint64_t>(op.depthwise ? 1 : op.in_c / group) * static_cast<uint64_t>(op.kernel_h * op.kernel_w);
     if (act) fuse_act_f16(L, *act, &op, lo, hi);
+    else fuse_conv_lut_f16(op, L);  // SiLU / Sigmoid / HardSwish / ... in the conv's EW stage
     const std::string y = L.outputs.at(0);
     dev_f16(y);
     if (grouped) L.note = fmt::format("group {} as a dense convolution with block-diagonal weights", group);

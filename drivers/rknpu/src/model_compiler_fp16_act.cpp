@@ -46,9 +46,9 @@ std::string region_name(const std::multiset<std::string>& ops) {
 
 }  // namespace
 
-bool Compiler::lut_f16(size_t i) {
+std::optional<Compiler::LutPlanF16> Compiler::plan_lut_f16(size_t i) const {
     const ir::Node& n0 = g_.nodes()[i];
-    if (!region_ops().count(n0.op_type) || n0.outputs.size() != 1 || !lut_allowed(i)) return false;
+    if (!region_ops().count(n0.op_type) || n0.outputs.size() != 1 || !lut_allowed(i)) return std::nullopt;
     const auto is_out = [&](const std::string& v) {
         return std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
     };
@@ -59,15 +59,15 @@ bool Compiler::lut_f16(size_t i) {
     };
     for (const std::string& in : n0.inputs) {
         if (in.empty() || scalar(in)) continue;
-        if (!x.empty() && in != x) return false;
+        if (!x.empty() && in != x) return std::nullopt;
         x = in;
     }
-    if (x.empty() || g_.value(x).dtype != num::DType::F32) return false;
+    if (x.empty() || g_.value(x).dtype != num::DType::F32) return std::nullopt;
     const auto& xs = g_.value(x).shape;
     // Grow: every node reading only x, region values and scalars joins (up to 16 nodes).
     std::set<size_t> region{i};
     std::set<std::string> vals{n0.outputs[0]};
-    if (g_.value(n0.outputs[0]).shape != xs) return false;
+    if (g_.value(n0.outputs[0]).shape != xs) return std::nullopt;
     for (bool grew = true; grew && region.size() < 16;) {
         grew = false;
         for (const std::string& v : std::vector<std::string>(vals.begin(), vals.end()))
@@ -93,12 +93,12 @@ bool Compiler::lut_f16(size_t i) {
     std::multiset<std::string> ops;
     bool nl = false;
     for (size_t r : region) ops.insert(g_.nodes()[r].op_type), nl |= nonlinear(g_.nodes()[r].op_type);
-    if (!nl) return false;
-    if (region.size() == 1 && n0.op_type == "Relu") return false;  // exact as the affine task's clamp (act_f16)
+    if (!nl) return std::nullopt;
+    if (region.size() == 1 && n0.op_type == "Relu") return std::nullopt;  // exact as the affine task's clamp (act_f16)
     if (region.size() == 1 && n0.op_type == "Clip") {                // Clip(0, hi) too
         const num::Tensor* lo = g_.opset() >= 11 ? const_of(g_, n0, 1) : nullptr;
         const float l = g_.opset() >= 11 ? (lo ? floats_of(*lo).at(0) : -1.f) : ir::attr_float(n0.attrs, "min", -1.f);
-        if (l == 0.f) return false;
+        if (l == 0.f) return std::nullopt;
     }
     const std::string y = leaving[0];
     bool w = false;
@@ -128,25 +128,57 @@ bool Compiler::lut_f16(size_t i) {
     } catch (const std::invalid_argument& e) {
         unsupported(e.what());
     }
-    dev_f16(x);
-    dev_f16(y);
-    const std::string op = region_name(ops);
-    Layer L = base_layer(i, op, Unit::Npu);
-    L.inputs = {x};
-    L.in_shape = shape_of(x);
-    L.outputs = {y};
-    L.out_shape = shape_of(y);
-    L.ir_nodes = ref_nodes(nodes);
+    LutPlanF16 p;
+    p.x = x, p.y = y, p.nodes = nodes, p.op = region_name(ops), p.table = std::move(table);
     std::string chain;
     for (size_t k : nodes) chain += (chain.empty() ? "" : " -> ") + g_.nodes()[k].op_type;
-    L.note = fmt::format("{} as the DPU float-path LUT (257 entries on [-{}, {}], linear interpolation)", chain, range, range);
-    for (size_t k : nodes)
+    p.note = fmt::format("{} as the DPU float-path LUT (257 entries on [-{}, {}], linear interpolation)", chain, range, range);
+    return p;
+}
+
+bool Compiler::lut_f16(size_t i) {
+    auto p = plan_lut_f16(i);
+    if (!p) return false;
+    dev_f16(p->x);
+    dev_f16(p->y);
+    Layer L = base_layer(i, p->op, Unit::Npu);
+    L.inputs = {p->x};
+    L.in_shape = shape_of(p->x);
+    L.outputs = {p->y};
+    L.out_shape = shape_of(p->y);
+    L.ir_nodes = ref_nodes(p->nodes);
+    L.note = p->note;
+    for (size_t k : p->nodes)
         if (k != i) consumed_.insert(k);
     Fp16DpuOp d;
     d.kind = Fp16DpuOp::Kind::Lut;
-    d.what = "lut " + op;
-    d.lut = std::move(table);
-    push_dpu_f16(std::move(L), std::move(d), x, "", y);
+    d.what = "lut " + p->op;
+    d.lut = std::move(p->table);
+    push_dpu_f16(std::move(L), std::move(d), p->x, "", p->y);
+    return true;
+}
+
+bool Compiler::fuse_conv_lut_f16(ConvOp& op, Layer& L) {
+    const std::string y = L.outputs.at(0);
+    if (std::find(g_.outputs().begin(), g_.outputs().end(), y) != g_.outputs().end()) return false;
+    const auto cons = g_.consumers(y);
+    if (cons.empty()) return false;
+    auto p = plan_lut_f16(*std::min_element(cons.begin(), cons.end()));
+    if (!p || p->x != y) return false;
+    for (size_t c : cons)  // every reader of the conv output is inside the function
+        if (std::find(p->nodes.begin(), p->nodes.end(), c) == p->nodes.end()) return false;
+    op.act = Act::Lut;
+    op.lut_f = std::move(p->table);
+    L.op += p->op;
+    L.outputs = {p->y};
+    L.out_shape = shape_of(p->y);
+    std::vector<size_t> nodes = L.ir_nodes;
+    for (size_t k : ref_nodes(p->nodes)) nodes.push_back(k);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    L.ir_nodes = nodes;
+    L.note = (L.note.empty() ? "" : L.note + "; ") + "fused " + p->note;
+    for (size_t k : p->nodes) consumed_.insert(k);
     return true;
 }
 

@@ -72,9 +72,31 @@ struct BodyBuilder {
     TaskBody finish(const NpuTask& meta) const;
 };
 
+/// A float function y = f(x) sampled for the DPU float path's LUT (fp16_lut.cpp): the LO table's
+/// 257 fp16 entries f(start + k 2^index_select), start = -range, linear interpolation between
+/// them; below start / above the end the first / last entry extrapolated with the slope
+/// scale x 2^-shift (int16 scale, 5-bit shift: the DPU_LUT_LO_SLOPE_* fields).
+struct Fp16Lut {
+    float start = 0;
+    int index_select = 0;        ///< log2 of the entry step (negative: steps below 1)
+    std::vector<uint16_t> lo;    ///< 257 fp16 entries
+    int16_t uflow_scale = 0, oflow_scale = 0;
+    uint8_t uflow_shift = 0, oflow_shift = 0;
+    float end() const;
+};
+/// The table of f on [-range, range] (range a power of two, 2^-6..2^12): `f` maps the 257 grid
+/// points followed by -2 range and 2 range to their values; the extrapolation slopes are the
+/// secants over [-2 range, -range] and [range, 2 range]. Throws std::invalid_argument when a value
+/// is not finite or out of the fp16 range.
+Fp16Lut make_fp16_lut(float range, const std::function<std::vector<float>(const std::vector<float>&)>& f);
+/// The value the DPU's float path computes for x from `t` (the lookup of npu_models' engine on the
+/// same fields; for the compiler's own checks and tests).
+float fp16_lut_eval(const Fp16Lut& t, float x);
+
 /// Fused activation after a conv / eltwise op, in the int8 output domain.
 /// Lut: the conv's requantized int8 output code (saturated) indexes `ConvOp::lut` in the EW stage
-/// (a fused Sigmoid / Swish / ... after the convolution, lower_act.cpp).
+/// (a fused Sigmoid / Swish / ... after the convolution, lower_act.cpp); on the fp16 path the fp32
+/// value indexes `ConvOp::lut_f` (fp16_lut.cpp).
 /// Prelu: a LeakyRelu / PRelu after the convolution with no quantization between (onnxruntime's
 /// QDQ DQ -> Conv -> LeakyRelu -> Q): negative values times `ConvOp::prelu` (one slope, or one per
 /// output channel) in the EW stage's PReLU multiply before the output convert (conv_prelu.cpp).
@@ -112,6 +134,8 @@ struct ConvOp {
     /// DPU's float path (assumption A-I2F): (acc - in_zp sum(w) + bias_f / m) x m with m = in_scale x
     /// w_scale[c], written as fp16 (an fp16 output tensor, DeviceTensor::fp16).
     bool float_out = false;
+    /// Act::Lut on the fp16 path (fp16): the float-path table of the fused function (fp16_lut.cpp).
+    Fp16Lut lut_f;
     /// Act::Lut: the layer's output code per conv output code + 128 (256 entries); out_scale and
     /// out_zp are then the conv's own output quantization, the output tensor's is the table's.
     std::vector<int8_t> lut;
@@ -184,33 +208,6 @@ std::vector<TaskBody> lower_maxpool_op(const PoolOp& op, const DeviceTensor& in,
 }  // namespace drv::rknpu
 
 namespace drv::rknpu {
-
-/// A DPU-only operation of the fp16 path (lower_fp16.cpp): fp16 tensors (DeviceTensor::fp16) read
-/// by the MRDMA (and the ERDMA for Add/Mul), computed on the DPU's float path, written as fp16.
-/// Add/Mul: out = a + b / a * b, then the clamp [lo, hi] with lo 0 or -inf (EW ReLU / RELUX).
-/// Affine: out = mul[c] * x + add[c] (one value: every channel; BS MUL by an fp16 operand, BN ALU
-/// add of an fp32 operand), then the clamp (lo 0 or -inf; BN ReLU / RELUX): BatchNormalization,
-/// a standalone Relu/Clip(0, hi) (mul 1, add 0) and a concat copy (identity: every stage bypassed).
-/// A float function y = f(x) sampled for the DPU float path's LUT (fp16_lut.cpp): the LO table's
-/// 257 fp16 entries f(start + k 2^index_select), start = -range, linear interpolation between
-/// them; below start / above the end the first / last entry extrapolated with the slope
-/// scale x 2^-shift (int16 scale, 5-bit shift: the DPU_LUT_LO_SLOPE_* fields).
-struct Fp16Lut {
-    float start = 0;
-    int index_select = 0;        ///< log2 of the entry step (negative: steps below 1)
-    std::vector<uint16_t> lo;    ///< 257 fp16 entries
-    int16_t uflow_scale = 0, oflow_scale = 0;
-    uint8_t uflow_shift = 0, oflow_shift = 0;
-    float end() const;
-};
-/// The table of f on [-range, range] (range a power of two, 2^-6..2^12): `f` maps the 257 grid
-/// points followed by -2 range and 2 range to their values; the extrapolation slopes are the
-/// secants over [-2 range, -range] and [range, 2 range]. Throws std::invalid_argument when a value
-/// is not finite or out of the fp16 range.
-Fp16Lut make_fp16_lut(float range, const std::function<std::vector<float>(const std::vector<float>&)>& f);
-/// The value the DPU's float path computes for x from `t` (the lookup of npu_models' engine on the
-/// same fields; for the compiler's own checks and tests).
-float fp16_lut_eval(const Fp16Lut& t, float x);
 
 /// A DPU-only operation of the fp16 path (lower_fp16.cpp): fp16 tensors (DeviceTensor::fp16) read
 /// by the MRDMA (and the ERDMA for Add/Mul), computed on the DPU's float path, written as fp16.
