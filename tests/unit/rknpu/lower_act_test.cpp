@@ -170,4 +170,36 @@ TEST(LowerAct, LutTableSizeIsChecked) {
                  std::invalid_argument);
 }
 
+// The fp16 path's float-path table (fp16_lut.cpp): SiLU on [-16, 16] (1/8 steps) against
+// x / (1 + e^-x) in double on [-40, 40] (both extrapolations): within the interpolation bound
+// h^2/8 max|f''| (f'' <= 0.5) plus the entries' fp16 rounding (2^-11 relative) and the tails;
+// LeakyRelu(0.1) on [-8, 8] exact up to fp16 rounding, its under-slope 0.1 within 2^-15.
+TEST(Fp16Lut, SiluAndLeakyReluWithinTheirBounds) {
+    auto table = [](float range, double (*f)(double)) {
+        return drv::rknpu::make_fp16_lut(range, [f](const std::vector<float>& xs) {
+            std::vector<float> ys;
+            for (float x : xs) ys.push_back(static_cast<float>(f(x)));
+            return ys;
+        });
+    };
+    double (*silu)(double) = [](double x) { return x / (1 + std::exp(-x)); };
+    const auto t = table(16.f, silu);
+    ASSERT_EQ(t.lo.size(), 257u);
+    EXPECT_EQ(t.index_select, -3);
+    EXPECT_FLOAT_EQ(t.end(), 16.f);
+    for (double x = -40; x <= 40; x += 1.0 / 64) {
+        const double want = silu(x), got = drv::rknpu::fp16_lut_eval(t, static_cast<float>(x));
+        ASSERT_NEAR(got, want, 0.125 * 0.125 / 8 * 0.5 + std::fabs(want) * std::ldexp(1.0, -11) + 1e-5) << "x = " << x;
+    }
+    double (*leaky)(double) = [](double x) { return x < 0 ? 0.1 * x : x; };
+    const auto l = table(8.f, leaky);
+    EXPECT_NEAR(std::ldexp(static_cast<double>(l.uflow_scale), -l.uflow_shift), 0.1, 0.1 * std::ldexp(1.0, -15));
+    EXPECT_NEAR(std::ldexp(static_cast<double>(l.oflow_scale), -l.oflow_shift), 1.0, std::ldexp(1.0, -15));
+    for (double x = -30; x <= 30; x += 0.37)
+        ASSERT_NEAR(drv::rknpu::fp16_lut_eval(l, static_cast<float>(x)), leaky(x), std::fabs(leaky(x)) * 1e-3 + 1e-3);
+    EXPECT_THROW(table(3.f, silu), std::invalid_argument);  // not a power of two
+    double (*expf_)(double) = [](double x) { return std::exp(x); };
+    EXPECT_THROW(table(16.f, expf_), std::invalid_argument);  // e^32 beyond fp16
+}
+
 }  // namespace
