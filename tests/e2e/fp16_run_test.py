@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """The fp16 path (issue 14): small float ONNX nets, one per layer kind the RKNPU compiler lowers in
 fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 / Clip, Add, Mul,
-BatchNormalization, standalone Relu, MaxPool, GlobalAveragePool, Concat, views, the LUT functions
+BatchNormalization, standalone Relu, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Concat,
+views, the LUT functions
 Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, arithmetic with scalar and
 per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
@@ -102,6 +103,16 @@ class Net:
                 out = np.maximum(out, v[:, :, ky:ky + s * oh:s, kx:kx + s * ow:s])
         return self.node("MaxPool", [x], out, kernel_shape=[k, k], strides=[s, s], pads=[p] * 4)
 
+    def avgpool(self, x, k, s, p):  # count_include_pad=1 where padded
+        v = np.pad(self.vals[x], ((0, 0), (0, 0), (p, p), (p, p)))
+        oh, ow = (v.shape[2] - k) // s + 1, (v.shape[3] - k) // s + 1
+        out = np.zeros((1, v.shape[1], oh, ow))
+        for ky in range(k):
+            for kx in range(k):
+                out += v[:, :, ky:ky + s * oh:s, kx:kx + s * ow:s]
+        return self.node("AveragePool", [x], out / (k * k), kernel_shape=[k, k], strides=[s, s], pads=[p] * 4,
+                         count_include_pad=1)
+
     def gap(self, x):
         return self.node("GlobalAveragePool", [x], self.vals[x].mean(axis=(2, 3), keepdims=True))
 
@@ -187,7 +198,10 @@ def nets():
     n = Net("pool_concat", [1, 24, 16, 16])
     a = n.relu(n.conv("x", 16, k=1, pad=0))
     b = n.maxpool(a, 5, 1, 2)
-    yield n, n.maxpool(n.concat([a, b, n.relu(n.conv(a, 8, k=3))]), 3, 2, 1)
+    y = n.maxpool(n.concat([a, b, n.relu(n.conv(a, 8, k=3))]), 3, 2, 1)
+    y = n.binary("Add", n.avgpool(y, 3, 1, 1), y)
+    p2 = n.avgpool(y, 2, 2, 0)
+    yield n, n.binary("Mul", p2, n.node("GlobalMaxPool", [p2], n.vals[p2].max(axis=(2, 3), keepdims=True)))
     # Element-wise functions on the DPU's float-path LUT (ONNX operator definitions, opset 13).
     n = Net("activations", [1, 16, 9, 12])
     a = n.const_op("Mul", n.conv("x", 16, k=3), 12.0)  # about +-30: both extrapolations of every table

@@ -333,6 +333,7 @@ class Compiler {
     bool conv_f16(size_t i);
     bool gemm_f16(size_t i, bool matmul);
     bool gap_f16(size_t i);
+    bool avgpool_f16(size_t i);
     bool eltwise_f16(size_t i);
     bool bn_f16(size_t i);
     bool act_f16(size_t i);

@@ -339,18 +339,19 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
 bool Compiler::global_maxpool_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& x = g_.value(n.input(0));
-    if (!is_q8(x.dtype)) return false;
+    const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: the PPU in fp16
+    if (!f16 && !is_q8(x.dtype)) return false;
     if (x.shape.size() != 4) unsupported("GlobalMaxPool input is not 4-D");
-    const DeviceTensor& in = dev_q(n.input(0));
-    const DeviceTensor& out = dev_q(n.outputs.at(0));
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("GlobalMaxPool changes the quantization");
+    const DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    const DeviceTensor& out = f16 ? dev_f16(n.outputs.at(0)) : dev_q(n.outputs.at(0));
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("GlobalMaxPool changes the quantization");
     // The PPU max pool with one H x W window (the seed keeps H and W in (0, 7]; the kernel
     // fields hold 16).
     PoolOp op;
     op.name = n.name;
     op.kernel_h = in.h, op.kernel_w = in.w;
     Layer L = base_layer(i, "GlobalMaxPool", Unit::Npu);
-    L.note = "PPU max pool with one H x W window";
+    L.note = std::string(f16 ? "fp16; " : "") + "PPU max pool with one H x W window";
     const std::string a = n.input(0), y = n.outputs[0];
     const int core = m_.cores.front();
     push_npu(
