@@ -4,7 +4,7 @@
 fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 / Clip, Add, Mul,
 BatchNormalization, standalone Relu, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Concat,
 views, the LUT functions
-Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, arithmetic with scalar and
+Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, PRelu per channel, arithmetic with scalar and
 per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
@@ -210,6 +210,8 @@ def nets():
          n.unary("HardSwish", a, lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
          n.unary("LeakyRelu", a, lambda v: np.where(v < 0, 0.1 * v, v), alpha=0.1),
          n.unary("Elu", a, lambda v: np.where(v < 0, np.exp(np.minimum(v, 0)) - 1, v), alpha=1.0)]
+    s = n.rng.uniform(-0.5, 0.5, (16, 1, 1)).astype(np.float32)  # PRelu: one slope per channel
+    t.append(n.node("PRelu", [a, n.init(s)], np.where(n.vals[a] < 0, n.vals[a] * s.astype(np.float64), n.vals[a])))
     yield n, n.concat(t)
     # The same functions fused into the conv before them (its EW stage), as YOLOv8's Conv + SiLU.
     n = Net("conv_lut", [1, 8, 12, 10])

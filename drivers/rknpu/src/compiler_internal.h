@@ -351,6 +351,8 @@ class Compiler {
     bool fuse_conv_lut_f16(ConvOp& op, Layer& L);
     /// Add / Sub / Mul / Div by a scalar or per-channel constant as the affine task; false: not one.
     bool const_arith_f16(size_t i);
+    /// PRelu with one slope per channel: the EW PReLU multiply (fp16 slopes from the ERDMA).
+    bool prelu_f16(size_t i);
 
     // ---- element-wise tables (lower_act.cpp) -----------------------------------------------
 

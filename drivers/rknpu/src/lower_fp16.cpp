@@ -111,7 +111,7 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
                                         const DeviceTensor* b, const DeviceTensor& out, ArenaBuilder& arena,
                                         const hw::SocProfile& soc, int core) {
     const bool binary = op.kind == Fp16DpuOp::Kind::Add || op.kind == Fp16DpuOp::Kind::Mul;
-    const bool lut = op.kind == Fp16DpuOp::Kind::Lut;
+    const bool lut = op.kind == Fp16DpuOp::Kind::Lut, prelu = op.kind == Fp16DpuOp::Kind::Prelu;
     if (binary != (b != nullptr)) fail(name, "Add/Mul take two inputs, the affine map and the LUT one");
     const bool bpc = b && per_channel(*b, out);
     if ((flat(a) || flat(out) || (b && !bpc && flat(*b))) && a.surf_stride == out.surf_stride &&
@@ -133,7 +133,8 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
     const bool relu = op.lo == 0.f, relux = relu && op.hi < inf;
     if (!relu && op.hi < inf) fail(name, "an upper bound without the lower bound 0 is not lowered");
     const size_t nc = static_cast<size_t>(out.c);
-    if (!binary && !lut && (op.mul.empty() || (op.mul.size() != 1 && op.mul.size() != nc) ||
+    if (prelu && (op.mul.size() != nc || relu)) fail(name, fmt::format("{} slopes for {} channels", op.mul.size(), nc));
+    if (!binary && !lut && !prelu && (op.mul.empty() || (op.mul.size() != 1 && op.mul.size() != nc) ||
                     (op.add.size() > 1 && op.add.size() != nc)))
         fail(name, fmt::format("{} multipliers / {} offsets for {} channels", op.mul.size(), op.add.size(), nc));
     const uint64_t w = static_cast<uint64_t>(out.w), h = static_cast<uint64_t>(out.h), c = static_cast<uint64_t>(out.c);
@@ -155,8 +156,8 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
     // BS: MUL by the per-channel fp16 operand (affine, unless all 1); BN: ALU add of the fp32
     // operand (affine, unless all 0), ReLU / RELUX for the affine clamp.
     if (lut && (op.lut.lo.size() != 257 || relu)) fail(name, "the LUT takes 257 entries and no clamp");
-    const bool bs_mul = !binary && !lut && !all_equal(op.mul, 1.f);
-    const bool bn_add = !binary && !lut && !op.add.empty() && !all_equal(op.add, 0.f);
+    const bool bs_mul = !binary && !lut && !prelu && !all_equal(op.mul, 1.f);
+    const bool bn_add = !binary && !lut && !prelu && !op.add.empty() && !all_equal(op.add, 0.f);
     const bool bn_on = bn_add || (!binary && relu);
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", bs_mul ? 0u : 1u},
                                    {"BS_ALU_BYPASS", 1},
@@ -198,6 +199,29 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
         bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", b->offset);
         bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
                         {{"EW_SURF_STRIDE", b->surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
+    } else if (prelu) {  // as the int8 PReLU multiply (conv_prelu.cpp), fp16 slopes, convert at scale 1
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 0},
+                                       {"EW_OP_TYPE", 1},
+                                       {"EW_MUL_PRELU", 1},
+                                       {"EW_OP_SRC", 1},
+                                       {"EW_DATA_MODE", kPerChannel},
+                                       {"EDATA_SIZE", kSixteenBit},
+                                       {"EW_OP_CVT_BYPASS", 0},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+        bb.write("DPU_EW_CVT_OFFSET_VALUE", 0);
+        bb.write_fields("DPU_EW_CVT_SCALE_VALUE", {{"EW_OP_CVT_SCALE", 1}, {"EW_OP_CVT_SHIFT", 0}, {"EW_TRUNCATE", 0}});
+        bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG",
+                        {{"ERDMA_DISABLE", 0}, {"ERDMA_DATA_SIZE", kSixteenBit}, {"ERDMA_DATA_MODE", kPerChannel}});
+        // The slopes as a 1x1 x C fp16 cube: C2 channels per 16-byte surface.
+        const size_t c2 = static_cast<size_t>(out.c2), surfs = (nc + c2 - 1) / c2;
+        std::vector<uint8_t> img(16 * surfs, 0);
+        const std::vector<uint8_t> slopes = f16_image(op.mul, nc);
+        for (size_t k = 0; k < nc; ++k) std::memcpy(&img[16 * (k / c2) + 2 * (k % c2)], &slopes[2 * k], 2);
+        bb.write_addr("DPU_RDMA_RDMA_EW_BASE_ADDR", arena.add_init(img));
+        bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
+                        {{"EW_SURF_STRIDE", 16 / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
     } else if (lut) {
         bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
                                        {"EW_OP_BYPASS", 1},

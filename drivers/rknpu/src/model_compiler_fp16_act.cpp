@@ -229,4 +229,25 @@ bool Compiler::const_arith_f16(size_t i) {
     return true;
 }
 
+bool Compiler::prelu_f16(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const num::Tensor* k = const_of(g_, n, 1);
+    const auto& xs = g_.value(n.input(0)).shape;
+    if (!k || k->dtype() != num::DType::F32) unsupported("PRelu slope is not a constant float32");
+    // One slope per channel of [1,C,H,W] ([C,1,1], [1,C,1,1]; one slope is a table, lut_f16).
+    if (xs.size() != 4 || k->numel() != static_cast<size_t>(xs[1]) || k->rank() < 3 ||
+        k->dim(static_cast<int>(k->rank()) - 3) != xs[1])
+        unsupported("PRelu slope other than one per channel");
+    dev_f16(n.input(0));
+    dev_f16(n.outputs.at(0));
+    Fp16DpuOp d;
+    d.kind = Fp16DpuOp::Kind::Prelu;
+    d.what = "prelu";
+    d.mul = floats_of(*k);
+    Layer L = base_layer(i, "PRelu", Unit::Npu);
+    L.note = "EW PReLU multiply by fp16 slopes per channel";
+    push_dpu_f16(std::move(L), std::move(d), n.input(0), "", n.outputs[0]);
+    return true;
+}
+
 }  // namespace drv::rknpu::compiler_detail

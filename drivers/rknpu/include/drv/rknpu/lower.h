@@ -218,8 +218,9 @@ namespace drv::rknpu {
 /// a standalone Relu/Clip(0, hi) (mul 1, add 0), Add/Sub/Mul/Div by a scalar or per-channel
 /// constant and a concat copy (identity: every stage bypassed).
 /// Lut: out = lut(x) (EW LUT, float path): Sigmoid, Tanh, SiLU, HardSwish, ... (fp16_lut.cpp).
+/// Prelu: out = x < 0 ? mul[c] x : x (EW PReLU multiply by fp16 slopes, ERDMA per channel).
 struct Fp16DpuOp {
-    enum class Kind { Add, Mul, Affine, Lut };
+    enum class Kind { Add, Mul, Affine, Lut, Prelu };
     Kind kind = Kind::Affine;
     std::string what;  ///< task description ("add", "batchnorm", "concat copy", ...)
     std::vector<float> mul, add;
