@@ -302,6 +302,11 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
     r.m1.resize(n);
     r.m2.resize(n);
     for (size_t k = 0; k < n; ++k) {
+        if (k > 0 && m[k] == m[k - 1]) {  // a per-tensor weight scale: the same scale and shift, the same pair
+            r.m1[k] = r.m1[k - 1];
+            r.m2[k] = r.m2[k - 1];
+            continue;
+        }
         const RequantPair p = requant_pair(std::ldexp(m[k], s_tot));  // M1 * M2 ~ m * 2^(S1 + S2 + S3)
         r.m1[k] = p.m1;
         r.m2[k] = p.m2;

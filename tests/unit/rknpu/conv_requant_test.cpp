@@ -81,9 +81,11 @@ TEST(ConvRequant, PlanBiasesAndMultipliersPerChannel) {
         const size_t per = static_cast<size_t>(op.depthwise ? 1 : op.in_c) * static_cast<size_t>(op.kernel_h * op.kernel_w);
         op.weights.resize(per * static_cast<size_t>(op.out_c));
         for (int8_t& w : op.weights) w = static_cast<int8_t>(w8(rng));
+        const bool per_tensor = t % 4 == 1;  // one weight scale: every channel the same pair
         for (int c = 0; c < op.out_c; ++c) {
             op.bias.push_back(b32(rng));
-            op.w_scales.push_back(static_cast<float>(std::ldexp(0.5 + u(rng), -8 - static_cast<int>(u(rng) * 6))));
+            if (c == 0 || !per_tensor)
+                op.w_scales.push_back(static_cast<float>(std::ldexp(0.5 + u(rng), -8 - static_cast<int>(u(rng) * 6))));
         }
         op.in_scale = 0.02f;
         op.out_scale = static_cast<float>(0.01 + u(rng) * 0.1);
@@ -95,7 +97,7 @@ TEST(ConvRequant, PlanBiasesAndMultipliersPerChannel) {
             int64_t sum = 0;
             for (size_t i = 0; i < per; ++i) sum += op.weights[static_cast<size_t>(c) * per + i];
             EXPECT_EQ(r.bias[static_cast<size_t>(c)], op.bias[static_cast<size_t>(c)] - int64_t{op.in_zp} * sum) << "channel " << c;
-            const float mf = op.in_scale * op.w_scales[static_cast<size_t>(c)] / op.out_scale;
+            const float mf = op.in_scale * op.w_scales[per_tensor ? 0 : static_cast<size_t>(c)] / op.out_scale;
             const cd::RequantPair ref = cd::requant_pair_reference(std::ldexp(static_cast<double>(mf), s_tot));
             EXPECT_EQ(r.m1[static_cast<size_t>(c)], ref.m1) << "channel " << c;
             EXPECT_EQ(r.m2[static_cast<size_t>(c)], ref.m2) << "channel " << c;
