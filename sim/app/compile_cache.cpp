@@ -2,7 +2,10 @@
 // `npusim run --compile-cache DIR` (compile_cache.h): the key and the cache files.
 #include "app/compile_cache.h"
 
+#include <fcntl.h>
 #include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -139,14 +142,51 @@ CompileCache::CompileCache(const std::string& dir, uint64_t key) : key_(key) {
     status_.file = (fs::path(dir) / fmt::format("{:016x}.npc", key)).string();
 }
 
+namespace {
+
+/// A cache file mapped read-only (no copy of its bytes before they are checked and decoded).
+class MappedFile {
+   public:
+    explicit MappedFile(const std::string& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && st.st_size >= 0) {
+            size_ = static_cast<size_t>(st.st_size);
+            if (size_ == 0) {
+                ok_ = true;
+            } else {
+                void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+                if (p != MAP_FAILED) data_ = static_cast<const uint8_t*>(p), ok_ = true;
+            }
+        }
+        ::close(fd);
+    }
+    ~MappedFile() {
+        if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    bool ok() const { return ok_; }
+    const uint8_t* data() const { return data_ ? data_ : reinterpret_cast<const uint8_t*>(""); }
+    size_t size() const { return size_; }
+
+   private:
+    const uint8_t* data_ = nullptr;
+    size_t size_ = 0;
+    bool ok_ = false;
+};
+
+}  // namespace
+
 bool CompileCache::load(rk::CompiledModel& m, std::vector<std::string>& extra, std::ostream& err) {
-    std::vector<uint8_t> file;
     if (!fs::exists(status_.file)) {
         status_.reason = "no file";
         return false;
     }
     try {
-        if (!read_file(status_.file, file)) throw rk::CacheError("cannot read it");
+        const MappedFile file(status_.file);
+        if (!file.ok()) throw rk::CacheError("cannot read it");
         rk::check_cache_file(file.data(), file.size(), key_);
         m = rk::decode_compiled_model(file.data() + rk::kModelCacheHeaderBytes,
                                       file.size() - rk::kModelCacheHeaderBytes, extra);
