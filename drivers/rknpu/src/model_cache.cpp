@@ -12,6 +12,19 @@ namespace drv::rknpu {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the cache payload is written in host byte order");
 
+// Every field of these types is in the payload: a new field changes the size and stops the build
+// here until it is encoded, decoded and kModelCacheFormat bumped (else a warm run would silently
+// lose it). Sizes of the x86-64 / AArch64 libstdc++ ABI.
+#if defined(__GLIBCXX__) && (defined(__x86_64__) || defined(__aarch64__))
+static_assert(sizeof(DeviceTensor) == 160 && sizeof(NpuTask) == 152 && sizeof(NpuTask::Window) == 32 &&
+                  sizeof(Layer) == 312 && sizeof(Step) == 80 && sizeof(NodeDecision) == 288 && sizeof(CompiledModel) == 488,
+              "a CompiledModel type changed: update model_cache.cpp and bump kModelCacheFormat");
+static_assert(sizeof(ir::Value) == 256 && sizeof(ir::Node) == 240 && sizeof(ir::Graph) == 192 &&
+                  sizeof(check::NodeResult) == 248 && sizeof(check::Violation) == 72 && sizeof(num::QuantParams) == 56 &&
+                  sizeof(num::Tensor) == 112,
+              "a graph IR type changed: update model_cache_graph.cpp and bump kModelCacheFormat");
+#endif
+
 namespace {
 
 constexpr char kMagic[8] = {'N', 'P', 'U', 'S', 'I', 'M', 'C', 'M'};
