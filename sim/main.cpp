@@ -245,6 +245,8 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
     const std::string where = (run_app.count("--platform") ? "--platform " + a.platform + " " : std::string()) +
                               (a.reference ? "--reference " : "") + (a.model.empty() ? "(bundled example)" : a.model);
     if (const std::string e = sim::cli::inapplicable_option(run_app, run_kind(a), where); !e.empty()) return fail(e);
+    if (run_app.count("--compile-cache") && a.compile_cache.empty())
+        return fail(fmt::format("--compile-cache needs a directory, npusim run {} (--compile-cache DIR)", where));
     const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
     if (!rtl.error.empty()) return fail(rtl.error);
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();

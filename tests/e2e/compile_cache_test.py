@@ -112,7 +112,8 @@ model = os.path.join(ZOO, "t_conv.onnx")
 for label, args in [("check", ["check", "-p", "rk3588", model, "--compile-cache", f"{T}/c"]),
                     ("--quantize int8", ["run", "-p", "rk3588", os.path.join(ZOO, "mobilenetv2.onnx"), "--quantize", "int8",
                                          "--compile-cache", f"{T}/c"]),
-                    ("a file as DIR", ["run", "-p", "rk3588", model, "--compile-cache", model])]:
+                    ("a file as DIR", ["run", "-p", "rk3588", model, "--compile-cache", model]),
+                    ("an empty DIR", ["run", "-p", "rk3588", model, "--compile-cache", ""])]:
     p = subprocess.run([NPUSIM] + args, capture_output=True, text=True)
     lines = p.stderr.splitlines()
     check(f"{label}: exit 2 with one error line naming --compile-cache",
