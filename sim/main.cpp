@@ -83,6 +83,7 @@ struct RunArgs {
     int weight_bits = 0;              ///< tnpuv2: --weight-bits
     std::string dump_layers;          ///< --dump-layers DIR (NPU model runs, tnpuv2)
     int repeat = 0;                   ///< --repeat N (NPU model runs, full mode; 0 = not given)
+    std::string compile_cache;        ///< --compile-cache DIR (NPU model runs)
 };
 
 
@@ -244,6 +245,8 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
     const std::string where = (run_app.count("--platform") ? "--platform " + a.platform + " " : std::string()) +
                               (a.reference ? "--reference " : "") + (a.model.empty() ? "(bundled example)" : a.model);
     if (const std::string e = sim::cli::inapplicable_option(run_app, run_kind(a), where); !e.empty()) return fail(e);
+    if (run_app.count("--compile-cache") && a.compile_cache.empty())
+        return fail(fmt::format("--compile-cache needs a directory, npusim run {} (--compile-cache DIR)", where));
     const RtlChoice rtl = rtl_choice(a.rtl, a.rtl_vcd, a.mode);
     if (!rtl.error.empty()) return fail(rtl.error);
     const bool quantize_given = !a.quant.mode.empty() || !a.quant.calibration.empty() || !a.quant.method.empty();
@@ -300,6 +303,7 @@ int cmd_run(RunArgs a, const CLI::App& run_app) {
             mo.quiet = a.quiet;
             mo.no_check = a.no_compare;
             mo.repeat = a.repeat;
+            mo.compile_cache_dir = a.compile_cache;
             mo.profile_file = a.profile_file;
             mo.params = a.params;
             if (rtl.opts) mo.rtl = *rtl.opts;
@@ -400,6 +404,8 @@ static int npusim_main(int argc, char* argv[]) {
                     "CPU cost")
         ->check(CLI::Range(1, 100000));
     run->add_flag("-q,--quiet", ra.quiet, "No progress line on stderr");
+    run->add_option("--compile-cache", ra.compile_cache, "NPU model runs: keep the compiled model in DIR; a later run of "
+                    "the same model, profile and options loads it instead of importing and compiling");
     run->add_option("--rtl", ra.rtl,
                     "Co-simulate RKNPU blocks on their Verilator RTL: core, dpu or core,dpu (bytes and cycles "
                     "checked against the C++ engines per task)");
@@ -427,6 +433,8 @@ static int npusim_main(int argc, char* argv[]) {
     add_quantize_options(*chk, chk_quant);
     chk->add_option("--max-memory", max_memory, kMaxMemoryHelp);
     chk->add_option("--seed", chk_seed, "--quantize int8 without --calibration: seed of the random calibration input");
+    std::string chk_cache;  // accepted only to refuse it by name (cli.md: an option that does not apply)
+    chk->add_option("--compile-cache", chk_cache, "Not for check (npusim run --compile-cache DIR)")->group("");
 
     sim::QuantizeCliOptions qo;
     CLI::App* qnt = app.add_subcommand("quantize", "Quantize a float ONNX model to an int8 QDQ model (calibrated), with an accuracy report");
@@ -585,6 +593,9 @@ static int npusim_main(int argc, char* argv[]) {
     if (*srv) return sim::exec::cmd_serve(sa);
     if (*issc) return iss::run_cli(io);
     if (*chk) {
+        if (chk->count("--compile-cache"))
+            return fail("--compile-cache does not apply to check, npusim check (check compiles no model to keep; it "
+                        "applies to npusim run of an NPU model)");
         // RKNPU platforms: the model compiler's per-node decision (one verdict with `npusim run`).
         co.placement = [&co](const std::string& model, const std::string& platform, const drv::check::PlatformSpec& spec) {
             return drv::rknpu::check_placement(model, platform, spec, co.input_shapes);

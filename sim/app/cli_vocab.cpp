@@ -116,6 +116,7 @@ const std::vector<OptionScope>& run_option_scopes() {
         {"--expect-exact", N | T},
         {"--no-compare", N | T},
         {"--repeat", N},
+        {"--compile-cache", N},
         {"--rtl", L | N},
         {"--rtl-vcd", L | N},
         {"--keep-qdq", R},

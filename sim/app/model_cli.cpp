@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "app/compile_cache.h"
 #include "app/model_run.h"
 #include "app/quantize_cli.h"
 #include "app/report.h"
@@ -55,6 +56,68 @@ bool write_text(const std::string& path, const std::string& text) {
     return static_cast<bool>(f);
 }
 
+/// Import (and --quantize) the model, make the inputs, compile: -1 to go on, else the exit code
+/// (the message written to `err`).
+int import_and_compile(const ModelCliOptions& o, const hw::SocProfile& soc, bool full, drv::rknpu::CompiledModel& m,
+                       std::optional<drv::quant::QuantizedModel>& qm, std::vector<std::string>& quant_notes,
+                       std::map<std::string, num::Tensor>& inputs, PhaseTimes& phases, std::ostream& err) {
+    auto fail = [&](int code, const std::string& msg) {
+        err << "npusim: error: " << msg << "\n";
+        return code;
+    };
+    drv::ir::Graph g;
+    try {
+        drv::importer::ImportOptions io;
+        io.qdq = drv::importer::QdqMode::Rewrite;  // the graph the reference executor runs
+        io.ort_cpu = drv::importer::OrtCpu::X86_64;  // as the onnxruntime-node oracle on this host
+        // Timing mode reads no weights (timing-only compile, no CPU node runs): not even copied.
+        if (!full) io.skip_data_from_bytes = 64 * 1024;
+        for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
+        g = drv::importer::load_model(o.model, io);
+    } catch (const std::exception& e) {
+        return fail(kExitModel, fmt::format("cannot load '{}': {}", o.model, e.what()));
+    }
+    // --quantize: int8 replaces g by the folded QDQ model; a float model without it is refused.
+    bool fp16 = false;
+    if (const int rc = apply_run_quantize({o.quantize, o.calibration, o.calibration_method}, soc, o.model, o.seed,
+                                          o.input_shapes, !full, g, qm, quant_notes, fp16, err);
+        rc >= 0)
+        return rc;
+    phases.mark("import");
+    try {
+        drv::rknpu::parse_core_mask(o.core_mask, soc);
+    } catch (const std::exception& e) {
+        return fail(kExitBadInput, fmt::format("--core-mask '{}': {}", o.core_mask, e.what()));
+    }
+
+    // Inputs (full mode): .npy files in graph-input order, or the reference executor's random ones.
+    if (full) {
+        try {
+            inputs = drv::ref::model_inputs(g, o.inputs, o.seed);
+        } catch (const std::invalid_argument& e) {
+            return fail(kExitBadInput, e.what());
+        }
+    }
+
+    phases.mark("inputs");
+    try {
+        drv::rknpu::CompileOptions co;
+        co.core_mask = o.core_mask;
+        co.cpu_nodes = o.cpu_nodes;
+        co.keep_all_tensors = full && !o.no_check;
+        co.timing_only = !full;  // timing mode moves no data: weights laid out, not packed
+        co.fp16 = fp16;
+        m = drv::rknpu::compile_model(std::move(g), soc, co);  // g is not used after this
+    } catch (const std::invalid_argument& e) {
+        // cli.md: 4, the model is refused by the platform (unsupported operator, does not fit).
+        return fail(kExitRefused, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
+    } catch (const std::exception& e) {
+        return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, num::error_text(e)));
+    }
+    phases.mark("compile");
+    return -1;
+}
+
 }  // namespace
 
 int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err) {
@@ -87,60 +150,47 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
         return fail(kExitBadInput, "--dump-layers needs --mode full and the check (the layers are dumped by the isolated check)");
 
     PhaseTimes phases(err);
-    drv::ir::Graph g;
-    try {
-        drv::importer::ImportOptions io;
-        io.qdq = drv::importer::QdqMode::Rewrite;  // the graph the reference executor runs
-        io.ort_cpu = drv::importer::OrtCpu::X86_64;  // as the onnxruntime-node oracle on this host
-        // Timing mode reads no weights (timing-only compile, no CPU node runs): not even copied.
-        if (!full) io.skip_data_from_bytes = 64 * 1024;
-        for (const auto& s : o.input_shapes) drv::importer::parse_input_shape(s, io);
-        g = drv::importer::load_model(o.model, io);
-    } catch (const std::exception& e) {
-        return fail(kExitModel, fmt::format("cannot load '{}': {}", o.model, e.what()));
-    }
-    // --quantize: int8 replaces g by the folded QDQ model; a float model without it is refused.
-    std::optional<drv::quant::QuantizedModel> qm;
-    std::vector<std::string> quant_notes;
-    bool fp16 = false;
-    if (const int rc = apply_run_quantize({o.quantize, o.calibration, o.calibration_method}, soc, o.model, o.seed,
-                                          o.input_shapes, !full, g, qm, quant_notes, fp16, err);
-        rc >= 0)
-        return rc;
-    phases.mark("import");
-    try {
-        drv::rknpu::parse_core_mask(o.core_mask, soc);
-    } catch (const std::exception& e) {
-        return fail(kExitBadInput, fmt::format("--core-mask '{}': {}", o.core_mask, e.what()));
-    }
-
-    // Inputs (full mode): .npy files in graph-input order, or the reference executor's random ones.
-    std::map<std::string, num::Tensor> inputs;
-    if (full) {
+    std::optional<CompileCache> cache;
+    if (!o.compile_cache_dir.empty()) {
+        if (o.quantize == "int8")
+            return fail(kExitBadInput, "--compile-cache does not apply to --quantize int8 (the run's quantization report "
+                                       "comes from the calibration; quantize once with `npusim quantize` and run the "
+                                       "QDQ model)");
         try {
-            inputs = drv::ref::model_inputs(g, o.inputs, o.seed);
-        } catch (const std::invalid_argument& e) {
+            CompileCacheKeyInputs k;
+            k.model = o.model;
+            k.soc = &soc;
+            k.mode = full ? "full" : "timing";
+            k.keep_all_tensors = full && !o.no_check;
+            k.core_mask = o.core_mask;
+            k.quantize = o.quantize;
+            k.cpu_nodes = o.cpu_nodes;
+            k.input_shapes = o.input_shapes;
+            cache.emplace(o.compile_cache_dir, compile_cache_key(k));
+        } catch (const std::exception& e) {
             return fail(kExitBadInput, e.what());
         }
     }
-
-    phases.mark("inputs");
     drv::rknpu::CompiledModel m;
-    try {
-        drv::rknpu::CompileOptions co;
-        co.core_mask = o.core_mask;
-        co.cpu_nodes = o.cpu_nodes;
-        co.keep_all_tensors = full && !o.no_check;
-        co.timing_only = !full;  // timing mode moves no data: weights laid out, not packed
-        co.fp16 = fp16;
-        m = drv::rknpu::compile_model(std::move(g), soc, co);  // g is not used after this
-    } catch (const std::invalid_argument& e) {
-        // cli.md: 4, the model is refused by the platform (unsupported operator, does not fit).
-        return fail(kExitRefused, fmt::format("'{}' on {}: {}", o.model, soc.name, e.what()));
-    } catch (const std::exception& e) {
-        return fail(kExitProblem, fmt::format("compiling '{}' for {}: {}", o.model, soc.name, num::error_text(e)));
+    std::optional<drv::quant::QuantizedModel> qm;
+    std::vector<std::string> quant_notes;
+    std::map<std::string, num::Tensor> inputs;
+    if (cache && cache->load(m, quant_notes, err)) {
+        // A hit: the cached model was compiled from the same bytes with the same options.
+        phases.mark("cache");
+        if (full) {
+            try {
+                inputs = drv::ref::model_inputs(m.graph, o.inputs, o.seed);
+            } catch (const std::invalid_argument& e) {
+                return fail(kExitBadInput, e.what());
+            }
+        }
+    } else if (const int rc = import_and_compile(o, soc, full, m, qm, quant_notes, inputs, phases, err); rc >= 0) {
+        return rc;
+    } else if (cache) {
+        cache->store(m, quant_notes, err);
+        phases.mark("store");
     }
-    phases.mark("compile");
     if (o.verify_tiling) {
         const std::vector<std::string> problems = drv::rknpu::verify_tiling(m, soc);
         if (!problems.empty()) {
@@ -171,6 +221,7 @@ int run_model_cli(const ModelCliOptions& o, std::ostream& out, std::ostream& err
     }
     phases.mark("run");
     r.core_mask = o.core_mask;
+    if (cache) r.compile_cache = cache->status();
     r.notes.insert(r.notes.begin(), quant_notes.begin(), quant_notes.end());
     std::string text = report_text(r), json = o.report_path.empty() ? std::string() : report_json(r);
     if (qm) add_quantization_report(*qm, text, json);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/compile_cache.h"
 #include "app/conv_example.h"
 #include "drv/rknpu/model.h"
 #include "hw/profile.h"
@@ -120,6 +121,9 @@ struct ModelRunResult {
     /// (upload of the inputs to the graph outputs on the host), best and mean in ms.
     int repeat = 0;
     double sim_cpu_ms_best = 0, sim_cpu_ms_mean = 0;
+    /// --compile-cache: whether the compiled model came from the cache (the one line of the report
+    /// that differs between a cold and a warm run).
+    CompileCacheStatus compile_cache;
     bool rtl = false;                 ///< --rtl: the RTL co-simulation ran
     npu::rtl::RtlOptions rtl_opts;
     std::vector<npu::rtl::RtlTaskRecord> rtl_tasks;
@@ -213,6 +217,7 @@ struct ModelCliOptions {
     std::vector<std::string> calibration;
     npu::rtl::RtlOptions rtl;         ///< --rtl / --rtl-vcd (rtl.any() false: off)
     int repeat = 0;                   ///< --repeat N (0: not given; ModelRunOptions::repeat)
+    std::string compile_cache_dir;    ///< --compile-cache DIR ("" = none; app/compile_cache.h)
 };
 
 /// Exit codes (cli.md): 0 ok, 1 a problem found by the run (fault, layer worse than 1 LSB, tiling,

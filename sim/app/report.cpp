@@ -263,6 +263,10 @@ std::string report_text(const ModelRunResult& r) {
         o += fmt::format("per-inference simulation: {:.2f} ms CPU (best of {} repetitions, mean {:.2f} ms; every "
                          "repetition gave the same outputs and task cycles)\n",
                          r.sim_cpu_ms_best, r.repeat, r.sim_cpu_ms_mean);
+    if (r.compile_cache.used)  // the one line a warm run's report has differently from a cold one
+        o += r.compile_cache.hit ? fmt::format("compile cache: hit, {} (import and compile skipped)\n", r.compile_cache.file)
+                                 : fmt::format("compile cache: miss ({}), compiled and stored {}\n",
+                                               r.compile_cache.reason, r.compile_cache.file);
     if (!r.core_busy_ps.empty()) {
         o += "NPU cores busy:";
         for (const auto& [c, ps] : r.core_busy_ps)
@@ -429,6 +433,9 @@ std::string report_json(const ModelRunResult& r) {
         j["totals"]["sim_cpu_ms_per_inference"] = r.sim_cpu_ms_best;
         j["totals"]["sim_cpu_ms_mean"] = r.sim_cpu_ms_mean;
     }
+    if (r.compile_cache.used)
+        j["compile_cache"] = {{"hit", r.compile_cache.hit}, {"file", r.compile_cache.file},
+                              {"reason", r.compile_cache.hit ? std::string() : r.compile_cache.reason}};
     j["calibration"] = calibration_json(r);
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (const OpRollup& x : op_rollup(r))

@@ -45,6 +45,7 @@ TABLE = [
     ("--verify-tiling", ["--verify-tiling"], {N}),
     ("--expect-exact", ["--expect-exact"], {N, V}),
     ("--no-compare", ["--no-compare"], {N, V}),
+    ("--compile-cache", ["--compile-cache", f"{T}/cc"], {N}),
     ("--rtl", ["--rtl", "core"], {L, N}),
     ("--rtl-vcd", ["--rtl-vcd", f"{T}/v.vcd"], {L, N}),
     ("--keep-qdq", ["--keep-qdq"], {R}),

@@ -46,6 +46,21 @@ struct FloatOut {
 /// shapes_only: the exponent from the scales and no per-channel operands (timing-only compile).
 FloatOut plan_float_out(const ConvOp& op, bool shapes_only);
 
+/// One channel's BS/BN multipliers: M1 in [1, 32767] and M2 in [2^14, 2^15) with M1 M2 nearest
+/// `target` (= m 2^(S1 + S2 + S3)): the first pair within 2^-28 relative in the search order, else
+/// the first of the least error.
+struct RequantPair {
+    int16_t m1 = 0, m2 = 0;
+    bool operator==(const RequantPair& o) const { return m1 == o.m1 && m2 == o.m2; }
+};
+/// The search plan_requant uses: candidates scored in vector blocks (AVX-512 where the CPU has it,
+/// else portable code; `portable` forces the latter, for tests), quotients by a reciprocal table
+/// (conv_requant.cpp says why that rounds as the division does).
+RequantPair requant_pair(double target, bool portable = false);
+/// The same search one candidate at a time with a division each (what requant_pair must equal;
+/// conv_requant_test compares them).
+RequantPair requant_pair_reference(double target);
+
 /// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
 /// where no operand bytes are written and the weights are absent).
 Requant plan_requant(const ConvOp& op, bool shifts_only);
