@@ -375,6 +375,8 @@ class Compiler {
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
     bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
+    // ---- sequence operators (model_compiler_seq.cpp, issue 15) ----
+    bool gather_node(size_t i);  ///< int8 Gather, constant indices: selection conv / PPU row copies
 
     // ---- channel-last layouts (model_compiler_layout.cpp, issue 15) ----
     /// int8 Transpose (0, 2, 3, 1) of a [1,C,H,W] tensor: a DPU copy writing it channel-last

@@ -338,6 +338,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "QLinearAveragePool" && n.domain == "com.microsoft") return avgpool_node(i);
     if (op == "GlobalMaxPool" && n.domain.empty()) return global_maxpool_node(i);
     if (op == "Transpose" && n.domain.empty()) return transpose_node(i);
+    if (op == "Gather" && n.domain.empty()) return gather_node(i);
     return false;
 }
 
