@@ -84,7 +84,7 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
     const int8_t* wd = weight_data(op);
     std::vector<double> m(n);
     double m_max = 0;
-    for (size_t k = 0; k < n && !shifts_only; ++k) {
+    for (size_t k = 0; k < n && !shifts_only && !op.runtime_weights; ++k) {  // runtime weights: bias 0
         int64_t wsum = 0;
         for (int i = 0; i < per_out; ++i) wsum += wd[k * static_cast<size_t>(per_out) + static_cast<size_t>(i)];
         // sum((x - zp) w) + b = sum(x w) + (b - zp sum(w)); padded taps read PAD_VALUE = zp.

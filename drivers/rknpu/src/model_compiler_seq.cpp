@@ -5,8 +5,10 @@
 // convolution (as a Slice from inside an atom); along H (or along W of a one-row tensor, the
 // [1,C,1,T] sequence layout) every run of consecutive indices is one PPU window copy into its rows
 // (columns) of the output. Both exact; the block mapping is an assumption (COMPILER.md "Sequence
-// operators", A-GATHER).
+// operators", A-GATHER). MatMul of two activations in the seed's exMatMul form: one layer, the
+// CNA reading the first operand as run-time weights (lower_matmul.cpp, A-EXMM).
 #include "compiler_internal.h"
+#include "lower_matmul.h"
 #include "lower_move.h"
 
 #include <array>
@@ -110,6 +112,82 @@ bool Compiler::gather_node(size_t i) {
                 }
             }
             return all;
+        },
+        false);
+    return true;
+}
+
+bool Compiler::exmatmul_node(size_t i) {
+    const auto& nodes = g_.nodes();
+    auto single = [&](const std::string& v) -> int {
+        const auto c = g_.consumers(v);
+        const bool out = std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
+        return c.size() == 1 && !out ? static_cast<int>(c[0]) : -1;
+    };
+    auto shape = [&](const std::string& v) { return g_.value(v).shape; };
+    auto reshape_4d = [&](int r, int reader) {  // Reshape [1,C,1,W] -> [1,C,W] read only by `reader`
+        if (r < 0 || nodes[static_cast<size_t>(r)].op_type != "Reshape") return false;
+        const ir::Node& n = nodes[static_cast<size_t>(r)];
+        const auto s4 = shape(n.input(0)), s3 = shape(n.outputs.at(0));
+        return single(n.outputs[0]) == reader && s4.size() == 4 && s3.size() == 3 && s4[0] == 1 && s4[2] == 1 &&
+               s3[0] == 1 && s3[1] == s4[1] && s3[2] == s4[3];
+    };
+    const ir::Node& r = nodes[i];
+    if (r.outputs.size() != 1) return false;
+    int mm = single(r.outputs[0]);
+    if (mm >= 0 && nodes[static_cast<size_t>(mm)].op_type == "Transpose") mm = single(nodes[static_cast<size_t>(mm)].outputs.at(0));
+    if (mm < 0) return false;
+    const ir::Node& m = nodes[static_cast<size_t>(mm)];
+    if (m.op_type != "QLinearMatMul" || !m.domain.empty() || m.inputs.size() < 8 || const_of(g_, m, 3)) return false;
+    const int tr = g_.producer(m.input(0));
+    if (tr < 0 || nodes[static_cast<size_t>(tr)].op_type != "Transpose" || single(m.input(0)) != mm ||
+        ir::attr_ints(nodes[static_cast<size_t>(tr)].attrs, "perm", {}) != std::vector<int64_t>{0, 2, 1})
+        return false;
+    const int ra = g_.producer(nodes[static_cast<size_t>(tr)].input(0)), rb = g_.producer(m.input(3));
+    if (!reshape_4d(ra, tr) || !reshape_4d(rb, mm) || static_cast<size_t>(std::min(ra, rb)) != i) return false;
+    const std::string a4 = nodes[static_cast<size_t>(ra)].input(0), b4 = nodes[static_cast<size_t>(rb)].input(0),
+                      y = m.outputs.at(0);
+    if (g_.producer(b4) > static_cast<int>(i) || g_.producer(a4) > static_cast<int>(i)) return false;
+    for (int k : {ra, tr, rb, mm}) {
+        const ir::Node& n = nodes[static_cast<size_t>(k)];
+        if (forced_cpu(n) || checker_cpu_.count(n.name) || consumed_.count(static_cast<size_t>(k))) return false;
+    }
+    const auto ys = shape(y);
+    const int K = static_cast<int>(shape(a4)[1]), N = static_cast<int>(shape(a4)[3]), M = static_cast<int>(shape(b4)[3]);
+    if (ys.size() != 3 || ys[1] != N || ys[2] != M || shape(b4)[1] != K) unsupported("exMatMul shapes do not agree");
+    // The IR quantization of each operand is its 4-D source's (Reshape / Transpose keep it).
+    const DeviceTensor& A = dev(a4, scalar_scale(g_, m, 1), scalar_zp(g_, m, 2));
+    const DeviceTensor& B = dev(b4, scalar_scale(g_, m, 4), scalar_zp(g_, m, 5));
+    const int dims[3] = {N, 1, M};
+    dev(y, scalar_scale(g_, m, 6), scalar_zp(g_, m, 7), dims);
+    if (K % A.c2 != 0) unsupported(fmt::format("exMatMul with K = {} (not a multiple of the {}-channel atom)", K, A.c2));
+    Layer L = base_layer(static_cast<size_t>(mm), "exMatMul", Unit::Npu);
+    L.inputs = {a4, b4};
+    L.in_shape = shape_of(a4);
+    std::vector<size_t> ir;
+    for (int k : {ra, tr, rb, mm})
+        for (size_t x : g_.members(static_cast<size_t>(k))) ir.push_back(x);
+    std::sort(ir.begin(), ir.end());
+    L.ir_nodes = ir;
+    L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N) * static_cast<uint64_t>(M);
+    const int taps = B.zp == -128 ? 9 : 6;
+    L.note = fmt::format("A^T B over {} channels: A's thirds written as the CNA's weights by DPU tasks, "
+                         "a {}x1 kernel over B (zero points as padding taps, A-EXMM)", K, taps);
+    for (int k : {tr, rb, mm}) consumed_.insert(static_cast<size_t>(k));
+    const std::string scratch = y + "/npusim_exmatmul_thirds";
+    DeviceTensor t = A;
+    t.name = scratch, t.alias_of.clear(), t.zp = 0;
+    t.bytes = exmatmul_scratch_bytes(A, B);
+    m_.tensors[scratch] = t;
+    if (journal_on_) journal_new_.push_back(scratch);
+    scratch_[scratch] = cur_unit_;
+    init_estimate_ += static_cast<uint64_t>(N) * static_cast<uint64_t>(taps * K + 64) + 4096;
+    const int core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, a4, b4, y, scratch, core, name = m.name]() {
+            return lower_exmatmul_op(name, m_.tensors.at(a4), m_.tensors.at(b4), m_.tensors.at(y),
+                                     m_.tensors.at(scratch).offset, arena_, soc_, core);
         },
         false);
     return true;
