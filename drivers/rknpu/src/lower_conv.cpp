@@ -381,8 +381,9 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, co
     Constants cs;
     // Packed straight into the arena (zero-filled there: the padding), no staging copy. Timing-only
     // compile (placeholders): the same offsets, no bytes.
-    cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
-                                                    : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+    cs.weights = op.runtime_weights ? op.runtime_weights->offset  // the caller's activation memory
+                                    : arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
+                                                                         : static_cast<uint64_t>(op.out_c) * p.per_kernel);
     if (op.runtime_weights) *op.runtime_weights = {cs.weights, static_cast<uint64_t>(p.per_kernel), p.kg,
                                                    static_cast<int>(p.cpad_all), static_cast<int>(p.taps)};
     if (arena.placeholders()) {

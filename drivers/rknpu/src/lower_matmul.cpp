@@ -34,8 +34,18 @@ DeviceTensor exmatmul_rows(const DeviceTensor& x, uint64_t offset) {
     return t;
 }
 
+namespace {
+
+/// The weight image's offset inside the scratch (after T and B3, 64-byte aligned) and its taps.
+uint64_t weights_at(const DeviceTensor& a, const DeviceTensor& b) {
+    return (exmatmul_rows(a, 0).bytes + exmatmul_rows(b, 0).bytes + 63) / 64 * 64;
+}
+int taps_of(const DeviceTensor& b) { return b.zp == -128 ? 9 : 6; }
+
+}  // namespace
+
 uint64_t exmatmul_scratch_bytes(const DeviceTensor& a, const DeviceTensor& b) {
-    return exmatmul_rows(a, 0).bytes + exmatmul_rows(b, 0).bytes;
+    return weights_at(a, b) + static_cast<uint64_t>(a.w) * static_cast<uint64_t>(taps_of(b)) * static_cast<uint64_t>(a.c);
 }
 
 std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
@@ -52,7 +62,7 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
     B3.zp = b.zp, B3.scale = b.scale;
     // The convolution (weights reserved by lower_conv_op, filled by the tasks below).
     const bool zb_min = b.zp == -128;
-    const int P = zb_min ? 6 : 3;
+    const int P = taps_of(b) - 3;
     ConvOp op;
     op.name = name;
     op.in_c = K, op.out_c = N;
@@ -62,6 +72,7 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
     op.in_zp = zb_min ? 64 : -b.zp;  // PAD_VALUE
     op.out_zp = y.zp;
     RuntimeWeights rw;
+    rw.offset = scratch_off + weights_at(a, b);
     op.runtime_weights = &rw;
     std::vector<TaskBody> conv = lower_conv_op(op, B3, y, arena, soc, {core});
     if (rw.cpad != K || rw.taps != P + 3) bad(name, "unexpected weight layout");

@@ -12,7 +12,7 @@ namespace drv::rknpu {
 
 /// Y[n, m] = sat(round(a.scale * b.scale / y.scale * sum_k (A[k, n] - a.zp) (B[k, m] - b.zp)) + y.zp)
 /// (onnxruntime's QLinearMatMul of A^T and B) for A [1,K,1,N], B [1,K,1,M], Y [1,N,1,M] in NC1HWC2,
-/// K a multiple of the atom. Tasks, on one core in this order (scratch: the thirds T, then B3):
+/// K a multiple of the atom. Tasks, on one core in this order (scratch: the thirds T, B3, weights):
 ///  - three DPU affine tasks writing the thirds W_j = floor((A - a.zp + j) / 3), j = 0..2, as rows j
 ///    of T [K, 3, N] (zero point 0; sum_j W_j = A - a.zp, each in [-85, 85], so int8 weights);
 ///  - three DPU copies writing B into the rows of B3 [K, 3, M];
@@ -27,9 +27,10 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
                                         const DeviceTensor& y, uint64_t scratch_off, ArenaBuilder& arena,
                                         const hw::SocProfile& soc, int core);
 
-/// A's thirds T [K, 3, N] (offset 0) or B's rows B3 [K, 3, M] (offset: after T) inside the scratch.
+/// x [K, 1, W] as the three-row scratch image [K, 3, W] at `offset` (zero point 0): T and B3.
 DeviceTensor exmatmul_rows(const DeviceTensor& x, uint64_t offset);
-/// Bytes of lower_exmatmul_op's scratch (T and B3).
+/// Bytes of lower_exmatmul_op's scratch: T, B3 and the weight image (activation memory: the tasks
+/// write it at run time).
 uint64_t exmatmul_scratch_bytes(const DeviceTensor& a, const DeviceTensor& b);
 
 }  // namespace drv::rknpu

@@ -7,6 +7,8 @@
 // value must equal the reference.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "compiler/onnx/onnx_importer.h"
@@ -133,6 +135,118 @@ void check_gather(const char* soc_name, int H, int W) {
     for (const char* name : {"y_gc", "y_gh", "y_gw", "y_gx"}) {
         const sim::TensorDiff df = sim::compare_tensors(e.outputs.at(name), want_out.at(name));
         EXPECT_LE(df.max_abs, 0.05 + 1e-6) << soc_name << " " << name << ": " << df.str();  // the conv's tie
+    }
+}
+
+/// Q^T K as a PyTorch export of [batch, channels, time] code writes it (onnxruntime QDQ, uint8):
+/// xa [1,8,1,N], xb [1,8,1,M] -> Q -> 1x1 conv to K channels [-> Relu] -> a, b; then
+/// MatMul(Transpose(Reshape(a, [1,K,N]), (0,2,1)), Reshape(b, [1,K,M])) -> y [1,N,M], every tensor
+/// with its own Q -> DQ (the Reshape/Transpose ones with their input's parameters).
+struct MmCase {
+    int K, N, M;
+    bool relu_a, relu_b;  // Relu before the Q: uint8 zero point 0 (device -128)
+};
+
+drv::ir::Graph matmul_graph(const MmCase& c) {
+    test_onnx::ModelBuilder b(13);
+    auto qdq = [&](const std::string& in, const std::string& p, float s, int z, bool fresh) {
+        if (fresh) {
+            b.init_f32(p + "_s", {}, {s});
+            b.init_int(p + "_z", kU8, {}, {z});
+        }
+        b.node("QuantizeLinear", {in, p + "_s", p + "_z"}, {in + "_q"});
+        b.node("DequantizeLinear", {in + "_q", p + "_s", p + "_z"}, {in + "_d"});
+        return in + "_d";
+    };
+    auto branch = [&](const std::string& x, int w, bool relu, uint32_t seed, float os, int oz) {
+        b.input(x, kF32, {1, 8, 1, w});
+        const std::string xd = qdq(x, x, 0.03f, 125, true);
+        b.init_int(x + "_w", kI8, {c.K, 8, 1, 1}, ramp(static_cast<size_t>(c.K) * 8, -60, 60, seed));
+        b.init_f32(x + "_ws", {}, {0.01f});
+        b.init_int(x + "_wz", kI8, {}, {0});
+        b.node("DequantizeLinear", {x + "_w", x + "_ws", x + "_wz"}, {x + "_wf"});
+        b.node("Conv", {xd, x + "_wf"}, {x + "_c"}, x + "_conv");
+        std::string v = x + "_c";
+        if (relu) {
+            b.node("Relu", {v}, {x + "_r"});
+            v = x + "_r";
+        }
+        return qdq(v, x + "_o", os, relu ? 0 : oz, true);
+    };
+    const std::string a = branch("xa", c.N, c.relu_a, 7, 0.012f, 118), bb = branch("xb", c.M, c.relu_b, 8, 0.011f, 140);
+    b.init_i64("sa", {3}, {1, c.K, c.N});
+    b.init_i64("sb", {3}, {1, c.K, c.M});
+    b.node("Reshape", {a, "sa"}, {"ra"}, "reshape_a");
+    const std::string rad = qdq("ra", "xa_o", 0, 0, false);
+    auto& tr = b.node("Transpose", {rad}, {"ta"}, "transpose_a");
+    test_onnx::ModelBuilder::attr_ints(tr, "perm", {0, 2, 1});
+    const std::string tad = qdq("ta", "xa_o", 0, 0, false);
+    b.node("Reshape", {bb, "sb"}, {"rb"}, "reshape_b");
+    const std::string rbd = qdq("rb", "xb_o", 0, 0, false);
+    b.node("MatMul", {tad, rbd}, {"mm"}, "matmul");
+    const std::string y = qdq("mm", "y", 0.02f, 131, true);
+    b.node("Identity", {y}, {"y_out"});
+    b.output("y_out");
+    drv::importer::ImportOptions o;
+    o.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string bytes = b.bytes();
+    return drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), o, "exmatmul.onnx");
+}
+
+void check_matmul(const char* soc_name, const MmCase& c, bool npu) {
+    const hw::SocProfile soc = hw::load_named_profile(soc_name);
+    const drv::ir::Graph g = matmul_graph(c);
+    const CompiledModel m = compile_model(g, soc);
+    for (const auto& problem : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << ": " << problem;
+    const Layer* mm = nullptr;
+    for (const auto& L : m.layers)
+        if (L.name == "matmul") mm = &L;
+    ASSERT_NE(mm, nullptr);
+    const std::string what = fmt::format("{} K {} N {} M {} relu {}/{}", soc_name, c.K, c.N, c.M, c.relu_a, c.relu_b);
+    std::cout << "[exmatmul " << what << "] " << mm->op << " tasks " << mm->tasks.size() << ": " << mm->note << "\n";
+    if (!npu) {  // the lowering's limit: CPU layers, the pattern's first node saying why
+        EXPECT_EQ(mm->unit, Unit::Cpu) << what;
+        EXPECT_EQ(mm->cpu_reason, CpuReason::NoLowering) << what;
+        for (const auto& L : m.layers) {
+            if (L.name == "reshape_a") {
+                EXPECT_NE(L.note.find("multiple of"), std::string::npos) << L.note;
+            }
+        }
+        return;
+    }
+    ASSERT_EQ(mm->unit, Unit::Npu) << what << ": " << mm->note;
+    EXPECT_EQ(mm->op, "exMatMul");
+    EXPECT_EQ(mm->macs, static_cast<uint64_t>(c.K) * c.N * c.M);
+    EXPECT_EQ(mm->ir_nodes.size(), 4u) << what;  // Reshape, Transpose, Reshape, MatMul
+    std::map<std::string, num::Tensor> in;
+    in["xa"] = drv::ref::random_input(g.value("xa"), 3, 0);
+    in["xb"] = drv::ref::random_input(g.value("xb"), 4, 0);
+    const auto ref = sim::reference_values(g, in);
+    sim::DirectOptions d;
+    d.isolated_reference = &ref;
+    const sim::DirectResult r = sim::run_direct(m, soc, in, d);
+    bool seen = false;
+    for (const auto& lc : r.layers) {
+        const Layer& L = m.layers[lc.layer];
+        if (L.name != "matmul") continue;
+        seen = true;
+        std::cout << "[exmatmul " << what << "] isolated: " << lc.diff.str() << "\n";
+        // An exact integer sum; the output convert rounds half up where onnxruntime rounds to even.
+        EXPECT_LE(lc.diff.max_diff, 1) << what << ": " << lc.diff.str();
+        EXPECT_LE(lc.diff.off_by_one * 100, lc.diff.values) << what << ": " << lc.diff.str();  // ties only
+    }
+    EXPECT_TRUE(seen) << what;
+}
+
+// Zero points in general position, and both operands after a Relu (uint8 zero point 0: A - za up
+// to 255, split in thirds; B's zero point -128 as six padding taps of 64); N > 32 (two kernel
+// groups of weight blocks) with K = 48 (a half channel group); K = 20 is not whole atoms.
+TEST(SeqOps, ExMatMulOfTwoActivations) {
+    for (const char* soc : {"rk3588", "rk3566"}) {
+        check_matmul(soc, {64, 16, 16, false, false}, true);
+        check_matmul(soc, {64, 16, 24, true, true}, true);
+        check_matmul(soc, {48, 40, 24, false, true}, true);
+        check_matmul(soc, {20, 16, 16, false, false}, false);
     }
 }
 
