@@ -12,7 +12,8 @@ a platform without an fp16 path refuses it, and it is then compared with run --q
 --zoo NETS --conventions CONVS writes each zoo net (tools/zoo/make_zoo.py) in each producer convention
 (tools/zoo/conventions.py) into a temporary folder, one file at a time, compares it and deletes it:
 ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in the build tree.
---zoo shufflenet_se_fx writes tools/zoo/make_zoo_shufflenet.py's net (PyTorch FX convention only).
+--zoo shufflenet_se_fx writes tools/zoo/make_zoo_shufflenet.py's net (PyTorch FX convention only);
+--zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only).
 
 usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d]
        (MODE full|timing, PLATFORMS a,b)"""
@@ -38,6 +39,13 @@ def zoo_models(tmp, nets, convs):
             import make_zoo_shufflenet
             path = os.path.join(tmp, name + ".onnx")
             make_zoo.save(make_zoo_shufflenet.FxNet().build(), path)
+            yield path
+            os.remove(path)
+            continue
+        if name in ("kws_convattn", "crnn"):  # onnxruntime QDQ only (make_zoo_seq.py's emitter)
+            import make_zoo_seq
+            path = os.path.join(tmp, name + "_qdq.onnx")
+            make_zoo.save(make_zoo_seq.SeqEmitter(make_zoo_seq.BUILDERS[name](), True).emit(), path)
             yield path
             os.remove(path)
             continue

@@ -129,6 +129,7 @@ class Builder {
     void show_int8();
     void remove_identity();
     void views_as_reshape();
+    void exmatmul_operands();
     void activations();
     void gemm_as_conv();
     void fold_bn();
@@ -440,6 +441,46 @@ void Builder::activations() {
     }
 }
 
+// MatMul of two activations in the seed's exMatMul form (A [1,K,1,N], B [1,K,1,M], Y [1,N,M]) as
+// a PyTorch export of [batch, channels, time] code writes Q^T K: A through Reshape to [1,K,N] and
+// Transpose (0, 2, 1), B through Reshape to [1,K,M]. The operands' Reshape / Transpose (layout only:
+// exMatMul reads A transposed) fold into the MatMul. ASSUMPTION (not public): RKNN's exMatMul
+// absorbs them the same way.
+void Builder::exmatmul_operands() {
+    auto prod = producers();
+    const auto cons = consumers();
+    auto only = [&](const std::string& v, size_t reader) {
+        auto c = cons.find(v);
+        return c != cons.end() && c->second.size() == 1 && c->second[0] == reader && !graph_output(v);
+    };
+    auto shape = [&](const std::string& v) {
+        const ir::Value* x = g_.find_value(v);
+        return x ? x->shape : std::vector<int64_t>{};
+    };
+    auto reshape_of_4d = [&](const std::string& v3, size_t reader, int& at) {  // Reshape [1,C,1,W] -> [1,C,W]
+        auto p = prod.find(v3);
+        if (p == prod.end() || w_[p->second].node.op_type != "Reshape" || !only(v3, reader)) return false;
+        const auto s4 = shape(w_[p->second].node.input(0)), s3 = shape(v3);
+        at = static_cast<int>(p->second);
+        return s4.size() == 4 && s3.size() == 3 && s4[0] == 1 && s4[2] == 1 && s3[0] == 1 && s3[1] == s4[1] &&
+               s3[2] == s4[3];
+    };
+    for (size_t i = 0; i < w_.size(); ++i) {
+        const ir::Node& n = w_[i].node;
+        if (w_[i].dead || !n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2 || constant(n.input(1)))
+            continue;
+        auto t = prod.find(n.input(0));
+        if (t == prod.end() || !only(n.input(0), i)) continue;
+        const ir::Node& tr = w_[t->second].node;
+        if (tr.op_type != "Transpose" || tr.attrs.get_ints("perm", {}) != std::vector<int64_t>{0, 2, 1}) continue;
+        int ra = -1, rb = -1;
+        if (!reshape_of_4d(tr.input(0), t->second, ra) || !reshape_of_4d(n.input(1), i, rb)) continue;
+        const std::string what = "Reshape / Transpose of exMatMul's operands folded into it (A [1,K,1,N], B [1,K,1,M])";
+        for (size_t gone : {t->second, static_cast<size_t>(ra), static_cast<size_t>(rb)}) absorb(gone, i, what);
+        prod = producers();
+    }
+}
+
 // Gemm / MatMul with a constant 2-D B on a 2-D A -> Conv 1x1 on [N, K, 1, 1] (RKNN runs fully
 // connected layers as convolutions).
 void Builder::gemm_as_conv() {
@@ -540,6 +581,7 @@ VendorGraph Builder::build() {
     show_int8();
     remove_identity();
     views_as_reshape();
+    exmatmul_operands();
     activations();
     gemm_as_conv();
     fold_bn();

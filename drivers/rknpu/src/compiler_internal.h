@@ -225,7 +225,8 @@ class Compiler {
 
     // ---- device tensors -------------------------------------------------------------------
 
-    DeviceTensor& dev(const std::string& name, float scale, int32_t graph_zp);
+    /// `dims` (c, h, w): the device layout of a value whose IR shape has none (exMatMul's [1,N,M]).
+    DeviceTensor& dev(const std::string& name, float scale, int32_t graph_zp, const int* dims = nullptr);
 
     /// The device tensor of a value that carries its own per-tensor quantization (fold_qdq).
     DeviceTensor& dev_q(const std::string& name);
@@ -391,6 +392,12 @@ class Compiler {
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
     bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
+    // ---- sequence operators (model_compiler_seq.cpp, issue 15) ----
+    bool gather_node(size_t i);  ///< int8 Gather, constant indices: selection conv / PPU row copies
+    /// The exMatMul pattern a Reshape / Transpose node i starts (QLinearMatMul of A [1,K,1,N] through
+    /// Reshape [1,K,N] + Transpose (0,2,1) and B [1,K,1,M] through Reshape [1,K,M]): one NPU layer
+    /// at the pattern's first node, the CNA reading A as run-time weights (lower_matmul.cpp).
+    bool exmatmul_node(size_t i);
 
     // ---- channel-last layouts (model_compiler_layout.cpp, issue 15) ----
     /// int8 Transpose (0, 2, 3, 1) of a [1,C,H,W] tensor: a DPU copy writing it channel-last

@@ -272,9 +272,10 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
     if (!shifts_only) r.bias.resize(n);
     std::vector<double> m(n);
     double m_max = 0;
-    std::vector<int64_t> wsums(shifts_only ? 0 : n);
-    if (!shifts_only) weight_sums(weight_data(op), n, static_cast<size_t>(per_out), wsums.data());
-    for (size_t k = 0; k < n && !shifts_only; ++k) {
+    const bool fold = !shifts_only && !op.runtime_weights;  // runtime weights: bias 0
+    std::vector<int64_t> wsums(fold ? n : 0);
+    if (fold) weight_sums(weight_data(op), n, static_cast<size_t>(per_out), wsums.data());
+    for (size_t k = 0; k < n && fold; ++k) {
         // sum((x - zp) w) + b = sum(x w) + (b - zp sum(w)); padded taps read PAD_VALUE = zp.
         const int64_t b = (op.bias.empty() ? 0 : op.bias[k]) - int64_t{op.in_zp} * wsums[k];
         if (b < INT32_MIN || b > INT32_MAX) fail(op, fmt::format("folded bias of channel {} overflows int32", k));

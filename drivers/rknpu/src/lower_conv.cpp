@@ -130,13 +130,14 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
     const size_t expect_w = static_cast<size_t>(op.out_c) * (op.depthwise ? 1 : op.in_c) * op.kernel_h * op.kernel_w;
     // weights_ref: the caller's array of expect_w values (not checkable here).
     if (op.fp16) {
+        if (op.runtime_weights) fail(op, "runtime weights are int8 only");
         if (!op.weights_f_ref && op.weights_f.size() != expect_w && !(timing_only && op.weights_f.empty()))
             fail(op, fmt::format("weights have {} values, expected {}", op.weights_f.size(), expect_w));
         if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
         if (cores.empty()) fail(op, "no cores to run on");
         return;
     }
-    if (!op.weights_ref && op.weights.size() != expect_w && !(timing_only && op.weights.empty()))
+    if (!op.weights_ref && op.weights.size() != expect_w && !((timing_only || op.runtime_weights) && op.weights.empty()))
         fail(op, fmt::format("weights have {} values, expected {}", op.weights.size(), expect_w));
     if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
     if (op.float_out) {
@@ -337,7 +338,8 @@ Constants place_constants_fp16(const ConvOp& op, const Plan& p, ArenaBuilder& ar
     uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
     const float* wd = op.weights_f_ref ? op.weights_f_ref : op.weights_f.data();
     const uint32_t T = static_cast<uint32_t>(taps);
-    if (op.depthwise) {
+    if (!wd) {  // runtime weights: written by the layer's earlier tasks
+    } else if (op.depthwise) {
         for (int g = 0; g < p.groups; ++g) {
             const int c0 = g * p.kg, cn = std::min(op.out_c - c0, p.kg);
             const uint32_t cpad = static_cast<uint32_t>(round_up(cn, p.c2));
@@ -380,8 +382,11 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, co
     Constants cs;
     // Packed straight into the arena (zero-filled there: the padding), no staging copy. Timing-only
     // compile (placeholders): the same offsets, no bytes.
-    cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
-                                                    : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+    cs.weights = op.runtime_weights ? op.runtime_weights->offset  // the caller's activation memory
+                                    : arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg
+                                                                         : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+    if (op.runtime_weights) *op.runtime_weights = {cs.weights, static_cast<uint64_t>(p.per_kernel), p.kg,
+                                                   static_cast<int>(p.cpad_all), static_cast<int>(p.taps)};
     if (arena.placeholders()) {
         for (int g = 0; g < p.groups; ++g) {
             const uint64_t kn = static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg);
@@ -391,12 +396,13 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, co
         return cs;
     }
     uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
-    const int8_t* wd = weight_data(op);
+    const int8_t* wd = op.runtime_weights ? nullptr : weight_data(op);
     // Each task's kernel group is packed in the CNA's weight blocks (hw/rknpu_layout.h: Mesa
     // rkt_coefs.c, mtx512 weight_int8) on its own, so a group is a contiguous range of the same
     // size as before: kernels [k0, k1) at k0 x per-kernel bytes; depthwise group g at g x taps x kg.
     const uint32_t T = static_cast<uint32_t>(taps);
-    if (op.depthwise) {
+    if (!wd) {  // runtime weights: written by the layer's earlier tasks
+    } else if (op.depthwise) {
         for (int g = 0; g < p.groups; ++g) {
             const int c0 = g * p.kg, cn = std::min(op.out_c - c0, p.kg);
             const uint32_t cpad = static_cast<uint32_t>(round_up(cn, p.c2));

@@ -124,7 +124,7 @@ void Compiler::record_decisions() {
     }
 }
 
-DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_zp) {
+DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_zp, const int* dims) {
     auto it = m_.tensors.find(name);
     const ir::Value& v = g_.value(name);
     const bool u8 = v.dtype == num::DType::U8;
@@ -142,7 +142,9 @@ DeviceTensor& Compiler::dev(const std::string& name, float scale, int32_t graph_
     DeviceTensor t;
     t.name = name;
     t.ir_shape = v.shape;
-    if (!device_dims(v.shape, t.c, t.h, t.w))
+    if (dims) {
+        t.c = dims[0], t.h = dims[1], t.w = dims[2];
+    } else if (!device_dims(v.shape, t.c, t.h, t.w))
         unsupported(
             fmt::format("tensor '{}' shape {} has no device layout (batch 1, rank 4 or 2)", name, v.shape_str()));
     t.c2 = soc_.npu.c2_int8.value;
@@ -328,6 +330,7 @@ bool Compiler::classify_npu(size_t i) {
     if ((op == "QLinearAdd" || op == "QLinearMul") && n.domain == "com.microsoft") return add(i);
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
+    if (op == "Reshape" && n.domain.empty() && exmatmul_node(i)) return true;
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")
         return row_major_view(i) || view(i);
     if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && n.domain == "com.microsoft") return lut_unit(i);
@@ -338,6 +341,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "QLinearAveragePool" && n.domain == "com.microsoft") return avgpool_node(i);
     if (op == "GlobalMaxPool" && n.domain.empty()) return global_maxpool_node(i);
     if (op == "Transpose" && n.domain.empty()) return transpose_node(i);
+    if (op == "Gather" && n.domain.empty()) return gather_node(i);
     return false;
 }
 

@@ -162,6 +162,9 @@ bool Compiler::gemm(size_t i, bool matmul) {
     const bool float_out = !matmul && !n.has_input(ys_at);
     if (matmul && !n.has_input(ys_at)) unsupported(what + " without y_scale");
     const ir::Value& a = g_.value(n.input(0));
+    if (matmul && !const_of(g_, n, 3))
+        unsupported("QLinearMatMul of two activations other than exMatMul's form (A^T B of [1,K,1,N] and [1,K,1,M] "
+                    "through Reshape / Transpose, K whole atoms)");
     if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
     const num::Tensor* b = const_of(g_, n, 3);
     if (!b || b->dtype() != num::DType::I8 || b->rank() != 2)

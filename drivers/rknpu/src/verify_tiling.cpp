@@ -41,8 +41,9 @@ Window intersection(const Window& a, const Window& b) {
 /// Row geometry of the node that a layer starts with: output row y needs input rows
 /// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
 struct RowGeom {
-    enum Kind { Same, Kernel, All } kind = Same;
+    enum Kind { Same, Kernel, All, Gather } kind = Same;
     int stride = 1, pad_top = 0, eff = 1;
+    std::vector<int64_t> rows;  ///< Gather: the input row of each output row
     bool all_channels = false;  ///< a full (non-depthwise) convolution reads every input channel
 };
 
@@ -100,6 +101,20 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     // Transpose to channel-last (a row-major output): every output element may come from any row.
     if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose") {
         g.kind = RowGeom::All;
+        return g;
+    }
+    if (op == "Gather") {  // along H: output row y reads input row indices[y]; other axes row y
+        const ir::Value* x = n.has_input(0) ? m.graph.find_value(n.input(0)) : nullptr;
+        const ir::Value* ix = n.has_input(1) ? m.graph.find_value(n.input(1)) : nullptr;
+        int64_t axis = ir::attr_int(n.attrs, "axis", 0);
+        if (!x || x->shape.size() != 4 || !ix || !ix->is_constant()) return g;
+        if (axis < 0) axis += 4;
+        if (axis != 2) return g;
+        g.kind = RowGeom::Gather;
+        for (size_t k = 0; k < ix->data->numel(); ++k) {
+            const int64_t r = int_at(*ix->data, k);
+            g.rows.push_back(r < 0 ? r + x->shape[2] : r);
+        }
         return g;
     }
     if (op == "Slice") {  // output row y reads input row start + y * step (height axis 2 only)
@@ -262,6 +277,9 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             } else if (geo.kind == RowGeom::Kernel) {
                 need0 = ow.y0 * geo.stride - geo.pad_top;
                 need1 = (ow.y1 - 1) * geo.stride - geo.pad_top + geo.eff;
+            } else if (geo.kind == RowGeom::Gather && ow.y0 < ow.y1 && static_cast<size_t>(ow.y1) <= geo.rows.size()) {
+                const auto [lo, hi] = std::minmax_element(geo.rows.begin() + ow.y0, geo.rows.begin() + ow.y1);
+                need0 = static_cast<int>(*lo), need1 = static_cast<int>(*hi) + 1;
             }
             need0 = std::max(0, need0), need1 = std::min(in->h, need1);
             if (need0 < need1 && (iw.y0 > need0 || iw.y1 < need1))

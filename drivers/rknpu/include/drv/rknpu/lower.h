@@ -102,6 +102,15 @@ float fp16_lut_eval(const Fp16Lut& t, float x);
 /// output channel) in the EW stage's PReLU multiply before the output convert (conv_prelu.cpp).
 enum class Act { None, Relu, Clip, Lut, Prelu };
 
+/// The image of runtime weights (ConvOp::runtime_weights): `offset` (set by the caller: activation
+/// memory of out_c x taps x padded channels bytes, written by earlier tasks); lower_conv_op fills
+/// the rest: kernel group [k0, k0 + kg) of its tiling at `offset + k0 * per_kernel`, elements
+/// placed by hw::rknpu::weight_element(blocks, kernels in the group, taps, cpad, k - k0, tap, channel).
+struct RuntimeWeights {
+    uint64_t offset = 0, per_kernel = 0;
+    int kg = 0, cpad = 0, taps = 0;
+};
+
 /// A quantized convolution as the compiler hands it to the conv lowering (from QLinearConv /
 /// QGemm-as-1x1-conv / GlobalAveragePool-as-depthwise). Input and output quantization are in the
 /// int8 domain of the DeviceTensors (uint8 graph tensors already shifted).
@@ -140,6 +149,10 @@ struct ConvOp {
     /// out_zp are then the conv's own output quantization, the output tensor's is the table's.
     std::vector<int8_t> lut;
     std::vector<float> prelu;  ///< Act::Prelu: negative slope, one value or out_c values
+    /// Weights written at run time by earlier tasks (exMatMul, lower_matmul.cpp) at the offset given
+    /// here: not packed, no bias and no zero-point fold (the accumulator is requantized as it is;
+    /// PAD_VALUE = in_zp). Null: the weights above.
+    RuntimeWeights* runtime_weights = nullptr;
 };
 
 /// Lower one conv to tasks: splits along output rows (with the kernel's halo rows re-read) and
