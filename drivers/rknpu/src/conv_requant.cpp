@@ -17,8 +17,9 @@ namespace drv::rknpu::conv_detail {
 
 namespace {
 
-/// BN multiplier candidates for large M1: the top kM2Candidates int16 values, so M1 * M2 can
-/// approximate any product to ~2^-26 relative; v1 = y * 2^(S2 + S3) / M2 stays <= y * 2^23.
+/// BN multipliers for large M1: M2 in [2^14, 2^15), the top kM2Candidates int16 values first (the
+/// total shift puts the largest channel's M1 * M2 below 32767 * kM2Lo); v1 = y * 2^(S2 + S3) / M2
+/// stays <= y * 2^23.
 constexpr int kM2Candidates = 1024;
 constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 
@@ -150,15 +151,19 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
             }
             for (; m1 <= hi1 && best > enough; ++m1) consider(m1, nearest(target / static_cast<double>(m1)));
         } else {
-            static_assert(kM2Candidates % kPairBlock == 0, "whole blocks");
-            for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; m2 -= kPairBlock) {
+            // The top kM2Candidates first, then the rest of [2^14, 2^15) while the pair is not good
+            // enough: the top 1024 alone leave up to ~2^-22 relative (1-LSB differences from
+            // onnxruntime on values within 3e-5 LSB of x.5), the whole range ~2^-27.
+            static_assert(kM2Candidates % kPairBlock == 0 && (32768 - 16384) % kPairBlock == 0, "whole blocks");
+            for (int64_t m2 = 32767; m2 >= 16384 && best > enough; m2 -= kPairBlock) {
                 pair_block(target, m2, false, blk);
                 take(false);
             }
         }
-        if (b1 == 0) {
-            // More than ~2^16 below the largest channel: M1 = 1 and a coarser M2 carry it; v1 is then
-            // the raw accumulator >> S1, which cannot saturate harmfully.
+        if (b1 == 0 || (target < 16384.0 && std::fabs(static_cast<double>(std::llround(target)) - target) < best)) {
+            // More than ~2^16 below the largest channel: M1 = 1 and a coarser M2 carry it (also when
+            // that beats the pairs found with M2 >= 2^14, M1 = 1 then being far from the target);
+            // v1 is then the raw accumulator >> S1, which cannot saturate harmfully.
             b1 = 1, b2 = std::llround(target);
         }
         r.m1[k] = static_cast<int16_t>(b1);
