@@ -386,7 +386,8 @@ static int npusim_main(int argc, char* argv[]) {
         ->capture_default_str();
     run->add_option("--rtol", ra.res.rtol, "--expect: relative tolerance")->capture_default_str();
     run->add_option("--dump-layers", ra.dump_layers, "NPU model runs (full mode): every NPU layer's output as the device "
-                    "produced it beside the reference's, DIR/NNN_<tensor>.{device,reference}.npy + DIR/index.csv; "
+                    "produced it beside the reference's (fed with the device's inputs) and the reference's end-to-end value, "
+                    "DIR/NNN_<tensor>.{device,reference,end_to_end}.npy + DIR/index.csv; "
                     "tnpuv2: every activation the device produced as DIR/<tensor>.npy");
     run->add_option("--input-shape", ra.ref.input_shapes, "Model runs: fix a dynamic input, name=1x3x224x224");
     std::string max_memory;  // --max-memory (numerics/limits.h; README "Memory budget")

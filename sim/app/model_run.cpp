@@ -412,8 +412,17 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
                           const std::string& dump_layers_dir) {
     // End to end: the reference executor on the same inputs.
     std::map<std::string, num::Tensor> ref;
+    // --dump-layers: the reference executor's own value of every NPU layer output, from the graph
+    // inputs (RKNN accuracy analysis' "entire" error beside the per-layer "single" one).
+    std::map<std::string, num::Tensor> chained;
+    std::set<std::string> wanted;
+    if (!dump_layers_dir.empty())
+        for (const CheckedLayer& L : layers)
+            if (L.device) wanted.insert(L.outputs.begin(), L.outputs.end());
     try {
-        ref = drv::ref::execute(ref_graph, inputs);
+        ref = drv::ref::execute(ref_graph, inputs, [&](const std::string& name, const num::Tensor& v) {
+            if (wanted.count(name)) chained[name] = v;
+        });
     } catch (const std::exception& e) {
         r.errors.push_back(std::string("reference executor: ") + e.what());
         return;
@@ -509,14 +518,20 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
             if (!dump_layers_dir.empty() && e.empty()) {
                 // What RKNN's accuracy analysis gives: the device's tensor beside the reference's.
                 const std::string stem = fmt::format("{:03d}_{}", li, file_stem(out));
+                OutputCheck whole;  // against the reference executor's end-to-end value (empty: not comparable)
                 try {
                     num::write_npy(dump_layers_dir + "/" + stem + ".device.npy", snapshot.at(out));
                     num::write_npy(dump_layers_dir + "/" + stem + ".reference.npy", computed.at(out));
+                    if (auto c = chained.find(out); c != chained.end()) {
+                        num::write_npy(dump_layers_dir + "/" + stem + ".end_to_end.npy", c->second);
+                        if (!compare(snapshot.at(out), c->second, lsb, whole).empty()) whole = OutputCheck{};
+                    }
                 } catch (const std::exception& ex) {
                     r.errors.push_back(fmt::format("--dump-layers '{}': {}", dump_layers_dir, ex.what()));
                 }
-                dump_rows += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{:.6g},{:.6g}\n", li, L.name, out, stem, one.values,
-                                         one.equal, one.off_by_one, one.worse, one.cosine(), one.max_abs, one.mean_abs());
+                dump_rows += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{:.6g},{:.6g},{},{:.6g}\n", li, L.name, out, stem,
+                                         one.values, one.equal, one.off_by_one, one.worse, one.cosine(), one.max_abs,
+                                         one.mean_abs(), whole.values - whole.equal, whole.max_abs);
             }
         }
         ++r.layers_checked;
@@ -527,7 +542,8 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
     }
     if (!dump_layers_dir.empty()) {
         std::ofstream f(dump_layers_dir + "/index.csv", std::ios::binary);
-        f << "layer_index,layer,tensor,file_stem,values,exact,off_by_one,worse,cosine,max_abs,mean_abs\n" << dump_rows;
+        f << "layer_index,layer,tensor,file_stem,values,exact,off_by_one,worse,cosine,max_abs,mean_abs,"
+             "end_to_end_differ,end_to_end_max_abs\n" << dump_rows;
         if (!f) r.errors.push_back(fmt::format("--dump-layers '{}': cannot write index.csv", dump_layers_dir));
     }
 }

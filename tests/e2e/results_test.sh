@@ -88,6 +88,11 @@ for x in rows:
     diff = np.abs(a - b)
     assert int(x['values']) == a.size and int(x['exact']) == int((diff == 0).sum()), x
     assert int(x['off_by_one']) == int((diff == 1).sum()) and int(x['worse']) == int((diff > 1).sum()), x
+    # end to end: the reference executor's value of the tensor from the graph input
+    e = np.load(f\"{d}/{x['file_stem']}.end_to_end.npy\").astype(np.int64).ravel()
+    de = np.abs(a - e)
+    assert int(x['end_to_end_differ']) == int((de != 0).sum()) and float(x['end_to_end_max_abs']) == float(de.max()), x
+assert int(rows[0]['end_to_end_differ']) == int(rows[0]['values']) - int(rows[0]['exact']), rows[0]  # first layer: same inputs
 print(f'    {len(rows)} tensors of {len(npu)} NPU layers')
 PY"
 

@@ -12,14 +12,16 @@
 //   BN:  MUL by M2_c >> S2 (M2_c in [2^14, 2^15))
 //   EW:  Clip only: ALU add (zp - lo) * 2^S3, then ReLUX to [0, (hi - lo) * 2^S3]
 //   OUT_CVT: scale 1, shift S3, offset out_zp (Clip: lo)
-// M1_c * M2_c * 2^-(S1 + S2 + S3) = m_c: the pair is searched (1024 M2 values, or every M1 when M1
-// is small), which leaves a relative error near 2^-26 (a single 15-bit mantissa leaves 2^-16 and
+// M1_c * M2_c * 2^-(S1 + S2 + S3) = m_c: the pair is searched (M2 over [2^14, 2^15) until 2^-28,
+// or every M1 when M1 is small), which leaves a relative error near 2^-27 for channels near the
+// largest (2^-16 / #M1 for channels far below it; a single 15-bit mantissa leaves 2^-16 and
 // about 0.1% of outputs 1 LSB off). The intermediates carry <= y * 2^23 (BS: v1 = y 2^(S2+S3) /
 // M2_c) and y * 2^S3 with S3 = 22,
 // so the DPU's 32-bit saturation of every stage (dpu_engine.cpp) only hits values that saturate the
 // int8 output anyway, and the inner roundings (>> S1, >> S2) sit >= 20 bits below the output LSB.
-// All shifts round half up in the model (UNVERIFIED hardware rounding), the final one included; the
-// reference rounds half to even, which differs only on exact ties.
+// All shifts round half up in the model, the final one included, while the TRM reads the
+// OUT_CVT_SHIFT.CVT_ROUND 0 written here as round half to even (docs/rknpu-register-semantics.md
+// A-ROUND, not modelled); the reference rounds half to even, which differs only on exact ties.
 //
 // fp16 (ConvOp::fp16, issue 14): the same tiling with 2-byte elements (the profile's fp16 C2,
 // weight blocks and output-channel padding), weights rounded to fp16, fp32 accumulation, and the

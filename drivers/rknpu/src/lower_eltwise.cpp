@@ -7,11 +7,13 @@
 // register fields) and the output convert shifts by T with rounding. The absolute error of one
 // term is |x - zp| * 0.5 / 2^T output LSB (|x - zp| <= 255), so T is taken as large as the
 // multiplier fields allow: for ratios near 1 the error is about 0.01 LSB and results agree with
-// onnxruntime's float requantization except at rounding ties.
+// onnxruntime's float requantization except at rounding ties. QLinearAdd also puts a searched
+// 15-bit common factor into the output convert's scale (plan_add_scales): ~3e-5 LSB per term.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -63,6 +65,39 @@ int pick_shift(double max_ratio, double max_add, const std::string& name) {
         throw std::invalid_argument(
             fmt::format("'{}': scale ratio {} exceeds the 16-bit DPU multiplier range", name, max_ratio));
     return t;
+}
+
+/// QLinearAdd's two ratios ra = sa/sc, rb = sb/sc as 15-bit multipliers Ma, Mb (BS MUL, EW
+/// convert) sharing the output convert's 15-bit scale K: r ~ M K / 2^T. One multiplier per ratio
+/// (K = 1) leaves |x - zp| * 0.5 / 2^T ~ 4e-3 output LSB per term, which moves ~0.1% of the
+/// outputs of a zoo net's Add across a rounding boundary relative to onnxruntime's float kernel;
+/// K is searched over [2^14, 2^15) for the least of the two absolute errors (~2^-7 of one M step,
+/// ~3e-5 LSB). The sum (a - za) Ma + (b - zb) Mb < 2^24 stays inside the 32-bit stages; the
+/// output convert forms the product with K (< 2^39) before its shift.
+struct AddScales {
+    int64_t ma = 0, mb = 0, k = 1;
+    int t = 0;
+};
+
+AddScales plan_add_scales(double ra, double rb, const std::string& name) {
+    const double max_r = std::max(ra, rb);
+    if (!(max_r > 0) || !std::isfinite(max_r) || !(std::min(ra, rb) >= 0))
+        throw std::invalid_argument(fmt::format("'{}': scale ratios {} / {} cannot be requantized", name, ra, rb));
+    AddScales best;
+    // The larger ratio's M stays <= 32767 for every K >= 2^14.
+    best.t = static_cast<int>(std::floor(std::log2(kMulMax * 16384.0 / max_r)));
+    if (best.t > 63) best.t = 63;
+    if (best.t < 0)
+        throw std::invalid_argument(fmt::format("'{}': scale ratio {} exceeds the 16-bit DPU multiplier range", name, max_r));
+    const double ta = std::ldexp(ra, best.t), tb = std::ldexp(rb, best.t);
+    double least = std::numeric_limits<double>::infinity();
+    for (int64_t k = 16384; k <= kMulMax; ++k) {
+        const int64_t ma = std::llround(ta / static_cast<double>(k)), mb = std::llround(tb / static_cast<double>(k));
+        if (ma > kMulMax || mb > kMulMax) continue;
+        const double err = std::max(std::fabs(static_cast<double>(ma * k) - ta), std::fabs(static_cast<double>(mb * k) - tb));
+        if (err < least) least = err, best.ma = ma, best.mb = mb, best.k = k;
+    }
+    return best;
 }
 
 /// The common DPU-only registers: cube, MRDMA input, output, stages bypassed.
@@ -238,9 +273,10 @@ std::optional<std::vector<TaskBody>> split_unary(
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
     if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_add_op, split)) return split;
-    const double ra = static_cast<double>(a.scale) / out.scale, rb = static_cast<double>(b.scale) / out.scale;
-    const int t = pick_shift(std::max(ra, rb), 0, name);
-    const int64_t ma = std::llround(ra * std::ldexp(1.0, t)), mb = std::llround(rb * std::ldexp(1.0, t));
+    // The ratios as onnxruntime's kernel forms them: float32 sa / sc and sb / sc (qlinear.cpp QAdd).
+    const double ra = static_cast<double>(a.scale / out.scale), rb = static_cast<double>(b.scale / out.scale);
+    const AddScales q = plan_add_scales(ra, rb, name);
+    const int64_t ma = q.ma, mb = q.mb;
     BodyBuilder bb;
     emit_dpu_common(bb, a, out);
     // BS: (a - za) * Ma; EW: (b - zb) * Mb from the ERDMA cube, added; output: >> T, + zo.
@@ -273,8 +309,8 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
     bb.write_fields("DPU_RDMA_RDMA_EW_SURF_STRIDE",
                     {{"EW_SURF_STRIDE", b.surf_stride / hw::rknpu::DPU_RDMA_RDMA_EW_SURF_STRIDE::EW_SURF_STRIDE.unit}});
     bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
-    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}});
-    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(t)}});
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", static_cast<uint64_t>(q.k)}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(q.t)}});
     return {bb.finish(dpu_meta(fmt::format("add {}x{}x{}", out.c, out.h, out.w), out, core))};
 }
 

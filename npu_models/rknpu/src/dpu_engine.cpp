@@ -16,9 +16,11 @@ namespace npu::rknpu {
 
 namespace {
 
-/// UNVERIFIED: every right shift in the integer datapath (BS/BN MUL, EW convert and MUL, LUT
-/// interpolation, output convert) rounds half up (add half, then arithmetic shift), the usual
-/// hardware adder-then-shift; CVT_ROUND / CVT_TYPE are not modelled.
+/// Every right shift in the integer datapath (BS/BN MUL, EW convert and MUL, LUT interpolation,
+/// output convert) rounds half up (add half, then arithmetic shift): UNVERIFIED for the BS/BN MUL,
+/// EW_TRUNCATE and LUT shifts (no public tie rule); for the output and EW converts the TRM gives
+/// one, CVT_ROUND / EW_CVT_ROUND 0 = half to even, 1 = half up, which is not modelled (the model is
+/// the 1 reading whatever the bit; docs/rknpu-register-semantics.md A-ROUND); CVT_TYPE neither.
 constexpr num::Rounding kDpuRounding = num::Rounding::HalfUp;
 
 int64_t shr_round(int64_t x, int64_t mul, uint32_t shift) {

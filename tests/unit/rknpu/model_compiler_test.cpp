@@ -649,6 +649,50 @@ TEST(ModelCompiler, TensorRtStyleBatchNormClipIsOneAffineTask) {
     }
 }
 
+TEST(ModelCompiler, AddAgreesWithOnnxruntimesKernelOnEveryInputPair) {
+    // QLinearAdd on all 256 x 256 int8 input pairs against the reference (onnxruntime's float kernel,
+    // qlinear.cpp QAdd). One 15-bit multiplier per ratio (OUT_CVT_SCALE 1) leaves ~4e-3 LSB per term
+    // and put 34 of these outputs 1 LSB off; the searched common factor of the output convert
+    // (lower_eltwise.cpp plan_add_scales) leaves ~3e-5 LSB: none for these scales.
+    test_onnx::ModelBuilder b(13);
+    const float sa = 0.0173f, sb = 0.0291f, sc = 0.0437f;
+    const int za = 3, zb = -7, zc = 5;
+    b.input("xa", kF32, {1, 16, 64, 64});
+    b.input("xb", kF32, {1, 16, 64, 64});
+    b.init_f32("a_s", {}, {sa});
+    b.init_int("a_z", kI8, {}, {za});
+    b.init_f32("b_s", {}, {sb});
+    b.init_int("b_z", kI8, {}, {zb});
+    b.init_f32("c_s", {}, {sc});
+    b.init_int("c_z", kI8, {}, {zc});
+    b.node("QuantizeLinear", {"xa", "a_s", "a_z"}, {"qa"});
+    b.node("DequantizeLinear", {"qa", "a_s", "a_z"}, {"fa"});
+    b.node("QuantizeLinear", {"xb", "b_s", "b_z"}, {"qb"});
+    b.node("DequantizeLinear", {"qb", "b_s", "b_z"}, {"fb"});
+    b.node("Add", {"fa", "fb"}, {"fc"}, "add");
+    b.node("QuantizeLinear", {"fc", "c_s", "c_z"}, {"c"});
+    b.output("c");
+    drv::importer::ImportOptions io;
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), io, "add.onnx");
+    const CompiledModel m = compile_model(g, rk3588());
+    bool npu_add = false;
+    for (const auto& L : m.layers) npu_add |= L.name == "add" && L.unit == Unit::Npu;
+    ASSERT_TRUE(npu_add);
+    std::map<std::string, num::Tensor> in;
+    for (const char* name : {"xa", "xb"}) in.emplace(name, num::Tensor(num::DType::F32, {1, 16, 64, 64}));
+    float* xa = in.at("xa").data<float>();
+    float* xb = in.at("xb").data<float>();
+    for (int i = 0; i < 65536; ++i) {  // codes a = i % 256, b = i / 256 - 128 (as int8)
+        xa[i] = static_cast<float>(i % 256 - 128 - za) * sa;
+        xb[i] = static_cast<float>(i / 256 - 128 - zb) * sb;
+    }
+    const auto want = drv::ref::execute(g, in);
+    const DirectResult r = run_direct(m, rk3588(), in);
+    const TensorDiff d = compare_tensors(r.outputs.at("c"), want.at("c"));
+    EXPECT_TRUE(d.exact()) << d.str();
+}
+
 TEST(ModelCompiler, UnalignedConcatFallsBackToCpuWithReason) {
     // 20 + 20 channels: the second slice would start inside an atom, which the DPU cannot write.
     test_onnx::ModelBuilder b(13);
