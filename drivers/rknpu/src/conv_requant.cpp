@@ -22,8 +22,9 @@ namespace drv::rknpu::conv_detail {
 
 namespace {
 
-/// BN multiplier candidates for large M1: the top kM2Candidates int16 values, so M1 * M2 can
-/// approximate any product to ~2^-26 relative; v1 = y * 2^(S2 + S3) / M2 stays <= y * 2^23.
+/// BN multipliers for large M1: M2 in [2^14, 2^15), the top kM2Candidates int16 values first (the
+/// total shift puts the largest channel's M1 * M2 below 32767 * kM2Lo); v1 = y * 2^(S2 + S3) / M2
+/// stays <= y * 2^23.
 constexpr int kM2Candidates = 1024;
 constexpr int kM2Lo = 32767 - kM2Candidates + 1;
 
@@ -183,8 +184,10 @@ namespace {
 
 /// What both searches do with no pair found: M1 = 1 and a coarser M2 carry the channel (more than
 /// ~2^16 below the largest; v1 is then the raw accumulator >> S1, which cannot saturate harmfully).
-RequantPair finish(double target, int64_t b1, int64_t b2) {
-    if (b1 == 0) b1 = 1, b2 = std::llround(target);
+/// Also when that beats the best pair with M2 >= 2^14 (M1 = 1 then being far from the target).
+RequantPair finish(double target, double best, int64_t b1, int64_t b2) {
+    if (b1 == 0 || (target < 16384.0 && std::fabs(static_cast<double>(std::llround(target)) - target) < best))
+        b1 = 1, b2 = std::llround(target);
     return {static_cast<int16_t>(b1), static_cast<int16_t>(b2)};
 }
 
@@ -215,9 +218,12 @@ RequantPair requant_pair_reference(double target) {
     if (hi1 >= lo1 && hi1 - lo1 < 4 * kM2Candidates) {
         for (int64_t m1 = lo1; m1 <= hi1 && best > enough; ++m1) consider(m1, nearest(target / static_cast<double>(m1)));
     } else {
-        for (int64_t m2 = 32767; m2 >= kM2Lo && best > enough; --m2) consider(nearest(target / static_cast<double>(m2)), m2);
+        // The top kM2Candidates first, then the rest of [2^14, 2^15) while the pair is not good
+        // enough: the top 1024 alone leave up to ~2^-22 relative (1-LSB differences from
+        // onnxruntime on values within 3e-5 LSB of x.5), the whole range ~2^-27.
+        for (int64_t m2 = 32767; m2 >= 16384 && best > enough; --m2) consider(nearest(target / static_cast<double>(m2)), m2);
     }
-    return finish(target, b1, b2);
+    return finish(target, best, b1, b2);
 }
 
 RequantPair requant_pair(double target, bool portable) {
@@ -255,10 +261,10 @@ RequantPair requant_pair(double target, bool portable) {
             if (m2 >= 16384 && m2 <= 32767 && err < best) best = err, b1 = m1, b2 = m2;
         }
     } else {
-        static_assert(kM2Candidates % kPairBlock == 0, "whole blocks");
-        search(32767, -1, kM2Candidates, false);
+        static_assert(kM2Candidates % kPairBlock == 0 && (32768 - 16384) % kPairBlock == 0, "whole blocks");
+        search(32767, -1, 32768 - 16384, false);  // as the reference: all of [2^14, 2^15), top first
     }
-    return finish(target, b1, b2);
+    return finish(target, best, b1, b2);
 }
 
 /// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
