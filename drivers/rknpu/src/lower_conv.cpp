@@ -218,7 +218,8 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
                                    : (op.fp16 ? soc.npu.cout_align_fp16.value : soc.npu.cout_align_int8.value);
     p.kg_step = align > 0 ? static_cast<int>(std::lcm(c2, align)) : c2;
     if (op.act == Act::Lut && !op.fp16 && op.lut.size() != 256) fail(op, "a fused LUT needs 256 entries");
-    if (op.act == Act::Lut && op.fp16 && op.lut_f.lo.size() != 257) fail(op, "a fused fp16 LUT needs 257 entries");
+    if (op.act == Act::Lut && op.fp16 && (op.lut_f.lo.size() != 257 || op.lut_f.le.size() != 65))
+        fail(op, "a fused fp16 LUT needs 257 LO and 65 LE entries");
     if (op.act == Act::Prelu && op.fp16) fail(op, "a fused PRelu on the fp16 path is not lowered");
     if (op.act == Act::Clip && op.fp16) {
         if (!(op.clip_lo_f <= op.clip_hi_f)) fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo_f, op.clip_hi_f));

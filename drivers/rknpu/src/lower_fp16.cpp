@@ -155,7 +155,8 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
 
     // BS: MUL by the per-channel fp16 operand (affine, unless all 1); BN: ALU add of the fp32
     // operand (affine, unless all 0), ReLU / RELUX for the affine clamp.
-    if (lut && (op.lut.lo.size() != 257 || relu)) fail(name, "the LUT takes 257 entries and no clamp");
+    if (lut && (op.lut.lo.size() != 257 || op.lut.le.size() != 65 || relu))
+        fail(name, "the LUT takes 257 LO and 65 LE entries and no clamp");
     const bool bs_mul = !binary && !lut && !prelu && !all_equal(op.mul, 1.f);
     const bool bn_add = !binary && !lut && !prelu && !op.add.empty() && !all_equal(op.add, 0.f);
     const bool bn_on = bn_add || (!binary && relu);

@@ -16,7 +16,7 @@ namespace {
 /// Element-wise float ops a table region may hold (inputs: the region's values and scalars).
 const std::set<std::string>& region_ops() {
     static const std::set<std::string> k{"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
-                                         "Softplus", "Softsign", "Mish", "Gelu", "LeakyRelu", "PRelu", "Relu", "Clip",
+                                         "Softplus", "Mish", "Gelu", "LeakyRelu", "PRelu", "Relu", "Clip",
                                          "ThresholdedRelu", "Add", "Sub", "Mul", "Div", "Max", "Min", "Erf", "Neg",
                                          "Abs", "Identity"};
     return k;
@@ -28,8 +28,8 @@ bool nonlinear(const std::string& op) {
     return !lin.count(op);
 }
 
-/// Functions that approach their asymptotes slowly (|x| up to 16 in the table's range).
-bool wide(const std::string& op) { return op == "Sigmoid" || op == "Softplus" || op == "Mish" || op == "Softsign"; }
+/// The tables' range: LO (fine, steps of 1/32) on [-4, 4], LE (steps of 1/2) on [-16, 16].
+constexpr float kLutRange = 16.f;
 
 std::string region_name(const std::multiset<std::string>& ops) {
     auto has = [&](const char* o) { return ops.count(o) > 0; };
@@ -101,9 +101,7 @@ std::optional<Compiler::LutPlanF16> Compiler::plan_lut_f16(size_t i) const {
         if (l == 0.f) return std::nullopt;
     }
     const std::string y = leaving[0];
-    bool w = false;
-    for (const auto& o : ops) w |= wide(o);
-    const float range = w ? 16.f : 8.f;
+    const float range = kLutRange;
     const std::vector<size_t> nodes(region.begin(), region.end());
     Fp16Lut table;
     try {
@@ -132,7 +130,8 @@ std::optional<Compiler::LutPlanF16> Compiler::plan_lut_f16(size_t i) const {
     p.x = x, p.y = y, p.nodes = nodes, p.op = region_name(ops), p.table = std::move(table);
     std::string chain;
     for (size_t k : nodes) chain += (chain.empty() ? "" : " -> ") + g_.nodes()[k].op_type;
-    p.note = fmt::format("{} as the DPU float-path LUT (257 entries on [-{}, {}], linear interpolation)", chain, range, range);
+    p.note = fmt::format("{} as the DPU float-path LUT (LO 257 entries on [-{}, {}], LE 65 on [-{}, {}], linear "
+                         "interpolation)", chain, range / 4, range / 4, range, range);
     return p;
 }
 

@@ -170,10 +170,11 @@ TEST(LowerAct, LutTableSizeIsChecked) {
                  std::invalid_argument);
 }
 
-// The fp16 path's float-path table (fp16_lut.cpp): SiLU on [-16, 16] (1/8 steps) against
-// x / (1 + e^-x) in double on [-40, 40] (both extrapolations): within the interpolation bound
-// h^2/8 max|f''| (f'' <= 0.5) plus the entries' fp16 rounding (2^-11 relative) and the tails;
-// LeakyRelu(0.1) on [-8, 8] exact up to fp16 rounding, its under-slope 0.1 within 2^-15.
+// The fp16 path's float-path tables (fp16_lut.cpp): SiLU for range 16 (LO 1/32 steps on [-4, 4],
+// LE 1/2 steps on [-16, 16]) against x / (1 + e^-x) in double on [-40, 40] (both
+// extrapolations): within the interpolation bound h^2/8 max|f''| of the table covering x (f'' <= 0.5
+// on LO, <= 0.05 beyond 4) plus the entries' fp16 rounding (2^-11 relative); LeakyRelu(0.1) exact up
+// to fp16 rounding, its under-slope 0.1 within 2^-15.
 TEST(Fp16Lut, SiluAndLeakyReluWithinTheirBounds) {
     auto table = [](float range, double (*f)(double)) {
         return drv::rknpu::make_fp16_lut(range, [f](const std::vector<float>& xs) {
@@ -185,14 +186,18 @@ TEST(Fp16Lut, SiluAndLeakyReluWithinTheirBounds) {
     double (*silu)(double) = [](double x) { return x / (1 + std::exp(-x)); };
     const auto t = table(16.f, silu);
     ASSERT_EQ(t.lo.size(), 257u);
-    EXPECT_EQ(t.index_select, -3);
+    ASSERT_EQ(t.le.size(), 65u);
+    EXPECT_EQ(t.lo_index_select, -5);
+    EXPECT_EQ(t.index_select, -1);
+    EXPECT_FLOAT_EQ(t.lo_end(), 4.f);
     EXPECT_FLOAT_EQ(t.end(), 16.f);
     for (double x = -40; x <= 40; x += 1.0 / 64) {
         const double want = silu(x), got = drv::rknpu::fp16_lut_eval(t, static_cast<float>(x));
-        ASSERT_NEAR(got, want, 0.125 * 0.125 / 8 * 0.5 + std::fabs(want) * std::ldexp(1.0, -11) + 1e-5) << "x = " << x;
+        const double h = std::fabs(x) <= 4 ? 1.0 / 32 : 0.5, f2 = std::fabs(x) <= 4 ? 0.5 : 0.05;
+        ASSERT_NEAR(got, want, h * h / 8 * f2 + std::fabs(want) * std::ldexp(1.0, -11) + 1e-5) << "x = " << x;
     }
     double (*leaky)(double) = [](double x) { return x < 0 ? 0.1 * x : x; };
-    const auto l = table(8.f, leaky);
+    const auto l = table(16.f, leaky);
     EXPECT_NEAR(std::ldexp(static_cast<double>(l.uflow_scale), -l.uflow_shift), 0.1, 0.1 * std::ldexp(1.0, -15));
     EXPECT_NEAR(std::ldexp(static_cast<double>(l.oflow_scale), -l.oflow_shift), 1.0, std::ldexp(1.0, -15));
     for (double x = -30; x <= 30; x += 0.37)

@@ -72,22 +72,27 @@ struct BodyBuilder {
     TaskBody finish(const NpuTask& meta) const;
 };
 
-/// A float function y = f(x) sampled for the DPU float path's LUT (fp16_lut.cpp): the LO table's
-/// 257 fp16 entries f(start + k 2^index_select), start = -range, linear interpolation between
-/// them; below start / above the end the first / last entry extrapolated with the slope
-/// scale x 2^-shift (int16 scale, 5-bit shift: the DPU_LUT_LO_SLOPE_* fields).
+/// A float function y = f(x) sampled for the DPU float path's LUT (fp16_lut.cpp), both tables:
+/// LO (257 fp16 entries) on [-range/4, range/4] in steps of 2^lo_index_select, preferred where it
+/// covers x; LE (65 fp16 entries) on [-range, range] in steps of 2^index_select elsewhere; linear
+/// interpolation between entries; below / above LE the first / last LE entry extrapolated with the
+/// slope scale x 2^-shift (int16 scale, 5-bit shift: the DPU_LUT_LE_SLOPE_* fields).
 struct Fp16Lut {
-    float start = 0;
-    int index_select = 0;        ///< log2 of the entry step (negative: steps below 1)
+    float start = 0;             ///< LE start (-range)
+    int index_select = 0;        ///< log2 of the LE entry step
+    float lo_start = 0;          ///< LO start (-range / 4)
+    int lo_index_select = 0;     ///< log2 of the LO entry step (negative: steps below 1)
+    std::vector<uint16_t> le;    ///< 65 fp16 entries
     std::vector<uint16_t> lo;    ///< 257 fp16 entries
     int16_t uflow_scale = 0, oflow_scale = 0;
     uint8_t uflow_shift = 0, oflow_shift = 0;
-    float end() const;
+    float end() const;     ///< LE end (range)
+    float lo_end() const;  ///< LO end (range / 4)
 };
-/// The table of f on [-range, range] (range a power of two, 2^-6..2^12): `f` maps the 257 grid
-/// points followed by -2 range and 2 range to their values; the extrapolation slopes are the
-/// secants over [-2 range, -range] and [range, 2 range]. Throws std::invalid_argument when a value
-/// is not finite or out of the fp16 range.
+/// The tables of f for [-range, range] (range a power of two, 2^-4..2^12): `f` maps the 257 LO
+/// grid points, the 65 LE grid points, then -2 range and 2 range to their values; the
+/// extrapolation slopes are the secants over [-2 range, -range] and [range, 2 range]. Throws
+/// std::invalid_argument when a value is not finite or out of the fp16 range.
 Fp16Lut make_fp16_lut(float range, const std::function<std::vector<float>(const std::vector<float>&)>& f);
 /// The value the DPU's float path computes for x from `t` (the lookup of npu_models' engine on the
 /// same fields; for the compiler's own checks and tests).
