@@ -4,7 +4,8 @@
 --verify-tiling: the attention's Q^T K products are exMatMul NPU layers (one in kws_convattn, two
 in crnn), the last-frame Gather an NPU layer, every NPU layer within 1 LSB of its reference nodes
 in isolation (npusim's isolated check against the reference executor), at least 99 % of the MACs
-on the NPU.
+on the NPU, and each decomposed layer norm recognised as exNorm (a vendor-rule CPU region for int8:
+the seed lists exNorm in float16 only), 7 nodes each.
 
 usage: seq_zoo_test.py NPUSIM"""
 import json
@@ -19,6 +20,7 @@ import make_zoo  # noqa: E402
 import make_zoo_seq  # noqa: E402
 
 WANT = {"kws_convattn": {"exMatMul": 1, "Gather": 1}, "crnn": {"exMatMul": 2}}
+NORMS = {"kws_convattn": 1, "crnn": 2}
 
 
 def main():
@@ -45,6 +47,11 @@ def main():
                     c = L.get("isolated_check")
                     if L["unit"] == "NPU" and (c is None or c["worse"] != 0):
                         failures.append("%s: layer %s: %s" % (what, L["name"], c))
+                norm = [L for L in layers if any("LayerNormalization (exNorm)" in w for w in L.get("rewrites", []))]
+                nodes = sum(len([n for n in L["nodes"] if "quantizelinear" not in n]) for L in norm)  # not the Q/DQ
+                if nodes != 7 * NORMS[name] or any(L["unit"] != "CPU" or L.get("cpu_reason") != "vendor rule" for L in norm):
+                    failures.append("%s: %d layer-norm nodes recognised as exNorm, want %d on the CPU by the vendor rule"
+                                    % (what, nodes, 7 * NORMS[name]))
                 macs = sum(L["macs"] for L in layers)
                 npu = sum(L["macs"] for L in layers if L["unit"] == "NPU")
                 print("%s: %d layers, %d NPU, %.2f %% of %d MACs on the NPU" %
