@@ -99,7 +99,7 @@ class Builder {
             note(w_[gone], what);
             note(w_[into], what);
         } else {
-            for (size_t s : w_[gone].sources) folded_reason_[s] = what;
+            for (size_t s : w_[gone].sources) folded_reason_.emplace(s, what);  // the first reason stays
         }
         for (size_t s : w_[gone].sources) {
             folded_[s] = static_cast<int>(w_[into].sources[0]);
@@ -130,6 +130,7 @@ class Builder {
     void remove_identity();
     void views_as_reshape();
     void exmatmul_operands();
+    void layer_norm();
     void activations();
     void gemm_as_conv();
     void fold_bn();
@@ -476,8 +477,64 @@ void Builder::exmatmul_operands() {
         int ra = -1, rb = -1;
         if (!reshape_of_4d(tr.input(0), t->second, ra) || !reshape_of_4d(n.input(1), i, rb)) continue;
         const std::string what = "Reshape / Transpose of exMatMul's operands folded into it (A [1,K,1,N], B [1,K,1,M])";
-        for (size_t gone : {t->second, static_cast<size_t>(ra), static_cast<size_t>(rb)}) absorb(gone, i, what);
+        for (size_t gone : {t->second, static_cast<size_t>(ra), static_cast<size_t>(rb)}) absorb(gone, i, what, false);
+        note(w_[i], what);
         prod = producers();
+    }
+}
+
+// The layer norm PyTorch exports before opset 17 (torch.nn.LayerNorm / hand-written over axis 1):
+// (x - ReduceMean(x)) / Sqrt(ReduceMean(Pow(x - ReduceMean(x), 2)) + eps), both ReduceMeans over
+// the same axes -> LayerNormalization (the seed's exNorm, axes [1] or [1,2,3] read as axis 1), the
+// affine Mul / Add after it left as they are.
+void Builder::layer_norm() {
+    const auto prod = producers();
+    const auto cons = consumers();
+    auto node_of = [&](const std::string& v, const char* op) -> int {
+        auto p = prod.find(v);
+        return p != prod.end() && !w_[p->second].dead && w_[p->second].node.op_type == op && w_[p->second].node.domain.empty()
+                   ? static_cast<int>(p->second)
+                   : -1;
+    };
+    auto readers = [&](const std::string& v) {
+        auto c = cons.find(v);
+        return graph_output(v) || c == cons.end() ? size_t{0} : c->second.size();
+    };
+    auto near = [](double a, double b) { return std::isfinite(a) && std::fabs(a - b) <= 1e-6 * std::fabs(b); };
+    for (size_t i = 0; i < w_.size(); ++i) {
+        const ir::Node& div = w_[i].node;
+        if (w_[i].dead || !div.domain.empty() || div.op_type != "Div") continue;
+        const int sq = node_of(div.input(1), "Sqrt"), sub = node_of(div.input(0), "Sub");
+        if (sq < 0 || sub < 0 || readers(div.input(1)) != 1 || readers(div.input(0)) != 2) continue;
+        const int add = node_of(w_[static_cast<size_t>(sq)].node.input(0), "Add");
+        if (add < 0 || readers(w_[static_cast<size_t>(add)].node.outputs[0]) != 1) continue;
+        const ir::Node& a = w_[static_cast<size_t>(add)].node;
+        const int k = std::isfinite(scalar(a.input(1))) ? 0 : 1;  // Add(var, eps) either way round
+        const double eps = scalar(a.input(static_cast<size_t>(1 - k)));
+        const int var = node_of(a.input(static_cast<size_t>(k)), "ReduceMean");
+        if (!(eps > 0) || var < 0 || readers(a.input(static_cast<size_t>(k))) != 1) continue;
+        const int pw = node_of(w_[static_cast<size_t>(var)].node.input(0), "Pow");
+        if (pw < 0 || readers(w_[static_cast<size_t>(var)].node.input(0)) != 1) continue;
+        const ir::Node& pn = w_[static_cast<size_t>(pw)].node;
+        const ir::Node& sn = w_[static_cast<size_t>(sub)].node;
+        if (pn.input(0) != div.input(0) || !near(scalar(pn.input(1)), 2.0)) continue;
+        const int mean = node_of(sn.input(1), "ReduceMean");
+        if (mean < 0 || readers(sn.input(1)) != 1 || w_[static_cast<size_t>(mean)].node.input(0) != sn.input(0)) continue;
+        const auto axes = w_[static_cast<size_t>(mean)].node.attrs.get_ints("axes", {});
+        if (axes.empty() || axes != w_[static_cast<size_t>(var)].node.attrs.get_ints("axes", {})) continue;
+        const std::string x = sn.input(0);
+        const ir::Value* xv = g_.find_value(x);
+        const int64_t rank = xv ? static_cast<int64_t>(xv->shape.size()) : 0;
+        const int64_t axis = axes[0] < 0 ? axes[0] + rank : axes[0];
+        const std::string what = "ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div -> LayerNormalization (exNorm)";
+        for (int gone : {mean, sub, pw, var, add, sq}) absorb(static_cast<size_t>(gone), i, what, false);
+        note(w_[i], what);  // once per covered node
+        ir::Node& top = w_[i].node;
+        top.op_type = "LayerNormalization";
+        top.inputs = {x};
+        top.attrs = num::Attributes();
+        top.attrs.set("axis", axis);
+        top.attrs.set("epsilon", static_cast<float>(eps));
     }
 }
 
@@ -582,6 +639,7 @@ VendorGraph Builder::build() {
     remove_identity();
     views_as_reshape();
     exmatmul_operands();
+    layer_norm();
     activations();
     gemm_as_conv();
     fold_bn();
