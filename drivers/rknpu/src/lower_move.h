@@ -4,6 +4,7 @@
 // Internal to the model compiler; the block mapping is an assumption (COMPILER.md, "Data movement").
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "drv/rknpu/lower.h"
@@ -39,5 +40,24 @@ uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw);
 std::vector<TaskBody> lower_window_copy_op(const std::string& name, const DeviceTensor& win, const DeviceTensor& out,
                                            int step_h, int step_w, ArenaBuilder& arena, const hw::SocProfile& soc,
                                            int core);
+
+/// Bilinear (half_pixel) upsampling by integer factors (lower_resize.cpp): the taps of the 1-D
+/// kernel that filters the nearest upsampling by `f` (odd f: f ones; even f: 1, 2, ..., 2, 1) and
+/// their sum `denom`.
+std::vector<int> bilinear_taps(int f, int& denom);
+
+/// Geometry (h, w) of lower_resize_bilinear_op's layer-internal tensors, in order: the input padded
+/// by one replicated pixel, its left and right columns, the nearest upsampling's width-pass scratch
+/// and the nearest upsampling of the padded input (channels and C2 the input's).
+std::vector<std::pair<int, int>> resize_bilinear_scratch(const DeviceTensor& in, int fh, int fw);
+
+/// out = bilinear resize of `in` by (fh, fw): replicate padding (DPU copies, PPU column reads),
+/// nearest upsampling (DPU copies), one depthwise conv with the integer kernel taps_h x taps_w at
+/// weight scale 1 / (denom_h denom_w), no padding (CNA/CORE/DPU). `scratch` as
+/// resize_bilinear_scratch describes it. Throws std::invalid_argument when a stride or field does
+/// not fit.
+std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                               int fh, int fw, const std::vector<DeviceTensor>& scratch,
+                                               ArenaBuilder& arena, const hw::SocProfile& soc, int core);
 
 }  // namespace drv::rknpu

@@ -326,6 +326,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "QLinearMatMul" && n.domain.empty()) return gemm(i, true);
     if (op == "QLinearGlobalAveragePool" && n.domain == "com.microsoft") return gap(i);
     if ((op == "QLinearAdd" || op == "QLinearMul") && n.domain == "com.microsoft") return add(i);
+    if ((op == "QLinearSub" || op == "QLinearMax" || op == "QLinearMin") && n.domain == "npusim") return add(i);
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")

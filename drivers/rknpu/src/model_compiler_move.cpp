@@ -197,7 +197,8 @@ bool Compiler::resize_node(size_t i) {
     // uint8 and int8 of the same device quantization (zero points z and z - 128) are the same bytes:
     // a QDQ unit with a uint8/int8 mismatch (onnxruntime's x86 int8 rule) folds (model_compiler_units).
     if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
-    if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest") unsupported("Resize mode other than nearest");
+    const std::string mode = ir::attr_string(n.attrs, "mode", "nearest");
+    if (mode != "nearest" && mode != "linear") unsupported("Resize mode other than nearest / linear");
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1 || xv.shape[1] != yv.shape[1])
         unsupported("Resize that is not a spatial [1,C,H,W] resize");
     const int64_t H = xv.shape[2], W = xv.shape[3];
@@ -207,6 +208,7 @@ bool Compiler::resize_node(size_t i) {
     // Resize-10 has no attribute and maps asymmetrically; 11+ default to half_pixel.
     const std::string ctm =
         ir::attr_string(n.attrs, "coordinate_transformation_mode", g_.opset() < 11 ? "asymmetric" : "half_pixel");
+    if (mode == "linear") return resize_bilinear_node(i, ctm, sh, sw);
     const std::string nm = ir::attr_string(n.attrs, "nearest_mode", "round_prefer_floor");
     for (const auto& [s, len] : {std::pair{sh, H}, std::pair{sw, W}})
         for (int64_t o = 0; o < s * len; ++o)
@@ -240,6 +242,50 @@ bool Compiler::resize_node(size_t i) {
             const DeviceTensor &src = m_.tensors.at(x), &dst = m_.tensors.at(y);
             const uint64_t off = scratch.empty() ? 0 : m_.tensors.at(scratch).offset;
             return lower_resize_nearest_op(name, src, dst, static_cast<int>(sh), static_cast<int>(sw), off, soc_, core);
+        },
+        false);
+    return true;
+}
+
+bool Compiler::resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh, int64_t sw) {
+    const ir::Node& n = g_.nodes()[i];
+    // half_pixel and pytorch_half_pixel (the same for outputs longer than 1) sample the source at
+    // (o + 0.5) / f - 0.5, clamped to the edges: the fixed-kernel form of lower_resize.cpp.
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel")
+        unsupported(fmt::format("bilinear Resize with coordinate mode {} (the fixed kernel is half_pixel's)", ctm));
+    const DeviceTensor& in = dev_q(n.input(0));
+    dev_q(n.outputs[0]);
+    Layer L = base_layer(i, "Resize", Unit::Npu);
+    int dh = 1, dw = 1;
+    const size_t th = bilinear_taps(static_cast<int>(sh), dh).size(), tw = bilinear_taps(static_cast<int>(sw), dw).size();
+    L.note = fmt::format("bilinear x{}x{}: replicate pad + nearest upsampling (DPU/PPU copies), {}x{} depthwise conv "
+                         "with integer taps / {}",
+                         sh, sw, th, tw, dh * dw);
+    L.macs = static_cast<uint64_t>(in.c) * static_cast<uint64_t>(in.h * sh * in.w * sw) * th * tw;
+    const std::string x = n.input(0), y = n.outputs[0];
+    std::vector<std::string> names;
+    int k = 0;
+    for (const auto& [h, w] : resize_bilinear_scratch(in, static_cast<int>(sh), static_cast<int>(sw))) {
+        DeviceTensor t = in;
+        t.name = fmt::format("{}/npusim_bilinear_scratch{}", y, k++);
+        t.ir_shape = {1, in.c, h, w};
+        t.h = h, t.w = w;
+        t.line_stride = static_cast<uint32_t>(t.w * t.c2);
+        t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(h), 16));
+        t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((in.c + in.c2 - 1) / in.c2);
+        t.alias_of.clear();
+        m_.tensors[t.name] = t;
+        scratch_[t.name] = cur_unit_;
+        names.push_back(t.name);
+    }
+    const int core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, x, y, sh, sw, core, names, name = n.name]() {
+            std::vector<DeviceTensor> s;
+            for (const auto& nm : names) s.push_back(m_.tensors.at(nm));
+            return lower_resize_bilinear_op(name, m_.tensors.at(x), m_.tensors.at(y), static_cast<int>(sh),
+                                            static_cast<int>(sw), s, arena_, soc_, core);
         },
         false);
     return true;

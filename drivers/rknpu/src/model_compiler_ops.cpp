@@ -255,25 +255,39 @@ bool Compiler::add(size_t i) {
                ys_shape[2] * ys_shape[3] > 1;
     };
     size_t ai = 0, bi = 3;
-    if (per_channel(a) && !per_channel(b)) std::swap(a, b), std::swap(ai, bi);
+    // Sub (x - y) runs as y's term negated on the MRDMA (lower_rsub_op: b - a), so the MRDMA input
+    // is y, which must then be the full-size one (the ERDMA's per-channel operand is not negated).
+    const bool sub = n.op_type == "QLinearSub";
+    if (sub) {
+        if (per_channel(b) && !per_channel(a))
+            unsupported("Sub of a [1,C,1,1] subtrahend (the EW operand's convert scale is not negated)");
+        std::swap(a, b), std::swap(ai, bi);
+    } else if (per_channel(a) && !per_channel(b)) {
+        std::swap(a, b), std::swap(ai, bi);
+    }
     const bool chan = per_channel(b);
     if (g_.value(a).shape != ys_shape || (!chan && g_.value(b).shape != ys_shape))
         unsupported(n.op_type + " with broadcasting other than [1,C,1,1] per channel");
-    if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported("QLinearAdd with a constant input");
+    if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
     dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
     dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
     dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
     const bool mul = n.op_type == "QLinearMul";
-    Layer L = base_layer(i, mul ? "Mul" : "Add", Unit::Npu);
+    const decltype(&lower_add_op) lower = mul                        ? lower_mul_op
+                                 : sub                         ? lower_rsub_op
+                                 : n.op_type == "QLinearMax"   ? lower_max_op
+                                 : n.op_type == "QLinearMin"   ? lower_min_op
+                                                               : lower_add_op;
+    Layer L = base_layer(i, n.op_type.substr(7), Unit::Npu);  // QLinearAdd -> Add, ...
     L.inputs = {a, b};  // the full-size input first: its rows are what each task reads
     L.in_shape = shape_of(a);
     push_npu(
         std::move(L),
-        [this, a, b, y, mul, chan, name = n.name]() {
+        [this, a, b, y, lower, chan, name = n.name]() {
             const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
             return across_cores(ty.h, [&](int y0, int rows, int core) {
-                return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows),
-                                                           rows_of(ty, y0, rows), arena_, soc_, core);
+                return lower(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows), rows_of(ty, y0, rows),
+                             arena_, soc_, core);
             });
         },
         true);

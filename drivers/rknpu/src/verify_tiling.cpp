@@ -98,7 +98,9 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     const ir::Node& n = *np;
     const std::string& op = n.op_type;
     // Transpose to channel-last (a row-major output): every output element may come from any row.
-    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose") {
+    // A bilinear Resize (lower_resize.cpp) reads its whole input into a padded scratch first.
+    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose" ||
+        (op == "Resize" && ir::attr_string(n.attrs, "mode", "nearest") == "linear")) {
         g.kind = RowGeom::All;
         return g;
     }
