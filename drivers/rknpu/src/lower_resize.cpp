@@ -18,6 +18,7 @@
 // Every task but the convolution's writes a layer-internal scratch (NpuTask::intermediate).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "lower_move.h"
@@ -109,9 +110,14 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
     op.w_scales = {1.0f / static_cast<float>(dh * dw)};
     op.in_scale = in.scale, op.out_scale = out.scale;
     op.in_zp = in.zp, op.out_zp = out.zp;
+    // Each conv task's input window in the layer input's rows (verify_tiling): view row v is row
+    // (v + fh - J) / fh - 1 of the input (the padded upsampling's row over fh, less the pad row).
+    // Its CBUF figures are the conv planner's, for the rows of the upsampled scratch it loads.
+    auto x_row = [&](int v) { return std::clamp((v + fh - (KH - 1) / 2) / fh - 1, 0, in.h - 1); };
     for (TaskBody& t : lower_conv_op(op, view, out, arena, soc, {core})) {
         t.meta.what = fmt::format("bilinear x{}x{}: {}x{} kernel, {}", fh, fw, KH, KW, t.meta.what);
-        t.meta.in_window = whole_in;
+        const NpuTask::Window v = t.meta.in_window;
+        t.meta.in_window = {v.c0, v.c1, x_row(v.y0), x_row(v.y1 - 1) + 1, 0, in.w};
         tasks.push_back(std::move(t));
     }
     return tasks;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,8 +42,9 @@ Window intersection(const Window& a, const Window& b) {
 /// Row geometry of the node that a layer starts with: output row y needs input rows
 /// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
 struct RowGeom {
-    enum Kind { Same, Kernel, All } kind = Same;
+    enum Kind { Same, Kernel, All, Bilinear } kind = Same;
     int stride = 1, pad_top = 0, eff = 1;
+    int factor = 1;  ///< Bilinear: the row upsampling factor (output row y reads rows near (y + 0.5) / f - 0.5)
     bool all_channels = false;  ///< a full (non-depthwise) convolution reads every input channel
 };
 
@@ -98,10 +100,15 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     const ir::Node& n = *np;
     const std::string& op = n.op_type;
     // Transpose to channel-last (a row-major output): every output element may come from any row.
-    // A bilinear Resize (lower_resize.cpp) reads its whole input into a padded scratch first.
-    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose" ||
-        (op == "Resize" && ir::attr_string(n.attrs, "mode", "nearest") == "linear")) {
+    if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose") {
         g.kind = RowGeom::All;
+        return g;
+    }
+    // A bilinear (half_pixel) Resize by an integer row factor: output row y interpolates input rows
+    // floor((y + 0.5) / f - 0.5) and the next, clamped to the edges.
+    if (op == "Resize" && ir::attr_string(n.attrs, "mode", "nearest") == "linear" && in_h > 0 && out_h % in_h == 0) {
+        g.kind = RowGeom::Bilinear;
+        g.factor = out_h / in_h;
         return g;
     }
     if (op == "Slice") {  // output row y reads input row start + y * step (height axis 2 only)
@@ -264,6 +271,10 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             } else if (geo.kind == RowGeom::Kernel) {
                 need0 = ow.y0 * geo.stride - geo.pad_top;
                 need1 = (ow.y1 - 1) * geo.stride - geo.pad_top + geo.eff;
+            } else if (geo.kind == RowGeom::Bilinear) {
+                const int f2 = 2 * geo.factor;  // floor((2y + 1 - f) / 2f), exact in integers
+                auto src = [&](int y) { return static_cast<int>(std::floor(static_cast<double>(2 * y + 1 - geo.factor) / f2)); };
+                need0 = src(ow.y0), need1 = src(ow.y1 - 1) + 2;
             }
             need0 = std::max(0, need0), need1 = std::min(in->h, need1);
             if (need0 < need1 && (iw.y0 > need0 || iw.y1 < need1))
