@@ -372,6 +372,7 @@ class Compiler {
     bool slice_node(size_t i);   ///< int8 Slice: channel view, PPU window copy or 1x1 selection conv
     bool split_node(size_t i);   ///< int8 Split along channels: C2-aligned views
     bool resize_node(size_t i);  ///< int8 nearest Resize by integer factors: DPU copies
+    bool pad_node(size_t i);     ///< int8 constant Pad of H / W: DPU fills and a notched copy
     /// Bilinear Resize by integer factors (lower_resize.cpp), from resize_node.
     bool resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh, int64_t sw);
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies

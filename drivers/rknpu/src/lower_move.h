@@ -3,6 +3,8 @@
 // WDMA out with a row notch) and the PPU (PPU_RDMA window with line/surface strides, 1x1 kernel).
 // Internal to the model compiler; the block mapping is an assumption (COMPILER.md, "Data movement").
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,8 +20,11 @@ namespace drv::rknpu {
 /// does not fit its register field. The task's windows are left to the caller.
 /// `channel_last` (issue 15): the WDMA writes the cube channel-last instead (TP_EN, SIZE_C_WDMA =
 /// c - 1: per pixel in row order its c channels, assumption A-TP), `w * h * c` bytes from `dst`.
+/// `fill` (issue 15, Pad's border): the output convert at scale 0, offset *fill: every value written
+/// is the code *fill (the bytes read are ignored).
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
-                        int w, int h, int c, int notch, int atom, int core, bool channel_last = false);
+                        int w, int h, int c, int notch, int atom, int core, bool channel_last = false,
+                        std::optional<int32_t> fill = std::nullopt);
 
 /// Nearest-neighbour upsampling by integer factors (out = in[y / sh][x / sw]) as DPU copies:
 /// width: sw tasks reading the input as one-atom rows (one per pixel) and writing every sw-th
@@ -33,6 +38,12 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
 
 /// Bytes of the width-pass scratch of lower_resize_nearest_op (0 when sw = 1 or sh = 1).
 uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw);
+
+/// Constant Pad of H and W (issue 15): DPU tasks writing the border strips with the pad code (output
+/// convert scale 0, offset `code`), then a DPU copy of the input into the interior (row notch
+/// out.w - in.w). `top` / `left` pixels before, the rest after (out's size). Exact.
+std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out, int top,
+                                   int left, int32_t code, const hw::SocProfile& soc, int core);
 
 /// Window copy on the PPU: `win` is a view of the source (offset at the window's first atom,
 /// the source's line and surface strides, w/h/c the window before the step), `out` compact;

@@ -16,7 +16,7 @@ std::vector<int64_t> int64s(const num::Tensor& t) {
     for (size_t k = 0; k < v.size(); ++k) {
         if (t.dtype() == num::DType::I64) v[k] = t.data<int64_t>()[k];
         else if (t.dtype() == num::DType::I32) v[k] = t.data<int32_t>()[k];
-        else unsupported("Slice parameter is not int32/int64");
+        else unsupported("Slice / Pad parameter is not int32/int64");
     }
     return v;
 }
@@ -242,6 +242,45 @@ bool Compiler::resize_node(size_t i) {
             const DeviceTensor &src = m_.tensors.at(x), &dst = m_.tensors.at(y);
             const uint64_t off = scratch.empty() ? 0 : m_.tensors.at(scratch).offset;
             return lower_resize_nearest_op(name, src, dst, static_cast<int>(sh), static_cast<int>(sw), off, soc_, core);
+        },
+        false);
+    return true;
+}
+
+bool Compiler::pad_node(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& xv = g_.value(n.input(0));
+    const ir::Value& yv = g_.value(n.outputs.at(0));
+    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
+    if (ir::attr_string(n.attrs, "mode", "constant") != "constant") unsupported("Pad mode other than constant");
+    if (xv.shape.size() != 4 || yv.shape.size() != 4) unsupported("Pad of a tensor that is not 4-D");
+    if (n.inputs.size() > 3 && !n.input(3).empty()) unsupported("Pad with axes");
+    const num::Tensor* pads = n.has_input(1) ? const_of(g_, n, 1) : nullptr;
+    if (!pads || pads->numel() != 8) unsupported("Pad without 8 constant pads");
+    const std::vector<int64_t> p = int64s(*pads);
+    if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) unsupported("Pad of the batch or channel axis");
+    for (int64_t v : p)
+        if (v < 0) unsupported("negative Pad (a crop)");
+    DeviceTensor& in = dev_q(n.input(0));
+    DeviceTensor& out = dev_q(n.outputs[0]);
+    if (in.scale != out.scale || in.zp != out.zp) unsupported("Pad changes the quantization");
+    // The pad value's code in the tensor's quantization (QuantizeLinear's rounding: half to even).
+    float cv = 0.f;
+    if (n.has_input(2)) {
+        const num::Tensor* c = const_of(g_, n, 2);
+        if (!c || c->numel() != 1) unsupported("Pad constant_value is not a constant scalar");
+        cv = c->dtype() == num::DType::F32 ? floats_of(*c)[0] : static_cast<float>(ints_of(*c)[0]);
+    }
+    const int32_t code =
+        std::clamp(static_cast<int32_t>(std::nearbyint(cv / in.scale)) + in.zp, int32_t{-128}, int32_t{127});
+    Layer L = base_layer(i, "Pad", Unit::Npu);
+    L.note = fmt::format("constant {} (code {}): DPU fills of the border, a notched DPU copy of the input", cv, code);
+    const std::string x = n.input(0), y = n.outputs[0];
+    const int top = static_cast<int>(p[2]), left = static_cast<int>(p[3]), core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, x, y, top, left, code, core, name = n.name]() {
+            return lower_pad_op(name, m_.tensors.at(x), m_.tensors.at(y), top, left, code, soc_, core);
         },
         false);
     return true;

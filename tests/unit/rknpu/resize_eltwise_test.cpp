@@ -46,6 +46,7 @@ void attr_str(::onnx::NodeProto& n, const std::string& name, const std::string& 
 
 /// x [1,8,H,W] -> Q -> 3x3 conv to 24 channels -> c (uint8) then
 ///   Resize linear half_pixel x2, x4, x3 (rows) x2 (cols, pytorch_half_pixel), align_corners (CPU: no lowering)
+///   Pad H/W with a constant (exact: DPU fills and a notched copy)
 ///   Sub(c, d), Max(c, d), Min(c, d) with d a second conv of x (other scale), Sub(c, [1,C,1,1] GAP of d)
 drv::ir::Graph graph(int H, int W) {
     test_onnx::ModelBuilder b(13);
@@ -99,6 +100,13 @@ drv::ir::Graph graph(int H, int W) {
         dq(name + "_y", name + "_y", "y_" + name);
         b.output("y_" + name);
     };
+    // Pad H/W with a constant (0.3: a code off the zero point), c's quantization: exact.
+    b.init_i64("pads", {8}, {0, 0, 1, 2, 0, 0, 2, 1});
+    b.init_f32("pad_v", {}, {0.3f});
+    b.node("Pad", {data("c"), "pads", "pad_v"}, {"padf"}, "pad");
+    b.node("QuantizeLinear", {"padf", "c_s", "c_z"}, {"pad_q"});
+    dq("pad_q", "c", "y_pad");
+    b.output("y_pad");
     binary("Sub", "c", "d", 0.06f, 128);
     binary("Max", "c", "d", 0.05f, 100);
     binary("Min", "d", "c", 0.045f, 140);
@@ -123,7 +131,7 @@ void check_soc(const char* soc_name, int H, int W) {
                   << (L.unit == Unit::Npu ? "NPU" : L.unit == Unit::Cpu ? "CPU" : "view") << " tasks "
                   << L.tasks.size() << (L.note.empty() ? "" : ": " + L.note) << "\n";
     }
-    for (const char* name : {"bilinear2", "bilinear4", "bilinear32", "Sub", "Max", "Min"}) {
+    for (const char* name : {"bilinear2", "bilinear4", "bilinear32", "Sub", "Max", "Min", "pad"}) {
         ASSERT_TRUE(by_name.count(name)) << name;
         EXPECT_EQ(by_name.at(name)->unit, Unit::Npu) << soc_name << " " << name << ": " << by_name.at(name)->note;
         EXPECT_GT(by_name.at(name)->tasks.size(), 0u) << name;
@@ -145,6 +153,9 @@ void check_soc(const char* soc_name, int H, int W) {
         std::cout << "[resize/eltwise " << soc_name << "] isolated " << L.name << " (" << L.op << "): " << c.diff.str()
                   << "\n";
         EXPECT_LE(c.diff.max_diff, 1) << soc_name << " " << L.name << ": " << c.diff.str();
+        if (L.name == "pad") {  // data movement: exact
+            EXPECT_TRUE(c.diff.exact()) << soc_name << " pad: " << c.diff.str();
+        }
         if (L.name.rfind("bilinear", 0) == 0 || L.name == "Sub" || L.name == "Max" || L.name == "Min") {
             // Ties only: the exact value is an integer sum / D (bilinear: D = 16, 64, 12 for x2, x4,
             // x3x2; Sub/Max/Min: the 16-bit multipliers' 2^-(T+1) error), a half then rounds up on the
