@@ -273,6 +273,8 @@ class Compiler {
     /// that only one layer's copy is alive at a time (ResNet50: 25 MB of weights).
     void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
                    std::function<void(ConvOp&)> fill);
+    /// A dilated conv whose rows exceed the CBUF as row phases (lower_conv_phase.cpp), one core.
+    void push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w);
 
     /// QGemm (a, as, az, B, bs, bz, [C], [ys, yz]) or QLinearMatMul (a, as, az, B, bs, bz, ys, yz)
     /// with a [1, K] input and a constant int8 B: a 1x1 convolution on a 1x1xK input.

@@ -45,6 +45,17 @@ uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw);
 std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out, int top,
                                    int left, int32_t code, const hw::SocProfile& soc, int core);
 
+/// A dilated conv whose kernel rows (dilated height x input row bytes) exceed the CBUF's data banks
+/// beside one weight bank: lower it as row phases (lower_conv_phase.cpp).
+bool conv_rows_exceed_cbuf(const ConvOp& op, const DeviceTensor& in, const hw::SocProfile& soc);
+
+/// The d = op.dilation_h row phases of a dilated conv: each an undilated-in-H conv of the input rows
+/// of one residue (a view with a d-line stride) into `scratch` (compact, ceil(out.h / d) rows), then
+/// a DPU copy of those rows into every d-th output row. Exact.
+std::vector<TaskBody> lower_conv_row_phases(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out,
+                                            const DeviceTensor& scratch, ArenaBuilder& arena,
+                                            const hw::SocProfile& soc, const std::vector<int>& cores);
+
 /// Window copy on the PPU: `win` is a view of the source (offset at the window's first atom,
 /// the source's line and surface strides, w/h/c the window before the step), `out` compact;
 /// a 1x1 max pool with stride (step_h, step_w) picks every step-th element (exact).

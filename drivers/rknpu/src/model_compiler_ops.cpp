@@ -3,6 +3,7 @@
 // 1x1 convs, GlobalAveragePool as a depthwise conv, QLinearAdd/Mul, MaxPool, views, concat by
 // addressing or requantizing copies, DQ-BatchNorm-Q), deferred until the memory plan is known.
 #include "compiler_internal.h"
+#include "lower_move.h"
 
 namespace drv::rknpu::compiler_detail {
 
@@ -127,9 +128,43 @@ bool Compiler::conv(size_t i) {
     }
     std::string y = n.outputs[0];
     if (n.outputs.size() == 1 && !prelu && !float_out) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    if (!float_out && conv_rows_exceed_cbuf(op, in, soc_)) {
+        push_conv_phases(std::move(L), std::move(op), n.input(0), y, w->data<int8_t>());
+        return true;
+    }
     push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
+}
+
+void Compiler::push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w) {
+    // The phases' output rows, one phase at a time: a layer-internal scratch (lower_conv_phase.cpp).
+    const DeviceTensor& ty = m_.tensors.at(out);
+    DeviceTensor t = ty;
+    t.name = out + "/npusim_row_phase_scratch";
+    t.h = (ty.h + op.dilation_h - 1) / op.dilation_h;
+    t.ir_shape = {1, ty.c, t.h, ty.w};
+    t.line_stride = static_cast<uint32_t>(ty.w * ty.c2);
+    t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(t.h), 16));
+    t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((ty.c + ty.c2 - 1) / ty.c2);
+    t.alias_of.clear();
+    m_.tensors[t.name] = t;
+    scratch_[t.name] = cur_unit_;
+    // Each phase packs its own copy of the weights (push_conv's estimate, d times).
+    const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
+    const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
+    init_estimate_ += static_cast<uint64_t>(op.dilation_h) *
+                      (static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096);
+    L.note = (L.note.empty() ? "" : L.note + "; ") +
+             fmt::format("dilation {} in {} row phases (the dilated rows exceed the CBUF)", op.dilation_h, op.dilation_h);
+    push_npu(
+        std::move(L),
+        [this, op = std::move(op), in, out, w, s = t.name]() mutable {
+            if (!opts_.timing_only) op.weights_ref = w;  // timing-only: the weights are laid out unpacked
+            return lower_conv_row_phases(op, m_.tensors.at(in), m_.tensors.at(out), m_.tensors.at(s), arena_, soc_,
+                                         {m_.cores.front()});
+        },
+        false);
 }
 
 void Compiler::push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,

@@ -168,6 +168,62 @@ void check_soc(const char* soc_name, int H, int W) {
     EXPECT_EQ(checked, 6u) << soc_name;
 }
 
+/// A 3x3 conv with dilation 12 (DeepLab's ASPP) over 320 x 20 x 32: 25 input rows of 10 KiB do not
+/// fit the RK3566 CBUF beside a weight bank, so it runs as 12 row phases (lower_conv_phase.cpp);
+/// RK3588's larger CBUF takes it whole. Both within 1 LSB of the reference (the conv's own ties).
+TEST(ResizeEltwise, DilatedConvRowPhases) {
+    test_onnx::ModelBuilder b(13);
+    const int C = 320, K = 32, H = 20, W = 32;
+    b.input("x", kF32, {1, C, H, W});
+    b.init_f32("x_s", {}, {0.02f});
+    b.init_int("x_z", kU8, {}, {120});
+    b.node("QuantizeLinear", {"x", "x_s", "x_z"}, {"xq"});
+    b.node("DequantizeLinear", {"xq", "x_s", "x_z"}, {"xf"});
+    b.init_int("w", kI8, {K, C, 3, 3}, ramp(static_cast<size_t>(K) * C * 9, -20, 20, 3));
+    b.init_f32("w_s", {}, {0.002f});
+    b.init_int("w_z", kI8, {}, {0});
+    b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+    auto& cv = b.node("Conv", {"xf", "wf"}, {"cf"}, "aspp12");
+    test_onnx::ModelBuilder::attr_ints(cv, "pads", {12, 12, 12, 12});
+    test_onnx::ModelBuilder::attr_ints(cv, "dilations", {12, 12});
+    b.init_f32("c_s", {}, {0.05f});
+    b.init_int("c_z", kU8, {}, {128});
+    b.node("QuantizeLinear", {"cf", "c_s", "c_z"}, {"cq"});
+    b.node("DequantizeLinear", {"cq", "c_s", "c_z"}, {"y"});
+    b.output("y");
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), io, "aspp12.onnx");
+    for (const char* soc_name : {"rk3566", "rk3588"}) {
+        const hw::SocProfile soc = hw::load_named_profile(soc_name);
+        const CompiledModel m = compile_model(g, soc);
+        for (const auto& problem : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << ": " << problem;
+        const Layer* L = nullptr;
+        for (const auto& l : m.layers)
+            if (l.name == "aspp12") L = &l;
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->unit, Unit::Npu) << soc_name << ": " << L->note;
+        const bool phased = L->note.find("row phases") != std::string::npos;
+        EXPECT_EQ(phased, std::string(soc_name) == "rk3566") << soc_name << ": " << L->note;
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 4, 0);
+        const auto ref = sim::reference_values(g, in);
+        sim::DirectOptions d;
+        d.isolated_reference = &ref;
+        const sim::DirectResult r = sim::run_direct(m, soc, in, d);
+        bool seen = false;
+        for (const auto& c : r.layers)
+            if (m.layers[c.layer].name == "aspp12") {
+                seen = true;
+                std::cout << "[row phases " << soc_name << "] " << c.diff.str() << "\n";
+                EXPECT_LE(c.diff.max_diff, 1) << soc_name << ": " << c.diff.str();
+                EXPECT_LE(c.diff.off_by_one * 100, c.diff.values) << soc_name << ": " << c.diff.str();
+            }
+        EXPECT_TRUE(seen) << soc_name;
+    }
+}
+
 TEST(ResizeEltwise, BilinearSubMaxMinRk3588) { check_soc("rk3588", 10, 12); }
 TEST(ResizeEltwise, BilinearSubMaxMinRk3566EightByteAtoms) { check_soc("rk3566", 6, 8); }
 
