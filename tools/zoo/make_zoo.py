@@ -50,6 +50,18 @@ CITED = {  # (parameters, MACs) commonly cited; calibration/README.md
 # ----------------------------------------------------------------------------------------------
 # Numpy reference used only for calibration ranges.
 def conv2d(x, w, b, stride, pad, group, dilation=1):
+    if dilation > 1 and group == 1:  # one product per tap of the shifted input (no zero-filled kernel)
+        m0, c0, kh0, kw0 = w.shape
+        xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+        oh = (xp.shape[2] - (kh0 - 1) * dilation - 1) // stride + 1
+        ow = (xp.shape[3] - (kw0 - 1) * dilation - 1) // stride + 1
+        y = np.zeros((x.shape[0], m0, oh, ow), np.float32)
+        for i in range(kh0):
+            for j in range(kw0):
+                win = xp[:, :, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                         j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
+                y += np.einsum("nchw,mc->nmhw", win, w[:, :, i, j], optimize=True)
+        return (y + (b.reshape(1, -1, 1, 1) if b is not None else 0)).astype(np.float32)
     if dilation > 1:  # dilated kernel = kernel with zeros between taps
         m0, c0, kh0, kw0 = w.shape
         wd_ = np.zeros((m0, c0, (kh0 - 1) * dilation + 1, (kw0 - 1) * dilation + 1), np.float32)
@@ -684,7 +696,9 @@ class Emitter:
         scales = self.init(y + "_scales", np.array([1, 1, f, f], np.float32))
         self.node("Resize", [self.src(ins[0]), "", scales], [out], mode="linear",
                   coordinate_transformation_mode="half_pixel")
-        self.finish(out, y)
+        # onnxruntime's quantize_static (QDQResize) gives a Resize's output its input's scale and zero
+        # point, linear as nearest (bilinear interpolation stays inside the input's range).
+        self.finish(out, y, same_as=ins[0])
 
     def op_relu(self, ins, y, p):
         out = y if not self.qdq else y + "_f"

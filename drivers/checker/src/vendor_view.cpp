@@ -177,6 +177,9 @@ void Builder::back_map() {
         {"com.microsoft.QLinearSigmoid", {"Sigmoid", {0}}},
         {"com.microsoft.QLinearLeakyRelu", {"LeakyRelu", {0}}},
         {"com.microsoft.QLinearSoftmax", {"Softmax", {0}}},
+        {"npusim.QLinearSub", {"Sub", {0, 3}}},  // the RKNPU compiler's two-tensor units (issue 15)
+        {"npusim.QLinearMax", {"Max", {0, 3}}},
+        {"npusim.QLinearMin", {"Min", {0, 3}}},
     };
     for (auto& w : w_) {
         ir::Node& n = w.node;

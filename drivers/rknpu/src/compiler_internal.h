@@ -274,6 +274,8 @@ class Compiler {
     /// that only one layer's copy is alive at a time (ResNet50: 25 MB of weights).
     void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
                    std::function<void(ConvOp&)> fill);
+    /// A dilated conv whose rows exceed the CBUF as row phases (lower_conv_phase.cpp), one core.
+    void push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w);
 
     /// QGemm (a, as, az, B, bs, bz, [C], [ys, yz]) or QLinearMatMul (a, as, az, B, bs, bz, ys, yz)
     /// with a [1, K] input and a constant int8 B: a 1x1 convolution on a 1x1xK input.
@@ -389,6 +391,9 @@ class Compiler {
     bool slice_node(size_t i);   ///< int8 Slice: channel view, PPU window copy or 1x1 selection conv
     bool split_node(size_t i);   ///< int8 Split along channels: C2-aligned views
     bool resize_node(size_t i);  ///< int8 nearest Resize by integer factors: DPU copies
+    bool pad_node(size_t i);     ///< int8 constant Pad of H / W: DPU fills and a notched copy
+    /// Bilinear Resize by integer factors (lower_resize.cpp), from resize_node.
+    bool resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh, int64_t sw);
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
     bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image

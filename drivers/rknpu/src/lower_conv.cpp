@@ -190,8 +190,10 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     if (op.pad_bottom >= p.eff_h || op.pad_right >= p.eff_w) fail(op, "bottom/right padding reaches past the kernel");
     if (in.w > 2047 || in.h > 2047 || p.out_w > 2047) fail(op, "width/height exceeds the CNA's 11-bit fields");
     if (in.line_stride < static_cast<uint64_t>(in.w * row_atom)) fail(op, "input line stride below width*C2");
-    if (in.c > c2 && in.surf_stride < static_cast<uint64_t>(in.line_stride) * in.h)
-        fail(op, "input surface stride below line_stride*height");
+    // The rows of a surface end before the next surface begins (a view with a line stride of several
+    // rows, lower_conv_phase.cpp, ends its last row short of h line strides).
+    if (in.c > c2 && in.surf_stride < static_cast<uint64_t>(in.line_stride) * (in.h - 1) + static_cast<uint64_t>(in.w * row_atom))
+        fail(op, "input surface stride below the rows of a surface");
     // The DPU writes compact lines: the output band of a surface is contiguous.
     const int64_t out_atom = op.float_out ? int64_t{out_c2} * 2 : row_atom;
     if (out.line_stride != static_cast<uint64_t>(out.w * out_atom))

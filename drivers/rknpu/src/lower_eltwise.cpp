@@ -270,13 +270,18 @@ std::optional<std::vector<TaskBody>> split_unary(
 
 }  // namespace dpu_only
 
-std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
-                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
-    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_add_op, split)) return split;
-    // The ratios as onnxruntime's kernel forms them: float32 sa / sc and sb / sc (qlinear.cpp QAdd).
+namespace {
+
+/// The scaled pair of Add / Sub / Max / Min: BS `(a - za) * Ma` (Ma negated for b - a), EW
+/// `(b - zb) * Mb` from the ERDMA cube, combined by the EW ALU (`algo`: ADD, MAX, MIN), then `>> T`,
+/// `+ zo`. Max/Min of the two terms commute with the rounding shift (both are monotonic), so
+/// Max/Min are as exact as Add. The multipliers with their common output factor K as QLinearAdd's
+/// (plan_add_scales), the ratios formed in float32 as onnxruntime's kernel forms them.
+TaskBody scaled_pair(const std::string& name, const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& out,
+                     int core, uint64_t algo, bool negate_a, const char* what) {
     const double ra = static_cast<double>(a.scale / out.scale), rb = static_cast<double>(b.scale / out.scale);
     const AddScales q = plan_add_scales(ra, rb, name);
-    const int64_t ma = q.ma, mb = q.mb;
+    const int64_t ma = q.ma * (negate_a ? -1 : 1), mb = q.mb;
     BodyBuilder bb;
     emit_dpu_common(bb, a, out);
     // BS: (a - za) * Ma; EW: (b - zb) * Mb from the ERDMA cube, added; output: >> T, + zo.
@@ -287,15 +292,16 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
                                    {"BS_MUL_BYPASS", 0},
                                    {"BS_RELU_BYPASS", 1}});
     bb.write("DPU_BS_ALU_CFG", static_cast<uint32_t>(-a.zp));
-    bb.write_fields("DPU_BS_MUL_CFG",
-                    {{"BS_MUL_SRC", 0}, {"BS_MUL_OPERAND", static_cast<uint64_t>(ma)}, {"BS_MUL_SHIFT_VALUE", 0}});
+    bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 0},
+                                       {"BS_MUL_OPERAND", static_cast<uint64_t>(static_cast<uint16_t>(ma))},
+                                       {"BS_MUL_SHIFT_VALUE", 0}});
     bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
                                    {"EW_OP_BYPASS", 0},
                                    {"EW_OP_TYPE", 0},
                                    {"EW_OP_SRC", 1},
                                    {"EW_DATA_MODE", per_channel(b, out) ? kPerChannel : kPerPixel},
                                    {"EDATA_SIZE", kEightBit},
-                                   {"EW_ALU_ALGO", en::AluAlgo::ADD},
+                                   {"EW_ALU_ALGO", algo},
                                    {"EW_OP_CVT_BYPASS", 0},
                                    {"EW_LUT_BYPASS", 1},
                                    {"EW_RELU_BYPASS", 1}});
@@ -311,7 +317,33 @@ std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& 
     bb.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(out.zp));
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", static_cast<uint64_t>(q.k)}});
     bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", static_cast<uint64_t>(q.t)}});
-    return {bb.finish(dpu_meta(fmt::format("add {}x{}x{}", out.c, out.h, out.w), out, core))};
+    return bb.finish(dpu_meta(fmt::format("{} {}x{}x{}", what, out.c, out.h, out.w), out, core));
+}
+
+}  // namespace
+
+std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_add_op, split)) return split;
+    return {scaled_pair(name, a, b, out, core, static_cast<uint64_t>(en::AluAlgo::ADD), false, "add")};
+}
+
+std::vector<TaskBody> lower_rsub_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_rsub_op, split)) return split;
+    return {scaled_pair(name, a, b, out, core, static_cast<uint64_t>(en::AluAlgo::ADD), true, "sub")};
+}
+
+std::vector<TaskBody> lower_max_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_max_op, split)) return split;
+    return {scaled_pair(name, a, b, out, core, static_cast<uint64_t>(en::AluAlgo::MAX), false, "max")};
+}
+
+std::vector<TaskBody> lower_min_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core) {
+    if (std::vector<TaskBody> split; binary_prologue(name, a, b, out, arena, soc, core, lower_min_op, split)) return split;
+    return {scaled_pair(name, a, b, out, core, static_cast<uint64_t>(en::AluAlgo::MIN), false, "min")};
 }
 
 std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,

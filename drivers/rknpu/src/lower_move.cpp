@@ -31,7 +31,8 @@ uint64_t u(int v) { return static_cast<uint64_t>(v); }
 }  // namespace
 
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
-                        int w, int h, int c, int notch, int atom, int core, bool channel_last, bool fp16) {
+                        int w, int h, int c, int notch, int atom, int core, bool channel_last, bool fp16,
+                        std::optional<int32_t> fill) {
     const uint64_t eb = fp16 ? 2 : 1;  // bytes per element; `atom` counts channels
     const uint64_t compact = u(w) * u(h) * u(atom) * eb;
     if (w < 1 || h < 1 || c < 1 || u(w) > kCubeMax || u(h) > kCubeMax || u(c) > kCubeMax)
@@ -63,8 +64,8 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
     b.write_fields(
         "DPU_EW_CFG",
         {{"EW_BYPASS", 1}, {"EW_OP_BYPASS", 1}, {"EW_LUT_BYPASS", 1}, {"EW_OP_CVT_BYPASS", 1}, {"EW_RELU_BYPASS", 1}});
-    b.write("DPU_OUT_CVT_OFFSET", 0);
-    b.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", fp16 ? 1u : 0u}});
+    b.write("DPU_OUT_CVT_OFFSET", static_cast<uint32_t>(fill.value_or(0)));
+    b.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", fill ? 0u : 1u}, {"FP32TOFP16_EN", fp16 ? 1u : 0u}});
     b.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", u(w - 1)}});
     b.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", u(h - 1)}});
@@ -166,6 +167,50 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
                 }
         }
     }
+    return tasks;
+}
+
+std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out, int top,
+                                   int left, int32_t code, const hw::SocProfile& soc, int core) {
+    auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Pad '{}': {}", name, why)); };
+    const int atom = soc.npu.c2_int8.value;
+    const int bottom = out.h - in.h - top, right = out.w - in.w - left;
+    if (in.c2 != atom || out.c2 != atom || in.c != out.c) bad("tensor C2 or channels differ");
+    if (top < 0 || left < 0 || bottom < 0 || right < 0) bad("negative padding");
+    for (const DeviceTensor* t : {&in, &out})
+        if (t->line_stride != static_cast<uint32_t>(t->w * atom)) bad(fmt::format("rows of '{}' are not compact", t->name));
+    const uint64_t A = u(atom), row = u(out.w) * A;
+    std::vector<TaskBody> tasks;
+    // The border: DPU tasks whose output convert is scale 0, offset `code` (every value the pad
+    // code); each reads, and ignores, the bytes of the strip it writes (same cube, compact).
+    // A cube whose compact surface is not a whole number of 16-byte units (8-byte atoms, odd w*h)
+    // cannot skip to the next surface (the MRDMA's notch is in 16-byte units): one task per C1
+    // surface then.
+    auto copy = [&](const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, int w, int h, int notch,
+                    NpuTask::Window win, std::optional<int32_t> f) {
+        if (w < 1 || h < 1) return;
+        const bool whole = out.c <= atom || (u(w) * u(h) * A) % 16 == 0;
+        for (int c0 = 0; c0 < out.c; c0 += whole ? out.c : atom) {
+            const int c = whole ? out.c : std::min(atom, out.c - c0);
+            const uint64_t s = u(c0 / atom);
+            TaskBody t = lower_dpu_copy(what, src + s * src_surf, src_surf, dst + s * out.surf_stride, out.surf_stride, w, h,
+                                        c, notch, atom, core, false, false, f);
+            t.meta.out_window = win;
+            t.meta.out_window.c0 = c0, t.meta.out_window.c1 = c0 + c;
+            t.meta.in_window = {c0, c0 + c, 0, in.h, 0, in.w};
+            tasks.push_back(std::move(t));
+        }
+    };
+    auto fill = [&](const char* what, uint64_t dst, int w, int h, int notch, NpuTask::Window win) {
+        copy(fmt::format("pad {} {}x{}", what, h, w), dst, out.surf_stride, dst, w, h, notch, win, code);
+    };
+    fill("top", out.offset, out.w, top, 0, {0, out.c, 0, top, 0, out.w});
+    fill("bottom", out.offset + u(top + in.h) * row, out.w, bottom, 0, {0, out.c, top + in.h, out.h, 0, out.w});
+    fill("left", out.offset + u(top) * row, left, in.h, out.w - left, {0, out.c, top, top + in.h, 0, left});
+    fill("right", out.offset + u(top) * row + u(left + in.w) * A, right, in.h, out.w - right,
+         {0, out.c, top, top + in.h, left + in.w, out.w});
+    copy(fmt::format("pad interior {}x{}", in.h, in.w), in.offset, in.surf_stride, out.offset + u(top) * row + u(left) * A,
+         in.w, in.h, out.w - in.w, {0, out.c, top, top + in.h, left, left + in.w}, std::nullopt);
     return tasks;
 }
 

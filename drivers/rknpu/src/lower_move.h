@@ -3,7 +3,10 @@
 // WDMA out with a row notch) and the PPU (PPU_RDMA window with line/surface strides, 1x1 kernel).
 // Internal to the model compiler; the block mapping is an assumption (COMPILER.md, "Data movement").
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "drv/rknpu/lower.h"
@@ -18,9 +21,11 @@ namespace drv::rknpu {
 /// `channel_last` (issue 15): the WDMA writes the cube channel-last instead (TP_EN, SIZE_C_WDMA =
 /// c - 1: per pixel in row order its c channels, assumption A-TP), `w * h * c` bytes from `dst`.
 /// `fp16` (issue 14): fp16 elements, `atom` channels of 2 bytes per pixel (the DPU's fp16 precision).
+/// `fill` (issue 15, Pad's border): the output convert at scale 0, offset *fill: every value written
+/// is the code *fill (the bytes read are ignored).
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
                         int w, int h, int c, int notch, int atom, int core, bool channel_last = false,
-                        bool fp16 = false);
+                        bool fp16 = false, std::optional<int32_t> fill = std::nullopt);
 
 /// Nearest-neighbour upsampling by integer factors (out = in[y / sh][x / sw]) as DPU copies:
 /// width: sw tasks reading the input as one-atom rows (one per pixel) and writing every sw-th
@@ -35,11 +40,47 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
 /// Bytes of the width-pass scratch of lower_resize_nearest_op (0 when sw = 1 or sh = 1).
 uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw);
 
+/// Constant Pad of H and W (issue 15): DPU tasks writing the border strips with the pad code (output
+/// convert scale 0, offset `code`), then a DPU copy of the input into the interior (row notch
+/// out.w - in.w). `top` / `left` pixels before, the rest after (out's size). Exact.
+std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out, int top,
+                                   int left, int32_t code, const hw::SocProfile& soc, int core);
+
+/// A dilated conv whose kernel rows (dilated height x input row bytes) exceed the CBUF's data banks
+/// beside one weight bank: lower it as row phases (lower_conv_phase.cpp).
+bool conv_rows_exceed_cbuf(const ConvOp& op, const DeviceTensor& in, const hw::SocProfile& soc);
+
+/// The d = op.dilation_h row phases of a dilated conv: each an undilated-in-H conv of the input rows
+/// of one residue (a view with a d-line stride) into `scratch` (compact, ceil(out.h / d) rows), then
+/// a DPU copy of those rows into every d-th output row. Exact.
+std::vector<TaskBody> lower_conv_row_phases(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out,
+                                            const DeviceTensor& scratch, ArenaBuilder& arena,
+                                            const hw::SocProfile& soc, const std::vector<int>& cores);
+
 /// Window copy on the PPU: `win` is a view of the source (offset at the window's first atom,
 /// the source's line and surface strides, w/h/c the window before the step), `out` compact;
 /// a 1x1 max pool with stride (step_h, step_w) picks every step-th element (exact).
 std::vector<TaskBody> lower_window_copy_op(const std::string& name, const DeviceTensor& win, const DeviceTensor& out,
                                            int step_h, int step_w, ArenaBuilder& arena, const hw::SocProfile& soc,
                                            int core);
+
+/// Bilinear (half_pixel) upsampling by integer factors (lower_resize.cpp): the taps of the 1-D
+/// kernel that filters the nearest upsampling by `f` (odd f: f ones; even f: 1, 2, ..., 2, 1) and
+/// their sum `denom`.
+std::vector<int> bilinear_taps(int f, int& denom);
+
+/// Geometry (h, w) of lower_resize_bilinear_op's layer-internal tensors, in order: the input padded
+/// by one replicated pixel, its left and right columns, the nearest upsampling's width-pass scratch
+/// and the nearest upsampling of the padded input (channels and C2 the input's).
+std::vector<std::pair<int, int>> resize_bilinear_scratch(const DeviceTensor& in, int fh, int fw);
+
+/// out = bilinear resize of `in` by (fh, fw): replicate padding (DPU copies, PPU column reads),
+/// nearest upsampling (DPU copies), one depthwise conv with the integer kernel taps_h x taps_w at
+/// weight scale 1 / (denom_h denom_w), no padding (CNA/CORE/DPU). `scratch` as
+/// resize_bilinear_scratch describes it. Throws std::invalid_argument when a stride or field does
+/// not fit.
+std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                               int fh, int fw, const std::vector<DeviceTensor>& scratch,
+                                               ArenaBuilder& arena, const hw::SocProfile& soc, int core);
 
 }  // namespace drv::rknpu

@@ -328,6 +328,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "QLinearMatMul" && n.domain.empty()) return gemm(i, true);
     if (op == "QLinearGlobalAveragePool" && n.domain == "com.microsoft") return gap(i);
     if ((op == "QLinearAdd" || op == "QLinearMul") && n.domain == "com.microsoft") return add(i);
+    if ((op == "QLinearSub" || op == "QLinearMax" || op == "QLinearMin") && n.domain == "npusim") return add(i);
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
     if (op == "Reshape" && n.domain.empty() && exmatmul_node(i)) return true;
@@ -338,6 +339,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "Slice" && n.domain.empty()) return slice_node(i);
     if (op == "Split" && n.domain.empty()) return split_node(i);
     if (op == "Resize" && n.domain.empty()) return resize_node(i);
+    if (op == "Pad" && n.domain.empty()) return pad_node(i);
     if (op == "QLinearAveragePool" && n.domain == "com.microsoft") return avgpool_node(i);
     if (op == "GlobalMaxPool" && n.domain.empty()) return global_maxpool_node(i);
     if (op == "Transpose" && n.domain.empty()) return transpose_node(i);

@@ -18,7 +18,7 @@ std::vector<int64_t> int64s(const num::Tensor& t) {
     for (size_t k = 0; k < v.size(); ++k) {
         if (t.dtype() == num::DType::I64) v[k] = t.data<int64_t>()[k];
         else if (t.dtype() == num::DType::I32) v[k] = t.data<int32_t>()[k];
-        else unsupported("Slice parameter is not int32/int64");
+        else unsupported("Slice / Pad parameter is not int32/int64");
     }
     return v;
 }
@@ -217,7 +217,9 @@ bool Compiler::resize_node(size_t i) {
     // The fp16 path (issue 14): a float Resize copies fp16 elements.
     const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
     if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
-    if (ir::attr_string(n.attrs, "mode", "nearest") != "nearest") unsupported("Resize mode other than nearest");
+    const std::string mode = ir::attr_string(n.attrs, "mode", "nearest");
+    if (mode != "nearest" && mode != "linear") unsupported("Resize mode other than nearest / linear");
+    if (f16 && mode != "nearest") unsupported("bilinear Resize in fp16 (the int8 lowering only)");
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1 || xv.shape[1] != yv.shape[1])
         unsupported("Resize that is not a spatial [1,C,H,W] resize");
     const int64_t H = xv.shape[2], W = xv.shape[3];
@@ -227,6 +229,7 @@ bool Compiler::resize_node(size_t i) {
     // Resize-10 has no attribute and maps asymmetrically; 11+ default to half_pixel.
     const std::string ctm =
         ir::attr_string(n.attrs, "coordinate_transformation_mode", g_.opset() < 11 ? "asymmetric" : "half_pixel");
+    if (mode == "linear") return resize_bilinear_node(i, ctm, sh, sw);
     const std::string nm = ir::attr_string(n.attrs, "nearest_mode", "round_prefer_floor");
     for (const auto& [s, len] : {std::pair{sh, H}, std::pair{sw, W}})
         for (int64_t o = 0; o < s * len; ++o)
@@ -260,6 +263,89 @@ bool Compiler::resize_node(size_t i) {
             const DeviceTensor &src = m_.tensors.at(x), &dst = m_.tensors.at(y);
             const uint64_t off = scratch.empty() ? 0 : m_.tensors.at(scratch).offset;
             return lower_resize_nearest_op(name, src, dst, static_cast<int>(sh), static_cast<int>(sw), off, soc_, core);
+        },
+        false);
+    return true;
+}
+
+bool Compiler::pad_node(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& xv = g_.value(n.input(0));
+    const ir::Value& yv = g_.value(n.outputs.at(0));
+    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
+    if (ir::attr_string(n.attrs, "mode", "constant") != "constant") unsupported("Pad mode other than constant");
+    if (xv.shape.size() != 4 || yv.shape.size() != 4) unsupported("Pad of a tensor that is not 4-D");
+    if (n.inputs.size() > 3 && !n.input(3).empty()) unsupported("Pad with axes");
+    const num::Tensor* pads = n.has_input(1) ? const_of(g_, n, 1) : nullptr;
+    if (!pads || pads->numel() != 8) unsupported("Pad without 8 constant pads");
+    const std::vector<int64_t> p = int64s(*pads);
+    if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) unsupported("Pad of the batch or channel axis");
+    for (int64_t v : p)
+        if (v < 0) unsupported("negative Pad (a crop)");
+    DeviceTensor& in = dev_q(n.input(0));
+    DeviceTensor& out = dev_q(n.outputs[0]);
+    if (in.scale != out.scale || in.zp != out.zp) unsupported("Pad changes the quantization");
+    // The pad value's code in the tensor's quantization (QuantizeLinear's rounding: half to even).
+    float cv = 0.f;
+    if (n.has_input(2)) {
+        const num::Tensor* c = const_of(g_, n, 2);
+        if (!c || c->numel() != 1) unsupported("Pad constant_value is not a constant scalar");
+        cv = c->dtype() == num::DType::F32 ? floats_of(*c)[0] : static_cast<float>(ints_of(*c)[0]);
+    }
+    const int32_t code =
+        std::clamp(static_cast<int32_t>(std::nearbyint(cv / in.scale)) + in.zp, int32_t{-128}, int32_t{127});
+    Layer L = base_layer(i, "Pad", Unit::Npu);
+    L.note = fmt::format("constant {} (code {}): DPU fills of the border, a notched DPU copy of the input", cv, code);
+    const std::string x = n.input(0), y = n.outputs[0];
+    const int top = static_cast<int>(p[2]), left = static_cast<int>(p[3]), core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, x, y, top, left, code, core, name = n.name]() {
+            return lower_pad_op(name, m_.tensors.at(x), m_.tensors.at(y), top, left, code, soc_, core);
+        },
+        false);
+    return true;
+}
+
+bool Compiler::resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh, int64_t sw) {
+    const ir::Node& n = g_.nodes()[i];
+    // half_pixel and pytorch_half_pixel (the same for outputs longer than 1) sample the source at
+    // (o + 0.5) / f - 0.5, clamped to the edges: the fixed-kernel form of lower_resize.cpp.
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel")
+        unsupported(fmt::format("bilinear Resize with coordinate mode {} (the fixed kernel is half_pixel's)", ctm));
+    const DeviceTensor& in = dev_q(n.input(0));
+    dev_q(n.outputs[0]);
+    Layer L = base_layer(i, "Resize", Unit::Npu);
+    int dh = 1, dw = 1;
+    const size_t th = bilinear_taps(static_cast<int>(sh), dh).size(), tw = bilinear_taps(static_cast<int>(sw), dw).size();
+    L.note = fmt::format("bilinear x{}x{}: replicate pad + nearest upsampling (DPU/PPU copies), {}x{} depthwise conv "
+                         "with integer taps / {}",
+                         sh, sw, th, tw, dh * dw);
+    L.macs = static_cast<uint64_t>(in.c) * static_cast<uint64_t>(in.h * sh * in.w * sw) * th * tw;
+    const std::string x = n.input(0), y = n.outputs[0];
+    std::vector<std::string> names;
+    int k = 0;
+    for (const auto& [h, w] : resize_bilinear_scratch(in, static_cast<int>(sh), static_cast<int>(sw))) {
+        DeviceTensor t = in;
+        t.name = fmt::format("{}/npusim_bilinear_scratch{}", y, k++);
+        t.ir_shape = {1, in.c, h, w};
+        t.h = h, t.w = w;
+        t.line_stride = static_cast<uint32_t>(t.w * t.c2);
+        t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(h), 16));
+        t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((in.c + in.c2 - 1) / in.c2);
+        t.alias_of.clear();
+        m_.tensors[t.name] = t;
+        scratch_[t.name] = cur_unit_;
+        names.push_back(t.name);
+    }
+    const int core = m_.cores.front();
+    push_npu(
+        std::move(L),
+        [this, x, y, sh, sw, core, names, name = n.name]() {
+            std::vector<DeviceTensor> s;
+            for (const auto& nm : names) s.push_back(m_.tensors.at(nm));
+            return lower_resize_bilinear_op(name, m_.tensors.at(x), m_.tensors.at(y), static_cast<int>(sh),
+                                            static_cast<int>(sw), s, arena_, soc_, core);
         },
         false);
     return true;

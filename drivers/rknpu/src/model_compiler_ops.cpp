@@ -3,6 +3,7 @@
 // 1x1 convs, GlobalAveragePool as a depthwise conv, QLinearAdd/Mul, MaxPool, views, concat by
 // addressing or requantizing copies, DQ-BatchNorm-Q), deferred until the memory plan is known.
 #include "compiler_internal.h"
+#include "lower_move.h"
 
 namespace drv::rknpu::compiler_detail {
 
@@ -127,9 +128,43 @@ bool Compiler::conv(size_t i) {
     }
     std::string y = n.outputs[0];
     if (n.outputs.size() == 1 && !prelu && !float_out) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
+    if (!float_out && conv_rows_exceed_cbuf(op, in, soc_)) {
+        push_conv_phases(std::move(L), std::move(op), n.input(0), y, w->data<int8_t>());
+        return true;
+    }
     push_conv(std::move(L), std::move(op), n.input(0), y,
               [w](ConvOp& o) { o.weights_ref = w->data<int8_t>(); });  // the graph constant, no copy
     return true;
+}
+
+void Compiler::push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w) {
+    // The phases' output rows, one phase at a time: a layer-internal scratch (lower_conv_phase.cpp).
+    const DeviceTensor& ty = m_.tensors.at(out);
+    DeviceTensor t = ty;
+    t.name = out + "/npusim_row_phase_scratch";
+    t.h = (ty.h + op.dilation_h - 1) / op.dilation_h;
+    t.ir_shape = {1, ty.c, t.h, ty.w};
+    t.line_stride = static_cast<uint32_t>(ty.w * ty.c2);
+    t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(t.h), 16));
+    t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((ty.c + ty.c2 - 1) / ty.c2);
+    t.alias_of.clear();
+    m_.tensors[t.name] = t;
+    scratch_[t.name] = cur_unit_;
+    // Each phase packs its own copy of the weights (push_conv's estimate, d times).
+    const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
+    const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
+    init_estimate_ += static_cast<uint64_t>(op.dilation_h) *
+                      (static_cast<uint64_t>(op.out_c) * (kin * static_cast<uint64_t>(op.kernel_h * op.kernel_w) + 64) + 4096);
+    L.note = (L.note.empty() ? "" : L.note + "; ") +
+             fmt::format("dilation {} in {} row phases (the dilated rows exceed the CBUF)", op.dilation_h, op.dilation_h);
+    push_npu(
+        std::move(L),
+        [this, op = std::move(op), in, out, w, s = t.name]() mutable {
+            if (!opts_.timing_only) op.weights_ref = w;  // timing-only: the weights are laid out unpacked
+            return lower_conv_row_phases(op, m_.tensors.at(in), m_.tensors.at(out), m_.tensors.at(s), arena_, soc_,
+                                         {m_.cores.front()});
+        },
+        false);
 }
 
 void Compiler::push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
@@ -258,25 +293,39 @@ bool Compiler::add(size_t i) {
                ys_shape[2] * ys_shape[3] > 1;
     };
     size_t ai = 0, bi = 3;
-    if (per_channel(a) && !per_channel(b)) std::swap(a, b), std::swap(ai, bi);
+    // Sub (x - y) runs as y's term negated on the MRDMA (lower_rsub_op: b - a), so the MRDMA input
+    // is y, which must then be the full-size one (the ERDMA's per-channel operand is not negated).
+    const bool sub = n.op_type == "QLinearSub";
+    if (sub) {
+        if (per_channel(b) && !per_channel(a))
+            unsupported("Sub of a [1,C,1,1] subtrahend (the EW operand's convert scale is not negated)");
+        std::swap(a, b), std::swap(ai, bi);
+    } else if (per_channel(a) && !per_channel(b)) {
+        std::swap(a, b), std::swap(ai, bi);
+    }
     const bool chan = per_channel(b);
     if (g_.value(a).shape != ys_shape || (!chan && g_.value(b).shape != ys_shape))
         unsupported(n.op_type + " with broadcasting other than [1,C,1,1] per channel");
-    if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported("QLinearAdd with a constant input");
+    if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
     dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
     dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
     dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
     const bool mul = n.op_type == "QLinearMul";
-    Layer L = base_layer(i, mul ? "Mul" : "Add", Unit::Npu);
+    const decltype(&lower_add_op) lower = mul                        ? lower_mul_op
+                                 : sub                         ? lower_rsub_op
+                                 : n.op_type == "QLinearMax"   ? lower_max_op
+                                 : n.op_type == "QLinearMin"   ? lower_min_op
+                                                               : lower_add_op;
+    Layer L = base_layer(i, n.op_type.substr(7), Unit::Npu);  // QLinearAdd -> Add, ...
     L.inputs = {a, b};  // the full-size input first: its rows are what each task reads
     L.in_shape = shape_of(a);
     push_npu(
         std::move(L),
-        [this, a, b, y, mul, chan, name = n.name]() {
+        [this, a, b, y, lower, chan, name = n.name]() {
             const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
             return across_cores(ty.h, [&](int y0, int rows, int core) {
-                return (mul ? lower_mul_op : lower_add_op)(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows),
-                                                           rows_of(ty, y0, rows), arena_, soc_, core);
+                return lower(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows), rows_of(ty, y0, rows),
+                             arena_, soc_, core);
             });
         },
         true);

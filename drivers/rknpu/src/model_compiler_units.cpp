@@ -206,13 +206,14 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
     if (p < 0 || claimed[static_cast<size_t>(p)]) return false;
     if (acts.empty() ? uses(v) != qs.size() : uses(v) != 1) return false;
     const ir::Node& op = rn[static_cast<size_t>(p)];
-    static const std::set<std::string> kOps{"Conv", "Gemm", "MatMul", "Add", "Mul", "GlobalAveragePool", "Concat"};
+    static const std::set<std::string> kOps{"Conv", "Gemm", "MatMul", "Add", "Mul", "Sub", "Max", "Min",
+                                            "GlobalAveragePool", "Concat"};
     // Data movement between a DQ and a Q of the same quantization in the device's int8 domain (a
     // uint8 zero point z and an int8 one z - 128 are the same bytes on the NPU): the op on the
     // quantized tensor, as onnxruntime's drop-QDQ units, also where it kept them in float for a
     // uint8/int8 mismatch.
     static const std::set<std::string> kMove{"MaxPool", "Resize", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                             "Transpose", "Slice", "Identity", "GlobalMaxPool", "Gather"};
+                                             "Transpose", "Slice", "Identity", "GlobalMaxPool", "Gather", "Pad"};
     // Split (issue 15): DQ -> Split -> one Q per output, every Q of the input's quantization (the
     // device's int8 domain): the split on the quantized tensor, as onnxruntime's QDQ Split unit.
     if (op.domain.empty() && op.op_type == "Split" && acts.empty() && qs.size() == 1) {
@@ -265,7 +266,11 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
             return false;
         auto device_zp = [](num::DType t, int32_t z) { return t == num::DType::U8 ? z - 128 : z; };
         if (device_zp(xv->dtype, a.zero_point[0]) != device_zp(yv->dtype, b.zero_point[0])) return false;
-        if (op.op_type == "Resize" && ir::attr_string(op.attrs, "mode", "nearest") != "nearest") return false;
+        // Resize nearest moves codes; linear (bilinear, lower_resize.cpp) interpolates them with its
+        // input's quantization (onnxruntime's QDQ Resize unit shares it): both run on the quantized tensor.
+        if (op.op_type == "Resize" && ir::attr_string(op.attrs, "mode", "nearest") != "nearest" &&
+            ir::attr_string(op.attrs, "mode", "nearest") != "linear")
+            return false;
         for (size_t k = 1; k < op.inputs.size(); ++k) {
             const ir::Value* c = op.input(k).empty() ? nullptr : ref_.find_value(op.input(k));
             if (c && !c->is_constant()) return false;
@@ -380,6 +385,22 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
         if (!act_dq(0, x) || !act_dq(1, b)) return false;
         f.op_type = op.op_type == "Add" ? "QLinearAdd" : "QLinearMul";
         f.domain = "com.microsoft";
+        f.inputs = x;
+        f.inputs.insert(f.inputs.end(), b.begin(), b.end());
+        f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
+    } else if (op.op_type == "Sub" || op.op_type == "Max" || op.op_type == "Min") {
+        // Two 4-D int8 activations (issue 15): QLinearAdd's operand layout (a, as, az, b, bs, bz, ys,
+        // yz) under npusim's own domain (onnxruntime has no QLinearSub/Max/Min); the checker maps it
+        // back to the ONNX op. A scalar or constant operand stays in float for the LUT (lower_act.cpp).
+        std::vector<std::string> b;
+        if (op.inputs.size() != 2) return false;
+        for (size_t k = 0; k < 2; ++k) {
+            const ir::Value* iv = ref_.find_value(op.input(k));
+            if (!iv || iv->shape.size() != 4) return false;
+        }
+        if (!act_dq(0, x) || !act_dq(1, b)) return false;
+        f.op_type = "QLinear" + op.op_type;
+        f.domain = "npusim";
         f.inputs = x;
         f.inputs.insert(f.inputs.end(), b.begin(), b.end());
         f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());

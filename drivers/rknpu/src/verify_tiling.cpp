@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,9 +42,10 @@ Window intersection(const Window& a, const Window& b) {
 /// Row geometry of the node that a layer starts with: output row y needs input rows
 /// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
 struct RowGeom {
-    enum Kind { Same, Kernel, All, Gather } kind = Same;
+    enum Kind { Same, Kernel, All, Gather, Bilinear } kind = Same;
     int stride = 1, pad_top = 0, eff = 1;
     std::vector<int64_t> rows;  ///< Gather: the input row of each output row
+    int factor = 1;  ///< Bilinear: the row upsampling factor (output row y reads rows near (y + 0.5) / f - 0.5)
     bool all_channels = false;  ///< a full (non-depthwise) convolution reads every input channel
 };
 
@@ -115,6 +117,13 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
             const int64_t r = int_at(*ix->data, k);
             g.rows.push_back(r < 0 ? r + x->shape[2] : r);
         }
+        return g;
+    }
+    // A bilinear (half_pixel) Resize by an integer row factor: output row y interpolates input rows
+    // floor((y + 0.5) / f - 0.5) and the next, clamped to the edges.
+    if (op == "Resize" && ir::attr_string(n.attrs, "mode", "nearest") == "linear" && in_h > 0 && out_h % in_h == 0) {
+        g.kind = RowGeom::Bilinear;
+        g.factor = out_h / in_h;
         return g;
     }
     if (op == "Slice") {  // output row y reads input row start + y * step (height axis 2 only)
@@ -270,6 +279,9 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
                                             win_str(iw), need, t.cbuf_data_banks, t.cbuf_data_banks * (bank / entry)));
             }
             if (!in) continue;  // no device input (constant-only layer): nothing to check
+            // A task writing a layer-internal scratch (a dilated conv's row phase) reads in its own
+            // geometry; the layer's rows are checked on the tasks that write the output.
+            if (t.intermediate) continue;
             const Window& ow = t.out_window;
             int need0 = ow.y0, need1 = ow.y1;
             if (geo.kind == RowGeom::All) {
@@ -280,6 +292,10 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             } else if (geo.kind == RowGeom::Gather && ow.y0 < ow.y1 && static_cast<size_t>(ow.y1) <= geo.rows.size()) {
                 const auto [lo, hi] = std::minmax_element(geo.rows.begin() + ow.y0, geo.rows.begin() + ow.y1);
                 need0 = static_cast<int>(*lo), need1 = static_cast<int>(*hi) + 1;
+            } else if (geo.kind == RowGeom::Bilinear) {
+                const int f2 = 2 * geo.factor;  // floor((2y + 1 - f) / 2f), exact in integers
+                auto src = [&](int y) { return static_cast<int>(std::floor(static_cast<double>(2 * y + 1 - geo.factor) / f2)); };
+                need0 = src(ow.y0), need1 = src(ow.y1 - 1) + 2;
             }
             need0 = std::max(0, need0), need1 = std::min(in->h, need1);
             if (need0 < need1 && (iw.y0 > need0 || iw.y1 < need1))

@@ -186,6 +186,18 @@ inline constexpr uint32_t kEnableCna = 1u << 0, kEnableCore = 1u << 2, kEnableDp
 std::vector<TaskBody> lower_add_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
 
+/// out = sat(round(rb * (b - b.zp) - ra * (a - a.zp)) + out.zp) (Sub with the MRDMA input a subtracted:
+/// b - a; the BS multiplier carries the sign, the EW convert scale stays positive).
+std::vector<TaskBody> lower_rsub_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                    const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
+/// out = sat(round(max / min(ra * (a - a.zp), rb * (b - b.zp))) + out.zp): the EW ALU's MAX / MIN of the
+/// two scaled terms (Max / Min of two int8 tensors, b may be [1,C,1,1]).
+std::vector<TaskBody> lower_max_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+std::vector<TaskBody> lower_min_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& out, ArenaBuilder& arena, const hw::SocProfile& soc, int core);
+
 /// out = sat(round(sa * sb / so * (a - a.zp) * (b - b.zp)) + out.zp) (QLinearMul): the EW stage
 /// multiplies the two zero-point-corrected cubes, the output convert applies the scale.
 std::vector<TaskBody> lower_mul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
