@@ -3,7 +3,7 @@
 # Compile time against graph size (issue 23: "compile quadratic in node count"): chain models of
 # N ONNX nodes (int8 QDQ 1x1 convolutions on a 1x8x8x8 tensor, written with the onnx package's
 # helper) imported, compiled and run in timing mode on an RKNPU profile, and checked on it. Prints CPU
-# seconds (user + sys) per size and the growth factor per 10x nodes (linear = 10, n log n ~ 11.5,
+# seconds (user + sys) and peak RSS of the run per size, and the growth factor per 10x nodes (linear = 10, n log n ~ 11.5,
 # quadratic = 100). Budget: 10^6 nodes <= 60 s CPU.
 #   bench/compile_chain_bench.sh NPUSIM [PLATFORM] [SIZES...]     (default sizes: 10000 100000 1000000)
 set -u
@@ -15,7 +15,7 @@ SIZES=("$@")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 prev=""
-printf "%-9s %-10s %-9s %-9s %s\n" nodes "file MB" "run s" "check s" "growth (run)"
+printf "%-9s %-10s %-9s %-9s %-9s %s\n" nodes "file MB" "run s" "run MB" "check s" "growth (run)"
 for n in "${SIZES[@]}"; do
   /usr/bin/python3 - "$T/chain_$n.onnx" "$n" <<'PY' || exit 1
 import sys
@@ -44,15 +44,16 @@ m.ir_version = 8
 onnx.save(m, path)
 PY
   mb=$(du -m "$T/chain_$n.onnx" | cut -f1)
-  /usr/bin/time -f "%U %S" -o "$T/time" "$NPUSIM" run -p "$PLATFORM" --mode timing "$T/chain_$n.onnx" -q >"$T/out" 2>"$T/err"
+  /usr/bin/time -f "%U %S %M" -o "$T/time" "$NPUSIM" run -p "$PLATFORM" --mode timing "$T/chain_$n.onnx" -q >"$T/out" 2>"$T/err"
   rc=$?
   [ $rc -le 1 ] || { echo "run failed on $n nodes (exit $rc):" >&2; tail -3 "$T/err" >&2; exit 1; }
   run=$(tail -1 "$T/time" | awk '{printf "%.2f", $1 + $2}')
+  rss=$(tail -1 "$T/time" | awk '{printf "%.0f", $3 / 1024}')
   /usr/bin/time -f "%U %S" -o "$T/time" "$NPUSIM" check -p "$PLATFORM" "$T/chain_$n.onnx" >"$T/out" 2>"$T/err"
   chk=$(tail -1 "$T/time" | awk '{printf "%.2f", $1 + $2}')
   growth=""
   [ -n "$prev" ] && growth=$(awk -v a="$run" -v b="$prev" 'BEGIN{ if (b > 0) printf "x%.1f", a / b }')
-  printf "%-9s %-10s %-9s %-9s %s\n" "$n" "$mb" "$run" "$chk" "$growth"
+  printf "%-9s %-10s %-9s %-9s %-9s %s\n" "$n" "$mb" "$run" "$rss" "$chk" "$growth"
   prev=$run
   rm -f "$T/chain_$n.onnx"
 done

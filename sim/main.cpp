@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <systemc>
 
+#include "app/cli_paths.h"
 #include "app/cli_vocab.h"
 #include "app/conv_example.h"
 #include "exec/exec_cli.h"
@@ -553,6 +554,8 @@ static int npusim_main(int argc, char* argv[]) {
         std::cerr << "npusim: error: " << sim::cli::parse_error_text(app, e) << "\n";
         return kExitBadInput;
     }
+    for (const CLI::App* sub : app.get_subcommands())
+        if (const std::string e = sim::cli::check_option_values(*sub); !e.empty()) return fail(e);
     // Platform names as cli.md spells them (case-insensitive, operator-table aliases); tnpuv2
     // selects its own stream format (sim/tnpuv2).
     for (auto [t, used] : {std::pair{&da.target, bool(*dec)}, {&la.target, bool(*lint)}, {&pa.target, bool(*rep)}}) {

@@ -173,9 +173,12 @@ void lint_task(Ctx& c, const std::vector<uint64_t>& w, const TaskSpan& t, int ti
     }
     if (!e.faults.empty()) return;  // the entry checks named it
     const npu::rknpu::TaskStep s = npu::rknpu::plan_step(e, rf, soc, st);
-    for (const npu::rknpu::Fault& f : s.faults)
-        c.add(Sev::Error, s.plan.conv || (e.enable_mask & npu::rknpu::enable::CNA) ? "E-conv" : "E-task", ti, -1,
-              f.block + "." + f.reg, f.field, f.value, f.message);
+    // The interpreter's faults are lint's errors: one rule set, one message (replay raises them).
+    const bool conv = s.plan.conv || (e.enable_mask & npu::rknpu::enable::CNA);
+    for (const npu::rknpu::Fault& f : s.faults) {
+        const char* rule = f.field == "DATA_ENTRIES" ? "E-entries" : conv ? "E-conv" : "E-task";
+        c.add(Sev::Error, rule, ti, -1, f.block + "." + f.reg, f.field, f.value, f.message);
+    }
     for (const std::string& a : s.plan.assumptions) c.add(Sev::Note, "N-assumption", ti, -1, "", "", 0, a);
     if (s.faults.empty()) npu::rknpu::complete_task(s, rf, st);
     if (!s.plan.conv) return;
@@ -187,13 +190,6 @@ void lint_task(Ctx& c, const std::vector<uint64_t>& w, const TaskSpan& t, int ti
     if (cfg.image) return;  // image mode: DATA_ENTRIES = width x height (Mesa), not a row count
     const uint64_t row = static_cast<uint64_t>(cfg.in_w) * cfg.in_c * cfg.elem();
     const uint64_t unit = CNA_CBUF_CON1::DATA_ENTRIES.unit;
-    if (static_cast<uint64_t>(cfg.data_entries) * unit * cfg.in_h > static_cast<uint64_t>(cfg.data_banks) * soc.npu.cbuf_bank_bytes.value)
-        c.add(Sev::Error, "E-entries", ti, -1, "CNA.CBUF_CON1", "DATA_ENTRIES", cfg.data_entries,
-              fmt::format("DatainEntries overflow: {} entries of {} bytes x {} rows need more than the {} data bank(s) "
-                          "hold ({} bytes)",
-                          cfg.data_entries, unit, cfg.in_h, cfg.data_banks,
-                          static_cast<uint64_t>(cfg.data_banks) * soc.npu.cbuf_bank_bytes.value),
-              "tile the input along H or give it more data banks");
     if (static_cast<uint64_t>(cfg.data_entries) * unit < row)
         c.add(Sev::Warning, "W-entries-row", ti, -1, "CNA.CBUF_CON1", "DATA_ENTRIES", cfg.data_entries,
               fmt::format("{} entries of {} bytes hold less than one {}-byte input row", cfg.data_entries, unit, row),

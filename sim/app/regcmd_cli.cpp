@@ -67,7 +67,8 @@ RtlChoice rtl_choice(const std::string& blocks, const std::string& vcd, const st
 namespace {
 /// An unsigned number (decimal or 0x..) within [0, max]; throws std::invalid_argument with the
 /// one-line error text (no silent truncation to a register width).
-uint64_t parse_u64(const std::string& text, const std::string& what, uint64_t max, const std::string& limit) {
+uint64_t parse_u64(const std::string& text, const std::string& what, uint64_t max, const std::string& limit,
+                   const char* cmd = "replay") {
     size_t pos = 0;
     uint64_t v = 0;
     bool ok = !text.empty() && text.find('-') == std::string::npos;
@@ -78,8 +79,8 @@ uint64_t parse_u64(const std::string& text, const std::string& what, uint64_t ma
             ok = false;
         }
     }
-    if (!ok || pos != text.size()) throw std::invalid_argument(fmt::format("{} '{}' is not a number, replay", what, text));
-    if (v > max) throw std::invalid_argument(fmt::format("{} {}: out of range, replay ({})", what, text, limit));
+    if (!ok || pos != text.size()) throw std::invalid_argument(fmt::format("{} '{}' is not a number, {}", what, text, cmd));
+    if (v > max) throw std::invalid_argument(fmt::format("{} {}: out of range, {} ({})", what, text, cmd, limit));
     return v;
 }
 }  // namespace
@@ -122,7 +123,7 @@ int cmd_lint(const RegcmdArgs& a) {
     try {
         const hw::SocProfile soc = a.target.load();
         sim::LintOptions opt;
-        if (!a.base.empty()) opt.base_addr = parse_u64(a.base, "--base", 0xffffffffu, "regcmd addresses are 32-bit");
+        if (!a.base.empty()) opt.base_addr = parse_u64(a.base, "--base", 0xffffffffu, "regcmd addresses are 32-bit", "lint");
         found = sim::lint_regcmd(sim::read_regcmd_file(a.file), soc, opt);
     } catch (const std::exception& e) {
         return fail(e.what());

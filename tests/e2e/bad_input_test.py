@@ -303,6 +303,69 @@ case("replay_amount_huge", ["replay", big_regcmd, "-p", "rk3588", "--amount", "7
 case("replay_base_huge", ["replay", big_regcmd, "-p", "rk3588", "--base", "0x100000000"], ERR2)
 case("replay_tasks_negative", ["replay", big_regcmd, "-p", "rk3588", "--tasks", "-1"], ERR2)
 
+# lint and replay from one rule set: a Mesa rocket conv (tools/streams, Mesa's units: DATA_ENTRIES in
+# 64-byte entries per input row, docs/rknpu-register-semantics.md section 8) with DATA_ENTRIES raised
+# to 300: 300 x 64 B x 8 rows overflow its one 32 KiB data bank. lint reports E-entries; replay
+# faults with the same message (it ran the task before).
+STREAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "streams")
+sys.path.insert(0, STREAMS)
+import rkregs  # noqa: E402
+
+subprocess.run(["/usr/bin/python3", os.path.join(STREAMS, "make_streams.py"), T, "--only", "mesa_conv_int8"], check=True,
+               capture_output=True)
+mesa = os.path.join(T, "mesa_conv_int8")
+words = np.fromfile(os.path.join(mesa, "regcmd.bin"), "<u8")
+con1 = [i for i, e in enumerate(words) if int(e) & 0xFFFF == rkregs.R["CNA_CBUF_CON1"]]
+assert len(con1) == 1, con1
+words[con1[0]] = rkregs.reg("CNA_CBUF_CON1", rkregs.fields("CNA_CBUF_CON1", DATA_ENTRIES=300))
+over = path("mesa_entries_overflow.bin")
+words.tofile(over)
+ENTRIES_MSG = "DatainEntries overflow: 300 entries of 64 bytes x 8 rows need more than the 1 data bank(s) hold (32768 bytes)"
+case("lint_entries_overflow", ["lint", over, "-p", "rk3588", "--base", "0x6000"], {1}, report=True,
+     check=lambda rc, o, e: None if "E-entries" in o and ENTRIES_MSG in o else "no E-entries finding: " + o[-300:])
+case("replay_entries_overflow_faults", ["replay", over, "-p", "rk3588", "--base", "0x6000"], {1}, report=True,
+     check=lambda rc, o, e: None if "fault" in o and ENTRIES_MSG in o else "replay did not fault as lint: " + o[-300:])
+case("replay_mesa_stream_runs", ["replay", os.path.join(mesa, "regcmd.bin"), "-p", "rk3588", "--base", "0x6000"], {0})
+
+# ---- outputs never overwrite inputs or each other; empty option values ----
+def unchanged(*files):
+    before = {f: open(f, "rb").read() for f in files}
+    return lambda rc, o, e: next((f"{f} was overwritten" for f in files if open(f, "rb").read() != before[f]), None)
+
+
+OUT_IN = "is also an input"
+for opt in ("--trace", "--report", "--vcd", "--csv", "--html"):
+    case(f"run_rk3588_{opt[2:]}_equals_model", ["run", "-p", "rk3588", small, "--input", xin_p, opt, small, "-q"], ERR2,
+         err_has=OUT_IN, check=unchanged(small))
+    case(f"run_rk3588_{opt[2:]}_equals_input", ["run", "-p", "rk3588", small, "--input", f"x={xin_p}", opt, xin_p, "-q"],
+         ERR2, err_has=OUT_IN, check=unchanged(xin_p))
+case("run_two_outputs_one_file", ["run", "-p", "rk3588", small, "--report", path("r.json"), "--csv", path("./r.json"), "-q"],
+     ERR2, err_has="is also the output of --report")
+case("run_output_equals_expect", ["run", "--reference", small, "--input", xin_p, "--expect", path("e.npy"),
+                                  "--output", path("e.npy")], ERR2)
+case("quantize_csv_equals_calibration", ["quantize", small, "-o", path("q.onnx"), "--calibration", xin_p, "--csv", xin_p],
+     ERR2, err_has=OUT_IN, check=unchanged(xin_p))
+case("quantize_output_equals_model", ["quantize", small, "-o", small], ERR2, check=unchanged(small))
+for opt in ("--csv", "--json", "--html"):
+    case(f"compare_{opt[2:]}_equals_model", ["compare", small, "-p", "rk3588,rk3566", opt, small], ERR2, err_has=OUT_IN,
+         check=unchanged(small))
+case("replay_dump_equals_regcmd", ["replay", over, "-p", "rk3588", "--dump", f"0x0:16={over}"], ERR2, err_has=OUT_IN,
+     check=unchanged(over))
+case("replay_trace_equals_load", ["replay", over, "-p", "rk3588", "--load", f"{xin_p}@0x100000", "--trace", xin_p], ERR2,
+     err_has=OUT_IN, check=unchanged(xin_p))
+case("replay_two_dumps_one_file", ["replay", over, "-p", "rk3588", "--dump", f"0x0:16={path('d.bin')}",
+                                   "--dump", f"0x10:16={path('d.bin')}"], ERR2, err_has="is also the output of")
+case("iss_trace_equals_elf", ["iss", elf_p := write("tiny0.elf", b"\x7fELF" + bytes(60)), "--trace", elf_p], {2, 120})
+for args in (["run", "-p", "rk3588", small, "--report", ""], ["run", "--reference", small, "--input", ""],
+             ["run", "-p", "", small], ["run", "-p", "rk3588", small, "--param", ""],
+             ["run", "-p", "rk3588", small, "--core-mask", ""], ["check", "-p", "rk3588", small, "--input-shape", ""],
+             ["quantize", small, "-o", ""], ["replay", over, "-p", "rk3588", "--base", ""], ["lint", "", "-p", "rk3588"],
+             ["compare", small, "-p", "rk3588,rk3566", "--csv", ""]):
+    opt = next((a for a, b in zip(args, args[1:]) if b == ""), "positional")
+    case(f"empty_value_{args[0]}_{opt.lstrip('-')}", args, ERR2, err_has="empty value")
+case("run_seed_negative", ["run", "--reference", small, "--seed", "-1"], ERR2, err_has="--seed")
+case("lint_base_huge", ["lint", over, "-p", "rk3588", "--base", "0x100000000"], ERR2, err_has="out of range, lint")
+
 # ---- CLI text ----
 case("cli_unknown_option", ["run", "--no-such-option"], ERR2)
 case("cli_missing_value", ["run", "--reference", small, "--input"], ERR2)

@@ -63,7 +63,7 @@ done
 
 # quantize: errors.
 "$NPUSIM" quantize "$M" -o "$M" >"$T/o" 2>"$T/e"; rc=$?
-check "output path = input: exit 2, one line" "[ $rc -eq 2 ] && one_line '$T/e' && grep -q 'is the input model' '$T/e'"
+check "output path = input: exit 2, one line" "[ $rc -eq 2 ] && one_line '$T/e' && grep -q 'is also an input (model' '$T/e'"
 "$NPUSIM" quantize "$T/q1.onnx" -o "$T/qq.onnx" >"$T/o" 2>"$T/e"; rc=$?
 check "already quantized: exit 2, one line naming why" "[ $rc -eq 2 ] && one_line '$T/e' && grep -q 'already quantized' '$T/e'"
 "$NPUSIM" quantize "$M" -o "$T/x.onnx" --calibration "$T/bad.npy" >"$T/o" 2>"$T/e"; rc=$?

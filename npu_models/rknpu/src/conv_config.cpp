@@ -207,6 +207,18 @@ std::vector<Fault> validate_conv(const ConvConfig& c, const hw::SocProfile& p) {
         fault("CNA", "CBUF_CON0", "DATA_BANK", c.data_banks,
               fmt::format("feature cube of {} bytes does not fit {} data bank(s) of {} bytes; tile along H",
                           c.input_bytes(), c.data_banks, bank_bytes));
+    // CBUF_CON1.DATA_ENTRIES counts 64-byte entries per input row (docs §8): the rows of the cube
+    // in those entries must fit the data banks (the vendor's "DatainEntries overflow"). Image mode
+    // writes W x H there (Mesa), not a row count. `npusim lint` reports this fault as E-entries.
+    if (!c.image) {
+        const uint64_t unit = CNA_CBUF_CON1::DATA_ENTRIES.unit;
+        const uint64_t hold = static_cast<uint64_t>(c.data_banks) * bank_bytes;
+        if (static_cast<uint64_t>(c.data_entries) * unit * c.in_h > hold)
+            fault("CNA", "CBUF_CON1", "DATA_ENTRIES", c.data_entries,
+                  fmt::format("DatainEntries overflow: {} entries of {} bytes x {} rows need more than the {} data "
+                              "bank(s) hold ({} bytes); tile the input along H or give it more data banks",
+                              c.data_entries, unit, c.in_h, c.data_banks, hold));
+    }
     // Weights larger than the weight banks are streamed through them (Mesa's "partial weights"
     // tasks, 5 weight banks): not a fault.
     // Model watchdog: no legal single task comes near this; it bounds the functional model's work.

@@ -9,6 +9,8 @@
 #include <limits>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "qdq_internal.h"
 
@@ -42,21 +44,24 @@ std::vector<int32_t> ints_as_i32(const num::Tensor& t) {
 
 struct Units {
     Graph& g;
-    std::map<std::string, size_t> producer;  // value -> node index
-    std::map<std::string, size_t> uses;      // value -> number of consuming node inputs
-    std::set<std::string> graph_outputs;
+    // Hashed: looked up per node, never iterated (issue 23: ordered string maps of 10^6 values).
+    std::unordered_map<std::string, size_t> producer;  // value -> node index
+    std::unordered_map<std::string, size_t> uses;      // value -> number of consuming node inputs
+    std::unordered_set<std::string> graph_outputs;
 
     bool x86_64 = false;
     explicit Units(Graph& graph, bool x86) : g(graph), x86_64(x86) { refresh(); }
     void refresh() {
         producer.clear();
         uses.clear();
+        producer.reserve(g.nodes().size() * 2);
+        uses.reserve(g.nodes().size() * 2);
         for (size_t i = 0; i < g.nodes().size(); ++i) {
             for (const auto& o : g.nodes()[i].outputs) producer[o] = i;
             for (const auto& in : g.nodes()[i].inputs)
                 if (!in.empty()) ++uses[in];
         }
-        graph_outputs = std::set<std::string>(g.outputs().begin(), g.outputs().end());
+        graph_outputs = std::unordered_set<std::string>(g.outputs().begin(), g.outputs().end());
     }
     const Node* prod(const std::string& v) const {
         auto it = producer.find(v);
@@ -355,8 +360,8 @@ namespace {
 void remove_clamps(Units& u) {
     for (size_t i = 0; i < u.g.nodes().size(); ++i)
         if (is_q(u.g.nodes()[i])) remove_clamp_before_q(u, i);
-    u.g.remove_dead_nodes();
-    u.refresh();
+    // The use counts follow every bypass; node indices change only when nodes go.
+    if (u.g.remove_dead_nodes()) u.refresh();
 }
 }  // namespace
 
@@ -368,9 +373,9 @@ void remove_clamps_before_q(Graph& g) {
 void fold_qdq(Graph& g, bool rewrite, bool x86_64, bool ort_rewrites) {
     if (rewrite && ort_rewrites) {  // onnxruntime's rewrites ahead of its QDQ fusions (qdq_ort.cpp), in its order
         qdq::ensure_unique_dq(g);
-        qdq::propagate_qdq(g);
-        qdq::quantize_weight_bias(g);
-        qdq::ensure_unique_dq(g);
+        bool changed = qdq::propagate_qdq(g);
+        changed |= qdq::quantize_weight_bias(g);
+        if (changed) qdq::ensure_unique_dq(g);  // else a no-op: the first made every DQ single-use
         if (x86_64) qdq::s8_to_u8(g);
         g.sort_topologically();
     }
@@ -392,6 +397,7 @@ void fold_qdq(Graph& g, bool rewrite, bool x86_64, bool ort_rewrites) {
         erase[qi] = true;
     }
     std::vector<Node> kept;
+    kept.reserve(g.nodes().size());
     for (size_t i = 0; i < g.nodes().size(); ++i)
         if (!erase[i]) kept.push_back(std::move(g.nodes()[i]));
     g.nodes() = std::move(kept);

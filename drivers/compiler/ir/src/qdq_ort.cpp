@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "numerics/ops.h"
 #include "qdq_internal.h"
@@ -17,9 +19,12 @@ namespace drv::ir::qdq {
 
 namespace {
 
-/// (node, input slot) pairs reading each value.
-std::map<std::string, std::vector<std::pair<size_t, size_t>>> edges_of(const Graph& g) {
-    std::map<std::string, std::vector<std::pair<size_t, size_t>>> e;
+/// (node, input slot) pairs reading each value; hashed (looked up, never iterated: the order of
+/// the rewrites is the node order).
+using Edges = std::unordered_map<std::string, std::vector<std::pair<size_t, size_t>>>;
+Edges edges_of(const Graph& g) {
+    Edges e;
+    e.reserve(g.nodes().size() * 2);
     for (size_t i = 0; i < g.nodes().size(); ++i)
         for (size_t k = 0; k < g.nodes()[i].inputs.size(); ++k)
             if (!g.nodes()[i].inputs[k].empty()) e[g.nodes()[i].inputs[k]].push_back({i, k});
@@ -52,12 +57,25 @@ Value& add_like(Graph& g, const std::string& name, const Value& like, num::DType
 }
 
 /// Builds the new node list: `before[i]` inserted ahead of node i, `after[i]` right behind it.
+/// Nothing to insert leaves the list as it is (no copy of 10^6 nodes per pass, issue 23).
 void splice(Graph& g, std::map<size_t, std::vector<Node>>& before, std::map<size_t, std::vector<Node>>& after) {
+    if (before.empty() && after.empty()) return;
+    size_t added = 0;
+    for (const auto& [i, ns] : before) added += ns.size();
+    for (const auto& [i, ns] : after) added += ns.size();
     std::vector<Node> out;
+    out.reserve(g.nodes().size() + added);
+    auto b = before.begin(), a = after.begin();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
-        for (auto& n : before[i]) out.push_back(std::move(n));
+        if (b != before.end() && b->first == i) {
+            for (auto& n : b->second) out.push_back(std::move(n));
+            ++b;
+        }
         out.push_back(std::move(g.nodes()[i]));
-        for (auto& n : after[i]) out.push_back(std::move(n));
+        if (a != after.end() && a->first == i) {
+            for (auto& n : a->second) out.push_back(std::move(n));
+            ++a;
+        }
     }
     g.nodes() = std::move(out);
 }
@@ -76,18 +94,20 @@ bool can_propagate(const Graph& g, const Node& n) {
 
 }  // namespace
 
-void ensure_unique_dq(Graph& g) {
+bool ensure_unique_dq(Graph& g) {
     auto edges = edges_of(g);
     std::map<size_t, std::vector<Node>> before, after;
-    std::set<std::string> names;
+    std::unordered_set<std::string> names;
+    names.reserve(g.nodes().size() * 2);
     for (const auto& n : g.nodes()) names.insert(n.name);
     std::map<std::string, int> next_value, next_name;  // resume points of the name searches
     for (size_t i = 0; i < g.nodes().size(); ++i) {
-        const Node dq = g.nodes()[i];
-        if (!is_dq(dq) || dq.outputs.size() != 1) continue;
-        const auto& es = edges[dq.outputs[0]];
-        const bool out = is_output(g, dq.outputs[0]);
-        if (es.empty() || (es.size() == 1 && !out)) continue;
+        if (!is_dq(g.nodes()[i]) || g.nodes()[i].outputs.size() != 1) continue;
+        auto eit = edges.find(g.nodes()[i].outputs[0]);
+        const bool out = is_output(g, g.nodes()[i].outputs[0]);
+        if (eit == edges.end() || eit->second.empty() || (eit->second.size() == 1 && !out)) continue;
+        const auto& es = eit->second;
+        const Node dq = g.nodes()[i];  // copied: the consumers below are edited
         // The original serves the first consumer unless it is also a graph output.
         for (size_t k = out ? 0 : 1; k < es.size(); ++k) {
             Node d = dq;
@@ -104,6 +124,7 @@ void ensure_unique_dq(Graph& g) {
         }
     }
     splice(g, before, after);
+    return !before.empty();
 }
 
 namespace {
@@ -153,11 +174,14 @@ std::vector<std::string> insert_qdq(Graph& g, const std::string& v, const Node& 
 
 }  // namespace
 
-void propagate_qdq(Graph& g) {
+bool propagate_qdq(Graph& g) {
+    // The edge map is rebuilt after a change only (the backward rounds start from the forward
+    // rounds' last map): each rebuild is a pass over the whole graph (issue 23).
+    bool any = false;
+    Edges edges = edges_of(g);
     // DQ forward: DQ -> (Reshape|Transpose|...)* -> X becomes DQ -> P -> Q -> DQ -> X.
     for (bool changed = true; changed;) {
         changed = false;
-        auto edges = edges_of(g);
         std::map<size_t, std::vector<Node>> before, after;
         std::set<size_t> touched;
         for (size_t i = 0; i < g.nodes().size() && !changed; ++i) {
@@ -183,13 +207,17 @@ void propagate_qdq(Graph& g) {
                 break;
             }
         }
-        if (changed) splice(g, before, after);
+        if (changed) {
+            splice(g, before, after);
+            edges = edges_of(g);
+            any = true;
+        }
     }
     // Q backward: X -> P(propagating)* -> Q becomes X -> Q -> DQ -> P -> ... -> Q.
     for (bool changed = true; changed;) {
         changed = false;
-        auto edges = edges_of(g);
-        std::map<std::string, size_t> producer;
+        std::unordered_map<std::string, size_t> producer;
+        producer.reserve(g.nodes().size() * 2);
         for (size_t i = 0; i < g.nodes().size(); ++i)
             for (const auto& o : g.nodes()[i].outputs) producer[o] = i;
         std::map<size_t, std::vector<Node>> before, after;
@@ -214,15 +242,20 @@ void propagate_qdq(Graph& g) {
                 break;
             }
         }
-        if (changed) splice(g, before, after);
+        if (changed) {
+            splice(g, before, after);
+            edges = edges_of(g);
+            any = true;
+        }
     }
+    return any;
 }
 
 namespace {
 
 /// Conv/ConvTranspose/Gemm output reaches a QuantizeLinear through Relu/Clip only, no branching
 /// (weight_bias_quantization.cc, IsNoBranchPathToQuantizeLinear).
-bool path_to_q(const Graph& g, const std::map<std::string, std::vector<std::pair<size_t, size_t>>>& edges, size_t i) {
+bool path_to_q(const Graph& g, const Edges& edges, size_t i) {
     const Node* cur = &g.nodes()[i];
     for (int guard = 0; guard < 64; ++guard) {
         if (cur->outputs.size() != 1) return false;
@@ -268,9 +301,10 @@ std::string add_const(Graph& g, const std::string& base, num::Tensor t, std::map
 
 }  // namespace
 
-void quantize_weight_bias(Graph& g) {
+bool quantize_weight_bias(Graph& g) {
     auto edges = edges_of(g);
-    std::map<std::string, size_t> producer;
+    std::unordered_map<std::string, size_t> producer;
+    producer.reserve(g.nodes().size() * 2);
     for (size_t i = 0; i < g.nodes().size(); ++i)
         for (const auto& o : g.nodes()[i].outputs) producer[o] = i;
     auto prod = [&](const std::string& v) -> const Node* {
@@ -279,8 +313,10 @@ void quantize_weight_bias(Graph& g) {
     };
     std::map<size_t, std::vector<Node>> before, after;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
-        const Node n = g.nodes()[i];
-        if (!n.domain.empty() || (n.op_type != "Conv" && n.op_type != "ConvTranspose" && n.op_type != "Gemm")) continue;
+        const Node& cand = g.nodes()[i];
+        if (!cand.domain.empty() || (cand.op_type != "Conv" && cand.op_type != "ConvTranspose" && cand.op_type != "Gemm"))
+            continue;
+        const Node n = cand;  // copied: g's values and node i's inputs change below
         const Node* dq0 = prod(n.input(0));
         const Value* xs = dq0 && is_dq(*dq0) ? g.find_value(dq0->input(1)) : nullptr;
         if (!xs || !xs->is_constant() || xs->data->numel() != 1 || xs->data->dtype() != num::DType::F32) continue;
@@ -353,6 +389,7 @@ void quantize_weight_bias(Graph& g) {
         }
     }
     splice(g, before, after);
+    return !before.empty();
 }
 
 void s8_to_u8(Graph& g) {

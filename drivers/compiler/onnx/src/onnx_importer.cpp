@@ -266,7 +266,7 @@ ir::Graph build_graph(const ::onnx::ModelProto& m, const std::vector<RawSpan>& r
     g.validate();
     ir::infer_shapes(g);
     if (opts.qdq != QdqMode::Keep) ir::fold_qdq(g, opts.qdq == QdqMode::Rewrite, opts.ort_cpu == OrtCpu::X86_64);
-    g.remove_dead_nodes();
+    if (opts.qdq != QdqMode::Rewrite) g.remove_dead_nodes();  // the rewrite ends with it (a pass over 10^6 nodes)
     g.validate();
     return g;
 }

@@ -116,8 +116,9 @@ class Graph {
     /// produced twice, no node output shadowing a constant or graph input, no cycle, every graph
     /// output produced. Throws GraphError.
     void validate() const;
-    /// Drops nodes whose outputs reach no graph output, then unreferenced values.
-    void remove_dead_nodes();
+    /// Drops nodes whose outputs reach no graph output, then unreferenced values; true when a
+    /// node went (node indices changed).
+    bool remove_dead_nodes();
 
     /// Human-readable dump (one line per node) for debugging and golden tests; deterministic.
     std::string dump() const;
