@@ -188,6 +188,14 @@ void gemm_panel_portable(const AView& A, uint64_t K, const int8_t* B, const int3
 #if defined(__x86_64__)
 constexpr int kMr = 8;  // pixels per register tile (x 2 panels: 16 zmm accumulators)
 
+/// acc += u8 a x s8 b summed per 4 bytes (VPDPBUSD, the _mm512_dpbusd_epi32 operation) as an
+/// in-place asm operand: with the intrinsic GCC 12 copies the 16 unrolled accumulators between
+/// registers and the stack on every k step; the tied "+v" operand keeps each in one register.
+__attribute__((target("avx512f,avx512vnni"), always_inline)) inline __m512i dpbusd_acc(__m512i acc, __m512i a, __m512i b) {
+    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+}
+
 /// kNp (1 or 2) panels of 16 kernels over pixels [p0, p0 + n): VPDPBUSD of the broadcast pixel
 /// bytes (u8) against the weight panels (s8); acc0 = the first panel's block (n * 16 int32 apart).
 template <uint32_t kBw, int kNp>
@@ -218,8 +226,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AVie
                     int32_t x;
                     std::memcpy(&x, ar[i] + off + 4 * t, 4);
                     const __m512i av = _mm512_set1_epi32(x);
-                    c0[i] = _mm512_dpbusd_epi32(c0[i], av, w0);
-                    if (kNp > 1) c1[i] = _mm512_dpbusd_epi32(c1[i], av, w1);
+                    c0[i] = dpbusd_acc(c0[i], av, w0);
+                    if (kNp > 1) c1[i] = dpbusd_acc(c1[i], av, w1);
                 }
             }
         }
