@@ -106,8 +106,10 @@ __attribute__((target("avx2"))) void body_avx2(const void* in, const int8_t* ew,
 /// ReLUX clamp is one clamp to the intersected bounds (Lanes::lo1 etc.: exact, as the lower bound
 /// is 0 or -inf). kBsShift false: the BS multiply's shift is 0 (its rounding half 0), the add and
 /// shift left out. The output's clamp to [-128, 127] and narrowing are one VPMOVSQB (signed
-/// saturation to int8: the same value).
-template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw, bool kBsShift>
+/// saturation to int8: the same value). kUnitOut: OUT_CVT_SCALE 1 and OUT_CVT_SHIFT <= 30, the
+/// offset folded into the rounding addend ((x + h) >> s) + o = (x + h + (o << s)) >> s (floor
+/// division; |x + h + (o << s)| < 2^63 for int32 x and o).
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw, bool kBsShift, bool kUnitOut>
 NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
                              const DpuBlocked::Scalars& k) {
     constexpr uint32_t kH = kLanes / 8;
@@ -131,6 +133,7 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
     const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
     const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
     const bool unit_scale = k.scale == 1;
+    const __m512i shalf_off = _mm512_set1_epi64(kUnitOut ? k.s_half + k.offset * (int64_t{1} << k.shift) : 0);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), sh2 = _mm_cvtsi64_si128(k.msh2), she = _mm_cvtsi64_si128(k.e_shift);
     const __m128i shq = _mm_cvtsi64_si128(k.shift);
     const auto* in32 = static_cast<const int32_t*>(in_v);
@@ -159,7 +162,9 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
                 v = clamp64(add64(v, e), ewlo, ewhi);
             }
             // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
-            __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
+            __m512i q;
+            if constexpr (kUnitOut) q = sra64(add64(v, shalf_off), shq);
+            else q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
             _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtsepi64_epi8(kAll8, q));
         }
 }
@@ -216,39 +221,41 @@ void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, 
 #endif
 
 #ifdef NPUSIM_X86_DISPATCH
-template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kS>
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kS, bool kU>
 BodyFn pick512(int bn, bool ew) {
-    if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true, kS> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false, kS>;
-    if (bn == 1) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, true, kS> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, false, kS>;
-    return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, true, kS> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, false, kS>;
+    if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false, kS, kU>;
+    if (bn == 1) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, false, kS, kU>;
+    return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, false, kS, kU>;
 }
 #endif
 
 template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
-BodyFn pick_isa(int bn, bool ew, bool bs_shift) {
+BodyFn pick_isa(int bn, bool ew, bool bs_shift, bool unit_out) {
 #ifdef NPUSIM_X86_DISPATCH
     const EngineIsa i = engine_isa();
     if (i == EngineIsa::Avx512) {
         if (kEwMem) ew = true;
-        return bs_shift ? pick512<kI8In, kEwMem, kEwCvt, kLanes, true>(bn, ew) : pick512<kI8In, kEwMem, kEwCvt, kLanes, false>(bn, ew);
+        if (unit_out)
+            return bs_shift ? pick512<kI8In, kEwMem, kEwCvt, kLanes, true, true>(bn, ew) : pick512<kI8In, kEwMem, kEwCvt, kLanes, false, true>(bn, ew);
+        return bs_shift ? pick512<kI8In, kEwMem, kEwCvt, kLanes, true, false>(bn, ew) : pick512<kI8In, kEwMem, kEwCvt, kLanes, false, false>(bn, ew);
     }
     if (i == EngineIsa::Avx2) return body_avx2<kI8In, kEwMem, kEwCvt, kLanes>;
 #else
-    (void)bn, (void)ew, (void)bs_shift;
+    (void)bn, (void)ew, (void)bs_shift, (void)unit_out;
 #endif
     return body_portable<kI8In, kEwMem, kEwCvt, kLanes>;
 }
 
 template <bool kI8In, uint32_t kLanes>
-BodyFn pick_lanes(bool ew_mem, bool ew_cvt, int bn, bool ew, bool bs_shift) {
-    if (!ew_mem) return pick_isa<kI8In, false, false, kLanes>(bn, ew, bs_shift);
-    return ew_cvt ? pick_isa<kI8In, true, true, kLanes>(bn, ew, bs_shift) : pick_isa<kI8In, true, false, kLanes>(bn, ew, bs_shift);
+BodyFn pick_lanes(bool ew_mem, bool ew_cvt, int bn, bool ew, bool bs_shift, bool unit_out) {
+    if (!ew_mem) return pick_isa<kI8In, false, false, kLanes>(bn, ew, bs_shift, unit_out);
+    return ew_cvt ? pick_isa<kI8In, true, true, kLanes>(bn, ew, bs_shift, unit_out) : pick_isa<kI8In, true, false, kLanes>(bn, ew, bs_shift, unit_out);
 }
 
-BodyFn pick(bool i8_in, uint32_t lanes, bool ew_mem, bool ew_cvt, int bn, bool ew, bool bs_shift) {
+BodyFn pick(bool i8_in, uint32_t lanes, bool ew_mem, bool ew_cvt, int bn, bool ew, bool bs_shift, bool unit_out) {
     if (i8_in)
-        return lanes == 16 ? pick_lanes<true, 16>(ew_mem, ew_cvt, bn, ew, bs_shift) : pick_lanes<true, 8>(ew_mem, ew_cvt, bn, ew, bs_shift);
-    return lanes == 16 ? pick_lanes<false, 16>(ew_mem, ew_cvt, bn, ew, bs_shift) : pick_lanes<false, 8>(ew_mem, ew_cvt, bn, ew, bs_shift);
+        return lanes == 16 ? pick_lanes<true, 16>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out) : pick_lanes<true, 8>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out);
+    return lanes == 16 ? pick_lanes<false, 16>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out) : pick_lanes<false, 8>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out);
 }
 
 }  // namespace
@@ -342,7 +349,7 @@ void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
 }
 
 void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
-    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_, k_.msh != 0);
+    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_, k_.msh != 0, k_.scale == 1 && k_.shift <= 30);
     const uint32_t atom = d_.atom;
     for (uint32_t sf = 0; sf < surfaces_; ++sf) {
         const uint32_t ch0 = sf * lanes_;
