@@ -188,6 +188,14 @@ void gemm_panel_portable(const AView& A, uint64_t K, const int8_t* B, const int3
 #if defined(__x86_64__)
 constexpr int kMr = 8;  // pixels per register tile (x 2 panels: 16 zmm accumulators)
 
+/// acc += u8 a x s8 b summed per 4 bytes (VPDPBUSD, the _mm512_dpbusd_epi32 operation) as an
+/// in-place asm operand: with the intrinsic GCC 12 copies the 16 unrolled accumulators between
+/// registers and the stack on every k step; the tied "+v" operand keeps each in one register.
+__attribute__((target("avx512f,avx512vnni"), always_inline)) inline __m512i dpbusd_acc(__m512i acc, __m512i a, __m512i b) {
+    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+}
+
 /// kNp (1 or 2) panels of 16 kernels over pixels [p0, p0 + n): VPDPBUSD of the broadcast pixel
 /// bytes (u8) against the weight panels (s8); acc0 = the first panel's block (n * 16 int32 apart).
 template <uint32_t kBw, int kNp>
@@ -218,8 +226,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AVie
                     int32_t x;
                     std::memcpy(&x, ar[i] + off + 4 * t, 4);
                     const __m512i av = _mm512_set1_epi32(x);
-                    c0[i] = _mm512_dpbusd_epi32(c0[i], av, w0);
-                    if (kNp > 1) c1[i] = _mm512_dpbusd_epi32(c1[i], av, w1);
+                    c0[i] = dpbusd_acc(c0[i], av, w0);
+                    if (kNp > 1) c1[i] = dpbusd_acc(c1[i], av, w1);
                 }
             }
         }
@@ -283,6 +291,12 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_a
     const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * 16;
     const __m512i pad = _mm512_set1_epi32(static_cast<int8_t>(c.pad_value));
     __m512i w[kDwMaxTaps], pw[kDwMaxTaps];
+    // Byte offset of each tap from the window's top-left pixel, and the window's extent - 1.
+    uint64_t toff[kDwMaxTaps];
+    for (uint32_t ky = 0, t = 0; ky < c.kernel_h; ++ky)
+        for (uint32_t kx = 0; kx < c.kernel_w; ++kx, ++t)
+            toff[t] = (static_cast<uint64_t>(ky) * c.dilation_y * c.in_w + static_cast<uint64_t>(kx) * c.dilation_x) * 16;
+    const int64_t span_y = (static_cast<int64_t>(c.kernel_h) - 1) * c.dilation_y, span_x = (static_cast<int64_t>(c.kernel_w) - 1) * c.dilation_x;
     for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += 16) {
         for (uint32_t t = 0; t < taps; ++t) {
             w[t] = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(wts + static_cast<uint64_t>(t) * c.in_c + ch0)));
@@ -294,6 +308,15 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_a
         for (uint64_t i = 0; i < n; ++i) {
             __m512i sum = _mm512_setzero_si512();
             const int64_t y0 = static_cast<int64_t>(oy) * c.stride_y - c.pad_top, x0 = static_cast<int64_t>(ox) * c.stride_x - c.pad_left;
+            if (y0 >= 0 && y0 + span_y < c.in_h && x0 >= 0 && x0 + span_x < c.in_w) {
+                // The window inside the input: the same sums in the same tap order, no bounds tests.
+                const int8_t* at = plane + (static_cast<uint64_t>(y0) * c.in_w + static_cast<uint64_t>(x0)) * 16;
+                for (uint32_t t = 0; t < taps; ++t)
+                    sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(_mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + toff[t]))), w[t]));
+                _mm512_storeu_si512(dst + i * kAccBlock, sum);
+                if (++ox == c.out_w) ox = 0, ++oy;
+                continue;
+            }
             for (uint32_t ky = 0, t = 0; ky < c.kernel_h; ++ky) {
                 const int64_t iy = y0 + static_cast<int64_t>(ky) * c.dilation_y;
                 for (uint32_t kx = 0; kx < c.kernel_w; ++kx, ++t) {

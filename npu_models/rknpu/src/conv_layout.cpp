@@ -29,7 +29,7 @@ int64_t convert_input(const ConvConfig::Cvt& v, uint8_t byte, uint32_t ch) {
 
 }  // namespace
 
-std::vector<uint8_t> canonical_feature(const ConvConfig& c, const std::vector<uint8_t>& raw, uint32_t channels) {
+std::vector<uint8_t> canonical_feature(const ConvConfig& c, std::vector<uint8_t> raw, uint32_t channels) {
     const uint32_t eb = elem_bytes(c.precision), c2 = c.c2();
     const bool identity = !c.image && c.cvt.bypass && c.pixel_bytes == c.atom && channels == c.in_c;
     const uint64_t row = static_cast<uint64_t>(c.in_w) * c.pixel_bytes, mem_surf = row * c.in_h;

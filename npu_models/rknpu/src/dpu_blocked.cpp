@@ -104,8 +104,12 @@ __attribute__((target("avx2"))) void body_avx2(const void* in, const int8_t* ew,
 /// 16-bit or 32-bit constants), so VPMULDQ gives the exact 64-bit product; the EW convert's
 /// (e + offset) may exceed 32 bits and uses VPMULLQ. A saturation to int32 followed by a ReLU /
 /// ReLUX clamp is one clamp to the intersected bounds (Lanes::lo1 etc.: exact, as the lower bound
-/// is 0 or -inf).
-template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw>
+/// is 0 or -inf). kBsShift false: the BS multiply's shift is 0 (its rounding half 0), the add and
+/// shift left out. The output's clamp to [-128, 127] and narrowing are one VPMOVSQB (signed
+/// saturation to int8: the same value). kUnitOut: OUT_CVT_SCALE 1 and OUT_CVT_SHIFT <= 30, the
+/// offset folded into the rounding addend ((x + h) >> s) + o = (x + h + (o << s)) >> s (floor
+/// division; |x + h + (o << s)| < 2^63 for int32 x and o).
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, int kBn, bool kEw, bool kBsShift, bool kUnitOut>
 NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, uint64_t n, const DpuBlocked::Lanes& L,
                              const DpuBlocked::Scalars& k) {
     constexpr uint32_t kH = kLanes / 8;
@@ -129,7 +133,7 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
     const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
     const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
     const bool unit_scale = k.scale == 1;
-    const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
+    const __m512i shalf_off = _mm512_set1_epi64(kUnitOut ? k.s_half + k.offset * (int64_t{1} << k.shift) : 0);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), sh2 = _mm_cvtsi64_si128(k.msh2), she = _mm_cvtsi64_si128(k.e_shift);
     const __m128i shq = _mm_cvtsi64_si128(k.shift);
     const auto* in32 = static_cast<const int32_t*>(in_v);
@@ -142,7 +146,8 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
             else
                 v = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in32 + p * kAccBlock + 8 * h)));
             v = clamp64(add64(v, a[h]), i32lo, i32hi);
-            v = clamp64(sra64(add64(mul32(v, m[h]), mh), sh1), lo[h], hi[h]);
+            if constexpr (kBsShift) v = clamp64(sra64(add64(mul32(v, m[h]), mh), sh1), lo[h], hi[h]);
+            else v = clamp64(mul32(v, m[h]), lo[h], hi[h]);
             if constexpr (kBn > 0) {
                 if constexpr (kBn > 1) v = clamp64(add64(v, a2[h]), i32lo, i32hi);
                 v = clamp64(sra64(add64(mul32(v, m2[h]), m2h), sh2), lo2[h], hi2[h]);
@@ -157,15 +162,17 @@ NPUSIM_T512 void body_avx512(const void* in_v, const int8_t* ew, int8_t* out, ui
                 v = clamp64(add64(v, e), ewlo, ewhi);
             }
             // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
-            __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
-            q = clamp64(q, qlo, qhi);
-            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtepi64_epi8(kAll8, q));
+            __m512i q;
+            if constexpr (kUnitOut) q = sra64(add64(v, shalf_off), shq);
+            else q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * kLanes + 8 * h), _mm512_maskz_cvtsepi64_epi8(kAll8, q));
         }
 }
 
 /// dpu_engine.cpp's simple_surface_body for AVX-512. Its first step adds the int32 ALU operand to
 /// the int8 input without saturating, so the sum may take 33 bits: the BS multiply is VPMULDQ
-/// only when every lane's operand keeps it inside int32 (kWide: VPMULLQ otherwise).
+/// only when every lane's operand keeps it inside int32 (kWide: VPMULLQ otherwise). The output's
+/// clamp and narrowing are one VPMOVSQB, as in body_avx512.
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kWide>
 NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
     constexpr uint32_t kH = kLanes / 8;
@@ -183,7 +190,6 @@ NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out,
     const __m512i ewlo = _mm512_set1_epi64(bound(k.ew_lo)), ewhi = _mm512_set1_epi64(bound(k.ew_hi));
     const __m512i scale = _mm512_set1_epi64(k.scale), shalf = _mm512_set1_epi64(k.s_half), offset = _mm512_set1_epi64(k.offset);
     const bool unit_scale = k.scale == 1;
-    const __m512i qlo = _mm512_set1_epi64(-128), qhi = _mm512_set1_epi64(127);
     const __m128i sh1 = _mm_cvtsi64_si128(k.msh), she = _mm_cvtsi64_si128(k.e_shift), shq = _mm_cvtsi64_si128(k.shift);
     for (uint64_t p = 0; p < P; ++p)
         for (uint32_t h = 0; h < kH; ++h) {
@@ -201,8 +207,7 @@ NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out,
             v = clamp64(add64(v, e), ewlo, ewhi);
             // OUT_CVT_SCALE 1 (every requantizing conv): v * 1 = v, the multiply left out.
             __m512i q = add64(sra64(add64(unit_scale ? v : mul32(v, scale), shalf), shq), offset);
-            q = clamp64(q, qlo, qhi);
-            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtepi64_epi8(kAll8, q));
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtsepi64_epi8(kAll8, q));
         }
 }
 
@@ -215,32 +220,42 @@ void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, 
 }
 #endif
 
+#ifdef NPUSIM_X86_DISPATCH
+template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kS, bool kU>
+BodyFn pick512(int bn, bool ew) {
+    if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false, kS, kU>;
+    if (bn == 1) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, false, kS, kU>;
+    return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, false, kS, kU>;
+}
+#endif
+
 template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes>
-BodyFn pick_isa(int bn, bool ew) {
+BodyFn pick_isa(int bn, bool ew, bool bs_shift, bool unit_out) {
 #ifdef NPUSIM_X86_DISPATCH
     const EngineIsa i = engine_isa();
     if (i == EngineIsa::Avx512) {
         if (kEwMem) ew = true;
-        if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false>;
-        if (bn == 1) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 1, false>;
-        return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, true> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 2, false>;
+        if (unit_out)
+            return bs_shift ? pick512<kI8In, kEwMem, kEwCvt, kLanes, true, true>(bn, ew) : pick512<kI8In, kEwMem, kEwCvt, kLanes, false, true>(bn, ew);
+        return bs_shift ? pick512<kI8In, kEwMem, kEwCvt, kLanes, true, false>(bn, ew) : pick512<kI8In, kEwMem, kEwCvt, kLanes, false, false>(bn, ew);
     }
     if (i == EngineIsa::Avx2) return body_avx2<kI8In, kEwMem, kEwCvt, kLanes>;
 #else
-    (void)bn, (void)ew;
+    (void)bn, (void)ew, (void)bs_shift, (void)unit_out;
 #endif
     return body_portable<kI8In, kEwMem, kEwCvt, kLanes>;
 }
 
 template <bool kI8In, uint32_t kLanes>
-BodyFn pick_lanes(bool ew_mem, bool ew_cvt, int bn, bool ew) {
-    if (!ew_mem) return pick_isa<kI8In, false, false, kLanes>(bn, ew);
-    return ew_cvt ? pick_isa<kI8In, true, true, kLanes>(bn, ew) : pick_isa<kI8In, true, false, kLanes>(bn, ew);
+BodyFn pick_lanes(bool ew_mem, bool ew_cvt, int bn, bool ew, bool bs_shift, bool unit_out) {
+    if (!ew_mem) return pick_isa<kI8In, false, false, kLanes>(bn, ew, bs_shift, unit_out);
+    return ew_cvt ? pick_isa<kI8In, true, true, kLanes>(bn, ew, bs_shift, unit_out) : pick_isa<kI8In, true, false, kLanes>(bn, ew, bs_shift, unit_out);
 }
 
-BodyFn pick(bool i8_in, uint32_t lanes, bool ew_mem, bool ew_cvt, int bn, bool ew) {
-    if (i8_in) return lanes == 16 ? pick_lanes<true, 16>(ew_mem, ew_cvt, bn, ew) : pick_lanes<true, 8>(ew_mem, ew_cvt, bn, ew);
-    return lanes == 16 ? pick_lanes<false, 16>(ew_mem, ew_cvt, bn, ew) : pick_lanes<false, 8>(ew_mem, ew_cvt, bn, ew);
+BodyFn pick(bool i8_in, uint32_t lanes, bool ew_mem, bool ew_cvt, int bn, bool ew, bool bs_shift, bool unit_out) {
+    if (i8_in)
+        return lanes == 16 ? pick_lanes<true, 16>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out) : pick_lanes<true, 8>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out);
+    return lanes == 16 ? pick_lanes<false, 16>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out) : pick_lanes<false, 8>(ew_mem, ew_cvt, bn, ew, bs_shift, unit_out);
 }
 
 }  // namespace
@@ -334,7 +349,7 @@ void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
 }
 
 void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
-    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_);
+    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_, k_.msh != 0, k_.scale == 1 && k_.shift <= 30);
     const uint32_t atom = d_.atom;
     for (uint32_t sf = 0; sf < surfaces_; ++sf) {
         const uint32_t ch0 = sf * lanes_;

@@ -396,7 +396,7 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
         std::vector<uint8_t> raw = gather(plan, reads, kFeature);
         const std::vector<uint8_t> lines = gather(plan, reads, kFeatureLine);
         raw.insert(raw.end(), lines.begin(), lines.end());
-        ops.feature = canonical_feature(c, raw, channels);
+        ops.feature = canonical_feature(c, std::move(raw), channels);
         c.in_c = channels;
         c.kernels = c.out_c;
         if (hooks) {  // the co-simulated datapath sees the engines' (canonical) view of the task

@@ -93,8 +93,9 @@ ConvConfig decode_conv(const RegFile& rf, uint32_t block_enable_mask, const hw::
 
 /// The feature cube the engines compute on, from the bytes the CNA read (regions in plan order):
 /// compact NC1HWC2 with C2 = atom / element, `channels` channels (zero beyond the cube's), input
-/// convert and image expansion applied.
-std::vector<uint8_t> canonical_feature(const ConvConfig& c, const std::vector<uint8_t>& raw, uint32_t channels);
+/// convert and image expansion applied. `raw` is taken by value: when the read bytes already are
+/// that cube they are handed back without a copy.
+std::vector<uint8_t> canonical_feature(const ConvConfig& c, std::vector<uint8_t> raw, uint32_t channels);
 /// The weights the engines compute on, from the silicon weight blocks: kernel after kernel,
 /// [kh][kw][C] with C = DATAIN_CHANNEL, `kernels` kernels (zero beyond WEIGHT_KERNELS);
 /// depthwise one [kh][kw][channels] block (zero beyond DATAIN_CHANNEL).
