@@ -52,7 +52,8 @@ std::string tile(const std::vector<int64_t>& reps) {
 
 }  // namespace
 
-// onnx_loader_fuzz finding: a scale of -FLT_MAX gave floor(4 x scale) = -1.36e39, cast to int64
+// onnx_loader_fuzz finding: a scale of -1.7e38 gave floor(8 x scale) = -1.36e39, cast to int64; onnx_pipeline_fuzz:
+// a scale of 1.7e28 (fuzz/regressions/onnx_*/resize_*.onnx)
 // (undefined behaviour, UBSan: "outside the range of representable values").
 TEST(FuzzFindings, ResizeScaleOutOfRange) {
     EXPECT_EQ(out_shape(resize(2.5f)), (std::vector<int64_t>{1, 1, 10, 8}));  // floor(4 x 2.5) = 10
