@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SoC profile loader: strict (unknown keys and out-of-range values are errors naming the JSON path).
 #include "hw/profile.h"
+#include "hw/profile_parse.h"
 
 #include "hw/regdb.h"
 
@@ -351,7 +352,6 @@ const char* grade_name(Grade g) {
 }
 
 SocProfile load_profile(const std::string& path) {
-    Ctx c{path};
     // A profile is a small regular file: a directory or a device (/dev/zero) is an error, not a
     // libstdc++ read failure or a read that never ends (issue 23).
     constexpr std::uintmax_t kMaxProfileBytes = 16u << 20;
@@ -361,11 +361,19 @@ SocProfile load_profile(const std::string& path) {
         throw ProfileError(fmt::format("{}: not a regular file", path));
     if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > kMaxProfileBytes)
         throw ProfileError(fmt::format("{}: larger than a profile can be ({} MiB)", path, kMaxProfileBytes >> 20));
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in) throw ProfileError(fmt::format("{}: cannot open profile", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw ProfileError(fmt::format("{}: cannot read profile", path));
+    return parse_profile(text.str(), path);
+}
+
+SocProfile parse_profile(const std::string& text, const std::string& path) {
+    Ctx c{path};
     json root;
     try {
-        root = json::parse(in);
+        root = json::parse(text);
     } catch (const std::exception& e) {
         throw ProfileError(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }

@@ -427,8 +427,8 @@ std::vector<TaskBody> lower_affine_op(const std::string& name, const std::string
     if (channel_groups(in).size() > 1) {
         std::vector<TaskBody> all;
         for (const auto& [c0, c] : channel_groups(in)) {
-            auto part = [&](const std::vector<double>& v) {
-                return v.size() > 1 ? std::vector<double>(v.begin() + c0, v.begin() + c0 + c) : v;
+            auto part = [&, first = c0, count = c](const std::vector<double>& v) {  // clang < 16 captures no bindings
+                return v.size() > 1 ? std::vector<double>(v.begin() + first, v.begin() + first + count) : v;
             };
             auto t = lower_affine_op(name, op, channels(in, c0, c), channels(out, c0, c), part(mul), part(add), clip_lo,
                                      clip_hi, arena, soc, core);

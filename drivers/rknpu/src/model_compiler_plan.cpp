@@ -67,7 +67,8 @@ void Compiler::plan_memory() {
     uint64_t top = 0;
     for (const auto& [lt, r] : order) {
         if (!opts_.keep_all_tensors)
-            live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& x) { return x.last < lt.first; }),
+            live.erase(std::remove_if(live.begin(), live.end(),
+                                      [first = lt.first](const Live& x) { return x.last < first; }),
                        live.end());
         std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.off < b.off; });
         const uint64_t size = align_up(m_.tensors.at(r).bytes, 64);

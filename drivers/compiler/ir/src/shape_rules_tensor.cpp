@@ -241,8 +241,15 @@ void resize(const Ctx& c) {
         out = sizes;
     } else {
         if (scales.size() != out.size()) c.fail("scales (" + std::to_string(scales.size()) + ") do not match input rank " + std::to_string(out.size()));
-        for (size_t i = 0; i < out.size(); ++i)
-            out[i] = static_cast<int64_t>(std::floor(static_cast<double>(out[i]) * static_cast<double>(scales[i])));
+        for (size_t i = 0; i < out.size(); ++i) {
+            // onnxruntime (upsamplebase.h ScalesValidation): a scale must be greater than 0. A NaN,
+            // infinite or huge one would leave int64 (the cast is undefined there).
+            const double d = std::floor(static_cast<double>(out[i]) * static_cast<double>(scales[i]));
+            if (!(scales[i] > 0) || !std::isfinite(d) || d >= 0x1p62)
+                c.fail("scales[" + std::to_string(i) + "] = " + std::to_string(scales[i]) + " gives no valid output dim " +
+                       "(a scale must be a finite number greater than 0)");
+            out[i] = static_cast<int64_t>(d);
+        }
     }
     c.set(0, x.dtype, out);
 }
@@ -256,7 +263,12 @@ void tile(const Ctx& c) {
     auto reps = constant_ints(c.g, c.node.input(1), c.node.label() + " repeats");
     auto out = c.in(0).shape;
     if (reps.size() != out.size()) c.fail("repeats length differs from input rank");
-    for (size_t i = 0; i < out.size(); ++i) out[i] *= reps[i];
+    for (size_t i = 0; i < out.size(); ++i) {
+        // ONNX Tile: repeats are non-negative; the product must stay a representable dim.
+        if (reps[i] < 0) c.fail("repeats[" + std::to_string(i) + "] = " + std::to_string(reps[i]) + " is negative");
+        if (out[i] >= 0 && __builtin_mul_overflow(out[i], reps[i], &out[i]))
+            c.fail("output dim " + std::to_string(i) + " overflows int64 (repeats " + std::to_string(reps[i]) + ")");
+    }
     c.set(0, c.in(0).dtype, out);
 }
 
