@@ -4,6 +4,7 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -75,6 +76,12 @@ class ModelBuilder {
         a->set_type(::onnx::AttributeProto::INT);
         a->set_i(v);
     }
+    static void attr_string(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
+        auto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(::onnx::AttributeProto::STRING);
+        a->set_s(v);
+    }
     static void attr_float(::onnx::NodeProto& n, const std::string& name, float v) {
         auto* a = n.add_attribute();
         a->set_name(name);
@@ -106,5 +113,16 @@ class ModelBuilder {
     }
     ::onnx::ModelProto m_;
 };
+
+/// n deterministic integers in [lo, hi] (an LCG from `seed`): weights and codes of test graphs.
+inline std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {
+    std::vector<int32_t> v(n);
+    uint32_t s = seed;
+    for (auto& x : v) {
+        s = s * 1664525u + 1013904223u;
+        x = lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
+    }
+    return v;
+}
 
 }  // namespace test_onnx

@@ -469,15 +469,7 @@ constexpr int32_t kI32 = ::onnx::TensorProto::INT32;
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
 /// Deterministic pseudo-random values in [lo, hi].
-std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {
-    std::vector<int32_t> v(n);
-    uint32_t s = seed;
-    for (auto& x : v) {
-        s = s * 1664525u + 1013904223u;
-        x = lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
-    }
-    return v;
-}
+using test_onnx::ramp;
 std::vector<float> franges(size_t n, float lo, float hi, uint32_t seed) {
     std::vector<float> v;
     for (int32_t x : ramp(n, 0, 1000, seed)) v.push_back(lo + (hi - lo) * static_cast<float>(x) / 1000.f);

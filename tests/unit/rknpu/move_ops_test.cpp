@@ -24,22 +24,8 @@ constexpr int32_t kU8 = ::onnx::TensorProto::UINT8;
 constexpr int32_t kI8 = ::onnx::TensorProto::INT8;
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
-std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {
-    std::vector<int32_t> v(n);
-    uint32_t s = seed;
-    for (auto& x : v) {
-        s = s * 1664525u + 1013904223u;
-        x = lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
-    }
-    return v;
-}
+using test_onnx::ramp;
 
-void attr_str(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::STRING);
-    a->set_s(v);
-}
 
 /// x [1,8,H,W] -> Q -> 3x3 conv to 48 channels -> c (uint8, zp 130) then, all on c's quantization:
 ///   Split [16, 32] along channels        -> s0, s1   (views)
@@ -128,13 +114,13 @@ drv::ir::Graph move_graph(int H, int W) {
     dq("r2", "c", "y_r2");
     b.init_f32("sc3", {4}, {1.f, 1.f, 3.f, 2.f});
     auto& r3 = b.node("Resize", {data("r3_in"), "roi", "sc3"}, {"r3f"}, "resize3");
-    attr_str(r3, "coordinate_transformation_mode", "pytorch_half_pixel");
+    test_onnx::ModelBuilder::attr_string(r3, "coordinate_transformation_mode", "pytorch_half_pixel");
     qas("r3f", "r3");
     dq("r3", "c", "y_r3");
     // asymmetric / floor (what the seed does not list): the vendor rule's CPU fallback.
     auto& r4 = b.node("Resize", {data("r4_in"), "roi", "sc2"}, {"r4f"}, "resize4");
-    attr_str(r4, "coordinate_transformation_mode", "asymmetric");
-    attr_str(r4, "nearest_mode", "floor");
+    test_onnx::ModelBuilder::attr_string(r4, "coordinate_transformation_mode", "asymmetric");
+    test_onnx::ModelBuilder::attr_string(r4, "nearest_mode", "floor");
     qas("r4f", "r4");
     dq("r4", "c", "y_r4");
     // Concat along H (requantizing: another scale) and W (same quantization) of c and a slice of c.

@@ -27,22 +27,8 @@ constexpr int32_t kU8 = ::onnx::TensorProto::UINT8;
 constexpr int32_t kI8 = ::onnx::TensorProto::INT8;
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
-std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {
-    std::vector<int32_t> v(n);
-    uint32_t s = seed;
-    for (auto& x : v) {
-        s = s * 1664525u + 1013904223u;
-        x = lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
-    }
-    return v;
-}
+using test_onnx::ramp;
 
-void attr_str(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::STRING);
-    a->set_s(v);
-}
 
 /// x [1,8,H,W] -> Q -> 3x3 conv to 24 channels -> c (uint8) then
 ///   Resize linear half_pixel x2, x4, x3 (rows) x2 (cols, pytorch_half_pixel), align_corners (CPU: no lowering)
@@ -83,8 +69,8 @@ drv::ir::Graph graph(int H, int W) {
     auto resize = [&](const std::string& name, float sh, float sw, const char* ctm) {
         b.init_f32(name + "_sc", {4}, {1.f, 1.f, sh, sw});
         auto& r = b.node("Resize", {data("c"), "roi", name + "_sc"}, {name + "f"}, name);
-        attr_str(r, "mode", "linear");
-        attr_str(r, "coordinate_transformation_mode", ctm);
+        test_onnx::ModelBuilder::attr_string(r, "mode", "linear");
+        test_onnx::ModelBuilder::attr_string(r, "coordinate_transformation_mode", ctm);
         b.node("QuantizeLinear", {name + "f", "c_s", "c_z"}, {name});
         dq(name, "c", "y_" + name);
         b.output("y_" + name);

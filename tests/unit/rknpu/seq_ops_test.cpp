@@ -26,15 +26,7 @@ constexpr int32_t kU8 = ::onnx::TensorProto::UINT8;
 constexpr int32_t kI8 = ::onnx::TensorProto::INT8;
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
-std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {
-    std::vector<int32_t> v(n);
-    uint32_t s = seed;
-    for (auto& x : v) {
-        s = s * 1664525u + 1013904223u;
-        x = lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
-    }
-    return v;
-}
+using test_onnx::ramp;
 
 /// x [1,8,H,W] -> Q -> 3x3 conv to 40 channels -> c (uint8, zp 131), then on c's quantization:
 ///   Gather axis 1 [5, 3, 3, 17, 39, 0, 16, 8, 9, 10, 33]  -> gc  (1x1 selection conv)
