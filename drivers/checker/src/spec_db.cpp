@@ -133,6 +133,18 @@ void require(Obj& o, bool ok, const std::string& key, const std::string& what) {
     if (!ok) o.fail(o.at(key), what);
 }
 
+/// The tensor selectors rule_eval.cpp's select_tensors reads: "in*", "out*", "in0", "out1", "in1+"
+/// (from input 1 on); N has 1..3 digits, so the evaluator's conversion cannot fail or overflow.
+bool valid_selector(const std::string& sel) {
+    const size_t p = sel.compare(0, 3, "out") == 0 ? 3 : sel.compare(0, 2, "in") == 0 ? 2 : 0;
+    if (p == 0) return false;
+    std::string rest = sel.substr(p);
+    if (rest == "*") return true;
+    if (!rest.empty() && rest.back() == '+') rest.pop_back();
+    return !rest.empty() && rest.size() <= 3 &&
+           std::all_of(rest.begin(), rest.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
 Rule read_rule(const json& j, const std::string& file, const std::string& path, const Source& dflt_src) {
     Obj o(j, file, path);
     Rule r;
@@ -145,6 +157,8 @@ Rule read_rule(const json& j, const std::string& file, const std::string& path, 
     r.when = o.expr("when");
     r.expr = o.expr("expr");
     r.tensor = o.str("tensor");
+    if (!r.tensor.empty() && !valid_selector(r.tensor))
+        o.fail(o.at("tensor"), "tensor selector '" + r.tensor + "' is not in*, out*, inN, outN, inN+ or outN+ (N < 1000)");
     r.min = o.number("min", 0, &r.has_min);
     r.max = o.number("max", 0, &r.has_max);
     r.min_open = o.boolean("min_open", false);
