@@ -396,6 +396,8 @@ class Compiler {
     bool resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh, int64_t sw);
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies
     bool avgpool_node(size_t i);  ///< QLinearAveragePool: depthwise conv, all-ones kernel
+    /// AveragePool attributes checked (one divisor for every window) as a depthwise ConvOp (int8 and fp16).
+    ConvOp avgpool_op(const ir::Node& n);
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
     // ---- sequence operators (model_compiler_seq.cpp, issue 15) ----
     bool gather_node(size_t i);  ///< int8 Gather, constant indices: selection conv / PPU row copies

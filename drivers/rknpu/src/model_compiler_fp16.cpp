@@ -261,36 +261,17 @@ bool Compiler::gap_f16(size_t i) {
 
 bool Compiler::avgpool_f16(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    const ir::Value& x = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (x.shape.size() != 4 || yv.shape.size() != 4) unsupported("AveragePool input is not 4-D");
-    if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
-    const auto k = ir::attr_ints(n.attrs, "kernel_shape", {});
-    const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
-    const auto pd = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
-    if (k.size() != 2 || st.size() != 2 || pd.size() != 4) unsupported("AveragePool attribute ranks");
-    // As the int8 lowering (avgpool_node): one divisor for every window.
-    if ((pd[0] || pd[1] || pd[2] || pd[3]) && ir::attr_int(n.attrs, "count_include_pad", 0) == 0)
-        unsupported("AveragePool with padding excluded from the count (per-window divisors)");
-    for (size_t a = 0; a < 2; ++a)
-        if (yv.shape[2 + a] != (x.shape[2 + a] + pd[a] + pd[a + 2] - k[a]) / st[a] + 1)
-            unsupported("AveragePool ceil_mode window past the padding");
-    ConvOp op;
+    ConvOp op = avgpool_op(n);  // as the int8 lowering: one divisor for every window
     op.fp16 = true;
-    op.name = n.name;
-    op.in_c = op.out_c = static_cast<int>(x.shape[1]);
-    op.kernel_h = static_cast<int>(k[0]), op.kernel_w = static_cast<int>(k[1]);
-    op.stride_h = static_cast<int>(st[0]), op.stride_w = static_cast<int>(st[1]);
-    op.pad_top = static_cast<int>(pd[0]), op.pad_left = static_cast<int>(pd[1]);
-    op.pad_bottom = static_cast<int>(pd[2]), op.pad_right = static_cast<int>(pd[3]);
-    op.depthwise = true;
+    const int64_t kh = op.kernel_h, kw = op.kernel_w;
     dev_f16(n.input(0));
     dev_f16(n.outputs[0]);
     Layer L = base_layer(i, "AveragePool", Unit::Npu);
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(yv.shape[2] * yv.shape[3]) *
-             static_cast<uint64_t>(k[0] * k[1]);
+             static_cast<uint64_t>(kh * kw);
     L.note = "depthwise conv with 1/(kh kw) weights (padding reads +0.0)";
-    const size_t taps = static_cast<size_t>(k[0] * k[1]);
+    const size_t taps = static_cast<size_t>(kh * kw);
     push_conv_f16(std::move(L), std::move(op), n.input(0), n.outputs[0], [taps](ConvOp& o) {
         o.weights_f.assign(static_cast<size_t>(o.out_c) * taps, 1.f / static_cast<float>(taps));
     });

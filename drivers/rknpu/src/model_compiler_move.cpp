@@ -446,8 +446,7 @@ bool Compiler::global_maxpool_node(size_t i) {
     return true;
 }
 
-bool Compiler::avgpool_node(size_t i) {
-    const ir::Node& n = g_.nodes()[i];
+ConvOp Compiler::avgpool_op(const ir::Node& n) {
     if (ir::attr_int(n.attrs, "channels_last", 0) != 0) unsupported("channels_last AveragePool");
     if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
     const ir::Value& x = g_.value(n.input(0));
@@ -476,16 +475,24 @@ bool Compiler::avgpool_node(size_t i) {
     op.pad_top = static_cast<int>(pd[0]), op.pad_left = static_cast<int>(pd[1]);
     op.pad_bottom = static_cast<int>(pd[2]), op.pad_right = static_cast<int>(pd[3]);
     op.depthwise = true;
-    op.w_scales = {1.f / static_cast<float>(k[0] * k[1])};
+    return op;
+}
+
+bool Compiler::avgpool_node(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& yv = g_.value(n.outputs.at(0));
+    ConvOp op = avgpool_op(n);
+    const int64_t kh = op.kernel_h, kw = op.kernel_w;
+    op.w_scales = {1.f / static_cast<float>(kh * kw)};
     const float xs = scalar_scale(g_, n, 1), ys = scalar_scale(g_, n, 3);
     const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
     const DeviceTensor& out = dev(n.outputs[0], ys, scalar_zp(g_, n, 4));
     op.in_scale = xs, op.out_scale = ys, op.in_zp = in.zp, op.out_zp = out.zp;
     Layer L = base_layer(i, "AveragePool", Unit::Npu);
     L.macs = static_cast<uint64_t>(op.out_c) * static_cast<uint64_t>(yv.shape[2] * yv.shape[3]) *
-             static_cast<uint64_t>(k[0] * k[1]);
+             static_cast<uint64_t>(kh * kw);
     L.note = "depthwise conv with an all-ones kernel (padding reads the zero point), scale 1/(kh*kw)";
-    const size_t taps = static_cast<size_t>(k[0] * k[1]);
+    const size_t taps = static_cast<size_t>(kh * kw);
     push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0],
               [taps](ConvOp& o) { o.weights.assign(static_cast<size_t>(o.out_c) * taps, 1); });
     return true;
