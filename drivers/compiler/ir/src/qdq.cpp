@@ -223,6 +223,19 @@ bool fuse_unit(const Units& u, const Node& p, const Node& q, Node& out) {
         if (op == "GlobalAveragePool") out.attrs.set("channels_last", int64_t{0});
         return true;
     }
+    if (op == "Softmax") {
+        // onnxruntime's UnaryOpQDQRules fuse it too (QLinearSoftmax, whose kernel differs from a
+        // float Softmax + QuantizeLinear: numerics README), with attribute `opset` = the Softmax's
+        // since-version (qdq_actions.cc UnaryReplaceWithQLinear::ExtraAttributes).
+        const Node* x = dq(0);
+        if (!act_ok(x)) return false;
+        auto in = triple(*x);
+        in.insert(in.end(), qy.begin(), qy.end());
+        out = fused(p, "QLinearSoftmax", "com.microsoft", in, q);
+        const int64_t opset = u.g.opset("");
+        out.attrs.set("opset", opset >= 13 ? int64_t{13} : (opset >= 11 ? int64_t{11} : int64_t{1}));
+        return true;
+    }
     if (op == "Concat") {
         std::vector<std::string> in = qy;
         for (size_t i = 0; i < p.inputs.size(); ++i) {
