@@ -226,9 +226,11 @@ bool fuse_unit(const Units& u, const Node& p, const Node& q, Node& out) {
     if (op == "Softmax") {
         // onnxruntime's UnaryOpQDQRules fuse it too (QLinearSoftmax, whose kernel differs from a
         // float Softmax + QuantizeLinear: numerics README), with attribute `opset` = the Softmax's
-        // since-version (qdq_actions.cc UnaryReplaceWithQLinear::ExtraAttributes).
+        // since-version (qdq_actions.cc UnaryReplaceWithQLinear::ExtraAttributes). 8-bit only (its
+        // UnarySelector refuses 16-bit types; the kernel takes uint8/int8), and not onto a narrowed
+        // grid (`_qbits`, which the kernel cannot express).
         const Node* x = dq(0);
-        if (!act_ok(x)) return false;
+        if (!act_ok(x) || !is_int8ish(yt) || q.attrs.find("_qbits")) return false;
         auto in = triple(*x);
         in.insert(in.end(), qy.begin(), qy.end());
         out = fused(p, "QLinearSoftmax", "com.microsoft", in, q);
