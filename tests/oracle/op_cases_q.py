@@ -122,6 +122,17 @@ def generate(g, np, R, u):
                                                            (zp(0), True)], domain=MS, out_types=[dt])
         g.case("qlinearleakyrelu_" + tag, "QLinearLeakyRelu", [(q(r, dt, 4, 64), False), (s(0.05), True), (zp(128), True), (s(0.03), True),
                                                                (zp(100), True)], dict(alpha=0.1), domain=MS, out_types=[dt])
+        # QLinearSoftmax (onnxruntime's QDQ fusion of DQ -> Softmax -> Q): channels, the last axis
+        # with y_scale 1/255 (floor(1 / y_scale) = 254 in the kernel), the opset-12 flattened row,
+        # rows whose top value saturates (x_scale 1: 256 p + zp > the type's maximum).
+        for kind, shape, at, xsc, ysc in (("c", (1, 16, 3, 5), dict(axis=1, opset=13), 0.05, 1.0 / 256),
+                                          ("last", (2, 3, 40), dict(axis=-1, opset=13), 0.5, 1.0 / 255),
+                                          ("op12", (2, 4, 3, 5), dict(axis=1, opset=12), 0.02, 1.0 / 256),
+                                          ("sat", (6, 8), dict(axis=-1, opset=13), 1.0, 1.0 / 256)):
+            name = "qlinearsoftmax_%s_%s" % (tag, kind)
+            r = R(name)
+            g.case(name, "QLinearSoftmax", [(q(r, dt, *shape), False), (s(xsc), True), (zp(131), True), (s(ysc), True), (zp(0), True)],
+                   at, domain=MS, out_types=[dt])
         name = "qlinearavgpool_" + tag
         r = R(name)
         g.case(name, "QLinearAveragePool", [(q(r, dt, 1, 3, 9, 9), False), (s(0.04), True), (zp(125), True), (s(0.03), True), (zp(131), True)],

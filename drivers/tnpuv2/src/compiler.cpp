@@ -503,6 +503,20 @@ void Compiler::lower_layer(size_t li) {
     if (op == "QLinearAdd" || op == "QLinearMul") return lower_eltwise(*this, n);
     if (op == "MaxPool" || op == "QLinearAveragePool" || op == "QLinearGlobalAveragePool") return lower_pool(*this, n);
     if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu") return lower_lut(*this, unit);
+    if (op == "QLinearSoftmax") {
+        // onnxruntime's (and the import's) fusion of DQ -> Softmax -> Q: the vector unit's Softmax,
+        // lowered as that unit (the same x, scales and axis; the layer is checked against the fused op).
+        ir::Node dq, sm, q;
+        dq.op_type = "DequantizeLinear";
+        dq.inputs = {n.input(0), n.input(1), n.input(2)};
+        sm.op_type = "Softmax";
+        sm.name = n.name;
+        sm.attrs = n.attrs;
+        q.op_type = "QuantizeLinear";
+        q.inputs = {"", n.input(3), n.input(4)};
+        q.outputs = n.outputs;
+        return lower_dq_op_q(*this, {&dq, &sm, &q});
+    }
     if (op == "QuantizeLinear" || op == "DequantizeLinear") return lower_quant(*this, n);
     if (op == "Erf" || op == "Sqrt" || op == "Pow") return lower_fp32(*this, n);
     if (op == "Relu" || op == "Clip") return lower_relu(*this, n);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // QDQ handling: quant params folded onto int8 tensors (per-tensor and per-channel), DQ->Conv->Q
 // rewritten to QLinearConv, DQ->Add->Q to com.microsoft QLinearAdd, Relu/Clip removed before a Q
-// that already clamps (onnxruntime ReluQuantFusion/ClipQuantFusion).
+// that already clamps (onnxruntime ReluQuantFusion/ClipQuantFusion), DQ->Softmax->Q to QLinearSoftmax.
 #include <gtest/gtest.h>
 
 #include "compiler/onnx/onnx_importer.h"
+#include "compiler/ref/reference.h"
 #include "onnx_builder.h"
 
 using drv::importer::ImportOptions;
@@ -101,4 +102,51 @@ TEST(Qdq, ClipWiderThanQuantRangeIsKept) {
         }
     auto g = import(b, QdqMode::Rewrite);
     EXPECT_NE(ops(g).find("Clip"), std::string::npos) << g.dump();
+}
+
+namespace {
+
+/// uint8 x [1,2,1,1] -> DQ -> Softmax(axis 1) -> Q (y_scale 1/255, zp 0) -> y.
+ModelBuilder qdq_softmax(int64_t opset) {
+    ModelBuilder b(opset);
+    b.input("x", ::onnx::TensorProto::UINT8, {1, 2, 1, 1});
+    b.init_f32("xs", {}, {0.05f});
+    b.init_int("xz", ::onnx::TensorProto::UINT8, {}, {3});
+    b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xf"});
+    auto& sm = b.node("Softmax", {"xf"}, {"p"}, "softmax");
+    ModelBuilder::attr_int(sm, "axis", 1);
+    b.init_f32("ys", {}, {1.0f / 255.0f});
+    b.init_int("yz", ::onnx::TensorProto::UINT8, {}, {0});
+    b.node("QuantizeLinear", {"p", "ys", "yz"}, {"y"});
+    b.output("y", ::onnx::TensorProto::UINT8);
+    return b;
+}
+
+}  // namespace
+
+// onnxruntime fuses DQ -> Softmax -> Q into com.microsoft QLinearSoftmax (UnaryOpQDQRules) with
+// attribute opset = the Softmax's since-version; its kernel scales by floor(1 / y_scale) = 254 for
+// y_scale 1/255: codes {255, 3} (12.6 nats apart, p = 0.9999966) give 254 and 0, where float
+// Softmax + QuantizeLinear gives RNE(0.9999966 / float(1/255)) = 255.
+TEST(Qdq, SoftmaxBecomesQLinearSoftmaxWithOnnxruntimesKernel) {
+    for (const int64_t opset : {13, 12}) {
+        auto g = import(qdq_softmax(opset), QdqMode::Rewrite);
+        ASSERT_EQ(ops(g), "QLinearSoftmax") << g.dump();
+        const auto& n = g.nodes()[0];
+        EXPECT_EQ(n.domain, "com.microsoft");
+        EXPECT_EQ(drv::ir::attr_int(n.attrs, "opset", 0), opset == 13 ? 13 : 11);
+        EXPECT_EQ(drv::ir::attr_int(n.attrs, "axis", 0), 1);
+        num::Tensor x(num::DType::U8, {1, 2, 1, 1});
+        x.data<uint8_t>()[0] = 255;
+        x.data<uint8_t>()[1] = 3;
+        const num::Tensor y = drv::ref::execute(g, {{"x", x}}).at("y");
+        EXPECT_EQ(int(y.data<uint8_t>()[0]), 254);
+        EXPECT_EQ(int(y.data<uint8_t>()[1]), 0);
+    }
+    // The unfused float path gives the other value: the difference the fusion models.
+    auto f = import(qdq_softmax(13), QdqMode::Fold);
+    num::Tensor x(num::DType::U8, {1, 2, 1, 1});
+    x.data<uint8_t>()[0] = 255;
+    x.data<uint8_t>()[1] = 3;
+    EXPECT_EQ(int(drv::ref::execute(f, {{"x", x}}).at("y").data<uint8_t>()[0]), 255);
 }

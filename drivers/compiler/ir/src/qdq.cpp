@@ -223,6 +223,21 @@ bool fuse_unit(const Units& u, const Node& p, const Node& q, Node& out) {
         if (op == "GlobalAveragePool") out.attrs.set("channels_last", int64_t{0});
         return true;
     }
+    if (op == "Softmax") {
+        // onnxruntime's UnaryOpQDQRules fuse it too (QLinearSoftmax, whose kernel differs from a
+        // float Softmax + QuantizeLinear: numerics README), with attribute `opset` = the Softmax's
+        // since-version (qdq_actions.cc UnaryReplaceWithQLinear::ExtraAttributes). 8-bit only (its
+        // UnarySelector refuses 16-bit types; the kernel takes uint8/int8), and not onto a narrowed
+        // grid (`_qbits`, which the kernel cannot express).
+        const Node* x = dq(0);
+        if (!act_ok(x) || !is_int8ish(yt) || q.attrs.find("_qbits")) return false;
+        auto in = triple(*x);
+        in.insert(in.end(), qy.begin(), qy.end());
+        out = fused(p, "QLinearSoftmax", "com.microsoft", in, q);
+        const int64_t opset = u.g.opset("");
+        out.attrs.set("opset", opset >= 13 ? int64_t{13} : (opset >= 11 ? int64_t{11} : int64_t{1}));
+        return true;
+    }
     if (op == "Concat") {
         std::vector<std::string> in = qy;
         for (size_t i = 0; i < p.inputs.size(); ++i) {

@@ -180,6 +180,7 @@ const std::map<std::string, Rule>& rules() {
         t["com.microsoft:MulInteger"] = mul_integer;
         t["com.microsoft:QLinearLeakyRelu"] = qlinear_unary;
         t["com.microsoft:QLinearSigmoid"] = qlinear_unary;
+        t["com.microsoft:QLinearSoftmax"] = qlinear_unary;
         add_nn_rules(t);
         add_tensor_rules(t);
         return t;

@@ -2,7 +2,7 @@
 // com.microsoft QLinear element-wise operators (seed 002 #7-#11, #13), with onnxruntime's float
 // arithmetic: QLinearAdd/QLinearMul compute in float and quantize; the unary ops (Sigmoid,
 // LeakyRelu) and QLinearConcat's requantization are 256-entry tables built by
-// dequantize -> fp32 function -> QuantizeLinear.
+// dequantize -> fp32 function -> QuantizeLinear; QLinearSoftmax follows onnxruntime's kernel.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -227,6 +227,60 @@ Outputs qlinear_reduce_mean(const Attributes& a, const Inputs& in) {
     return single(std::move(y));
 }
 
+// QLinearSoftmax (com.microsoft; onnxruntime's QDQ rewrite of DQ -> Softmax -> Q and the QOperator
+// format's op) as onnxruntime's CPU kernel computes it (contrib_ops/cpu/quantization/
+// qlinear_softmax.cc): a 256-entry float table T[d] = exp((d - 255 + b) * x_scale) over the code
+// distance d = 255 + x - max(row) (b = max(0, ln(FLT_MAX / D) - 5) / x_scale keeps the row sum
+// in float range), the row sum in float in element order, and y = RNE(T * floor(1 / y_scale) / sum)
+// + y_zp saturated to the type. floor(1 / y_scale) is 256 for onnxruntime's quantizer's 1/256 but
+// 254 for a y_scale of 1/255 (1 / float(1/255) = 254.99998): a float Softmax + QuantizeLinear then
+// differs, which is why the reference follows the kernel. Attribute `opset` (required, the fused
+// Softmax's since-version): below 13 the row is the flattened block from `axis` (default 1), else
+// the one axis (default -1). Matched bit-exactly against onnxruntime 1.30 (tests/oracle
+// qlinearsoftmax_* cases, including int8 rows whose top value saturates at 127).
+Outputs qlinear_softmax(const Attributes& a, const Inputs& in) {
+    const std::string op = "QLinearSoftmax";
+    const Tensor& x = need(in, 0, op);
+    if (!a.find("opset")) fail(op, "attribute 'opset' is required (the opset of the Softmax it replaces)");
+    const bool legacy = a.get_int("opset", 13) < 13;
+    if (x.rank() == 0) fail(op, "input must have rank >= 1");
+    const int ax = norm_axis(a.get_int("axis", legacy ? 1 : -1), x.rank(), op);
+    const QParams xp = qparams(in, 1, 2, op), yp = qparams(in, 3, 4, op);
+    if (!(xp.scale > 0.0f) || !(yp.scale > 0.0f)) fail(op, "scales must be positive");
+    const int64_t outer = prod(x.shape(), 0, static_cast<size_t>(ax));
+    const int64_t n = legacy ? prod(x.shape(), static_cast<size_t>(ax)) : x.dim(ax);
+    const int64_t inner = legacy ? 1 : prod(x.shape(), static_cast<size_t>(ax) + 1);
+    Tensor y(x.dtype(), x.shape());
+    if (x.numel() == 0) return single(std::move(y));
+    double shift = std::log(static_cast<double>(std::numeric_limits<float>::max() / static_cast<float>(n)));
+    shift = std::max(0.0, shift - 5.0) / static_cast<double>(xp.scale);
+    float table[256];
+    for (int d = 0; d < 256; ++d)
+        table[d] = static_cast<float>(std::exp((static_cast<double>(d) - 255.0 + shift) * static_cast<double>(xp.scale)));
+    const float ys = std::floor(1.0f / yp.scale);
+    dispatch_q8(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const float hi = static_cast<float>(std::numeric_limits<T>::max());
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                const T* p = x.data<T>() + o * n * inner + i;
+                T* q = y.data<T>() + o * n * inner + i;
+                int32_t m = p[0];
+                for (int64_t k = 1; k < n; ++k) m = std::max<int32_t>(m, p[k * inner]);
+                float sum = 0.0f;
+                for (int64_t k = 0; k < n; ++k) sum += table[255 + p[k * inner] - m];
+                for (int64_t k = 0; k < n; ++k) {
+                    // The quotient is >= 0; inf (a one-element row: T * 256 overflows) saturates.
+                    float v = std::nearbyint(table[255 + p[k * inner] - m] * ys / sum) + static_cast<float>(yp.zp);
+                    v = std::min(v, hi);
+                    q[k * inner] = static_cast<T>(static_cast<int32_t>(v));
+                }
+            }
+        return 0;
+    });
+    return single(std::move(y));
+}
+
 }  // namespace
 
 void register_qlinear(OpTable& t) {
@@ -236,6 +290,7 @@ void register_qlinear(OpTable& t) {
     t["com.microsoft:QLinearLeakyRelu"] = qlinear_leaky_relu;
     t["com.microsoft:QLinearConcat"] = qlinear_concat;
     t["com.microsoft:QLinearReduceMean"] = qlinear_reduce_mean;
+    t["com.microsoft:QLinearSoftmax"] = qlinear_softmax;
 }
 
 }  // namespace num::ops
