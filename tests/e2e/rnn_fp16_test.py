@@ -143,6 +143,47 @@ CPU_CASES = [
 ]
 
 
+def kws_gru():
+    """A keyword-spotting CRNN as PyTorch exports it: 40 log-mel x 49 frames, conv 3x3 (16) ReLU,
+    conv 3x3 / (2, 1) (32) ReLU, a (20, 1) conv collapsing frequency (64) ReLU -> [1, 64, 1, 49],
+    Reshape / Transpose to [49, 1, 64], GRU 64 (linear_before_reset 1, PyTorch's form), Y_h ->
+    Gemm 12."""
+    rng = np.random.RandomState(7)
+    inits, nodes = [], []
+
+    def init(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a, np.float32) if a.dtype != np.int64 else a, name))
+        return name
+
+    def conv(x, y, cin, cout, k, s, p):
+        w = rng.standard_normal((cout, cin) + k).astype(np.float32) * np.float32(np.sqrt(2.0 / (cin * k[0] * k[1])))
+        nodes.append(helper.make_node("Conv", [x, init(y + "_w", w), init(y + "_b", rng.uniform(-0.1, 0.1, cout))],
+                                      [y + "_c"], name=y, kernel_shape=list(k), strides=list(s), pads=list(p)))
+        nodes.append(helper.make_node("Relu", [y + "_c"], [y], name=y + "_relu"))
+        return y
+
+    a = conv("x", "c1", 1, 16, (3, 3), (1, 1), (1, 1, 1, 1))
+    a = conv(a, "c2", 16, 32, (3, 3), (2, 1), (1, 1, 1, 1))
+    a = conv(a, "c3", 32, 64, (20, 1), (1, 1), (0, 0, 0, 0))
+    nodes.append(helper.make_node("Reshape", [a, init("s1", np.array([64, 49], np.int64))], ["r1"], name="r1"))
+    nodes.append(helper.make_node("Transpose", ["r1"], ["t1"], name="t1", perm=[1, 0]))
+    nodes.append(helper.make_node("Reshape", ["t1", init("s2", np.array([49, 1, 64], np.int64))], ["seq"], name="r2"))
+    H, sc = 64, 1.0 / 8
+    nodes.append(helper.make_node("GRU", ["seq", init("W", rng.uniform(-sc, sc, (1, 3 * H, 64))),
+                                          init("R", rng.uniform(-sc, sc, (1, 3 * H, H))),
+                                          init("B", rng.uniform(-sc, sc, (1, 6 * H)))], ["Y", "Y_h"], name="rnn",
+                                  hidden_size=H, linear_before_reset=1))
+    nodes.append(helper.make_node("Reshape", ["Y_h", init("s3", np.array([1, H], np.int64))], ["hf"], name="r3"))
+    nodes.append(helper.make_node("Gemm", ["hf", init("fc_w", rng.uniform(-sc, sc, (12, H))), init("fc_b", np.zeros(12))],
+                                  ["logits"], name="fc", transB=1))
+    g = helper.make_graph(nodes, "kws_gru", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 40, 49])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 12])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model, {"x": rng.uniform(-1, 1, (1, 1, 40, 49)).astype(np.float32)}
+
+
 def save_npy(path, a):
     np.save(path, a)
     return path
@@ -217,6 +258,39 @@ def main():
                                  (name, o, e_ref, e_ort if ort is not None else -1, RTOL))
             print("%-20s %s %3d NPU tasks %9.1f us  max rel err vs onnxruntime %.2e, vs numpy %.2e" %
                   (name, rnn[0]["op"], rnn[0]["tasks"], rnn[0]["time_us"], worst_ort, worst_ref))
+        # The KWS CRNN: the GRU on the NPU among the conv front end; end to end against onnxruntime.
+        model, feeds = kws_gru()
+        d = os.path.join(tmp, "kws", "kws_gru")
+        os.makedirs(d)
+        onnx.save(model, os.path.join(d, "model.onnx"))
+        np.save(os.path.join(d, "x.npy"), feeds["x"])
+        json.dump({"feeds": [{"name": "x", "file": "x.npy"}], "output_names": ["logits"], "expected": ["logits.expected.npy"]},
+                  open(os.path.join(d, "manifest.json"), "w"))
+        r = subprocess.run([node or "node", RUN_ORT, os.path.dirname(d)], capture_output=True, text=True)
+        rep, outdir = os.path.join(tmp, "kws.json"), os.path.join(tmp, "kws_out")
+        r2 = subprocess.run([npusim, "run", "-p", "rk3588", os.path.join(d, "model.onnx"), "--input", os.path.join(d, "x.npy"),
+                             "--report", rep, "-q", "--output-dir", outdir], capture_output=True, text=True)
+        if r.returncode != 0 or r2.returncode != 0:
+            fails.append("kws_gru: run_ort exit %d, npusim exit %d: %s" % (r.returncode, r2.returncode, (r2.stderr + r.stderr).strip()[-600:]))
+        else:
+            j = json.load(open(rep))
+            rnn = [l for l in j["layers"] if l["name"] == "rnn"]
+            if len(rnn) != 1 or rnn[0]["unit"] != "NPU":
+                fails.append("kws_gru: the GRU is not one NPU layer: %s" % rnn)
+            want = np.load(os.path.join(d, "logits.expected.npy")).astype(np.float64)
+            got = np.load(os.path.join(outdir, "logits.npy")).astype(np.float64)
+            e = np.abs(got - want).max() / np.abs(want).max()
+            if not e <= RTOL:
+                fails.append("kws_gru: logits relative error %.3g > %.3g" % (e, RTOL))
+            npu = [l for l in j["layers"] if l["unit"] == "NPU"]
+            macs = sum(l["macs"] for l in j["layers"])
+            t_npu = sum(l["time_us"] for l in npu)
+            t_all = sum(l["time_us"] for l in j["layers"])
+            print("kws_gru: %d layers (%d NPU: %s), MACs on the NPU %.1f %% of %d, NPU time %.1f of %.1f us, GRU %.1f us, "
+                  "logits max rel err vs onnxruntime %.2e" %
+                  (len(j["layers"]), len(npu), ", ".join(l["name"] for l in npu),
+                   100.0 * sum(l["macs"] for l in npu) / max(macs, 1), macs, t_npu, t_all, rnn[0]["time_us"] if rnn else -1, e))
+            print("  CPU layers: %s" % ["%s %s %.1f us" % (l["name"], l["op"], l["time_us"]) for l in j["layers"] if l["unit"] == "CPU"])
     for f in fails:
         print("FAIL - " + f)
     return 1 if fails else 0
