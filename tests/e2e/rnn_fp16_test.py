@@ -184,6 +184,21 @@ def kws_gru():
     return model, {"x": rng.uniform(-1, 1, (1, 1, 40, 49)).astype(np.float32)}
 
 
+def lstm_reshape_gemm():
+    """LSTM (seq 4, hidden 16) -> Reshape(Y, [1, 64]) -> Gemm 10: the Reshape reads the flat Y image."""
+    name, model, feeds, _ = case("lstm_reshape_gemm", "LSTM", 4, 16, 16, outputs=(0,))
+    g = model.graph
+    rng = np.random.RandomState(3)
+    g.initializer.extend([numpy_helper.from_array(np.array([1, 64], np.int64), "shp"),
+                          numpy_helper.from_array(rng.uniform(-0.3, 0.3, (10, 64)).astype(np.float32), "fc_w")])
+    g.node.extend([helper.make_node("Reshape", ["Y", "shp"], ["flat_y"], name="flat"),
+                   helper.make_node("Gemm", ["flat_y", "fc_w"], ["logits"], name="fc", transB=1)])
+    del g.output[:]
+    g.output.extend([helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])])
+    onnx.checker.check_model(model)
+    return model, feeds
+
+
 def save_npy(path, a):
     np.save(path, a)
     return path
@@ -259,38 +274,43 @@ def main():
             print("%-20s %s %3d NPU tasks %9.1f us  max rel err vs onnxruntime %.2e, vs numpy %.2e" %
                   (name, rnn[0]["op"], rnn[0]["tasks"], rnn[0]["time_us"], worst_ort, worst_ref))
         # The KWS CRNN: the GRU on the NPU among the conv front end; end to end against onnxruntime.
-        model, feeds = kws_gru()
-        d = os.path.join(tmp, "kws", "kws_gru")
-        os.makedirs(d)
-        onnx.save(model, os.path.join(d, "model.onnx"))
-        np.save(os.path.join(d, "x.npy"), feeds["x"])
-        json.dump({"feeds": [{"name": "x", "file": "x.npy"}], "output_names": ["logits"], "expected": ["logits.expected.npy"]},
-                  open(os.path.join(d, "manifest.json"), "w"))
-        r = subprocess.run([node or "node", RUN_ORT, os.path.dirname(d)], capture_output=True, text=True)
-        rep, outdir = os.path.join(tmp, "kws.json"), os.path.join(tmp, "kws_out")
-        r2 = subprocess.run([npusim, "run", "-p", "rk3588", os.path.join(d, "model.onnx"), "--input", os.path.join(d, "x.npy"),
-                             "--report", rep, "-q", "--output-dir", outdir], capture_output=True, text=True)
-        if r.returncode != 0 or r2.returncode != 0:
-            fails.append("kws_gru: run_ort exit %d, npusim exit %d: %s" % (r.returncode, r2.returncode, (r2.stderr + r.stderr).strip()[-600:]))
-        else:
-            j = json.load(open(rep))
-            rnn = [l for l in j["layers"] if l["name"] == "rnn"]
-            if len(rnn) != 1 or rnn[0]["unit"] != "NPU":
-                fails.append("kws_gru: the GRU is not one NPU layer: %s" % rnn)
-            want = np.load(os.path.join(d, "logits.expected.npy")).astype(np.float64)
-            got = np.load(os.path.join(outdir, "logits.npy")).astype(np.float64)
-            e = np.abs(got - want).max() / np.abs(want).max()
-            if not e <= RTOL:
-                fails.append("kws_gru: logits relative error %.3g > %.3g" % (e, RTOL))
-            npu = [l for l in j["layers"] if l["unit"] == "NPU"]
-            macs = sum(l["macs"] for l in j["layers"])
-            t_npu = sum(l["time_us"] for l in npu)
-            t_all = sum(l["time_us"] for l in j["layers"])
-            print("kws_gru: %d layers (%d NPU: %s), MACs on the NPU %.1f %% of %d, NPU time %.1f of %.1f us, GRU %.1f us, "
-                  "logits max rel err vs onnxruntime %.2e" %
-                  (len(j["layers"]), len(npu), ", ".join(l["name"] for l in npu),
-                   100.0 * sum(l["macs"] for l in npu) / max(macs, 1), macs, t_npu, t_all, rnn[0]["time_us"] if rnn else -1, e))
-            print("  CPU layers: %s" % ["%s %s %.1f us" % (l["name"], l["op"], l["time_us"]) for l in j["layers"] if l["unit"] == "CPU"])
+        # Then a Reshape of Y to [1, S H] (the flat image's own layout: a view) and a Gemm on it.
+        for model, feeds, views in (kws_gru() + ([],), lstm_reshape_gemm() + (["flat"],)):
+            name = model.graph.name
+            d = os.path.join(tmp, "kws", name)
+            os.makedirs(d)
+            onnx.save(model, os.path.join(d, "model.onnx"))
+            np.save(os.path.join(d, "x.npy"), feeds["x"])
+            json.dump({"feeds": [{"name": "x", "file": "x.npy"}], "output_names": ["logits"], "expected": ["logits.expected.npy"]},
+                      open(os.path.join(d, "manifest.json"), "w"))
+            r = subprocess.run([node or "node", RUN_ORT, os.path.dirname(d)], capture_output=True, text=True)
+            rep, outdir = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + "_out")
+            r2 = subprocess.run([npusim, "run", "-p", "rk3588", os.path.join(d, "model.onnx"), "--input", os.path.join(d, "x.npy"),
+                                 "--report", rep, "-q", "--output-dir", outdir], capture_output=True, text=True)
+            if r.returncode != 0 or r2.returncode != 0:
+                fails.append("%s: run_ort exit %d, npusim exit %d: %s" % (name, r.returncode, r2.returncode, (r2.stderr + r.stderr).strip()[-600:]))
+            else:
+                j = json.load(open(rep))
+                rnn = [l for l in j["layers"] if l["name"] == "rnn"]
+                if len(rnn) != 1 or rnn[0]["unit"] != "NPU":
+                    fails.append("%s: the recurrent node is not one NPU layer: %s" % (name, rnn))
+                want = np.load(os.path.join(d, "logits.expected.npy")).astype(np.float64)
+                got = np.load(os.path.join(outdir, "logits.npy")).astype(np.float64)
+                e = np.abs(got - want).max() / np.abs(want).max()
+                if not e <= RTOL:
+                    fails.append("%s: logits relative error %.3g > %.3g" % (name, e, RTOL))
+                npu = [l for l in j["layers"] if l["unit"] == "NPU"]
+                macs = sum(l["macs"] for l in j["layers"])
+                t_npu = sum(l["time_us"] for l in npu)
+                t_all = sum(l["time_us"] for l in j["layers"])
+                print("%s: %d layers (%d NPU: %s), MACs on the NPU %.1f %% of %d, NPU time %.1f of %.1f us, recurrent layer %.1f us, "
+                      "logits max rel err vs onnxruntime %.2e" %
+                      (name, len(j["layers"]), len(npu), ", ".join(l["name"] for l in npu),
+                       100.0 * sum(l["macs"] for l in npu) / max(macs, 1), macs, t_npu, t_all, rnn[0]["time_us"] if rnn else -1, e))
+                for v in views:
+                    if [l["unit"] for l in j["layers"] if l["name"] == v] != ["view"]:
+                        fails.append("%s: %s is not a view: %s" % (name, v, [l for l in j["layers"] if l["name"] == v]))
+                print("  CPU layers: %s" % ["%s %s %.1f us" % (l["name"], l["op"], l["time_us"]) for l in j["layers"] if l["unit"] == "CPU"])
     for f in fails:
         print("FAIL - " + f)
     return 1 if fails else 0
