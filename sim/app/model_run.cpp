@@ -453,8 +453,13 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
         if (ref.at(name).dtype() == num::DType::F32 && lsb <= 0) row.unit = "exact";
         const std::string e = compare(final_outputs.at(name), ref.at(name), lsb, row.check);
         if (!e.empty()) r.errors.push_back(fmt::format("output '{}': {}", name, e));
-        for (const CheckedLayer& L : layers)  // produced by an fp16 layer: the relative error
-            if (L.float_rtol > 0 && std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end() &&
+        // Produced by an fp16 layer, or by a CPU layer after fp16 layers (their rounding reaches it:
+        // a float output of an fp16 run, e.g. a Softmax on the host): the relative error.
+        const bool fp16_run =
+            std::any_of(layers.begin(), layers.end(), [](const CheckedLayer& L) { return L.float_rtol > 0; });
+        for (const CheckedLayer& L : layers)
+            if ((L.float_rtol > 0 || (fp16_run && !L.device)) &&
+                std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end() &&
                 ref.at(name).dtype() == num::DType::F32 && e.empty()) {
                 const num::Tensor& want = ref.at(name);
                 double peak = 0;
