@@ -3,10 +3,10 @@
 """Recurrent layers on the fp16 path (issue 15, assumption A-RNN in drivers/rknpu/COMPILER.md):
 float ONNX LSTM / GRU models (sequence length 1 and > 1, forward / reverse / bidirectional, with and
 without initial states, GRU linear_before_reset 0 and 1, an input size that is not a whole number
-of fp16 atoms) run with `npusim run -p rk3588` (full mode, fp16). Asserts: exit 0 (npusim's own
+of fp16 atoms) run with `npusim run -p rk3588 | rk3566` (full mode, fp16). Asserts: exit 0 (npusim's own
 isolated layer check within drv::rknpu::kFp16LayerRtol passed), the LSTM / GRU node in an NPU
 layer, and every output (Y, Y_h, Y_c) against onnxruntime (tests/oracle/run_ort.js) and against an
-independent numpy float64 evaluation of the ONNX operator definitions within
+independent numpy float64 evaluation of the ONNX operator definitions, on rk3588 and rk3566, within
 max|npusim - expected| <= 2^-7 x max|expected| (fp16 storage of every gate, state and output
 between the steps; the LUT's interpolation error is far below that). Prints the figures.
 
@@ -138,7 +138,7 @@ CASES = [
 # Forms the unrolling does not take: the node runs on the CPU ("no NPU lowering yet", a note saying
 # why), in float, and check says the same.
 CPU_CASES = [
-    ("lstm_hidden12", "LSTM", 3, 16, 12),  # h_t would start inside an fp16 atom
+    ("lstm_hidden10", "LSTM", 3, 16, 10),  # h_t would start inside an fp16 atom (8 on rk3588, 4 on rk3566)
     ("gru_clip", "GRU", 3, 16, 16, "forward", False, 0, (0, 1), True, {"clip": 0.5}),
 ]
 
@@ -192,10 +192,12 @@ def main():
         r = subprocess.run([node or "node", RUN_ORT, ort_root], capture_output=True, text=True)
         if r.returncode != 0:
             fails.append("run_ort.js: exit %d: %s" % (r.returncode, (r.stderr + r.stdout).strip()[-400:]))
-        for name, model, feeds, want in built:
-            d = os.path.join(ort_root, name)
-            rep, outdir = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + "_out")
-            cmd = [npusim, "run", "-p", "rk3588", os.path.join(d, "model.onnx"), "--report", rep, "-q", "--output-dir", outdir]
+        for (case_name, model, feeds, want), plat in [(b, p) for b in built for p in ("rk3588", "rk3566")]:
+            d = os.path.join(ort_root, case_name)
+            name = "%s on %s" % (case_name, plat)
+            stem = os.path.join(tmp, case_name + "_" + plat)
+            rep, outdir = stem + ".json", stem + "_out"
+            cmd = [npusim, "run", "-p", plat, os.path.join(d, "model.onnx"), "--report", rep, "-q", "--output-dir", outdir]
             for k in feeds:
                 cmd += ["--input", os.path.join(d, k + ".npy")]
             r = subprocess.run(cmd, capture_output=True, text=True)
@@ -204,13 +206,13 @@ def main():
                 continue
             j = json.load(open(rep))
             rnn = [l for l in j["layers"] if l["name"] == "rnn"]
-            unit = "CPU" if name in cpu_names else "NPU"
+            unit = "CPU" if case_name in cpu_names else "NPU"
             if len(rnn) != 1 or rnn[0]["unit"] != unit:
                 fails.append("%s: the recurrent node is not one %s layer: %s" % (name, unit, rnn))
                 continue
             if unit == "CPU" and rnn[0].get("cpu_reason", rnn[0].get("reason", "")) != "no NPU lowering yet":
                 fails.append("%s: CPU reason %s" % (name, rnn[0]))
-            c = subprocess.run([npusim, "check", "--platform", "rk3588", os.path.join(d, "model.onnx"), "--json"],
+            c = subprocess.run([npusim, "check", "--platform", plat, os.path.join(d, "model.onnx"), "--json"],
                                capture_output=True, text=True)
             try:
                 verdict = [v["npusim"]["unit"] for v in json.loads(c.stdout)["nodes"] if v["name"] == "rnn"]
@@ -239,7 +241,7 @@ def main():
                 if not max(e_ref, e_ort if ort is not None else 0.0) <= RTOL:
                     fails.append("%s: %s relative error %.3g (numpy) / %.3g (onnxruntime) > %.3g" %
                                  (name, o, e_ref, e_ort if ort is not None else -1, RTOL))
-            print("%-20s %s %3d NPU tasks %9.1f us  max rel err vs onnxruntime %.2e, vs numpy %.2e" %
+            print("%-30s %s %3d NPU tasks %9.1f us  max rel err vs onnxruntime %.2e, vs numpy %.2e" %
                   (name, rnn[0]["op"], rnn[0]["tasks"], rnn[0]["time_us"], worst_ort, worst_ref))
         # The KWS CRNN: the GRU on the NPU among the conv front end; end to end against onnxruntime.
         # Then a Reshape of Y to [1, S H] (the flat image's own layout: a view) and a Gemm on it.
