@@ -134,13 +134,27 @@ HostCost host_node_cost(const drv::ir::Graph& g, const drv::ir::Node& n) {
             k = static_cast<uint64_t>(std::max<int64_t>(kk, 1));
         }
     }
-    if (k) (float_in ? flops : macs) = out_elems * k * (float_in ? 2 : 1);
+    // Recurrent layers: every step's gates are a product with W (input_size) and R (hidden_size)
+    // per direction, batch entry and gate row (W [D, G H, I], R [D, G H, H], X [S, B, I]); the
+    // element-wise gate arithmetic is small beside it (out_elems x 2 flops below covers Y's).
+    uint64_t rnn_ip = 0;
+    if ((op == "LSTM" || op == "GRU" || op == "RNN") && n.domain.empty()) {
+        const auto *x = shape_of(0), *w = shape_of(1), *r = shape_of(2);
+        if (x && w && r && x->size() == 3 && w->size() == 3 && r->size() == 3) {
+            rnn_ip = 1;
+            for (int64_t d : {(*x)[0], (*x)[1], (*w)[0], (*w)[1], (*w)[2] + (*r)[2]})
+                rnn_ip *= static_cast<uint64_t>(std::max<int64_t>(d, 1));
+        }
+    }
+    if (rnn_ip) {
+        (float_in ? flops : macs) = rnn_ip * (float_in ? 2 : 1) + 2 * out_elems;
+    } else if (k) (float_in ? flops : macs) = out_elems * k * (float_in ? 2 : 1);
     else if (float_in || op == "DequantizeLinear" || op == "QuantizeLinear") flops = 2 * out_elems;
     HostCost c;
     c.macs = macs;
     c.flops = flops;
     c.bytes = bytes;
-    c.inner_products = out_elems * k;
+    c.inner_products = rnn_ip ? rnn_ip : out_elems * k;
     return c;
 }
 
@@ -439,8 +453,13 @@ void check_with_reference(const drv::ir::Graph& ref_graph, const drv::ir::Graph&
         if (ref.at(name).dtype() == num::DType::F32 && lsb <= 0) row.unit = "exact";
         const std::string e = compare(final_outputs.at(name), ref.at(name), lsb, row.check);
         if (!e.empty()) r.errors.push_back(fmt::format("output '{}': {}", name, e));
-        for (const CheckedLayer& L : layers)  // produced by an fp16 layer: the relative error
-            if (L.float_rtol > 0 && std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end() &&
+        // Produced by an fp16 layer, or by a CPU layer after fp16 layers (their rounding reaches it:
+        // a float output of an fp16 run, e.g. a Softmax on the host): the relative error.
+        const bool fp16_run =
+            std::any_of(layers.begin(), layers.end(), [](const CheckedLayer& L) { return L.float_rtol > 0; });
+        for (const CheckedLayer& L : layers)
+            if ((L.float_rtol > 0 || (fp16_run && !L.device)) &&
+                std::find(L.outputs.begin(), L.outputs.end(), name) != L.outputs.end() &&
                 ref.at(name).dtype() == num::DType::F32 && e.empty()) {
                 const num::Tensor& want = ref.at(name);
                 double peak = 0;

@@ -13,7 +13,8 @@ a platform without an fp16 path refuses it, and it is then compared with run --q
 (tools/zoo/conventions.py) into a temporary folder, one file at a time, compares it and deletes it:
 ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in the build tree.
 --zoo shufflenet_se_fx writes tools/zoo/make_zoo_shufflenet.py's net (PyTorch FX convention only);
---zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only).
+--zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only);
+  kws_gru (float and QDQ).
 
 usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d]
        (MODE full|timing, PLATFORMS a,b)"""
@@ -41,6 +42,14 @@ def zoo_models(tmp, nets, convs):
             make_zoo.save(make_zoo_shufflenet.FxNet().build(), path)
             yield path
             os.remove(path)
+            continue
+        if name == "kws_gru":  # float (the fp16 path: the GRU unrolled on the NPU) and onnxruntime QDQ
+            import make_zoo_seq
+            for qdq in (False, True):
+                path = os.path.join(tmp, name + ("_qdq" if qdq else "") + ".onnx")
+                make_zoo.save(make_zoo_seq.SeqEmitter(make_zoo_seq.kws_gru(), qdq).emit(), path)
+                yield path
+                os.remove(path)
             continue
         if name in ("kws_convattn", "crnn"):  # onnxruntime QDQ only (make_zoo_seq.py's emitter)
             import make_zoo_seq

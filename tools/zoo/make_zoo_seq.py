@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Sequence models of the zoo (issue 15): keyword spotting with attention and a CRNN text recogniser.
+"""Sequence models of the zoo (issue 15): keyword spotting with attention, a CRNN text recogniser
+and keyword spotting with a GRU.
 
 Both are written from their architectures with make_zoo's Net / Emitter (seeded weights, BatchNorm
 folded into the convolutions, one calibration input, uint8 per-tensor activations and 7-bit int8
@@ -26,8 +27,13 @@ crnn (1x1x32x128 grey text line, 37 classes: CTC blank, 0-9, a-z): VGG-style bac
 [1, 256, 1, 32], conv 1x1 (128), two attention blocks with layer norm, conv 1x1 to 37 classes,
 Softmax over the classes (axis 1).
 
+kws_gru (1x1x40x49 log-mel, 12 keywords; a conv front end + GRU keyword spotter): conv 3x3/2 (32),
+depthwise-separable 3x3 (64), a (20, 1) convolution collapsing frequency -> [1, 64, 1, 25],
+Reshape / Transpose / Reshape to [25, 1, 64] (time, batch, features), GRU 64 (torch.nn.GRU's
+export: linear_before_reset 1; Y_h read), Reshape [1, 64], Gemm 12, Softmax.
+
 Writes <name>.onnx (float) and <name>_qdq.onnx. Same arguments, same bytes:
-    /usr/bin/python3 tools/zoo/make_zoo_seq.py OUT_DIR [--models kws_convattn,crnn]
+    /usr/bin/python3 tools/zoo/make_zoo_seq.py OUT_DIR [--models kws_convattn,crnn,kws_gru]
 """
 import argparse
 import os
@@ -113,6 +119,30 @@ class SeqNet(make_zoo.Net):
         self.ops.append(("layernorm", [x], y, dict(gamma=gamma, beta=beta)))
         return y
 
+    def gru(self, x, hidden):
+        """ONNX GRU over x [T, 1, C] as torch.nn.GRU exports it (gates z r h, linear_before_reset 1,
+        Wb and Rb separate); the node's output is Y_h [1, 1, hidden] (Y, also written, is unread)."""
+        t, _, c = self.vals[x].shape
+        s = 1.0 / np.sqrt(hidden)  # torch.nn.GRU's uniform(-1/sqrt(H), 1/sqrt(H)) initialisation
+        W = self.rng.uniform(-s, s, (1, 3 * hidden, c)).astype(np.float32)
+        R = self.rng.uniform(-s, s, (1, 3 * hidden, hidden)).astype(np.float32)
+        B = self.rng.uniform(-s, s, (1, 6 * hidden)).astype(np.float32)
+        self.params += W.size + R.size + B.size
+        self.macs += t * 3 * hidden * (c + hidden)
+        sig = lambda v: 1.0 / (1.0 + np.exp(-v))  # noqa: E731
+        h = np.zeros(hidden)
+        wb, rb = B[0, :3 * hidden].astype(np.float64), B[0, 3 * hidden:].astype(np.float64)
+        for k in range(t):
+            xw = W[0].astype(np.float64) @ self.vals[x][k, 0] + wb
+            hr = R[0].astype(np.float64) @ h + rb
+            z, r = sig(xw[:hidden] + hr[:hidden]), sig(xw[hidden:2 * hidden] + hr[hidden:2 * hidden])
+            n = np.tanh(xw[2 * hidden:] + r * hr[2 * hidden:])
+            h = (1 - z) * n + z * h
+        y = self.fresh("gru")
+        self.vals[y] = h.reshape(1, 1, hidden).astype(np.float32)
+        self.ops.append(("gru", [x], y, dict(W=W, R=R, B=B, hidden=hidden)))
+        return y
+
     def attention(self, x):
         d, t = self.vals[x].shape[1], self.vals[x].shape[3]
         q = self.conv(x, d, 1, 1, None, bias_init=0.05)
@@ -167,6 +197,15 @@ class SeqEmitter(make_zoo.Emitter):
         idx = self.init(y + "_idx", np.array(p["indices"], np.int64))
         self.node("Gather", [self.src(ins[0]), idx], [out], axis=p["axis"])
         self.finish(out, y, same_as=ins[0])
+
+    def op_gru(self, ins, y, p):
+        # onnxruntime's quantize_static leaves GRU float: it reads the DequantizeLinear of its input
+        # and its Y_h is quantized for the next quantized op, as any float output.
+        out = y if not self.qdq else y + "_f"
+        self.node("GRU", [self.src(ins[0]), self.init(y + "_W", p["W"]), self.init(y + "_R", p["R"]),
+                          self.init(y + "_B", p["B"])], [y + "_seq", out], hidden_size=p["hidden"],
+                  linear_before_reset=1)
+        self.finish(out, y)
 
     def op_layernorm(self, ins, y, p):
         x = self.src(ins[0])
@@ -229,13 +268,25 @@ def crnn(seed=22):
     return n
 
 
-BUILDERS = {"kws_convattn": kws_convattn, "crnn": crnn}
+def kws_gru(seed=23):
+    n = SeqNet("kws_gru", seed, (1, 1, 40, 49))
+    x = n.conv("input", 32, 3, 2)  # [1, 32, 20, 25]
+    x = n.conv(x, 32, 3, 1, group=32)
+    x = n.conv(x, 64, 1, 1)
+    x = n.conv_rect(x, 64, (20, 1), (1, 1), (0, 0))  # frequency collapsed: [1, 64, 1, 25]
+    x = n.reshape(n.transpose(n.reshape(x, [64, 25]), [1, 0]), [25, 1, 64])  # [time, batch, features]
+    x = n.gemm(n.reshape(n.gru(x, 64), [1, 64]), 12)
+    n.output(n.softmax(x, 1))
+    return n
+
+
+BUILDERS = {"kws_convattn": kws_convattn, "crnn": crnn, "kws_gru": kws_gru}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
-    ap.add_argument("--models", default="kws_convattn,crnn")
+    ap.add_argument("--models", default="kws_convattn,crnn,kws_gru")
     args = ap.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     for name in args.models.split(","):

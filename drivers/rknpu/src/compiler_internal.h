@@ -356,6 +356,11 @@ class Compiler {
     bool const_arith_f16(size_t i);
     /// PRelu with one slope per channel: the EW PReLU multiply (fp16 slopes from the ERDMA).
     bool prelu_f16(size_t i);
+    /// A float32 value as a flat fp16 image [1, numel, 1, 1] (row-major order: a recurrent layer's
+    /// x_t and h_t are channel slices); an existing device tensor must already be one.
+    DeviceTensor& flat_f16(const std::string& name);
+    /// LSTM / GRU unrolled over the sequence (model_compiler_rnn.cpp, assumption A-RNN).
+    bool rnn_f16(size_t i);
 
     // ---- element-wise tables (lower_act.cpp) -----------------------------------------------
 

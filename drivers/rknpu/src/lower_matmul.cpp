@@ -38,12 +38,14 @@ namespace {
 
 uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
 int taps_of(const DeviceTensor& b) { return b.zp == -128 ? 9 : 6; }
+/// K padded to the atom: the conv's channel count in its weight blocks (lower_conv's cpad).
+uint64_t k_padded(const DeviceTensor& a) { return static_cast<uint64_t>((a.c + a.c2 - 1) / a.c2 * a.c2); }
 /// Scratch layout: B3, the weight image (64-byte aligned), then one thirds image T [K,3,nk] per
 /// kernel block (bounded by T of the whole row plus 16 bytes of surface rounding per block of at
 /// least one atom of kernels).
 uint64_t weights_at(const DeviceTensor& b) { return align64(exmatmul_rows(b, 0).bytes); }
 uint64_t thirds_at(const DeviceTensor& a, const DeviceTensor& b) {
-    return align64(weights_at(b) + static_cast<uint64_t>(a.w) * static_cast<uint64_t>(taps_of(b)) * static_cast<uint64_t>(a.c));
+    return align64(weights_at(b) + static_cast<uint64_t>(a.w) * static_cast<uint64_t>(taps_of(b)) * k_padded(a));
 }
 
 }  // namespace
@@ -60,7 +62,7 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
     if (a.h != 1 || b.h != 1 || y.h != 1 || b.c != K || y.c != N || y.w != M)
         bad(name, fmt::format("shapes A {}x{}x{}, B {}x{}x{}, Y {}x{}x{} are not [K,1,N] [K,1,M] [N,1,M]", a.c, a.h, a.w,
                               b.c, b.h, b.w, y.c, y.h, y.w));
-    if (K % c2 != 0) bad(name, fmt::format("K = {} is not a multiple of the {}-channel atom", K, c2));
+    const int Kp = static_cast<int>(k_padded(a));  // K in whole atoms
     if (a.row_major || b.row_major || y.row_major || a.fp16 || b.fp16 || y.fp16) bad(name, "int8 NC1HWC2 tensors only");
     DeviceTensor B3 = exmatmul_rows(b, scratch_off);
     B3.zp = b.zp, B3.scale = b.scale;
@@ -79,7 +81,7 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
     rw.offset = scratch_off + weights_at(b);
     op.runtime_weights = &rw;
     std::vector<TaskBody> conv = lower_conv_op(op, B3, y, arena, soc, {core});
-    if (rw.cpad != K || rw.taps != P + 3) bad(name, "unexpected weight layout");
+    if (rw.cpad != Kp || rw.taps != P + 3) bad(name, "unexpected weight layout");
     std::vector<TaskBody> tasks;
     auto add = [&](TaskBody t, const NpuTask::Window& in, const NpuTask::Window& out) {
         t.meta.intermediate = true;
@@ -115,8 +117,12 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
                                                    {(j - 1) / 3.0}, arena, soc, core))
                     add(std::move(t), {0, K, 0, 1, n0, n0 + nk}, {0, K, j, j + 1, 0, nk});
             }
-            for (int cb = 0; cb < K; cb += CG) {
-                const int nc = std::min(CG, K - cb);
+            // K not whole atoms: the copies write whole atoms, so the weight blocks' padding
+            // channels K..Kp-1 get T's padding lanes, which the DPU writes as zeros (the affine
+            // above has K channels): zero weights, so B3's padding lanes and the PAD_VALUE taps
+            // add nothing there.
+            for (int cb = 0; cb < Kp; cb += CG) {
+                const int nc = std::min(CG, Kp - cb), nv = std::min(nc, K - cb);
                 for (int t = 0; t < rw.taps; t += 3) {
                     const uint64_t src = T.offset + static_cast<uint64_t>(cb / c2) * T.surf_stride;
                     const uint64_t dst = rw.offset + static_cast<uint64_t>(k0) * rw.per_kernel +
@@ -127,7 +133,7 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
                     add(lower_dpu_copy(fmt::format("exMatMul weights k{}-{} c{}-{} taps {}-{}", n0, n0 + nk - 1, cb,
                                                    cb + nc - 1, t, t + 2),
                                        src, T.surf_stride, dst, 0, nk, 3, nc, 0, c2, core, true),
-                        {cb, cb + nc, 0, 1, n0, n0 + nk}, {n0, n0 + nk, 0, 1, 0, 0});  // A's window
+                        {cb, cb + nv, 0, 1, n0, n0 + nk}, {n0, n0 + nk, 0, 1, 0, 0});  // A's window
                 }
             }
         }

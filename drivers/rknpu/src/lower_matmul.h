@@ -12,7 +12,7 @@ namespace drv::rknpu {
 
 /// Y[n, m] = sat(round(a.scale * b.scale / y.scale * sum_k (A[k, n] - a.zp) (B[k, m] - b.zp)) + y.zp)
 /// (onnxruntime's QLinearMatMul of A^T and B) for A [1,K,1,N], B [1,K,1,M], Y [1,N,1,M] in NC1HWC2,
-/// K a multiple of the atom. Tasks, on one core in this order (scratch: B3, the weights, the thirds):
+/// K padded to the atom (zero weights in the padding channels). Tasks, on one core in this order (scratch: B3, the weights, the thirds):
 ///  - three DPU copies writing B into the rows of B3 [K, 3, M];
 ///  - per kernel block (the conv's kernel groups cut into the weight blocks' kernel groups, nk
 ///    kernels): three DPU affine tasks writing the thirds W_j = floor((A - a.zp + j) / 3), j = 0..2,

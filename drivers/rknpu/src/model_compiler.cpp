@@ -304,8 +304,9 @@ void Compiler::classify() {
 
 void Compiler::alias_extra_outputs(size_t i) {
     const ir::Node& n = g_.nodes()[i];
-    // Split's outputs are its parts (split_node placed each), not copies of the first.
-    if (n.outputs.size() < 2 || pending_.empty() || n.op_type == "Split" ||
+    // Split's outputs are its parts (split_node placed each), not copies of the first; LSTM / GRU
+    // write Y, Y_h, Y_c themselves (rnn_f16).
+    if (n.outputs.size() < 2 || pending_.empty() || n.op_type == "Split" || n.op_type == "LSTM" || n.op_type == "GRU" ||
         (n.op_type == "MaxPool" && !n.attrs.has("npusim_alias_outputs")))
         return;
     const auto it = m_.tensors.find(n.outputs[0]);

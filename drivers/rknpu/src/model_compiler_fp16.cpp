@@ -63,11 +63,17 @@ namespace drv::rknpu::compiler_detail {
 
 DeviceTensor& Compiler::dev_f16(const std::string& name) {
     auto it = m_.tensors.find(name);
+    const ir::Value& v = g_.value(name);
     if (it != m_.tensors.end()) {
         if (!it->second.fp16) unsupported(fmt::format("tensor '{}' is int8 on the device, read here as fp16", name));
+        // A flat image (a recurrent layer's Y, model_compiler_rnn.cpp) is not the NCHW layout of
+        // its shape: a reader of that layout would misread it.
+        int c = 0, h = 0, w = 0;
+        if (device_dims(v.shape, c, h, w) && (c != it->second.c || h != it->second.h || w != it->second.w))
+            unsupported(fmt::format("tensor '{}' is laid out {}x{}x{} on the device, not as its shape {}", name,
+                                    it->second.c, it->second.h, it->second.w, v.shape_str()));
         return it->second;
     }
-    const ir::Value& v = g_.value(name);
     if (!is_float(v)) unsupported(fmt::format("tensor '{}' is {}, not float32", name, num::dtype_name(v.dtype)));
     DeviceTensor t;
     t.name = name;
@@ -455,6 +461,7 @@ bool Compiler::classify_fp16(size_t i) {
     if (op == "Relu" || op == "Clip") return act_f16(i);
     if (op == "Concat") return concat_f16(i);
     if (op == "PRelu") return prelu_f16(i);
+    if (op == "LSTM" || op == "GRU") return rnn_f16(i);
     return false;  // MaxPool and views: the shared lowerings (classify_npu)
 }
 

@@ -375,12 +375,19 @@ bool Compiler::view(size_t i) {
     const ir::Value& y = g_.value(n.outputs.at(0));
     const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: an fp16 view
     if (f16 ? y.dtype != num::DType::F32 : !(is_q8(x.dtype) && is_q8(y.dtype))) return false;  // uint8/int8: same bytes
-    int c0, h0, w0, c1, h1, w1;
-    if (!device_dims(x.shape, c0, h0, w0) || !device_dims(y.shape, c1, h1, w1))
+    int c0 = 0, h0 = 0, w0 = 0, c1, h1, w1;
+    bool x_dims = device_dims(x.shape, c0, h0, w0);
+    // A flat fp16 image (a recurrent layer's Y / Y_h, model_compiler_rnn.cpp): row-major bytes, the
+    // layout of a [1, numel] or [1, numel, 1, 1] reshape of it.
+    const auto flat = m_.tensors.find(n.input(0));
+    const bool is_flat = f16 && flat != m_.tensors.end() && flat->second.fp16 && flat->second.h == 1 &&
+                         flat->second.w == 1 && !flat->second.row_major;
+    if (is_flat) c0 = flat->second.c, h0 = w0 = 1, x_dims = true;
+    if (!x_dims || !device_dims(y.shape, c1, h1, w1))
         unsupported("reshape between shapes without a common device layout");
     if (!(c0 == c1 && h0 == h1 && w0 == w1))
         unsupported("reshape changes the device layout (only [1,C,1,1] <-> [1,C] is a view)");
-    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& in = is_flat ? flat->second : f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
     DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
     if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("reshape changes the quantization");
     out.alias_of = in.name;

@@ -160,7 +160,6 @@ bool Compiler::exmatmul_node(size_t i) {
     const DeviceTensor& B = dev(b4, scalar_scale(g_, m, 4), scalar_zp(g_, m, 5));
     const int dims[3] = {N, 1, M};
     dev(y, scalar_scale(g_, m, 6), scalar_zp(g_, m, 7), dims);
-    if (K % A.c2 != 0) unsupported(fmt::format("exMatMul with K = {} (not a multiple of the {}-channel atom)", K, A.c2));
     Layer L = base_layer(static_cast<size_t>(mm), "exMatMul", Unit::Npu);
     L.inputs = {a4, b4};
     L.in_shape = shape_of(a4);
