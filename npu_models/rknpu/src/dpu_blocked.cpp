@@ -220,6 +220,107 @@ void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, 
 }
 #endif
 
+/// blocked_body of one lane folded into one map (no per-pixel EW operand, BS shift 0, OUT_CVT_SCALE
+/// 1): every step is a monotone map (x + a, x * m, floor((x * m2 + h) / 2^s), floor((x + h) / 2^s)
+/// + o; non-increasing for a negative multiplier) or a clamp (the int32 saturations, ReLU/ReLUX,
+/// the int8 output). A clamp moves past a monotone map f as clamp(f(x), f(lo), f(hi)) (bounds
+/// swapped when f decreases), two clamps with lo <= hi compose to clamp(x, clamp(lo1, lo2, hi2),
+/// clamp(hi1, lo2, hi2)), and floor(floor(y / 2^a) + b) / 2^c) = floor((y + b * 2^a) / 2^(a + c))
+/// for integer b; so out = clamp(floor((x * m * m2 + R) / 2^(s2 + s3)), lo, hi) exactly, with
+/// R = (a * m + a2) * m2 + h2 + (e + h3) * 2^s2 + o * 2^(s2 + s3). Returns false (the step-by-step
+/// body runs) when a clamp has lo > hi or a constant could leave the range where x * M + R stays
+/// inside int64 (|M| <= 2^30, |R| <= 2^61, |x| <= 2^31).
+bool fuse_lane(const DpuBlocked::Lanes& L, uint32_t j, const DpuBlocked::Scalars& k, int64_t& M, int64_t& R, int64_t& lo,
+               int64_t& hi) {
+    if (k.msh != 0 || k.m_half != 0 || k.scale != 1 || k.msh2 + k.shift > 62) return false;
+    const int64_t m = L.m[j], m2 = L.m2[j];
+    if (m < INT16_MIN || m > INT16_MAX || m2 < INT16_MIN || m2 > INT16_MAX) return false;
+    int64_t l = INT32_MIN, u = INT32_MAX;  // after x + a and its saturation
+    const auto clamp = [&](int64_t a, int64_t b) {
+        if (a > b) return false;
+        l = std::min(std::max(l, a), b), u = std::min(std::max(u, a), b);
+        return true;
+    };
+    const auto map = [&](int64_t mul, int64_t add, int64_t shift) {  // floor((x * mul + add) / 2^shift)
+        int64_t fl = ((l * mul) + add) >> shift, fu = ((u * mul) + add) >> shift;
+        if (mul < 0) std::swap(fl, fu);
+        l = fl, u = fu;
+    };
+    // |l|, |u| <= 2^31 at each map: the products stay below 2^47.
+    map(m, 0, 0);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(L.lo[j], L.hi[j])) return false;
+    map(1, L.a2[j], 0);
+    if (!clamp(INT32_MIN, INT32_MAX)) return false;
+    map(m2, k.m2_half, k.msh2);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(L.lo2[j], L.hi2[j])) return false;
+    map(1, L.e[j], 0);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(k.ew_lo, k.ew_hi)) return false;
+    if (k.s_half > (int64_t{1} << 61)) return false;
+    map(1, k.s_half, k.shift);
+    l += k.offset, u += k.offset;
+    if (!clamp(-128, 127)) return false;
+    // R by parts, each checked against int64 overflow.
+    int64_t r = 0, t = 0;
+    const int64_t p2 = int64_t{1} << k.msh2, p3 = int64_t{1} << (k.msh2 + k.shift);
+    if (__builtin_mul_overflow(L.a[j], m, &t) || __builtin_add_overflow(t, L.a2[j], &t) ||
+        __builtin_mul_overflow(t, m2, &r) || __builtin_add_overflow(r, k.m2_half, &r))
+        return false;
+    if (__builtin_add_overflow(L.e[j], k.s_half, &t) || __builtin_mul_overflow(t, p2, &t) || __builtin_add_overflow(r, t, &r))
+        return false;
+    if (__builtin_mul_overflow(k.offset, p3, &t) || __builtin_add_overflow(r, t, &r)) return false;
+    if (r > (int64_t{1} << 61) || r < -(int64_t{1} << 61)) return false;
+    M = m * m2, R = r, lo = l, hi = u;
+    return true;
+}
+
+#ifdef NPUSIM_X86_DISPATCH
+/// The folded sweep (fuse_lane) for AVX-512: 16 lanes are one int32 vector; VPMULDQ multiplies
+/// its even lanes and (after a 32-bit shift) its odd lanes by M into exact 64-bit products, then
+/// add R, shift, clamp to [lo, hi] (inside int8), and the two halves interleave back into one
+/// int32 vector narrowed by VPMOVDB (values inside int8: the same bytes). 8-lane atoms: one int64
+/// vector in lane order.
+template <bool kI8In, uint32_t kLanes>
+NPUSIM_T512 void fused_avx512(const void* in_v, int8_t* out, uint64_t n, const DpuBlocked::Fused& F, int64_t S) {
+    const __m128i sh = _mm_cvtsi64_si128(S);
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
+    if constexpr (kLanes == 16) {
+        int64_t me[8], mo[8], re[8], ro[8], le[8], lo_[8], he[8], ho[8];
+        for (uint32_t i = 0; i < 8; ++i) {
+            me[i] = F.M[2 * i], mo[i] = F.M[2 * i + 1], re[i] = F.R[2 * i], ro[i] = F.R[2 * i + 1];
+            le[i] = F.lo[2 * i], lo_[i] = F.lo[2 * i + 1], he[i] = F.hi[2 * i], ho[i] = F.hi[2 * i + 1];
+        }
+        const __m512i Me = _mm512_loadu_si512(me), Mo = _mm512_loadu_si512(mo), Re = _mm512_loadu_si512(re),
+                      Ro = _mm512_loadu_si512(ro), Le = _mm512_loadu_si512(le), Lo = _mm512_loadu_si512(lo_),
+                      He = _mm512_loadu_si512(he), Ho = _mm512_loadu_si512(ho);
+        for (uint64_t p = 0; p < n; ++p) {
+            __m512i x;
+            if constexpr (kI8In)
+                x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in8 + p * 16)));
+            else
+                x = _mm512_loadu_si512(in32 + p * kAccBlock);
+            const __m512i xo = _mm512_maskz_srli_epi64(kAll8, x, 32);
+            const __m512i e = clamp64(sra64(add64(mul32(x, Me), Re), sh), Le, He);
+            const __m512i o = clamp64(sra64(add64(mul32(xo, Mo), Ro), sh), Lo, Ho);
+            const __m512i v = _mm512_mask_blend_epi32(0xAAAA, e, _mm512_maskz_slli_epi64(kAll8, o, 32));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p * 16), _mm512_maskz_cvtepi32_epi8(0xFFFF, v));
+        }
+    } else {
+        const __m512i M = _mm512_loadu_si512(F.M), R = _mm512_loadu_si512(F.R), L = _mm512_loadu_si512(F.lo),
+                      H = _mm512_loadu_si512(F.hi);
+        for (uint64_t p = 0; p < n; ++p) {
+            __m512i x;
+            if constexpr (kI8In)
+                x = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in8 + p * 8)));
+            else
+                x = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in32 + p * kAccBlock)));
+            const __m512i v = clamp64(sra64(add64(mul32(x, M), R), sh), L, H);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * 8), _mm512_maskz_cvtepi64_epi8(kAll8, v));
+        }
+    }
+}
+#endif
+
 #ifdef NPUSIM_X86_DISPATCH
 template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kS, bool kU>
 BodyFn pick512(int bn, bool ew) {
@@ -340,6 +441,16 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
             }
         }
     }
+    // The folded sweep (fuse_lane) when every live lane folds; AVX-512 builds only.
+    fused_ = !ew_mem_ && engine_isa() == EngineIsa::Avx512;
+    fused_shift_ = k_.msh2 + k_.shift;
+    fused_lane_.resize(fused_ ? surfaces_ : 0);
+    for (uint32_t sf = 0; fused_ && sf < surfaces_; ++sf)
+        for (uint32_t j = 0; fused_ && j < 16; ++j) {
+            Fused& f = fused_lane_[sf];
+            f.M[j] = 0, f.R[j] = 0, f.lo[j] = 0, f.hi[j] = 0;  // padding lanes: zeroed after the sweep
+            if (j < lanes_ && sf * lanes_ + j < C) fused_ = fuse_lane(lane_[sf], j, k_, f.M[j], f.R[j], f.lo[j], f.hi[j]);
+        }
 }
 
 void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const { sweep(acc, nullptr, p0, n, out); }
@@ -350,6 +461,13 @@ void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
 
 void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
     const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_, k_.msh != 0, k_.scale == 1 && k_.shift <= 30);
+    using FusedFn = void (*)(const void*, int8_t*, uint64_t, const Fused&, int64_t);
+    FusedFn ffn = nullptr;
+#ifdef NPUSIM_X86_DISPATCH
+    if (fused_)
+        ffn = img ? (lanes_ == 16 ? fused_avx512<true, 16> : fused_avx512<true, 8>)
+                  : (lanes_ == 16 ? fused_avx512<false, 16> : fused_avx512<false, 8>);
+#endif
     const uint32_t atom = d_.atom;
     for (uint32_t sf = 0; sf < surfaces_; ++sf) {
         const uint32_t ch0 = sf * lanes_;
@@ -357,7 +475,8 @@ void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint
                              : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);
         auto* dst = reinterpret_cast<int8_t*>(out[sf].data() + p0 * atom);
         const auto* e = ew_mem_ ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * ew_surf_ + p0 * atom) : nullptr;
-        fn(in, e, dst, n, lane_[sf], k_);
+        if (ffn) ffn(in, dst, n, fused_lane_[sf], fused_shift_);
+        else fn(in, e, dst, n, lane_[sf], k_);
         const uint32_t valid = std::min(lanes_, d_.c - ch0);  // padding channels of the last atom are zero
         if (valid < lanes_)
             for (uint64_t p = 0; p < n; ++p) std::memset(dst + p * atom + valid, 0, lanes_ - valid);
