@@ -211,8 +211,91 @@ NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out,
         }
 }
 
+/// Whether surface_avx512's arithmetic stays inside int32 for every int8 input and EW operand, so
+/// that surface32_avx512 may run it on 16 int32 lanes: each step is monotone in its input (a
+/// multiply by a constant, an add, a floor shift, a clamp), so the extremes of every intermediate
+/// come from the extremes before it, starting from in, ew in [-128, 127]. The int32 saturations
+/// are then no-ops, and the output's clamp to int8 is VPMOVSDB's signed saturation.
+bool surface32_ok(bool ew_mem, bool ew_cvt, uint32_t lanes, const SurfaceK& k) {
+    const auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+    const auto bound = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX); };
+    if (k.msh > 31 || k.shift > 31 || (ew_mem && ew_cvt && k.e_shift > 31)) return false;
+    // (x * mul + add) >> sh over [lo, hi]: false when a value leaves int32; else the new extremes.
+    const auto step = [&](int64_t& lo, int64_t& hi, int64_t mul, int64_t add, int64_t sh) {
+        const int64_t p = lo * mul, q = hi * mul;
+        if (!fits(p) || !fits(q) || !fits(p + add) || !fits(q + add)) return false;
+        lo = (std::min(p, q) + add) >> sh, hi = (std::max(p, q) + add) >> sh;
+        return true;
+    };
+    int64_t elo = k.e_const, ehi = k.e_const;
+    if (ew_mem) {
+        elo = -128, ehi = 127;
+        if (ew_cvt && (!fits(elo + k.e_off) || !fits(ehi + k.e_off))) return false;
+        if (ew_cvt) elo += k.e_off, ehi += k.e_off;
+        if (ew_cvt && !step(elo, ehi, k.e_scale, k.e_half, k.e_shift)) return false;
+    }
+    if (!fits(elo) || !fits(ehi)) return false;
+    for (uint32_t j = 0; j < lanes; ++j) {
+        int64_t lo = -128 + k.a[j], hi = 127 + k.a[j];
+        if (!fits(lo) || !fits(hi) || !step(lo, hi, k.m[j], k.m_half, k.msh)) return false;
+        const int64_t l1 = bound(k.lo[j]), h1 = bound(k.hi[j]);
+        lo = std::min(std::max(lo, l1), h1), hi = std::min(std::max(hi, l1), h1);
+        lo += elo, hi += ehi;
+        if (!fits(lo) || !fits(hi)) return false;
+        const int64_t l2 = bound(k.ew_lo), h2 = bound(k.ew_hi);
+        lo = std::min(std::max(lo, l2), h2), hi = std::min(std::max(hi, l2), h2);
+        if (!step(lo, hi, k.scale, k.s_half, k.shift) || !fits(lo + k.offset) || !fits(hi + k.offset)) return false;
+    }
+    return true;
+}
+
+constexpr __mmask16 kAll16 = 0xFFFF;
+NPUSIM_T512 inline __m512i sra32(__m512i a, __m128i n) { return _mm512_maskz_sra_epi32(kAll16, a, n); }
+NPUSIM_T512 inline __m512i max32(__m512i a, __m512i b) { return _mm512_maskz_max_epi32(kAll16, a, b); }
+NPUSIM_T512 inline __m512i min32(__m512i a, __m512i b) { return _mm512_maskz_min_epi32(kAll16, a, b); }
+
+/// surface_avx512 on 16 int32 lanes where surface32_ok holds (one pixel of a 16-lane atom, two of
+/// an 8-lane one per vector): the same operations in the same order without the int32
+/// saturations (no-ops there). An odd last pixel of 8 lanes goes to surface_avx512.
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
+NPUSIM_T512 void surface32_avx512(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    const auto bound = [](int64_t v) { return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX)); };
+    int32_t a[16], m[16], lo[16], hi[16];
+    for (uint32_t j = 0; j < 16; ++j) {
+        const uint32_t l = j % kLanes;
+        a[j] = static_cast<int32_t>(k.a[l]), m[j] = static_cast<int32_t>(k.m[l]), lo[j] = bound(k.lo[l]), hi[j] = bound(k.hi[l]);
+    }
+    const __m512i A = _mm512_loadu_si512(a), M = _mm512_loadu_si512(m), LO = _mm512_loadu_si512(lo), HI = _mm512_loadu_si512(hi);
+    const __m512i MH = _mm512_set1_epi32(static_cast<int32_t>(k.m_half)), EC = _mm512_set1_epi32(static_cast<int32_t>(k.e_const));
+    const __m512i EOFF = _mm512_set1_epi32(static_cast<int32_t>(k.e_off)), ESC = _mm512_set1_epi32(static_cast<int32_t>(k.e_scale));
+    const __m512i EH = _mm512_set1_epi32(static_cast<int32_t>(k.e_half));
+    const __m512i EWLO = _mm512_set1_epi32(bound(k.ew_lo)), EWHI = _mm512_set1_epi32(bound(k.ew_hi));
+    const __m512i SC = _mm512_set1_epi32(static_cast<int32_t>(k.scale)), SH = _mm512_set1_epi32(static_cast<int32_t>(k.s_half));
+    const __m512i OFF = _mm512_set1_epi32(static_cast<int32_t>(k.offset));
+    const __m128i sh1 = _mm_cvtsi64_si128(k.msh), she = _mm_cvtsi64_si128(k.e_shift), shq = _mm_cvtsi64_si128(k.shift);
+    const bool unit_scale = k.scale == 1;
+    const uint64_t bytes = P * kLanes, full = bytes / 16 * 16;
+    for (uint64_t i = 0; i < full; i += 16) {
+        __m512i v = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+        v = _mm512_add_epi32(v, A);
+        v = _mm512_add_epi32(_mm512_mullo_epi32(v, M), MH);
+        v = min32(max32(sra32(v, sh1), LO), HI);
+        __m512i e = EC;
+        if constexpr (kEwMem) {
+            e = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ew + i)));
+            if constexpr (kEwCvt) e = sra32(_mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(e, EOFF), ESC), EH), she);
+        }
+        v = min32(max32(_mm512_add_epi32(v, e), EWLO), EWHI);
+        if (!unit_scale) v = _mm512_mullo_epi32(v, SC);
+        v = _mm512_add_epi32(sra32(_mm512_add_epi32(v, SH), shq), OFF);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtsepi32_epi8(0xFFFF, v));
+    }
+    if (full < bytes) surface_avx512<kEwMem, kEwCvt, kLanes, false>(in + full, kEwMem ? ew + full : ew, out + full, (bytes - full) / kLanes, k);
+}
+
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    if (surface32_ok(kEwMem, kEwCvt, kLanes, k)) return surface32_avx512<kEwMem, kEwCvt, kLanes>(in, ew, out, P, k);
     bool wide = false;
     for (uint32_t j = 0; j < kLanes; ++j) wide = wide || k.a[j] < INT32_MIN + 128 || k.a[j] > INT32_MAX - 127;
     if (wide) surface_avx512<kEwMem, kEwCvt, kLanes, true>(in, ew, out, P, k);
