@@ -318,7 +318,8 @@ Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, uin
     thread_local std::vector<int32_t> acc_buf, planar_buf;
     if (detail::dpu_blocked_ok(d)) {
         const detail::DpuBlocked dpu(d, dops);
-        Surfaces out((d.c + d.atom - 1) / d.atom, std::vector<uint8_t>(surface_bytes(d.w, d.h, d.atom)));
+        Surfaces out((d.c + d.atom - 1) / d.atom);  // zero-filled in place, not copied from a prototype
+        for (auto& v : out) v.resize(surface_bytes(d.w, d.h, d.atom));
         int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * std::min(P, kChunkPixels));
         for (uint64_t p0 = 0; p0 < P; p0 += kChunkPixels) {
             const uint64_t n = std::min(kChunkPixels, P - p0);

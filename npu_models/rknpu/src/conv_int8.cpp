@@ -282,11 +282,15 @@ constexpr uint32_t kDwMaxTaps = 25;
 
 /// depthwise_body for 16-channel atoms and up to 25 taps written out for AVX-512: the taps'
 /// weights (and pad x weight) sign-extended into registers once per atom, one VPMULLD + VPADDD per
-/// tap and pixel (exact int32 sums: at most 25 x 2^14).
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_avx512(const ConvConfig& c,
-                                                                                        const int8_t* feat,
-                                                                                        const int8_t* wts, uint64_t p0,
-                                                                                        uint64_t n, int32_t* acc) {
+/// tap and pixel (exact int32 sums: at most 25 x 2^14). kVnni: one VPDPWSSD per tap and pixel
+/// instead, the weight held as the int16 pair (w, 0) in each int32 lane: the sign-extended input
+/// lane is the pair (x, sign), so the pair product x * w + sign * 0 is the same int32 product.
+template <bool kVnni>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512vnni"))) void depthwise16_avx512(const ConvConfig& c,
+                                                                                                   const int8_t* feat,
+                                                                                                   const int8_t* wts,
+                                                                                                   uint64_t p0, uint64_t n,
+                                                                                                   int32_t* acc) {
     const uint32_t taps = c.kernel_w * c.kernel_h;
     const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * 16;
     const __m512i pad = _mm512_set1_epi32(static_cast<int8_t>(c.pad_value));
@@ -301,6 +305,7 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_a
         for (uint32_t t = 0; t < taps; ++t) {
             w[t] = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(wts + static_cast<uint64_t>(t) * c.in_c + ch0)));
             pw[t] = _mm512_mullo_epi32(w[t], pad);
+            if constexpr (kVnni) w[t] = _mm512_and_si512(w[t], _mm512_set1_epi32(0xFFFF));
         }
         int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock;
         const int8_t* plane = feat + (ch0 / 16) * surf;
@@ -311,8 +316,11 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_a
             if (y0 >= 0 && y0 + span_y < c.in_h && x0 >= 0 && x0 + span_x < c.in_w) {
                 // The window inside the input: the same sums in the same tap order, no bounds tests.
                 const int8_t* at = plane + (static_cast<uint64_t>(y0) * c.in_w + static_cast<uint64_t>(x0)) * 16;
-                for (uint32_t t = 0; t < taps; ++t)
-                    sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(_mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + toff[t]))), w[t]));
+                for (uint32_t t = 0; t < taps; ++t) {
+                    const __m512i x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + toff[t])));
+                    if constexpr (kVnni) sum = _mm512_dpwssd_epi32(sum, x, w[t]);
+                    else sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, w[t]));
+                }
                 _mm512_storeu_si512(dst + i * kAccBlock, sum);
                 if (++ox == c.out_w) ox = 0, ++oy;
                 continue;
@@ -326,7 +334,9 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise16_a
                         continue;
                     }
                     const auto* xv = reinterpret_cast<const __m128i*>(plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(ix)) * 16);
-                    sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(_mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(xv)), w[t]));
+                    const __m512i x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(xv));
+                    if constexpr (kVnni) sum = _mm512_dpwssd_epi32(sum, x, w[t]);
+                    else sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, w[t]));
                 }
             }
             _mm512_storeu_si512(dst + i * kAccBlock, sum);
@@ -339,7 +349,8 @@ template <uint32_t kBw>
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise_avx512(const ConvConfig& c, const int8_t* f,
                                                                                       const int8_t* w, uint64_t p0,
                                                                                       uint64_t n, int32_t* acc) {
-    if (kBw == 16 && c.kernel_w * c.kernel_h <= kDwMaxTaps) return depthwise16_avx512(c, f, w, p0, n, acc);
+    if (kBw == 16 && c.kernel_w * c.kernel_h <= kDwMaxTaps)
+        return use_vnni() ? depthwise16_avx512<true>(c, f, w, p0, n, acc) : depthwise16_avx512<false>(c, f, w, p0, n, acc);
     depthwise_body<kBw>(c, f, w, p0, n, acc);
 }
 template <uint32_t kBw>

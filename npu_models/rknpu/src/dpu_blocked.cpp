@@ -211,12 +211,277 @@ NPUSIM_T512 void surface_avx512(const int8_t* in, const int8_t* ew, int8_t* out,
         }
 }
 
+/// Whether surface_avx512's arithmetic stays inside int32 for every int8 input and EW operand, so
+/// that surface32_avx512 may run it on 16 int32 lanes: each step is monotone in its input (a
+/// multiply by a constant, an add, a floor shift, a clamp), so the extremes of every intermediate
+/// come from the extremes before it, starting from in, ew in [-128, 127]. The int32 saturations
+/// are then no-ops, and the output's clamp to int8 is VPMOVSDB's signed saturation.
+/// Returns 0 (no), 1 (every step in int32) or 2 (every step but the output convert, whose product
+/// with OUT_CVT_SCALE is formed in int64 as in surface_avx512, offset folded into the rounding
+/// addend: ((x + h) >> s) + o = (x + h + (o << s)) >> s).
+int surface32_ok(bool ew_mem, bool ew_cvt, uint32_t lanes, const SurfaceK& k) {
+    const auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+    const auto bound = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX); };
+    if (k.msh > 31 || k.shift > 62 || (ew_mem && ew_cvt && k.e_shift > 31)) return 0;
+    bool narrow = k.shift <= 31;
+    // (x * mul + add) >> sh over [lo, hi]: false when a value leaves int32; else the new extremes.
+    const auto step = [&](int64_t& lo, int64_t& hi, int64_t mul, int64_t add, int64_t sh) {
+        const int64_t p = lo * mul, q = hi * mul;
+        if (!fits(p) || !fits(q) || !fits(p + add) || !fits(q + add)) return false;
+        lo = (std::min(p, q) + add) >> sh, hi = (std::max(p, q) + add) >> sh;
+        return true;
+    };
+    int64_t elo = k.e_const, ehi = k.e_const;
+    if (ew_mem) {
+        elo = -128, ehi = 127;
+        if (ew_cvt && (!fits(elo + k.e_off) || !fits(ehi + k.e_off))) return 0;
+        if (ew_cvt) elo += k.e_off, ehi += k.e_off;
+        if (ew_cvt && !step(elo, ehi, k.e_scale, k.e_half, k.e_shift)) return 0;
+    }
+    if (!fits(elo) || !fits(ehi)) return 0;
+    for (uint32_t j = 0; j < lanes; ++j) {
+        int64_t lo = -128 + k.a[j], hi = 127 + k.a[j];
+        if (!fits(lo) || !fits(hi) || !step(lo, hi, k.m[j], k.m_half, k.msh)) return 0;
+        const int64_t l1 = bound(k.lo[j]), h1 = bound(k.hi[j]);
+        lo = std::min(std::max(lo, l1), h1), hi = std::min(std::max(hi, l1), h1);
+        lo += elo, hi += ehi;
+        if (!fits(lo) || !fits(hi)) return 0;
+        const int64_t l2 = bound(k.ew_lo), h2 = bound(k.ew_hi);
+        lo = std::min(std::max(lo, l2), h2), hi = std::min(std::max(hi, l2), h2);
+        // The output convert: in int32, or the int64 form (|v| < 2^31, |scale| < 2^31, |h + (o << s)| < 2^61).
+        if (narrow) {
+            int64_t l3 = lo, h3 = hi;
+            narrow = step(l3, h3, k.scale, k.s_half, k.shift) && fits(l3 + k.offset) && fits(h3 + k.offset);
+        }
+    }
+    if (narrow) return 1;
+    if (k.scale > INT32_MAX || k.scale < INT32_MIN || k.offset > INT32_MAX || k.offset < INT32_MIN) return 0;
+    int64_t t = 0;
+    if (__builtin_mul_overflow(k.offset, int64_t{1} << k.shift, &t) || __builtin_add_overflow(t, k.s_half, &t)) return 0;
+    return t <= (int64_t{1} << 61) && t >= -(int64_t{1} << 61) ? 2 : 0;
+}
+
+constexpr __mmask16 kAll16 = 0xFFFF;
+NPUSIM_T512 inline __m512i sra32(__m512i a, __m128i n) { return _mm512_maskz_sra_epi32(kAll16, a, n); }
+NPUSIM_T512 inline __m512i max32(__m512i a, __m512i b) { return _mm512_maskz_max_epi32(kAll16, a, b); }
+NPUSIM_T512 inline __m512i min32(__m512i a, __m512i b) { return _mm512_maskz_min_epi32(kAll16, a, b); }
+
+/// surface_avx512 on 16 int32 lanes where surface32_ok holds (one pixel of a 16-lane atom, two of
+/// an 8-lane one per vector): the same operations in the same order without the int32
+/// saturations (no-ops there). An odd last pixel of 8 lanes goes to surface_avx512.
+template <bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kWideOut>
+NPUSIM_T512 void surface32_avx512(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    const auto bound = [](int64_t v) { return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX)); };
+    int32_t a[16], m[16], lo[16], hi[16];
+    for (uint32_t j = 0; j < 16; ++j) {
+        const uint32_t l = j % kLanes;
+        a[j] = static_cast<int32_t>(k.a[l]), m[j] = static_cast<int32_t>(k.m[l]), lo[j] = bound(k.lo[l]), hi[j] = bound(k.hi[l]);
+    }
+    const __m512i A = _mm512_loadu_si512(a), M = _mm512_loadu_si512(m), LO = _mm512_loadu_si512(lo), HI = _mm512_loadu_si512(hi);
+    const __m512i MH = _mm512_set1_epi32(static_cast<int32_t>(k.m_half)), EC = _mm512_set1_epi32(static_cast<int32_t>(k.e_const));
+    const __m512i EOFF = _mm512_set1_epi32(static_cast<int32_t>(k.e_off)), ESC = _mm512_set1_epi32(static_cast<int32_t>(k.e_scale));
+    const __m512i EH = _mm512_set1_epi32(static_cast<int32_t>(k.e_half));
+    const __m512i EWLO = _mm512_set1_epi32(bound(k.ew_lo)), EWHI = _mm512_set1_epi32(bound(k.ew_hi));
+    const __m512i SC = _mm512_set1_epi32(static_cast<int32_t>(k.scale)), SH = _mm512_set1_epi32(static_cast<int32_t>(k.s_half));
+    const __m512i OFF = _mm512_set1_epi32(static_cast<int32_t>(k.offset));
+    const __m128i sh1 = _mm_cvtsi64_si128(k.msh), she = _mm_cvtsi64_si128(k.e_shift), shq = _mm_cvtsi64_si128(k.shift);
+    const bool unit_scale = k.scale == 1;
+    const __m512i SC64 = _mm512_set1_epi64(k.scale), HO64 = _mm512_set1_epi64(kWideOut ? k.s_half + k.offset * (int64_t{1} << k.shift) : 0);
+    const __m512i Q8LO = _mm512_set1_epi64(-128), Q8HI = _mm512_set1_epi64(127);
+    const uint64_t bytes = P * kLanes, full = bytes / 16 * 16;
+    for (uint64_t i = 0; i < full; i += 16) {
+        __m512i v = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+        v = _mm512_add_epi32(v, A);
+        v = _mm512_add_epi32(_mm512_mullo_epi32(v, M), MH);
+        v = min32(max32(sra32(v, sh1), LO), HI);
+        __m512i e = EC;
+        if constexpr (kEwMem) {
+            e = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(ew + i)));
+            if constexpr (kEwCvt) e = sra32(_mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(e, EOFF), ESC), EH), she);
+        }
+        v = min32(max32(_mm512_add_epi32(v, e), EWLO), EWHI);
+        if constexpr (kWideOut) {  // even / odd lanes as int64 (VPMULDQ), clamped to int8, interleaved back
+            const __m512i ve = sra64(add64(mul32(v, SC64), HO64), shq), vo = sra64(add64(mul32(_mm512_maskz_srli_epi64(kAll8, v, 32), SC64), HO64), shq);
+            v = _mm512_mask_blend_epi32(0xAAAA, clamp64(ve, Q8LO, Q8HI), _mm512_maskz_slli_epi64(kAll8, clamp64(vo, Q8LO, Q8HI), 32));
+        } else {
+            if (!unit_scale) v = _mm512_mullo_epi32(v, SC);
+            v = _mm512_add_epi32(sra32(_mm512_add_epi32(v, SH), shq), OFF);
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtsepi32_epi8(0xFFFF, v));
+    }
+    if (full < bytes) surface_avx512<kEwMem, kEwCvt, kLanes, false>(in + full, kEwMem ? ew + full : ew, out + full, (bytes - full) / kLanes, k);
+}
+
 template <bool kEwMem, bool kEwCvt, uint32_t kLanes>
 void surface_lanes(const int8_t* in, const int8_t* ew, int8_t* out, uint64_t P, const SurfaceK& k) {
+    if (const int r = surface32_ok(kEwMem, kEwCvt, kLanes, k)) {
+        if (r == 1) return surface32_avx512<kEwMem, kEwCvt, kLanes, false>(in, ew, out, P, k);
+        return surface32_avx512<kEwMem, kEwCvt, kLanes, true>(in, ew, out, P, k);
+    }
     bool wide = false;
     for (uint32_t j = 0; j < kLanes; ++j) wide = wide || k.a[j] < INT32_MIN + 128 || k.a[j] > INT32_MAX - 127;
     if (wide) surface_avx512<kEwMem, kEwCvt, kLanes, true>(in, ew, out, P, k);
     else surface_avx512<kEwMem, kEwCvt, kLanes, false>(in, ew, out, P, k);
+}
+#endif
+
+/// blocked_body of one lane folded into one map (no per-pixel EW operand, BS shift 0, OUT_CVT_SCALE
+/// 1): every step is a monotone map (x + a, x * m, floor((x * m2 + h) / 2^s), floor((x + h) / 2^s)
+/// + o; non-increasing for a negative multiplier) or a clamp (the int32 saturations, ReLU/ReLUX,
+/// the int8 output). A clamp moves past a monotone map f as clamp(f(x), f(lo), f(hi)) (bounds
+/// swapped when f decreases), two clamps with lo <= hi compose to clamp(x, clamp(lo1, lo2, hi2),
+/// clamp(hi1, lo2, hi2)), and floor(floor(y / 2^a) + b) / 2^c) = floor((y + b * 2^a) / 2^(a + c))
+/// for integer b; so out = clamp(floor((x * m * m2 + R) / 2^(s2 + s3)), lo, hi) exactly, with
+/// R = (a * m + a2) * m2 + h2 + (e + h3) * 2^s2 + o * 2^(s2 + s3). Returns false (the step-by-step
+/// body runs) when a clamp has lo > hi or a constant could leave the range where x * M + R stays
+/// inside int64 (|M| <= 2^30, |R| <= 2^61, |x| <= 2^31).
+bool fuse_lane(const DpuBlocked::Lanes& L, uint32_t j, const DpuBlocked::Scalars& k, int64_t& M, int64_t& R, int64_t& lo,
+               int64_t& hi) {
+    if (k.msh != 0 || k.m_half != 0 || k.scale != 1 || k.msh2 + k.shift > 62) return false;
+    const int64_t m = L.m[j], m2 = L.m2[j];
+    if (m < INT16_MIN || m > INT16_MAX || m2 < INT16_MIN || m2 > INT16_MAX) return false;
+    int64_t l = INT32_MIN, u = INT32_MAX;  // after x + a and its saturation
+    const auto clamp = [&](int64_t a, int64_t b) {
+        if (a > b) return false;
+        l = std::min(std::max(l, a), b), u = std::min(std::max(u, a), b);
+        return true;
+    };
+    const auto map = [&](int64_t mul, int64_t add, int64_t shift) {  // floor((x * mul + add) / 2^shift)
+        int64_t fl = ((l * mul) + add) >> shift, fu = ((u * mul) + add) >> shift;
+        if (mul < 0) std::swap(fl, fu);
+        l = fl, u = fu;
+    };
+    // |l|, |u| <= 2^31 at each map: the products stay below 2^47.
+    map(m, 0, 0);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(L.lo[j], L.hi[j])) return false;
+    map(1, L.a2[j], 0);
+    if (!clamp(INT32_MIN, INT32_MAX)) return false;
+    map(m2, k.m2_half, k.msh2);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(L.lo2[j], L.hi2[j])) return false;
+    map(1, L.e[j], 0);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(k.ew_lo, k.ew_hi)) return false;
+    if (k.s_half > (int64_t{1} << 61)) return false;
+    map(1, k.s_half, k.shift);
+    l += k.offset, u += k.offset;
+    if (!clamp(-128, 127)) return false;
+    // R by parts, each checked against int64 overflow.
+    int64_t r = 0, t = 0;
+    const int64_t p2 = int64_t{1} << k.msh2, p3 = int64_t{1} << (k.msh2 + k.shift);
+    if (__builtin_mul_overflow(L.a[j], m, &t) || __builtin_add_overflow(t, L.a2[j], &t) ||
+        __builtin_mul_overflow(t, m2, &r) || __builtin_add_overflow(r, k.m2_half, &r))
+        return false;
+    if (__builtin_add_overflow(L.e[j], k.s_half, &t) || __builtin_mul_overflow(t, p2, &t) || __builtin_add_overflow(r, t, &r))
+        return false;
+    if (__builtin_mul_overflow(k.offset, p3, &t) || __builtin_add_overflow(r, t, &r)) return false;
+    if (r > (int64_t{1} << 61) || r < -(int64_t{1} << 61)) return false;
+    M = m * m2, R = r, lo = l, hi = u;
+    return true;
+}
+
+/// fuse_lane for a BS multiply with a shift (S1 > 0, whose floor keeps BS apart from BN): two maps,
+/// y = clamp(floor((x * m + a * m + h1) / 2^S1), lo1, hi1) (x + a's saturation and BS's clamps
+/// moved past the BS map; y inside int32), then out = clamp(floor((y * m2 + R) / 2^(S2 + S3)), lo,
+/// hi) with R = a2 * m2 + h2 + (e + h3) * 2^S2 + o * 2^(S2 + S3), by the same rules.
+bool fuse_lane2(const DpuBlocked::Lanes& L, uint32_t j, const DpuBlocked::Scalars& k, DpuBlocked::Fused& f) {
+    if (k.msh == 0 || k.msh > 62 || k.scale != 1 || k.msh2 + k.shift > 62) return false;
+    const int64_t m = L.m[j], m2 = L.m2[j];
+    if (m < INT16_MIN || m > INT16_MAX || m2 < INT16_MIN || m2 > INT16_MAX) return false;
+    int64_t l = INT32_MIN, u = INT32_MAX;  // after x + a and its saturation
+    const auto clamp = [&](int64_t a, int64_t b) {
+        if (a > b) return false;
+        l = std::min(std::max(l, a), b), u = std::min(std::max(u, a), b);
+        return true;
+    };
+    const auto map = [&](int64_t mul, int64_t add, int64_t shift) {  // floor((x * mul + add) / 2^shift)
+        int64_t fl = ((l * mul) + add) >> shift, fu = ((u * mul) + add) >> shift;
+        if (mul < 0) std::swap(fl, fu);
+        l = fl, u = fu;
+    };
+    map(m, k.m_half, k.msh);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(L.lo[j], L.hi[j])) return false;
+    f.M1[j] = m, f.R1[j] = L.a[j] * m + k.m_half, f.lo1[j] = l, f.hi1[j] = u;  // |a * m| < 2^47
+    l = INT32_MIN, u = INT32_MAX;  // y is inside int32: clamping it there is the identity
+    map(1, L.a2[j], 0);
+    if (!clamp(INT32_MIN, INT32_MAX)) return false;
+    map(m2, k.m2_half, k.msh2);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(L.lo2[j], L.hi2[j])) return false;
+    map(1, L.e[j], 0);
+    if (!clamp(INT32_MIN, INT32_MAX) || !clamp(k.ew_lo, k.ew_hi)) return false;
+    if (k.s_half > (int64_t{1} << 61)) return false;
+    map(1, k.s_half, k.shift);
+    l += k.offset, u += k.offset;
+    if (!clamp(-128, 127)) return false;
+    int64_t r = 0, t = 0;
+    const int64_t p2 = int64_t{1} << k.msh2, p3 = int64_t{1} << (k.msh2 + k.shift);
+    if (__builtin_mul_overflow(L.a2[j], m2, &r) || __builtin_add_overflow(r, k.m2_half, &r)) return false;
+    if (__builtin_add_overflow(L.e[j], k.s_half, &t) || __builtin_mul_overflow(t, p2, &t) || __builtin_add_overflow(r, t, &r))
+        return false;
+    if (__builtin_mul_overflow(k.offset, p3, &t) || __builtin_add_overflow(r, t, &r)) return false;
+    if (r > (int64_t{1} << 61) || r < -(int64_t{1} << 61)) return false;
+    f.M[j] = m2, f.R[j] = r, f.lo[j] = l, f.hi[j] = u;
+    return true;
+}
+
+#ifdef NPUSIM_X86_DISPATCH
+/// The folded sweep (fuse_lane) for AVX-512: 16 lanes are one int32 vector; VPMULDQ multiplies
+/// its even lanes and (after a 32-bit shift) its odd lanes by M into exact 64-bit products, then
+/// add R, shift, clamp to [lo, hi] (inside int8), and the two halves interleave back into one
+/// int32 vector narrowed by VPMOVDB (values inside int8: the same bytes). 8-lane atoms: one int64
+/// vector in lane order.
+template <bool kI8In, uint32_t kLanes, bool kTwo>
+NPUSIM_T512 void fused_avx512(const void* in_v, int8_t* out, uint64_t n, const DpuBlocked::Fused& F, int64_t S, int64_t S1) {
+    const __m128i sh = _mm_cvtsi64_si128(S), sh1 = _mm_cvtsi64_si128(S1);
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
+    if constexpr (kLanes == 16) {
+        int64_t me[8], mo[8], re[8], ro[8], le[8], lo_[8], he[8], ho[8];
+        for (uint32_t i = 0; i < 8; ++i) {
+            me[i] = F.M[2 * i], mo[i] = F.M[2 * i + 1], re[i] = F.R[2 * i], ro[i] = F.R[2 * i + 1];
+            le[i] = F.lo[2 * i], lo_[i] = F.lo[2 * i + 1], he[i] = F.hi[2 * i], ho[i] = F.hi[2 * i + 1];
+        }
+        const __m512i Me = _mm512_loadu_si512(me), Mo = _mm512_loadu_si512(mo), Re = _mm512_loadu_si512(re),
+                      Ro = _mm512_loadu_si512(ro), Le = _mm512_loadu_si512(le), Lo = _mm512_loadu_si512(lo_),
+                      He = _mm512_loadu_si512(he), Ho = _mm512_loadu_si512(ho);
+        int64_t ae[8], ao[8], be[8], bo[8], ce[8], co[8], de[8], dd[8];  // the first map (kTwo)
+        for (uint32_t i = 0; i < 8; ++i) {
+            ae[i] = F.M1[2 * i], ao[i] = F.M1[2 * i + 1], be[i] = F.R1[2 * i], bo[i] = F.R1[2 * i + 1];
+            ce[i] = F.lo1[2 * i], co[i] = F.lo1[2 * i + 1], de[i] = F.hi1[2 * i], dd[i] = F.hi1[2 * i + 1];
+        }
+        const __m512i M1e = _mm512_loadu_si512(ae), M1o = _mm512_loadu_si512(ao), R1e = _mm512_loadu_si512(be),
+                      R1o = _mm512_loadu_si512(bo), L1e = _mm512_loadu_si512(ce), L1o = _mm512_loadu_si512(co),
+                      H1e = _mm512_loadu_si512(de), H1o = _mm512_loadu_si512(dd);
+        for (uint64_t p = 0; p < n; ++p) {
+            __m512i x;
+            if constexpr (kI8In)
+                x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in8 + p * 16)));
+            else
+                x = _mm512_loadu_si512(in32 + p * kAccBlock);
+            __m512i xe = x, xo = _mm512_maskz_srli_epi64(kAll8, x, 32);
+            if constexpr (kTwo) {
+                xe = clamp64(sra64(add64(mul32(xe, M1e), R1e), sh1), L1e, H1e);
+                xo = clamp64(sra64(add64(mul32(xo, M1o), R1o), sh1), L1o, H1o);
+            }
+            const __m512i e = clamp64(sra64(add64(mul32(xe, Me), Re), sh), Le, He);
+            const __m512i o = clamp64(sra64(add64(mul32(xo, Mo), Ro), sh), Lo, Ho);
+            const __m512i v = _mm512_mask_blend_epi32(0xAAAA, e, _mm512_maskz_slli_epi64(kAll8, o, 32));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p * 16), _mm512_maskz_cvtepi32_epi8(0xFFFF, v));
+        }
+    } else {
+        const __m512i M = _mm512_loadu_si512(F.M), R = _mm512_loadu_si512(F.R), L = _mm512_loadu_si512(F.lo),
+                      H = _mm512_loadu_si512(F.hi);
+        const __m512i M1 = _mm512_loadu_si512(F.M1), R1 = _mm512_loadu_si512(F.R1), L1 = _mm512_loadu_si512(F.lo1),
+                      H1 = _mm512_loadu_si512(F.hi1);
+        for (uint64_t p = 0; p < n; ++p) {
+            __m512i x;
+            if constexpr (kI8In)
+                x = _mm512_maskz_cvtepi8_epi64(kAll8, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in8 + p * 8)));
+            else
+                x = _mm512_maskz_cvtepi32_epi64(kAll8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in32 + p * kAccBlock)));
+            if constexpr (kTwo) x = clamp64(sra64(add64(mul32(x, M1), R1), sh1), L1, H1);
+            const __m512i v = clamp64(sra64(add64(mul32(x, M), R), sh), L, H);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + p * 8), _mm512_maskz_cvtepi64_epi8(kAll8, v));
+        }
+    }
 }
 #endif
 
@@ -340,6 +605,20 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
             }
         }
     }
+    // The folded sweep (fuse_lane, or fuse_lane2 with a BS shift) when every live lane folds;
+    // AVX-512 builds only.
+    fused_ = !ew_mem_ && engine_isa() == EngineIsa::Avx512;
+    two_stage_ = k_.msh != 0;
+    fused_shift_ = k_.msh2 + k_.shift;
+    fused_lane_.resize(fused_ ? surfaces_ : 0);
+    for (uint32_t sf = 0; fused_ && sf < surfaces_; ++sf)
+        for (uint32_t j = 0; fused_ && j < 16; ++j) {
+            Fused& f = fused_lane_[sf];
+            f.M[j] = 0, f.R[j] = 0, f.lo[j] = 0, f.hi[j] = 0;  // padding lanes: zeroed after the sweep
+            f.M1[j] = 0, f.R1[j] = 0, f.lo1[j] = 0, f.hi1[j] = 0;
+            if (j >= lanes_ || sf * lanes_ + j >= C) continue;
+            fused_ = two_stage_ ? fuse_lane2(lane_[sf], j, k_, f) : fuse_lane(lane_[sf], j, k_, f.M[j], f.R[j], f.lo[j], f.hi[j]);
+        }
 }
 
 void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const { sweep(acc, nullptr, p0, n, out); }
@@ -350,6 +629,16 @@ void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
 
 void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
     const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_, k_.msh != 0, k_.scale == 1 && k_.shift <= 30);
+    using FusedFn = void (*)(const void*, int8_t*, uint64_t, const Fused&, int64_t, int64_t);
+    FusedFn ffn = nullptr;
+#ifdef NPUSIM_X86_DISPATCH
+    if (fused_ && two_stage_)
+        ffn = img ? (lanes_ == 16 ? fused_avx512<true, 16, true> : fused_avx512<true, 8, true>)
+                  : (lanes_ == 16 ? fused_avx512<false, 16, true> : fused_avx512<false, 8, true>);
+    else if (fused_)
+        ffn = img ? (lanes_ == 16 ? fused_avx512<true, 16, false> : fused_avx512<true, 8, false>)
+                  : (lanes_ == 16 ? fused_avx512<false, 16, false> : fused_avx512<false, 8, false>);
+#endif
     const uint32_t atom = d_.atom;
     for (uint32_t sf = 0; sf < surfaces_; ++sf) {
         const uint32_t ch0 = sf * lanes_;
@@ -357,7 +646,8 @@ void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint
                              : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);
         auto* dst = reinterpret_cast<int8_t*>(out[sf].data() + p0 * atom);
         const auto* e = ew_mem_ ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * ew_surf_ + p0 * atom) : nullptr;
-        fn(in, e, dst, n, lane_[sf], k_);
+        if (ffn) ffn(in, dst, n, fused_lane_[sf], fused_shift_, k_.msh);
+        else fn(in, e, dst, n, lane_[sf], k_);
         const uint32_t valid = std::min(lanes_, d_.c - ch0);  // padding channels of the last atom are zero
         if (valid < lanes_)
             for (uint64_t p = 0; p < n; ++p) std::memset(dst + p * atom + valid, 0, lanes_ - valid);

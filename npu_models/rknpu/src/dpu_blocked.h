@@ -41,6 +41,13 @@ public:
         int64_t m_half = 0, msh = 0, m2_half = 0, msh2 = 0, e_off = 0, e_scale = 1, e_half = 0, e_shift = 0;
         int64_t ew_lo = INT64_MIN, ew_hi = INT64_MAX, scale = 1, s_half = 0, shift = 0, offset = 0;
     };
+    /// One lane's whole sweep as a single map, out = clamp((x * M + R) >> S, lo, hi) for the input
+    /// x (fuse_lane), in natural lane order, S = fused_shift_; with a BS shift S1 (fuse_lane2) x is
+    /// first y = clamp((x * M1 + R1) >> S1, lo1, hi1).
+    struct Fused {
+        int64_t M[16], R[16], lo[16], hi[16];
+        int64_t M1[16], R1[16], lo1[16], hi1[16];
+    };
 
 private:
     void sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const;
@@ -53,6 +60,10 @@ private:
     uint64_t ew_surf_ = 0;
     Scalars k_;
     std::vector<Lanes> lane_;
+    bool fused_ = false;      ///< every lane's sweep folds into one multiply, shift and clamp
+    bool two_stage_ = false;  ///< ... after the BS map of its own (a BS shift)
+    int64_t fused_shift_ = 0;
+    std::vector<Fused> fused_lane_;
 };
 
 /// Per-lane constants of dpu_engine.cpp's surface kernel (int8 NC1HWC2 in and out, BS, EW add,

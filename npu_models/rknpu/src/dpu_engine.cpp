@@ -352,7 +352,10 @@ inline int64_t load_elem(const uint8_t* b, uint32_t eb) {
 /// Output surfaces of d.out (one per C1, w*h*atom bytes each, padding channels zero).
 Surfaces make_surfaces(const DpuConfig& d) {
     const uint32_t c2 = c2_of(d.out, d.atom);
-    return Surfaces((d.c + c2 - 1) / c2, std::vector<uint8_t>(surface_bytes(d.w, d.h, d.atom), 0));
+    // Each surface zero-filled in place (not copied from a zeroed prototype: half the memory traffic).
+    Surfaces s((d.c + c2 - 1) / c2);
+    for (auto& v : s) v.resize(surface_bytes(d.w, d.h, d.atom));
+    return s;
 }
 
 inline int64_t shr_var(int64_t p, uint32_t shift) { return shift ? (p >> shift) + ((p >> (shift - 1)) & 1) : p; }

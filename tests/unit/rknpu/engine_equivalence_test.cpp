@@ -364,6 +364,54 @@ TEST(ConvEquivalence, BlockedInt8ConvWithTheFusedDpuMatchesOnEachIsaAndGemmKerne
     });
 }
 
+/// The requantizing conv's DPU (lower_conv.cpp: bias + M1 in BS without a shift, M2 >> S2 in BN,
+/// OUT_CVT scale 1 and shift S3, ReLU / ReLUX in BS or BN, an EW constant) with random constants
+/// around it: the sweep that folds a lane into one multiply, shift and clamp takes these.
+void requant_dpu(Rng& r, DpuConfig& d) {
+    d.out = Precision::Int8;
+    DpuStage& s = d.bs;
+    s.bypass = false, s.alu_bypass = r.coin(10), s.alu_algo = 2, s.mul_bypass = r.coin(25), s.mul_prelu = false;
+    s.mul_shift = r.coin(90) ? 0 : static_cast<uint32_t>(r.in(1, 20));
+    s.relu_bypass = r.coin(40), s.relux_en = r.coin(40);
+    s.relux_cmp = static_cast<uint32_t>(r.coin(90) ? r.in(0, 100000) : r.in(-100, 100));
+    DpuStage& n = d.bn;
+    n.bypass = r.coin(30), n.alu_bypass = r.coin(70), n.alu_algo = 2, n.mul_bypass = r.coin(15), n.mul_prelu = false;
+    n.mul_shift = static_cast<uint32_t>(r.coin(10) ? r.in(0, 62) : r.in(10, 31));
+    n.relu_bypass = r.coin(60), n.relux_en = r.coin(40);
+    n.relux_cmp = static_cast<uint32_t>(r.in(-100, 100000));
+    d.ew.bypass = r.coin(50), d.ew.op_from_mem = false, d.ew.op_is_mul = false, d.ew.lut_bypass = true;
+    d.ew.op_bypass = r.coin(40), d.ew.alu_algo = 2, d.ew.relu_bypass = r.coin(60), d.ew.relux_en = r.coin(40);
+    d.out_cvt_scale = r.coin(95) ? 1 : static_cast<uint32_t>(r.in(0, 3));
+    d.out_cvt_shift = static_cast<uint32_t>(r.coin(10) ? r.in(0, 63) : r.in(0, 31));
+    d.out_cvt_offset = static_cast<int32_t>(r.coin(95) ? r.in(-128, 127) : r.in(INT32_MIN, INT32_MAX));
+}
+
+TEST(ConvEquivalence, RequantizingConvSweepMatchesOnEachIsa) {
+    on_each_isa([] {
+        Rng r(41);
+        for (int t = 0; t < 300; ++t) {
+            const uint32_t atom = r.coin() ? 16 : 8;
+            ConvCase k = random_conv(r, Precision::Int8, false, atom);
+            ConvConfig& c = k.c;
+            c.clip_truncate = 0;
+            requant_dpu(r, c.dpu);
+            const DpuOperands ops = random_operands(r, c.dpu);
+            k.ops.bias = ops.bs, k.bn = ops.bn, k.ew = ops.ew;
+            const auto fast = run_conv(c, k.ops, k.bn, k.ew);
+            set_reference_engines(true);
+            const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+            set_reference_engines(false);
+            ASSERT_EQ(fast, ref) << "trial " << t << " " << c.in_c << "x" << c.in_w << "x" << c.in_h << " -> " << c.out_c;
+            // The same DPU on an int8 MRDMA image (DPU-only task).
+            DpuConfig dm = c.dpu;
+            dm.from_core = false, dm.src_prec = Precision::Int8;
+            const auto img = r.bytes(cube_bytes(dm.w, dm.h, dm.c, Precision::Int8, atom));
+            const auto want = pack_cube(run_dpu(dm, unpack_cube(img, dm.w, dm.h, dm.c, Precision::Int8, atom), ops), dm.out, atom);
+            ASSERT_EQ(concat(run_dpu_int_image(dm, img, ops)), want) << "trial " << t << " (image input)";
+        }
+    });
+}
+
 TEST(ConvEquivalence, RawWeightBlocksPackLikeTheCanonicalWeights) {
     // The weight image as the CNA reads it (hw::rknpu::weight_element blocks of KG kernels x CG
     // channels per tap, Mesa rkt_coefs.c's int8 layout at 32 x 32), handed to run_conv_surfaces
