@@ -330,6 +330,9 @@ class Compiler {
     std::optional<size_t> fusable_act_f16(const std::string& y, float& lo, float& hi) const;
     /// Folds activation node `act` into layer L (outputs, IR nodes, op name) and the conv's DPU.
     void fuse_act_f16(Layer& L, size_t act, ConvOp* op, float lo, float hi);
+    /// A float-output int8 conv / Gemm (ConvOp::float_out): the Relu / Clip alone reading its output
+    /// fused (fusable_act_f16), then its fp16 output tensor made.
+    void float_out_act(Layer& L, ConvOp& op);
     void push_conv_f16(Layer L, ConvOp op, const std::string& in, const std::string& out,
                        std::function<void(ConvOp&)> fill);
     void push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const std::string& b, const std::string& y);
