@@ -303,6 +303,11 @@ class Compiler {
     std::vector<ConcatPart> concat_parts(const ir::Node& n, const DeviceTensor& out);
 
     bool concat(size_t i);
+    /// A channel concat with an input starting inside an atom (ShuffleNet's 24 + 24 channels on a
+    /// 16-channel C2): each input copied (requantized to the output's quantization) to its own
+    /// C2-aligned slice of a layer-internal scratch, then one 1x1 selection convolution (0/1
+    /// weights, scale ratio 1: exact) from the scratch to the output.
+    bool concat_gather(size_t i, const std::vector<ConcatPart>& parts, const std::string& y);
 
     /// One requantizing DPU copy per input that is not written in place, into its slice.
     std::vector<TaskBody> lower_concat_copies(const std::string& name, const std::vector<ConcatPart>& parts,

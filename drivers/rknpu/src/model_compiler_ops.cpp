@@ -447,6 +447,8 @@ bool Compiler::concat(size_t i) {
     if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
     const DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
     const std::vector<ConcatPart> parts = concat_parts(n, out);
+    for (const auto& p : parts)
+        if (p.c_off % out.c2 != 0) return concat_gather(i, parts, y);
     size_t copies = 0;
     for (const auto& p : parts) {
         if (!p.in_place) {
@@ -467,6 +469,67 @@ bool Compiler::concat(size_t i) {
     }
     push_npu(
         std::move(L), [this, parts, y, name = n.name]() { return lower_concat_copies(name, parts, y); }, true);
+    return true;
+}
+
+bool Compiler::concat_gather(size_t i, const std::vector<ConcatPart>& parts, const std::string& y) {
+    const ir::Node& n = g_.nodes()[i];
+    const DeviceTensor& out = m_.tensors.at(y);
+    const int c2 = out.c2;
+    std::vector<int> at;  // each input's channel offset in the scratch: C2-aligned
+    int tc = 0;
+    for (const auto& p : parts) {
+        at.push_back(tc);
+        tc += (m_.tensors.at(p.name).c + c2 - 1) / c2 * c2;
+    }
+    DeviceTensor t = out;
+    t.name = y + "/npusim_concat_gather";
+    t.c = tc;
+    t.ir_shape = {1, tc, out.h, out.w};
+    t.line_stride = static_cast<uint32_t>(out.w * c2);
+    t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(out.h), 16));
+    t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>(tc / c2);
+    t.alias_of.clear();
+    m_.tensors[t.name] = t;
+    scratch_[t.name] = cur_unit_;
+    ConvOp op;
+    op.name = n.name;
+    op.in_c = tc, op.out_c = out.c;
+    op.w_scales = {1.f};
+    op.in_scale = out.scale, op.out_scale = out.scale, op.in_zp = out.zp, op.out_zp = out.zp;
+    init_estimate_ += static_cast<uint64_t>(out.c) * (static_cast<uint64_t>(tc) + 64) + 4096 * (parts.size() + 1);
+    Layer L = base_layer(i, "Concat", Unit::Npu);
+    L.note = fmt::format("{} inputs, one starting inside an atom: requantizing copies to C2-aligned slices of a "
+                         "scratch, then a 1x1 selection convolution",
+                         parts.size());
+    push_npu(
+        std::move(L),
+        [this, parts, at, y, s = t.name, op = std::move(op), name = n.name]() mutable {
+            std::vector<TaskBody> tasks;
+            const DeviceTensor& scratch = m_.tensors.at(s);
+            for (size_t j = 0; j < parts.size(); ++j) {
+                const DeviceTensor& src = m_.tensors.at(parts[j].name);
+                const DeviceTensor dst = slice(scratch, at[j], src.c);
+                auto copies = across_cores(dst.h, [&](int y0, int rows, int core) {
+                    return lower_affine_op(name, "concat gather copy", rows_of(src, y0, rows), rows_of(dst, y0, rows),
+                                           {static_cast<double>(src.scale) / scratch.scale}, {0.0}, arena_, soc_, core);
+                });
+                for (auto& b : copies) {
+                    b.meta.intermediate = true;  // writes the scratch (verify_tiling)
+                    tasks.push_back(std::move(b));
+                }
+            }
+            if (!opts_.timing_only) {
+                const size_t C = static_cast<size_t>(op.in_c);
+                op.weights.assign(static_cast<size_t>(op.out_c) * C, 0);
+                for (size_t j = 0; j < parts.size(); ++j)
+                    for (int k = 0; k < m_.tensors.at(parts[j].name).c; ++k)
+                        op.weights[static_cast<size_t>(parts[j].c_off + k) * C + static_cast<size_t>(at[j] + k)] = 1;
+            }
+            for (auto& b : lower_conv_op(op, scratch, m_.tensors.at(y), arena_, soc_, m_.cores)) tasks.push_back(std::move(b));
+            return tasks;
+        },
+        true);
     return true;
 }
 
