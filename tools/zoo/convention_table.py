@@ -10,7 +10,10 @@ outputs - TensorTRT-style heads - in units of max|y| / 127), plus npusim's refer
 onnxruntime on the same input.
 
 usage: convention_table.py BUILD_DIR MODEL_DIR [--platforms rk3588,rk3566] [--models ...] [--conventions ...]
-MODEL_DIR holds make_zoo.py output (<model>_qdq.onnx, <model>_qdq_s8.onnx, <model>_<convention>.onnx)."""
+                           [--fail-above LSB]
+MODEL_DIR holds make_zoo.py output (<model>_qdq.onnx, <model>_qdq_s8.onnx, <model>_<convention>.onnx).
+--fail-above LSB (a test, oracle.tensorrt_vs_onnxruntime): exit 1 when a row's NPU vs onnxruntime
+maximum exceeds LSB, an NPU layer is worse than 1 LSB in isolation, or a model is missing or fails."""
 import argparse
 import json
 import os
@@ -55,7 +58,9 @@ def main():
     ap.add_argument("--platforms", default="rk3588,rk3566")
     ap.add_argument("--models", default="mobilenetv2,resnet50v2,yolov5s")
     ap.add_argument("--conventions", default="ort_qdq,ort_qdq_s8,ort_qoperator,pytorch_fx,tensorrt")
+    ap.add_argument("--fail-above", type=float, default=None)
     a = ap.parse_args()
+    bad = []
     npusim = os.path.join(a.build, "sim", "npusim")
     ref = os.path.join(a.build, "drivers", "compiler", "tools", "npusim-ref")
     print("%-12s %-14s %-7s %4s %4s %4s %7s %-14s %-22s %-16s" % (
@@ -66,6 +71,7 @@ def main():
                 path = os.path.join(a.models_dir, model + FILES.get(conv, "_" + conv) + ".onnx")
                 if not os.path.exists(path):
                     print("%-12s %-14s missing %s" % (model, conv, path))
+                    bad.append("%s %s: missing" % (model, conv))
                     continue
                 scales = output_scales(path)
                 # The run's default input: the reference executor's seed-0 input, also fed to onnxruntime.
@@ -84,6 +90,7 @@ def main():
                                         "--report", rep], capture_output=True, text=True)
                     if not os.path.exists(rep):
                         print("%-12s %-14s %-7s run failed: %s" % (model, conv, soc, r.stderr.strip()))
+                        bad.append("%s %s %s: run failed" % (model, conv, soc))
                         continue
                     j = json.load(open(rep))
                     L = j["layers"]
@@ -101,7 +108,14 @@ def main():
                         100.0 * nmacs / max(macs, 1), iso["max_abs_diff"], iso["layers_worse"], mx, mean, unit, rmax))
                     sys.stdout.flush()
                     os.remove(rep)
+                    if a.fail_above is not None and (mx > a.fail_above or iso["max_abs_diff"] > 1):
+                        bad.append("%s %s %s: %.2f %s from onnxruntime (limit %g), isolated max %d" % (
+                            model, conv, soc, mx, unit, a.fail_above, iso["max_abs_diff"]))
+    if a.fail_above is not None and bad:
+        print("FAIL: " + "; ".join(bad))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -303,6 +303,11 @@ class Compiler {
     std::vector<ConcatPart> concat_parts(const ir::Node& n, const DeviceTensor& out);
 
     bool concat(size_t i);
+    /// A channel concat with an input starting inside an atom (ShuffleNet's 24 + 24 channels on a
+    /// 16-channel C2): each input copied (requantized to the output's quantization) to its own
+    /// C2-aligned slice of a layer-internal scratch, then one 1x1 selection convolution (0/1
+    /// weights, scale ratio 1: exact) from the scratch to the output.
+    bool concat_gather(size_t i, const std::vector<ConcatPart>& parts, const std::string& y);
 
     /// One requantizing DPU copy per input that is not written in place, into its slice.
     std::vector<TaskBody> lower_concat_copies(const std::string& name, const std::vector<ConcatPart>& parts,
@@ -330,6 +335,9 @@ class Compiler {
     std::optional<size_t> fusable_act_f16(const std::string& y, float& lo, float& hi) const;
     /// Folds activation node `act` into layer L (outputs, IR nodes, op name) and the conv's DPU.
     void fuse_act_f16(Layer& L, size_t act, ConvOp* op, float lo, float hi);
+    /// A float-output int8 conv / Gemm (ConvOp::float_out): the Relu / Clip alone reading its output
+    /// fused (fusable_act_f16), then its fp16 output tensor made.
+    void float_out_act(Layer& L, ConvOp& op);
     void push_conv_f16(Layer L, ConvOp op, const std::string& in, const std::string& out,
                        std::function<void(ConvOp&)> fill);
     void push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const std::string& b, const std::string& y);

@@ -291,17 +291,35 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
     const bool fold = !shifts_only && !op.runtime_weights;  // runtime weights: bias 0
     std::vector<int64_t> wsums(fold ? n : 0);
     if (fold) weight_sums(weight_data(op), n, static_cast<size_t>(per_out), wsums.data());
+    const bool frac = has_bias_fraction(op);
+    if (frac && !op.bias.empty()) fail(op, "a conv with a float bias (float_ref) takes it in bias_f only");
+    if (frac && op.bias_f.size() != n) fail(op, "bias size != output channels");
+    std::vector<double> bias_frac(frac && fold ? n : 0);  // accumulator units
     for (size_t k = 0; k < n && fold; ++k) {
+        int64_t bq = op.bias.empty() ? 0 : op.bias[k];
+        if (frac) {
+            // The float bias in accumulator units: its integer part joins the folded bias, the
+            // fraction (|f| <= 1/2) goes to the BN ALU below.
+            const double ws = op.w_scales.size() == 1 ? op.w_scales[0] : op.w_scales[k];
+            const double ba = static_cast<double>(op.bias_f[k]) / (static_cast<double>(op.in_scale) * ws);
+            if (!std::isfinite(ba) || std::fabs(ba) > 2147483647.0)
+                fail(op, fmt::format("float bias of channel {} overflows int32 at in_scale x w_scale", k));
+            bq = static_cast<int64_t>(std::nearbyint(ba));
+            bias_frac[k] = ba - static_cast<double>(bq);
+        }
         // sum((x - zp) w) + b = sum(x w) + (b - zp sum(w)); padded taps read PAD_VALUE = zp.
-        const int64_t b = (op.bias.empty() ? 0 : op.bias[k]) - int64_t{op.in_zp} * wsums[k];
+        const int64_t b = bq - int64_t{op.in_zp} * wsums[k];
         if (b < INT32_MIN || b > INT32_MAX) fail(op, fmt::format("folded bias of channel {} overflows int32", k));
         r.bias[k] = static_cast<int32_t>(b);
     }
     for (size_t k = 0; k < n; ++k) {
-        // The reference (onnxruntime) forms the scale in float: x_scale * w_scale / y_scale.
+        // The reference forms the scale x_scale * w_scale / y_scale in float (onnxruntime's
+        // QLinearConv), or exactly where it runs the conv in float (float_ref: Q(float conv)).
         const float ws = op.w_scales.size() == 1 ? op.w_scales[0] : op.w_scales[k];
-        const float mf = op.in_scale * ws / op.out_scale;
-        if (!(mf > 0) || !std::isfinite(mf))
+        const double mf = op.float_ref
+                              ? static_cast<double>(op.in_scale) * static_cast<double>(ws) / static_cast<double>(op.out_scale)
+                              : static_cast<double>(op.in_scale * ws / op.out_scale);
+        if (!(mf > 0) || !std::isfinite(mf) || (!op.float_ref && !std::isfinite(op.in_scale * ws / op.out_scale)))
             fail(op, fmt::format("requantization scale of channel {} is not positive", k));
         m[k] = mf;
         m_max = std::max(m_max, m[k]);
@@ -327,6 +345,14 @@ Requant plan_requant(const ConvOp& op, bool shifts_only) {
         const RequantPair p = requant_pair(std::ldexp(m[k], s_tot));  // M1 * M2 ~ m * 2^(S1 + S2 + S3)
         r.m1[k] = p.m1;
         r.m2[k] = p.m2;
+    }
+    if (frac) {
+        // BS: v1 = (acc + b') M1 2^-S1; BN: (v1 + f M1 2^-S1) M2 2^-S2. |f| <= 1/2 keeps the add
+        // within M1 / 2^(S1 + 1) <= 2^15 of the value it joins.
+        r.bn_add.resize(n);
+        for (size_t k = 0; k < n; ++k)
+            r.bn_add[k] = bias_frac.empty() ? 0
+                                            : static_cast<int32_t>(std::nearbyint(std::ldexp(bias_frac[k] * r.m1[k], -r.s1)));
     }
     return r;
 }

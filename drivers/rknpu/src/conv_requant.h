@@ -29,6 +29,10 @@ struct Requant {
     std::vector<int32_t> bias;  ///< folded: b_c - in_zp * sum(w_c)
     std::vector<int16_t> m1;    ///< BS MUL per channel
     std::vector<int16_t> m2;    ///< BN MUL per channel, in [2^14, 2^15) (lower only ~2^16 below the largest)
+    /// BN ALU add per channel (ConvOp::float_ref with a float bias; else empty): the fraction of
+    /// bias_f[c] / (in_scale w_scale[c]) that the int32 `bias` leaves out, in units of the BS output
+    /// (M1_c 2^-S1 per accumulator unit).
+    std::vector<int32_t> bn_add;
     int s1 = 0, s2 = 0, s3 = 0;
 };
 
@@ -60,6 +64,11 @@ RequantPair requant_pair(double target, bool portable = false);
 /// The same search one candidate at a time with a division each (what requant_pair must equal;
 /// conv_requant_test compares them).
 RequantPair requant_pair_reference(double target);
+
+/// Whether plan_requant gives a BN ALU add (Requant::bn_add): the operand image layout.
+inline bool has_bias_fraction(const ConvOp& op) {
+    return op.float_ref && !op.fp16 && !op.float_out && !op.bias_f.empty();
+}
 
 /// shifts_only: the shifts (from the scales) and no per-channel bias/M1/M2 (timing-only compile,
 /// where no operand bytes are written and the weights are absent).

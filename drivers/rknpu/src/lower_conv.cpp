@@ -145,7 +145,10 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
     if (op.float_out) {
         if (!op.bias.empty()) fail(op, "a float-output conv takes its bias in bias_f");
         if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
-        if (op.act != Act::None) fail(op, "a float-output conv has no fused activation");
+        if (op.act != Act::None && op.act != Act::Relu && op.act != Act::Clip)
+            fail(op, "a float-output conv fuses a Relu / Clip only");
+        if (op.act == Act::Clip && !(op.clip_lo_f <= op.clip_hi_f))
+            fail(op, fmt::format("clip range [{}, {}] is empty", op.clip_lo_f, op.clip_hi_f));
     }
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
         fail(op, "w_scales must have 1 or out_c values");
@@ -396,7 +399,7 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, co
         for (int g = 0; g < p.groups; ++g) {
             const uint64_t kn = static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg);
             cs.bs.push_back(arena.add_placeholder(kn * 6));
-            if (!op.float_out) cs.bn.push_back(arena.add_placeholder(kn * 2));
+            if (!op.float_out) cs.bn.push_back(arena.add_placeholder(kn * (has_bias_fraction(op) ? 6 : 2)));
         }
         return cs;
     }
@@ -438,7 +441,8 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, co
     }
     for (int g = 0; g < p.groups; ++g) {
         // BS image: the ALU operands (bias) of the group's channels, then the MUL operands
-        // (DpuStage::operand_bytes layout); BN image: the MUL operands only.
+        // (DpuStage::operand_bytes layout); BN image: the MUL operands, after the ALU operands (the
+        // float bias's fractions) when there are any.
         const int k0 = g * p.kg, k1 = std::min(op.out_c, k0 + p.kg);
         std::vector<uint8_t> bs, bn;
         if (op.float_out) {  // fp32 offsets (ALU), fp16 multipliers (MUL); no BN image (register operand)
@@ -453,6 +457,8 @@ Constants place_constants(const ConvOp& op, const Plan& p, const Requant& rq, co
         }
         for (int k = k0; k < k1; ++k) put_i32(bs, rq.bias[k]);
         for (int k = k0; k < k1; ++k) put_i16(bs, rq.m1[k]);
+        if (has_bias_fraction(op))
+            for (int k = k0; k < k1; ++k) put_i32(bn, rq.bn_add[k]);
         for (int k = k0; k < k1; ++k) put_i16(bn, rq.m2[k]);
         cs.bs.push_back(arena.add_init(bs));
         cs.bn.push_back(arena.add_init(bn));
@@ -589,23 +595,27 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
     emit_dpu_cube(bb, op, out, tg, false);
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
                    c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA operand cube below
+    // A float bias's fraction (float_ref) is the BN ALU add, so the ReLU follows it in BN.
+    const bool frac = has_bias_fraction(op);
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},
                                    {"BS_ALU_SRC", 1},
                                    {"BS_MUL_BYPASS", 0},
                                    {"BS_MUL_PRELU", 0},
-                                   {"BS_RELU_BYPASS", op.act == Act::Relu ? 0u : 1u},
+                                   {"BS_RELU_BYPASS", op.act == Act::Relu && !frac ? 0u : 1u},
                                    {"BS_RELUX_EN", 0}});
     bb.write("DPU_BS_ALU_CFG", 0);
     bb.write_fields("DPU_BS_MUL_CFG",
                     {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s1)}, {"BS_MUL_OPERAND", 0}});
     bb.write("DPU_BS_RELUX_CMP_VALUE", 0);
     bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0},
-                                   {"BN_ALU_BYPASS", 1},
+                                   {"BN_ALU_BYPASS", frac ? 0u : 1u},
+                                   {"BN_ALU_ALGO", frac ? static_cast<uint64_t>(en::AluAlgo::ADD) : 0u},
+                                   {"BN_ALU_SRC", frac ? 1u : 0u},
                                    {"BN_MUL_BYPASS", 0},
                                    {"BN_MUL_PRELU", 0},
-                                   {"BN_RELU_BYPASS", 1},
+                                   {"BN_RELU_BYPASS", op.act == Act::Relu && frac ? 0u : 1u},
                                    {"BN_RELUX_EN", 0}});
     bb.write_fields("DPU_BN_MUL_CFG",
                     {{"BN_MUL_SRC", 1}, {"BN_MUL_SHIFT_VALUE", static_cast<uint64_t>(rq.s2)}, {"BN_MUL_OPERAND", 0}});
@@ -664,7 +674,7 @@ void emit_dpu(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const 
     // UNVERIFIED: DATA_USE 3 = ALU and MUL operands, 2 = MUL only (regdb enum data_use).
     bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU_MUL}});
     bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
-    bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", en::DataUse::MUL}});
+    bb.write_fields("DPU_RDMA_RDMA_NRDMA_CFG", {{"NRDMA_DATA_USE", frac ? en::DataUse::ALU_MUL : en::DataUse::MUL}});
     bb.write_addr("DPU_RDMA_RDMA_BN_BASE_ADDR", cs.bn[static_cast<size_t>(tg.g)]);
     if (op.act != Act::Prelu) bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});  // Prelu: emit_prelu_ew
     bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
@@ -748,13 +758,22 @@ void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
 
 /// An int8 conv with a float output (ConvOp::float_out, assumption A-I2F): the DPU's float path on
 /// the int32 accumulator - BS ALU adds the fp32 offset and MUL multiplies by the fp16 m_c 2^exp (both
-/// operands from memory), BN multiplies by the register operand 2^-exp, EW bypassed - and fp16
-/// output (OUT_CVT scale 1 with FP32TOFP16_EN, as the vendor's fp16 tasks, section 10).
+/// operands from memory), BN multiplies by the register operand 2^-exp - and fp16 output (OUT_CVT
+/// scale 1 with FP32TOFP16_EN, as the vendor's fp16 tasks, section 10). A fused Relu / ReLU6 is the
+/// BN ReLU (and RELUX at the upper bound) after that multiply; another Clip's lower bound the BN
+/// ALU max before it (lo 2^exp: exact, a power of two), its upper bound the EW ALU min, as on the
+/// fp16 path (emit_dpu_fp16).
 void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const FloatOut& fo, const TaskGeom& tg,
                   const Constants& cs) {
     emit_dpu_cube(bb, op, out, tg, true);
     const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
                    c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA operand cube below
+    const float inf = std::numeric_limits<float>::infinity();
+    const bool clip = op.act == Act::Clip;
+    const float lo = clip ? op.clip_lo_f : (op.act == Act::Relu ? 0.f : -inf);
+    const float hi = clip ? op.clip_hi_f : inf;
+    const bool relu = lo == 0.f, relux = relu && hi < inf;
+    const bool bn_max = !relu && lo > -inf, ew_min = !relu && hi < inf;
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},
@@ -767,19 +786,32 @@ void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, co
     bb.write_fields("DPU_BS_MUL_CFG", {{"BS_MUL_SRC", 1}, {"BS_MUL_SHIFT_VALUE", 0}, {"BS_MUL_OPERAND", 0}});
     bb.write("DPU_BS_RELUX_CMP_VALUE", 0);
     bb.write_fields("DPU_BN_CFG", {{"BN_BYPASS", 0},
-                                   {"BN_ALU_BYPASS", 1},
+                                   {"BN_ALU_BYPASS", bn_max ? 0u : 1u},
+                                   {"BN_ALU_ALGO", bn_max ? static_cast<uint64_t>(en::AluAlgo::MAX) : 0u},
                                    {"BN_MUL_BYPASS", 0},
                                    {"BN_MUL_PRELU", 0},
-                                   {"BN_RELU_BYPASS", 1},
-                                   {"BN_RELUX_EN", 0}});
-    bb.write("DPU_BN_ALU_CFG", 0);
+                                   {"BN_RELU_BYPASS", relu ? 0u : 1u},
+                                   {"BN_RELUX_EN", relux ? 1u : 0u}});
+    bb.write("DPU_BN_ALU_CFG", bn_max ? f32_bits(std::ldexp(lo, fo.exp)) : 0u);
     bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 0}, {"BN_MUL_SHIFT_VALUE", 0}, {"BN_MUL_OPERAND", fo.post}});
-    bb.write("DPU_BN_RELUX_CMP_VALUE", 0);
-    bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
-                                   {"EW_OP_BYPASS", 1},
-                                   {"EW_LUT_BYPASS", 1},
-                                   {"EW_OP_CVT_BYPASS", 1},
-                                   {"EW_RELU_BYPASS", 1}});
+    bb.write("DPU_BN_RELUX_CMP_VALUE", relux ? f32_bits(hi) : 0u);
+    if (ew_min) {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 0},
+                                       {"EW_OP_TYPE", 0},
+                                       {"EW_OP_SRC", 0},
+                                       {"EW_ALU_ALGO", en::AluAlgo::MIN},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+        bb.write("DPU_EW_OP_VALUE_0", f32_bits(hi));
+    } else {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
+                                       {"EW_OP_BYPASS", 1},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+    }
     bb.write("DPU_OUT_CVT_OFFSET", 0);
     bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", 1}});
     bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});

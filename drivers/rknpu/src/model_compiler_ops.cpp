@@ -31,6 +31,14 @@ void float_bias(const num::Tensor& b, float xs, ConvOp& op) {
 
 }  // namespace
 
+void Compiler::float_out_act(Layer& L, ConvOp& op) {
+    // A Relu / Clip on the float output (TensorRT style: DQ -> Conv -> Relu with no Q after it) in
+    // the same DPU program, as on the fp16 path; then the fp16 output tensor.
+    float lo = 0, hi = 0;
+    if (const auto act = fusable_act_f16(L.outputs.at(0), lo, hi)) fuse_act_f16(L, *act, &op, lo, hi);
+    dev_f16(L.outputs.at(0));
+}
+
 void Compiler::push_npu(Layer L, std::function<std::vector<TaskBody>()> f, bool multicore) {
     PendingLayer p;
     p.layer = std::move(L);
@@ -78,9 +86,17 @@ bool Compiler::conv(size_t i) {
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(op.out_c))
         unsupported("weight scale count");
     const bool float_out = ir::attr_int(n.attrs, "npusim_float_out", 0) != 0;  // UnitGraph::fuse_float_out
-    if (const num::Tensor* b = const_of(g_, n, 8))
-        float_out ? float_bias(*b, scalar_scale(g_, n, 1), op) : void(op.bias = ints_of(*b));
-    else if (n.has_input(8))
+    op.float_ref = !float_out && ir::attr_int(n.attrs, "npusim_float_ref", 0) != 0;  // UnitGraph::fuse
+    if (const num::Tensor* b = const_of(g_, n, 8)) {
+        if (float_out || (op.float_ref && b->dtype() == num::DType::F32))
+            float_bias(*b, scalar_scale(g_, n, 1), op);
+        else if (b->dtype() == num::DType::I32)
+            op.bias = ints_of(*b);
+        else
+            unsupported("bias is not int32");
+        if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) unsupported("bias shape");
+        if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) unsupported("bias shape");
+    } else if (n.has_input(8))
         unsupported("bias is not constant");
     const float xs = scalar_scale(g_, n, 1);
     const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
@@ -88,8 +104,7 @@ bool Compiler::conv(size_t i) {
     // A LeakyRelu / PRelu between the conv and its Q (UnitGraph: npusim_prelu_slopes), conv_prelu.h.
     const bool prelu = !float_out && n.attrs.has("npusim_prelu_slopes");
     if (float_out) {
-        op.float_out = true;
-        dev_f16(n.outputs.at(0));
+        op.float_out = true;  // the fp16 output tensor once a fused Relu / Clip is known (below)
     } else {
         const float ys = scalar_scale(g_, n, 6);
         const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
@@ -103,7 +118,10 @@ bool Compiler::conv(size_t i) {
             unsupported(fmt::format("{} PRelu slopes for {} output channels", op.prelu.size(), op.out_c));
     }
     Layer L = base_layer(i, op.depthwise ? "DepthwiseConv" : "Conv", Unit::Npu);
-    if (float_out) L.note = kFloatOutNote;
+    if (float_out) {
+        L.note = kFloatOutNote;
+        float_out_act(L, op);
+    }
     if (prelu) {
         L.op = std::string(op.depthwise ? "DepthwiseConvolution" : "Convolution") +
                (op.prelu.size() > 1 ? "PRelu" : "LeakyRelu");
@@ -115,7 +133,8 @@ bool Compiler::conv(size_t i) {
     if (grouped) {
         L.note = (L.note.empty() ? "" : L.note + "; ") +
                  fmt::format("group {} as a dense convolution with block-diagonal weights", group);
-        push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [w, group](ConvOp& o) {
+        const std::string y = L.outputs.at(0);
+        push_conv(std::move(L), std::move(op), n.input(0), y, [w, group](ConvOp& o) {
             const size_t cg = static_cast<size_t>(o.in_c / group), mg = static_cast<size_t>(o.out_c / group);
             const size_t k = static_cast<size_t>(o.kernel_h * o.kernel_w), C = static_cast<size_t>(o.in_c);
             o.weights.assign(static_cast<size_t>(o.out_c) * C * k, 0);
@@ -126,7 +145,7 @@ bool Compiler::conv(size_t i) {
         });
         return true;
     }
-    std::string y = n.outputs[0];
+    std::string y = L.outputs.at(0);
     if (n.outputs.size() == 1 && !prelu && !float_out) fuse_conv_lut(op, L, y);  // a Sigmoid / Swish / ... only it reads (lower_act.cpp)
     if (!float_out && conv_rows_exceed_cbuf(op, in, soc_)) {
         push_conv_phases(std::move(L), std::move(op), n.input(0), y, w->data<int8_t>());
@@ -214,6 +233,7 @@ bool Compiler::gemm(size_t i, bool matmul) {
     ConvOp op;
     op.name = n.name;
     op.in_c = K, op.out_c = N;
+    op.float_ref = !float_out && ir::attr_int(n.attrs, "npusim_float_ref", 0) != 0;  // UnitGraph::fuse
     op.w_scales = floats_of(required(g_, n, 4));
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N))
         unsupported(what + " B scale count");
@@ -221,6 +241,10 @@ bool Compiler::gemm(size_t i, bool matmul) {
         const num::Tensor* c = const_of(g_, n, 6);
         if (!c) unsupported("QGemm C is not constant");
         float_bias(*c, scalar_scale(g_, n, 1), op);
+        if (op.bias_f.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
+    } else if (!matmul && n.has_input(6) && ir::attr_int(n.attrs, "npusim_float_ref", 0) != 0 && const_of(g_, n, 6) &&
+               const_of(g_, n, 6)->dtype() == num::DType::F32) {
+        float_bias(*const_of(g_, n, 6), scalar_scale(g_, n, 1), op);  // UnitGraph::fuse: a float bias
         if (op.bias_f.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
     } else if (!matmul && n.has_input(6)) {
         const num::Tensor* c = const_of(g_, n, 6);
@@ -233,8 +257,7 @@ bool Compiler::gemm(size_t i, bool matmul) {
     const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
     op.in_scale = as, op.in_zp = in.zp;
     if (float_out) {
-        op.float_out = true;
-        dev_f16(n.outputs.at(0));
+        op.float_out = true;  // the fp16 output tensor once a fused Relu / Clip is known (below)
     } else {
         const float ys = scalar_scale(g_, n, ys_at);
         const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, ys_at + 1));
@@ -244,7 +267,9 @@ bool Compiler::gemm(size_t i, bool matmul) {
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
     L.note = what + " as a 1x1 convolution on a 1x1xK input" + (float_out ? std::string("; ") + kFloatOutNote : "");
-    push_conv(std::move(L), std::move(op), n.input(0), n.outputs[0], [b, tb, K, N](ConvOp& o) {
+    if (float_out) float_out_act(L, op);
+    const std::string y = L.outputs.at(0);
+    push_conv(std::move(L), std::move(op), n.input(0), y, [b, tb, K, N](ConvOp& o) {
         o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
         const int8_t* bw = b->data<int8_t>();
         for (size_t r = 0; r < static_cast<size_t>(N); ++r)
@@ -429,6 +454,8 @@ bool Compiler::concat(size_t i) {
     if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
     const DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
     const std::vector<ConcatPart> parts = concat_parts(n, out);
+    for (const auto& p : parts)
+        if (p.c_off % out.c2 != 0) return concat_gather(i, parts, y);
     size_t copies = 0;
     for (const auto& p : parts) {
         if (!p.in_place) {
@@ -449,6 +476,67 @@ bool Compiler::concat(size_t i) {
     }
     push_npu(
         std::move(L), [this, parts, y, name = n.name]() { return lower_concat_copies(name, parts, y); }, true);
+    return true;
+}
+
+bool Compiler::concat_gather(size_t i, const std::vector<ConcatPart>& parts, const std::string& y) {
+    const ir::Node& n = g_.nodes()[i];
+    const DeviceTensor& out = m_.tensors.at(y);
+    const int c2 = out.c2;
+    std::vector<int> at;  // each input's channel offset in the scratch: C2-aligned
+    int tc = 0;
+    for (const auto& p : parts) {
+        at.push_back(tc);
+        tc += (m_.tensors.at(p.name).c + c2 - 1) / c2 * c2;
+    }
+    DeviceTensor t = out;
+    t.name = y + "/npusim_concat_gather";
+    t.c = tc;
+    t.ir_shape = {1, tc, out.h, out.w};
+    t.line_stride = static_cast<uint32_t>(out.w * c2);
+    t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(out.h), 16));
+    t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>(tc / c2);
+    t.alias_of.clear();
+    m_.tensors[t.name] = t;
+    scratch_[t.name] = cur_unit_;
+    ConvOp op;
+    op.name = n.name;
+    op.in_c = tc, op.out_c = out.c;
+    op.w_scales = {1.f};
+    op.in_scale = out.scale, op.out_scale = out.scale, op.in_zp = out.zp, op.out_zp = out.zp;
+    init_estimate_ += static_cast<uint64_t>(out.c) * (static_cast<uint64_t>(tc) + 64) + 4096 * (parts.size() + 1);
+    Layer L = base_layer(i, "Concat", Unit::Npu);
+    L.note = fmt::format("{} inputs, one starting inside an atom: requantizing copies to C2-aligned slices of a "
+                         "scratch, then a 1x1 selection convolution",
+                         parts.size());
+    push_npu(
+        std::move(L),
+        [this, parts, at, y, s = t.name, op = std::move(op), name = n.name]() mutable {
+            std::vector<TaskBody> tasks;
+            const DeviceTensor& scratch = m_.tensors.at(s);
+            for (size_t j = 0; j < parts.size(); ++j) {
+                const DeviceTensor& src = m_.tensors.at(parts[j].name);
+                const DeviceTensor dst = slice(scratch, at[j], src.c);
+                auto copies = across_cores(dst.h, [&](int y0, int rows, int core) {
+                    return lower_affine_op(name, "concat gather copy", rows_of(src, y0, rows), rows_of(dst, y0, rows),
+                                           {static_cast<double>(src.scale) / scratch.scale}, {0.0}, arena_, soc_, core);
+                });
+                for (auto& b : copies) {
+                    b.meta.intermediate = true;  // writes the scratch (verify_tiling)
+                    tasks.push_back(std::move(b));
+                }
+            }
+            if (!opts_.timing_only) {
+                const size_t C = static_cast<size_t>(op.in_c);
+                op.weights.assign(static_cast<size_t>(op.out_c) * C, 0);
+                for (size_t j = 0; j < parts.size(); ++j)
+                    for (int k = 0; k < m_.tensors.at(parts[j].name).c; ++k)
+                        op.weights[static_cast<size_t>(parts[j].c_off + k) * C + static_cast<size_t>(at[j] + k)] = 1;
+            }
+            for (auto& b : lower_conv_op(op, scratch, m_.tensors.at(y), arena_, soc_, m_.cores)) tasks.push_back(std::move(b));
+            return tasks;
+        },
+        true);
     return true;
 }
 

@@ -341,21 +341,17 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
                 bias = bv->name;
                 members.push_back(static_cast<size_t>(d));
             } else {
+                // onnxruntime adds it in float (it runs this unit in float): kept float, not
+                // rounded to an int32 of scale x_scale * w_scale (ConvOp::float_ref).
                 const ir::Value* bv = ref_.find_value(op.input(2));
-                const ir::Value* xs = ref_.find_value(x[1]);
-                const ir::Value* ws = ref_.find_value(w[1]);
-                if (!bv || !bv->is_constant() || bv->dtype != num::DType::F32 || !xs || !ws) return false;
-                ir::Value b;
-                b.name = op.name + "/bias_int32";
-                b.data = ir::quantize_bias(*xs->data, *ws->data, *bv->data);  // as onnxruntime would
-                b.dtype = num::DType::I32;
-                b.shape = b.data->shape();
-                b.shape_known = true;
-                bias = b.name;
-                extra_[b.name] = std::move(b);
-                desc = ", float bias quantized (x_scale * w_scale, round half to even)";
+                if (!bv || !bv->is_constant() || bv->dtype != num::DType::F32) return false;
+                bias = bv->name;
+                desc = ", float bias";
             }
         }
+        // onnxruntime runs the unit in float: Q(float op), which the lowering reproduces without
+        // QLinearConv's float32 multiplier and int32 bias (ConvOp::float_ref).
+        f.attrs.set("npusim_float_ref", int64_t{1});
         if (op.op_type == "Conv") {
             f.op_type = "QLinearConv";
             f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());

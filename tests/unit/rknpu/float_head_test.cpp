@@ -75,14 +75,22 @@ std::string trt_weight(test_onnx::ModelBuilder& b, const std::string& w, const s
 
 /// x [1,32,12,12] -> TensorRT head conv 3x3 (45 channels, float bias) -> y_conv, and GAP -> Flatten
 /// -> TensorRT Gemm (transB = 1, 32 -> 10) -> y_fc: two float graph outputs no quantizer reads.
-drv::ir::Graph head_graph(int conv_weight_axis) {
+/// With `acts`: a Clip(0, 6) (ReLU6, the Clip the vendor rule takes) after the conv, before its float
+/// output (the vendor rules keep a Relu / Clip of a rank-2 tensor, the Gemm's, on the CPU)
+/// (DQ -> Conv -> Relu with no Q after it).
+drv::ir::Graph head_graph(int conv_weight_axis, bool acts = false) {
     test_onnx::ModelBuilder b(13);
     b.input("x", kF32, {1, 32, 12, 12});
     const std::string xc = trt_input(b, "x", 1.0f);
     const std::string wc = trt_weight(b, "wc", {45, 32, 3, 3}, conv_weight_axis);
     b.init_f32("bc", {45}, wave(45, -0.3f, 0.3f, 11));
-    auto& cv = b.node("Conv", {xc, wc, "bc"}, {"y_conv"}, "head_conv");
+    auto& cv = b.node("Conv", {xc, wc, "bc"}, {acts ? "y_conv_pre" : "y_conv"}, "head_conv");
     test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
+    if (acts) {
+        b.init_f32("c_lo", {}, {0.0f});
+        b.init_f32("c_hi", {}, {6.0f});
+        b.node("Clip", {"y_conv_pre", "c_lo", "c_hi"}, {"y_conv"}, "head_clip");
+    }
     b.output("y_conv");
     b.node("GlobalAveragePool", {"x"}, {"g"});
     b.node("Flatten", {"g"}, {"gf"});
@@ -101,8 +109,8 @@ const Layer* layer(const CompiledModel& m, const std::string& name) {
     return nullptr;
 }
 
-TEST(FloatHead, TensorRtConvAndGemmHeadsRunOnTheNpuInFp16) {
-    const drv::ir::Graph g = head_graph(0);
+void expect_heads_on_npu(bool acts) {
+    const drv::ir::Graph g = head_graph(0, acts);
     for (const char* soc_name : {"rk3588", "rk3566"}) {
         SCOPED_TRACE(soc_name);
         const hw::SocProfile soc = hw::load_named_profile(soc_name);
@@ -113,7 +121,8 @@ TEST(FloatHead, TensorRtConvAndGemmHeadsRunOnTheNpuInFp16) {
             const Layer* L = layer(m, head);
             ASSERT_NE(L, nullptr) << head;
             EXPECT_EQ(L->unit, Unit::Npu) << head << ": " << L->note;
-            EXPECT_EQ(L->ir_nodes.size(), 3u) << head;  // DQ x, DQ w, the op (the weight Q is folded at import)
+            // DQ x, DQ w, the op (the weight Q is folded at import) [, the Relu / Clip]
+            EXPECT_EQ(L->ir_nodes.size(), acts && std::string(head) == "head_conv" ? 4u : 3u) << head;
             ASSERT_TRUE(m.tensors.count(L->outputs.at(0)));
             EXPECT_TRUE(m.tensors.at(L->outputs[0]).fp16) << head;
         }
@@ -136,8 +145,23 @@ TEST(FloatHead, TensorRtConvAndGemmHeadsRunOnTheNpuInFp16) {
             ++checked;
         }
         EXPECT_EQ(checked, 2u);
+        if (!acts) continue;
+        for (const auto& L : m.layers)
+            EXPECT_NE(L.name, "head_clip") << "a layer of its own: " << L.note;
+        // The clamps are in the layer: outputs at the bounds (0, and 6 for the Clip) as the reference's.
+        size_t at_bound = 0;
+        const num::Tensor& want = ref.at("y_conv");
+        for (size_t k = 0; k < want.numel(); ++k) at_bound += want.data<float>()[k] == 0.0f || want.data<float>()[k] == 6.0f;
+        EXPECT_GT(at_bound, want.numel() / 4);
     }
 }
+
+TEST(FloatHead, TensorRtConvAndGemmHeadsRunOnTheNpuInFp16) { expect_heads_on_npu(false); }
+
+// TensorRT style: a Relu / Clip between the head conv and the float output (no Q after it) is fused
+// into the float-output layer (the DPU float path's BN ReLU / RELUX, BN ALU max, EW ALU min); it was a CPU
+// layer on the fp16 tensor ("no NPU lowering yet for float Relu").
+TEST(FloatHead, ReluAndClipOnTheFloatOutputAreFused) { expect_heads_on_npu(true); }
 
 TEST(FloatHead, WeightScalesAlongAnotherAxisAreNotFolded) {
     // Per-channel scales along the Conv weight's input-channel axis (1): not one scale per output

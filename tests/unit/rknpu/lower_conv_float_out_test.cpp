@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -37,6 +38,10 @@ struct Case {
     float w_spread = 64.f;         ///< per-channel weight scales over this factor (1: per tensor)
     std::vector<int> cores = {0};
     uint32_t cbuf_bank_bytes = 0;  ///< a smaller CBUF (bytes per bank) to force tiling; 0 = the profile's
+    /// A fused Relu / Clip on the float output (TensorRT style: DQ -> Conv -> Relu with no Q after it):
+    /// Act::Relu, or Act::Clip with [clip_lo, clip_hi] in real values.
+    drv::rknpu::Act act = drv::rknpu::Act::None;
+    float clip_lo = 0.f, clip_hi = 0.f;
 };
 
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
@@ -107,6 +112,7 @@ Outcome run_case(const Case& k) {
     for (int c = 0; c < op.out_c; ++c)  // TensorRT-style amax / 127 scales, spread over w_spread
         op.w_scales.push_back(0.0021f * std::pow(k.w_spread, static_cast<float>(c) / static_cast<float>(op.out_c)));
     for (int c = 0; c < op.out_c; ++c) op.bias_f.push_back(0.37f * static_cast<float>(uni(-100, 100)));
+    op.act = k.act, op.clip_lo_f = k.clip_lo, op.clip_hi_f = k.clip_hi;
 
     const int c2 = soc.npu.c2_int8.value, c2f = soc.npu.c2_fp16.value;
     const uint64_t base = 8u << 20;
@@ -149,6 +155,8 @@ Outcome run_case(const Case& k) {
                         }
                 const size_t i = (static_cast<size_t>(oc) * oh + y) * ow + xx;
                 want[i] = s + op.bias_f[static_cast<size_t>(oc)];
+                if (k.act == drv::rknpu::Act::Relu) want[i] = std::max(want[i], 0.0);
+                if (k.act == drv::rknpu::Act::Clip) want[i] = std::min(std::max(want[i], double{k.clip_lo}), double{k.clip_hi});
                 const uint64_t a = at(out, oc, y, xx);
                 got[i] = num::fp16_to_fp32(static_cast<uint16_t>(mem[a] | (mem[a + 1] << 8)));
             }
@@ -208,7 +216,119 @@ TEST_P(FloatOut, DetectHeadTiled) {
     expect_within(k);
 }
 
+// A Relu / ReLU6 / Clip on the float output in the same DPU program (BN ReLU and RELUX, BN ALU max
+// and EW ALU min on the float path): values clamped at the bounds, the rest as without it.
+TEST_P(FloatOut, FusedReluAndClip) {
+    Case k;
+    k.soc = GetParam();
+    k.name = "relu", k.act = drv::rknpu::Act::Relu;
+    expect_within(k);
+    k.name = "relu6", k.act = drv::rknpu::Act::Clip, k.clip_lo = 0.f, k.clip_hi = 6.f;
+    expect_within(k);
+    k.name = "clip_neg_lo", k.clip_lo = -3.5f, k.clip_hi = 4.25f;
+    expect_within(k);
+    k.name = "clip_only_hi", k.clip_lo = -std::numeric_limits<float>::infinity(), k.clip_hi = 2.f;
+    expect_within(k);
+}
+
 INSTANTIATE_TEST_SUITE_P(Socs, FloatOut, ::testing::Values("rk3588", "rk3566"));
+
+// An int8 conv onnxruntime runs in float (ConvOp::float_ref: the TensorRT-style unit whose output
+// several QuantizeLinear read): y = Q((sum (x - zp) w) x_scale w_scale[c] + b[c]) with the float bias
+// b added as it is, not rounded to an int32 of scale x_scale w_scale[c] (the BN ALU adds the
+// fraction the BS ALU's int32 leaves). Every output equals the double-precision reference except
+// values within 1e-6 LSB of a rounding tie (none here); the int32-rounded bias would change some.
+struct FloatRefOutcome {
+    size_t values = 0, off = 0, near_tie = 0, rounded_bias_off = 0;
+};
+
+FloatRefOutcome run_float_ref(const std::string& soc_name, bool depthwise, drv::rknpu::Act act, std::vector<int> cores) {
+    hw::SocProfile soc = hw::load_named_profile(soc_name);
+    std::mt19937 rng(5);
+    auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const int in_c = depthwise ? 48 : 24, h = 9, w = 11, kk = 3, out_c = depthwise ? 48 : 40;
+    const int cin_per = depthwise ? 1 : in_c, taps = kk * kk;
+    ConvOp op;
+    op.name = "float_ref";
+    op.float_ref = true;
+    op.in_c = in_c, op.out_c = out_c, op.kernel_h = op.kernel_w = kk;
+    op.pad_top = op.pad_left = op.pad_bottom = op.pad_right = 1;
+    op.depthwise = depthwise;
+    op.act = act;
+    op.weights.resize(static_cast<size_t>(out_c) * cin_per * taps);
+    for (auto& v : op.weights) v = static_cast<int8_t>(uni(-8, 8));  // small codes: outputs inside int8
+    op.in_scale = 0.0173f, op.in_zp = 3;
+    // Large per-channel multipliers x_scale w_scale / y_scale (0.05 .. 0.4): an accumulator unit is
+    // a sizeable fraction of an output LSB, so a bias rounded to whole accumulator units moves outputs.
+    op.out_scale = 0.05f, op.out_zp = -7;
+    for (int c = 0; c < out_c; ++c) op.w_scales.push_back(0.15f * std::pow(8.f, static_cast<float>(c) / out_c));
+    for (int c = 0; c < out_c; ++c) {
+        const double m = double{op.in_scale} * op.w_scales[static_cast<size_t>(c)];
+        op.bias_f.push_back(static_cast<float>(m * (uni(-100, 100) + 0.05 * uni(1, 19))));  // fractions 0.05 .. 0.95
+    }
+    const int c2 = soc.npu.c2_int8.value;
+    const uint64_t base = 8u << 20;
+    const DeviceTensor in = tensor("x", in_c, h, w, c2, false, base);
+    const DeviceTensor out = tensor("y", out_c, h, w, c2, false, (base + in.bytes + 4095) / 4096 * 4096);
+    ArenaBuilder arena;
+    const auto tasks = drv::rknpu::lower_conv_op(op, in, out, arena, soc, cores);
+    std::vector<uint8_t> mem(out.offset + out.bytes + 4096, 0xa5);
+    std::memcpy(mem.data(), arena.init().data(), arena.init().size());
+    std::vector<int> x(static_cast<size_t>(in_c) * h * w);
+    for (auto& v : x) v = uni(-10, 16);
+    for (int c = 0; c < in_c; ++c)
+        for (int y = 0; y < h; ++y)
+            for (int xx = 0; xx < w; ++xx) mem[at(in, c, y, xx)] = static_cast<uint8_t>(x[(static_cast<size_t>(c) * h + y) * w + xx]);
+    std::vector<std::string> assumptions;
+    run_tasks(tasks, mem, soc, assumptions);
+    auto quant = [&](double real) {
+        double v = real / op.out_scale;
+        if (act == drv::rknpu::Act::Relu) v = std::max(v, 0.0);
+        return static_cast<int>(std::clamp(std::nearbyint(v) + op.out_zp, -128.0, 127.0));
+    };
+    FloatRefOutcome o;
+    for (int oc = 0; oc < out_c; ++oc) {
+        const double m = double{op.in_scale} * op.w_scales[static_cast<size_t>(oc)];
+        const double b = op.bias_f[static_cast<size_t>(oc)];
+        const double b_rounded = std::nearbyint(b / m) * m;  // an int32 bias of scale x_scale w_scale
+        for (int y = 0; y < h; ++y)
+            for (int xx = 0; xx < w; ++xx) {
+                int64_t acc = 0;
+                for (int ci = 0; ci < cin_per; ++ci)
+                    for (int ky = 0; ky < kk; ++ky)
+                        for (int kx = 0; kx < kk; ++kx) {
+                            const int iy = y - 1 + ky, ix = xx - 1 + kx;
+                            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                            const int c = depthwise ? oc : ci;
+                            acc += int64_t{x[(static_cast<size_t>(c) * h + iy) * w + ix] - op.in_zp} *
+                                   op.weights[((static_cast<size_t>(oc) * cin_per + ci) * kk + ky) * kk + kx];
+                        }
+                const double real = static_cast<double>(acc) * m + b;
+                const int want = quant(real);
+                const int got = static_cast<int8_t>(mem[at(out, oc, y, xx)]);
+                const double frac = real / op.out_scale - std::floor(real / op.out_scale);
+                ++o.values;
+                o.near_tie += std::fabs(frac - 0.5) < 1e-6;
+                o.off += got != want;
+                o.rounded_bias_off += quant(static_cast<double>(acc) * m + b_rounded) != want;
+            }
+    }
+    return o;
+}
+
+TEST(FloatRef, FloatBiasKeptAsOnnxruntimeAddsIt) {
+    for (const std::string soc : {"rk3588", "rk3566"})
+        for (bool dw : {false, true})
+            for (auto act : {drv::rknpu::Act::None, drv::rknpu::Act::Relu}) {
+                const auto o = run_float_ref(soc, dw, act, soc == "rk3588" ? std::vector<int>{0, 1, 2} : std::vector<int>{0});
+                std::printf("[float_ref] %s %s %s: %zu values, %zu off (%zu within 1e-6 LSB of a tie); an int32 bias "
+                            "would put %zu off\n",
+                            soc.c_str(), dw ? "depthwise" : "conv3x3", act == drv::rknpu::Act::Relu ? "relu" : "none",
+                            o.values, o.off, o.near_tie, o.rounded_bias_off);
+                EXPECT_LE(o.off, o.near_tie) << soc << (dw ? " depthwise" : " conv");
+                EXPECT_GT(o.rounded_bias_off, o.values / 100) << "the case does not tell a kept float bias from a rounded one";
+            }
+}
 
 // The fp16 multiplier's exponent is taken out into BN (2^-exp): channel scales far below fp16's
 // normal range (m = 3.6e-5 here, fp16 normals start at 6.1e-5) still keep 11 bits; a channel more than 2^13 below the largest is

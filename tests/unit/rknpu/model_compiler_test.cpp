@@ -685,8 +685,10 @@ TEST(ModelCompiler, AddAgreesWithOnnxruntimesKernelOnEveryInputPair) {
     EXPECT_TRUE(d.exact()) << d.str();
 }
 
-TEST(ModelCompiler, UnalignedConcatFallsBackToCpuWithReason) {
-    // 20 + 20 channels: the second slice would start inside an atom, which the DPU cannot write.
+TEST(ModelCompiler, UnalignedConcatRunsOnTheNpuThroughAScratch) {
+    // 20 + 20 channels: the second slice starts inside an atom, which no DPU copy can write; the
+    // inputs go to C2-aligned slices of a scratch and a 1x1 selection conv writes the output
+    // (concat_gather; was a CPU layer).
     test_onnx::ModelBuilder b(13);
     b.input("x", kF32, {1, 20, 4, 4});
     b.init_f32("xq_s", {}, {0.02f});
@@ -709,10 +711,11 @@ TEST(ModelCompiler, UnalignedConcatFallsBackToCpuWithReason) {
     const std::string s = b.bytes();
     const drv::ir::Graph g = drv::importer::import_onnx_bytes(s.data(), s.size(), io, "cat.onnx");
     const CompiledModel m = compile_model(g, rk3588());
-    bool cpu_concat = false;
+    bool npu_concat = false;
     for (const auto& L : m.layers)
-        if (L.name == "concat") cpu_concat = L.unit == Unit::Cpu && L.note.find("C2-aligned") != std::string::npos;
-    EXPECT_TRUE(cpu_concat);
+        if (L.name == "concat") npu_concat = L.unit == Unit::Npu && L.note.find("inside an atom") != std::string::npos;
+    EXPECT_TRUE(npu_concat);
+    for (const std::string& p : verify_tiling(m, rk3588())) ADD_FAILURE() << "tiling: " << p;
     const auto in = inputs_for(g, 2);
     const auto want = drv::ref::execute(g, in);
     const DirectResult r = run_direct(m, rk3588(), in);

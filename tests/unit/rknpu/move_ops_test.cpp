@@ -270,6 +270,57 @@ TEST(MoveOps, SplitIntoPartsInsideAnAtomIsExact) {
     }
 }
 
+// A channel concat whose inputs start inside an atom (20 + 12 + 16 channels: offsets 20 and 32 on
+// RK3588's 16-channel atoms, 20 on RK3566's 8-channel ones), each input with its own quantization:
+// requantizing copies into C2-aligned slices of a scratch, then a 1x1 selection convolution (exact)
+// - one NPU layer, was a CPU layer ("no NPU lowering yet"). Within 1 LSB of the reference
+// QLinearConcat (the copies' fixed-point multipliers against its float ratio at a tie).
+TEST(MoveOps, ConcatOfPartsInsideAnAtom) {
+    test_onnx::ModelBuilder b(13);
+    const int cs[3] = {20, 12, 16};
+    const float sc[3] = {0.03f, 0.05f, 0.02f};
+    const int zp[3] = {100, 128, 90};
+    std::vector<std::string> parts;
+    for (int k = 0; k < 3; ++k) {
+        const std::string x = "x" + std::to_string(k);
+        b.input(x, kF32, {1, cs[k], 5, 7});
+        b.init_f32(x + "_s", {}, {sc[k]});
+        b.init_int(x + "_z", kU8, {}, {zp[k]});
+        b.node("QuantizeLinear", {x, x + "_s", x + "_z"}, {x + "q"});
+        b.node("DequantizeLinear", {x + "q", x + "_s", x + "_z"}, {x + "f"});
+        parts.push_back(x + "f");
+    }
+    auto& cc = b.node("Concat", parts, {"cf"}, "concat");
+    test_onnx::ModelBuilder::attr_int(cc, "axis", 1);
+    b.init_f32("o_s", {}, {0.04f});
+    b.init_int("o_z", kU8, {}, {110});
+    b.node("QuantizeLinear", {"cf", "o_s", "o_z"}, {"cq"});
+    b.node("DequantizeLinear", {"cq", "o_s", "o_z"}, {"y"});
+    b.output("y");
+    drv::importer::ImportOptions io;
+    io.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), io, "concat_atoms.onnx");
+    for (const char* soc_name : {"rk3588", "rk3566"}) {
+        const hw::SocProfile soc = hw::load_named_profile(soc_name);
+        const CompiledModel m = compile_model(g, soc);
+        const Layer* concat = nullptr;
+        for (const auto& L : m.layers)
+            if (L.name == "concat") concat = &L;
+        ASSERT_NE(concat, nullptr);
+        EXPECT_EQ(concat->unit, Unit::Npu) << soc_name << ": " << concat->note;
+        EXPECT_GE(concat->tasks.size(), 4u) << soc_name << ": three copies and the selection conv";
+        for (const std::string& p : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << " tiling: " << p;
+        std::map<std::string, num::Tensor> in;
+        for (int k = 0; k < 3; ++k) in["x" + std::to_string(k)] = drv::ref::random_input(g.value("x" + std::to_string(k)), 3, k);
+        const auto want = drv::ref::execute(g, in);
+        const sim::DirectResult e = sim::run_direct(m, soc, in);
+        const sim::TensorDiff d = sim::compare_tensors(e.outputs.at("y"), want.at("y"));
+        EXPECT_LE(d.max_abs, 0.04 + 1e-6) << soc_name << ": " << d.str();
+        EXPECT_GT(d.values, 0u);
+    }
+}
+
 TEST(MoveOps, SplitSliceResizeRk3588) { check_soc("rk3588", 10, 12); }
 TEST(MoveOps, SplitSliceResizeRk3566EightByteAtoms) { check_soc("rk3566", 9, 8); }
 

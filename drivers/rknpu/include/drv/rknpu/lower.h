@@ -140,7 +140,9 @@ struct ConvOp {
     bool fp16 = false;
     std::vector<float> weights_f;         ///< OIHW float weights (rounded to fp16 when packed)
     const float* weights_f_ref = nullptr; ///< instead of weights_f: the graph constant's values
-    std::vector<float> bias_f;            ///< per output channel, or empty
+    /// per output channel, or empty. fp16 and float_out: the float bias. int8 (float_ref): the
+    /// float bias in real units, `bias` then empty.
+    std::vector<float> bias_f;
     float clip_lo_f = 0.f, clip_hi_f = 0.f;  ///< Act::Clip bounds in real values (either may be +-inf)
     /// An int8 convolution with a float output (a QDQ conv whose output no QuantizeLinear reads: the
     /// TensorRT-style heads): the int8 fields above for the input and weights (out_scale / out_zp and
@@ -148,6 +150,13 @@ struct ConvOp {
     /// DPU's float path (assumption A-I2F): (acc - in_zp sum(w) + bias_f / m) x m with m = in_scale x
     /// w_scale[c], written as fp16 (an fp16 output tensor, DeviceTensor::fp16).
     bool float_out = false;
+    /// An int8 conv that onnxruntime runs in float (a QDQ unit its fusions leave unfused: TensorRT's
+    /// per-consumer input quantizers, a Relu its Q does not imply, several Qs of the output), so
+    /// the reference is Q(sum(x w) in_scale w_scale[c] + bias_f[c]): the float bias is not rounded
+    /// to an int32 of scale in_scale w_scale[c] (its integer part is the BS ALU add, the fraction
+    /// the BN ALU add after the BS multiply) and the requantization multiplier in_scale w_scale[c] /
+    /// out_scale is formed in double, not in float32 as QLinearConv forms it.
+    bool float_ref = false;
     /// Act::Lut on the fp16 path (fp16): the float-path table of the fused function (fp16_lut.cpp).
     Fp16Lut lut_f;
     /// Act::Lut: the layer's output code per conv output code + 128 (256 entries); out_scale and
