@@ -274,6 +274,8 @@ class Compiler {
     /// that only one layer's copy is alive at a time (ResNet50: 25 MB of weights).
     void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
                    std::function<void(ConvOp&)> fill);
+    /// npusim.QLinearConvTranspose: stride phases (lower_conv_phase.cpp, assumption A-CONVT), one core.
+    bool conv_transpose(size_t i);
     /// A dilated conv whose rows exceed the CBUF as row phases (lower_conv_phase.cpp), one core.
     void push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w);
 

@@ -137,6 +137,120 @@ bool Compiler::conv(size_t i) {
     return true;
 }
 
+bool Compiler::conv_transpose(size_t i) {
+    // npusim.QLinearConvTranspose (UnitGraph: DQ x, DQ w [per tensor or along axis 1], [DQ int32 b]
+    // -> ConvTranspose -> [Relu / Clip / LeakyRelu / PRelu] -> Q; QLinearConv's input order): stride
+    // phases (lower_conv_phase.cpp, assumption A-CONVT).
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& x = g_.value(n.input(0));
+    const num::Tensor* w = const_of(g_, n, 3);
+    if (!w) unsupported("weights are not constant");
+    if (w->dtype() != num::DType::I8) unsupported("weights are not int8");
+    if (w->rank() != 4 || x.shape.size() != 4) unsupported("only 2-D ConvTranspose is lowered");
+    if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
+    if (const num::Tensor* wz = const_of(g_, n, 5))
+        for (int32_t z : ints_of(*wz))
+            if (z != 0) unsupported("weight zero point is not 0");
+    const int64_t group = ir::attr_int(n.attrs, "group", 1);
+    ConvTransposeOp ct;
+    ConvOp& op = ct.base;
+    op.name = n.name;
+    op.in_c = static_cast<int>(x.shape[1]);
+    if (group < 1 || w->dim(0) != op.in_c || op.in_c % group != 0)
+        unsupported(fmt::format("weights [{}, ...] and group {} for {} input channels", w->dim(0), group, op.in_c));
+    ct.group = static_cast<int>(group);
+    const int cout_g = static_cast<int>(w->dim(1));
+    op.out_c = cout_g * ct.group;
+    ct.kernel_h = static_cast<int>(w->dim(2)), ct.kernel_w = static_cast<int>(w->dim(3));
+    op.depthwise = group > 1 && group == op.in_c && cout_g == 1;
+    const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
+    const auto dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
+    const auto pd = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
+    const auto opad = ir::attr_ints(n.attrs, "output_padding", {0, 0});
+    if (st.size() != 2 || dl.size() != 2 || pd.size() != 4 || opad.size() != 2)
+        unsupported("strides/dilations/pads/output_padding rank");
+    if (dl[0] != 1 || dl[1] != 1) unsupported("dilated ConvTranspose is not lowered");
+    ct.stride_h = static_cast<int>(st[0]), ct.stride_w = static_cast<int>(st[1]);
+    ct.pad_top = static_cast<int>(pd[0]), ct.pad_left = static_cast<int>(pd[1]);
+    for (int64_t v : pd)
+        if (v < 0) unsupported("negative pads");
+    // The output size the attributes give (ONNX ConvTranspose); output_shape must agree with it.
+    const auto& ys_shape = g_.value(n.outputs[0]).shape;
+    const int64_t oh = st[0] * (x.shape[2] - 1) + opad[0] + (w->dim(2) - 1) + 1 - pd[0] - pd[2];
+    const int64_t ow = st[1] * (x.shape[3] - 1) + opad[1] + (w->dim(3) - 1) + 1 - pd[1] - pd[3];
+    if (ys_shape.size() != 4 || ys_shape[2] != oh || ys_shape[3] != ow || ys_shape[1] != op.out_c)
+        unsupported(fmt::format("output shape {} is not the attributes' [1, {}, {}, {}] (output_shape is not lowered)",
+                                shape_of(n.outputs[0]), op.out_c, oh, ow));
+    // Scales per tensor or along axis 1 (the Cout / group kernels of every group).
+    const std::vector<float> ws = floats_of(required(g_, n, 4));
+    if (ws.size() != 1 && ws.size() != static_cast<size_t>(cout_g)) unsupported("weight scale count");
+    op.w_scales.resize(ws.size() == 1 ? 1 : static_cast<size_t>(op.out_c));
+    for (size_t k = 0; k < op.w_scales.size(); ++k) op.w_scales[k] = ws[ws.size() == 1 ? 0 : k % ws.size()];
+    if (const num::Tensor* b = const_of(g_, n, 8))
+        op.bias = ints_of(*b);
+    else if (n.has_input(8))
+        unsupported("bias is not constant");
+    if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) unsupported("bias size");
+    const float xs = scalar_scale(g_, n, 1);
+    const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
+    op.in_scale = xs, op.in_zp = in.zp;
+    const float ys = scalar_scale(g_, n, 6);
+    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
+    op.out_scale = ys, op.out_zp = out.zp;
+    fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    const bool prelu = n.attrs.has("npusim_prelu_slopes");
+    if (prelu) {
+        op.act = Act::Prelu;
+        op.prelu = n.attrs.get_floats("npusim_prelu_slopes", {});
+        if (op.prelu.size() != 1 && op.prelu.size() != static_cast<size_t>(op.out_c))
+            unsupported(fmt::format("{} PRelu slopes for {} output channels", op.prelu.size(), op.out_c));
+    }
+    Layer L = base_layer(i, "ConvTranspose", Unit::Npu);
+    if (prelu) L.op = std::string("ConvTranspose") + (op.prelu.size() > 1 ? "PRelu" : "LeakyRelu");
+    L.macs = static_cast<uint64_t>(op.in_c) * static_cast<uint64_t>(x.shape[2] * x.shape[3]) *
+             static_cast<uint64_t>(cout_g) * static_cast<uint64_t>(ct.kernel_h * ct.kernel_w);
+    std::string y = n.outputs[0];
+    if (n.outputs.size() == 1 && !prelu && fuse_conv_lut(op, L, y)) {  // a Sigmoid / Swish / ... only it reads
+        const std::string conv = op.depthwise ? "DepthwiseConvolution" : "Convolution";
+        if (L.op.rfind(conv, 0) == 0) L.op = "ConvTranspose" + L.op.substr(conv.size());
+    }
+    L.note = (L.note.empty() ? "" : L.note + "; ") +
+             fmt::format("{} x {} stride phases (stride-1 convolutions of sub-kernels, DPU interleave){}", ct.stride_h,
+                         ct.stride_w, group > 1 && !op.depthwise ? ", groups as block-diagonal dense weights" : "");
+    // Layer-internal tensors (conv_transpose_scratch), planned like activations, live in this layer.
+    const DeviceTensor& ty = m_.tensors.at(y);
+    std::vector<std::string> sn;
+    for (const auto& [h, wd] : conv_transpose_scratch(ct, ty)) {
+        DeviceTensor t = ty;
+        t.name = fmt::format("{}/npusim_convtranspose_scratch{}", y, sn.size());
+        t.h = h, t.w = wd;
+        t.ir_shape = {1, ty.c, h, wd};
+        t.line_stride = static_cast<uint32_t>(wd * ty.c2);
+        t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(h), 16));
+        t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((ty.c + ty.c2 - 1) / ty.c2);
+        t.alias_of.clear();
+        m_.tensors[t.name] = t;
+        if (journal_on_) journal_new_.push_back(t.name);
+        scratch_[t.name] = cur_unit_;
+        sn.push_back(t.name);
+    }
+    // Each phase packs its own sub-kernels: about the dense weights once, plus bias and scales per phase.
+    const uint64_t c2 = static_cast<uint64_t>(soc_.npu.c2_int8.value);
+    const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
+    init_estimate_ += static_cast<uint64_t>(op.out_c) * kin * static_cast<uint64_t>(ct.kernel_h * ct.kernel_w) +
+                      static_cast<uint64_t>(ct.stride_h * ct.stride_w) * (static_cast<uint64_t>(op.out_c) * 64 + 4096);
+    push_npu(
+        std::move(L),
+        [this, ct = std::move(ct), in = n.input(0), y, w, sn]() mutable {
+            if (!opts_.timing_only) ct.w = w->data<int8_t>();  // timing-only: the weights are laid out unpacked
+            std::vector<DeviceTensor> s;
+            for (const auto& k : sn) s.push_back(m_.tensors.at(k));
+            return lower_conv_transpose_op(ct, m_.tensors.at(in), m_.tensors.at(y), s, arena_, soc_, m_.cores.front());
+        },
+        false);
+    return true;
+}
+
 void Compiler::push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w) {
     // The phases' output rows, one phase at a time: a layer-internal scratch (lower_conv_phase.cpp).
     const DeviceTensor& ty = m_.tensors.at(out);
