@@ -120,10 +120,10 @@ void fit_padding(PhaseAxis& a, int n, int len) {
 }  // namespace
 
 std::vector<std::pair<int, int>> conv_transpose_scratch(const ConvTransposeOp& op, const DeviceTensor& out) {
-    const int R = ceil_div(out.h, op.stride_h), Cm = ceil_div(out.w, op.stride_w);
-    std::vector<std::pair<int, int>> s{{R, Cm}};
-    if (op.stride_h > 1 && op.stride_w > 1) s.push_back({R, Cm * op.stride_w});
-    if (out.w != Cm * op.stride_w) s.push_back({R * op.stride_h, Cm * op.stride_w});
+    const int Cm = ceil_div(out.w, op.stride_w);
+    std::vector<std::pair<int, int>> s;
+    if (op.stride_w > 1) s.push_back({out.h, Cm});
+    if (out.w != Cm * op.stride_w) s.push_back({out.h, Cm * op.stride_w});
     return s;
 }
 
@@ -140,13 +140,14 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
         bad("strides, kernel and pads must be positive");
     if (in.c2 != atom || out.c2 != atom) bad("tensor C2 differs from the SoC's int8 C2");
     if (in.line_stride != u(in.w) * A || out.line_stride != u(out.w) * A) bad("rows are not compact");
-    const int R = ceil_div(out.h, sh), Cm = ceil_div(out.w, sw), Wr = Cm * sw;
-    const bool wide_scratch = sh > 1 && sw > 1, interleave_scratch = out.w != Wr;
-    if (scratch.size() != 1 + (wide_scratch ? 1u : 0u) + (interleave_scratch ? 1u : 0u)) bad("scratch tensors");
-    const DeviceTensor& P = scratch[0];
+    const int Cm = ceil_div(out.w, sw), Wr = Cm * sw;
+    const bool interleave_scratch = out.w != Wr;
+    if (scratch.size() != (sw > 1 ? 1u : 0u) + (interleave_scratch ? 1u : 0u)) bad("scratch tensors");
+    // Phase columns px of every row: the phase convs write their rows sh apart into `cols` (the
+    // output itself when sw = 1); the width copies spread it every sw-th atom of `target`.
+    const DeviceTensor& cols = sw > 1 ? scratch[0] : out;
     const DeviceTensor& target = interleave_scratch ? scratch.back() : out;  // rows Wr atoms wide
-    const DeviceTensor& wide = wide_scratch ? scratch[1] : (sw > 1 ? target : P);
-    if (P.h != R || P.w != Cm || target.w != Wr || wide.w != Wr) bad("scratch geometry");
+    if (cols.w != Cm || cols.h != out.h || target.w != Wr || target.h != out.h) bad("scratch geometry");
     const int cout_g = base.out_c / op.group, cin_g = base.in_c / op.group;
     const int cin_w = base.depthwise ? 1 : base.in_c;  // the phase convs' weight input channels
     const NpuTask::Window whole_in{0, in.c, 0, in.h, 0, in.w};
@@ -175,12 +176,13 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
                  final_task, ow);
         }
     };
-    for (int py = 0; py < std::min(sh, out.h); ++py) {
-        PhaseAxis ay = phase_axis(py, op.pad_top, sh, op.kernel_h);
-        fit_padding(ay, R, in.h);
-        for (int px = 0; px < std::min(sw, out.w); ++px) {
-            PhaseAxis ax = phase_axis(px, op.pad_left, sw, op.kernel_w);
-            fit_padding(ax, Cm, in.w);
+    for (int px = 0; px < std::min(sw, out.w); ++px) {
+        PhaseAxis ax = phase_axis(px, op.pad_left, sw, op.kernel_w);
+        fit_padding(ax, Cm, in.w);
+        for (int py = 0; py < std::min(sh, out.h); ++py) {
+            const int rows = ceil_div(out.h - py, sh);  // output rows py, py + sh, ...
+            PhaseAxis ay = phase_axis(py, op.pad_top, sh, op.kernel_h);
+            fit_padding(ay, rows, in.h);
             ConvOp ph = base;
             ph.kernel_h = ay.taps, ph.kernel_w = ax.taps;
             ph.stride_h = ph.stride_w = ph.dilation_h = ph.dilation_w = 1;
@@ -188,10 +190,10 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
             // The input window of the phase: tap 0 of output (0, 0) at (ay.lo, ax.lo); rows / columns
             // outside the input are the conv's zero-point padding.
             DeviceTensor view = in;
-            const int y0 = std::max(0, ay.lo), y1 = std::min(in.h, ay.lo + R - 1 + ay.taps);
+            const int y0 = std::max(0, ay.lo), y1 = std::min(in.h, ay.lo + rows - 1 + ay.taps);
             const int x0 = std::max(0, ax.lo), x1 = std::min(in.w, ax.lo + Cm - 1 + ax.taps);
             if (y1 <= y0 || x1 <= x0) bad(fmt::format("phase ({}, {}) reads no input pixel", py, px));
-            ph.pad_top = y0 - ay.lo, ph.pad_bottom = ay.lo + R - 1 + ay.taps - y1;
+            ph.pad_top = y0 - ay.lo, ph.pad_bottom = ay.lo + rows - 1 + ay.taps - y1;
             ph.pad_left = x0 - ax.lo, ph.pad_right = ax.lo + Cm - 1 + ax.taps - x1;
             view.offset = in.offset + u(y0) * in.line_stride + u(x0) * A;
             view.h = y1 - y0, view.w = x1 - x0;
@@ -213,39 +215,40 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
                     }
                 }
             }
-            for (TaskBody& t : lower_conv_op(ph, view, P, arena, soc, {core})) {
+            // The phase's rows sh apart (the DPU's row notch), straight into the output when sw = 1.
+            DeviceTensor dst = cols;
+            dst.offset = cols.offset + u(py) * cols.line_stride;
+            dst.h = rows;
+            dst.line_stride = cols.line_stride * static_cast<uint32_t>(sh);
+            dst.ir_shape = {1, out.c, rows, Cm};
+            for (TaskBody& t : lower_conv_op(ph, view, dst, arena, soc, {core})) {
                 t.meta.what = fmt::format("phase ({}, {}) of {}x{}, {}x{} taps: {}", py, px, sh, sw, ay.taps, ax.taps,
                                           t.meta.what);
-                t.meta.intermediate = true;  // writes the phase scratch; its windows are its own view's
-                tasks.push_back(std::move(t));
-            }
-            if (sw == 1) continue;
-            // Width: the phase's pixels as one-atom rows, every sw-th atom of the widened rows.
-            const bool final_w = sh == 1 && !interleave_scratch;
-            const int band = std::max(1, 8192 / Cm);
-            for (int r0 = 0; r0 < R; r0 += band) {
-                const int rows = std::min(band, R - r0);
-                copy(fmt::format("phase ({}, {}): columns {}::{} of rows {}-{}", py, px, px, sw, r0, r0 + rows - 1),
-                     P.offset + u(r0) * u(Cm) * A, P.surf_stride, wide.offset + (u(r0) * u(Wr) + u(px)) * A,
-                     wide.surf_stride, 1, rows * Cm, sw - 1, final_w,
-                     NpuTask::Window{0, out.c, r0, r0 + rows, px, px + (Cm - 1) * sw + 1, 1, sw});
+                if (sw == 1) {  // writes output rows py + i sh for its rows i
+                    NpuTask::Window o = t.meta.out_window;
+                    o.y0 = py + o.y0 * sh, o.y1 = py + (o.y1 - 1) * sh + 1, o.y_step = sh;
+                    push(std::move(t), true, o);
+                } else {
+                    t.meta.intermediate = true;  // writes the phase-column scratch; its windows are its view's
+                    tasks.push_back(std::move(t));
+                }
             }
         }
-        if (sh == 1) continue;
-        // Height: the phase rows (all columns) into every sh-th row.
-        const int rows_p = ceil_div(out.h - py, sh);
-        const DeviceTensor& src = sw > 1 ? wide : P;
-        copy(fmt::format("phase row {} of {}: rows {}::{}", py, sh, py, sh), src.offset, src.surf_stride,
-             target.offset + u(py) * u(Wr) * A, target.surf_stride, Wr, rows_p, (sh - 1) * Wr, !interleave_scratch,
-             NpuTask::Window{0, out.c, py, py + (rows_p - 1) * sh + 1, 0, out.w, sh, 1});
-    }
-    if (sh == 1 && sw == 1) {  // one phase: the conv wrote P; the output is P (same geometry)
-        copy("stride 1: phase to the output", P.offset, P.surf_stride, out.offset, out.surf_stride, out.w, out.h, 0, true,
-             NpuTask::Window{0, out.c, 0, out.h, 0, out.w});
+        if (sw == 1) continue;
+        // Width: the phase columns as one-atom rows, every sw-th atom of the target's rows.
+        const bool final_w = !interleave_scratch;
+        const int band = std::max(1, 8192 / Cm);
+        for (int r0 = 0; r0 < out.h; r0 += band) {
+            const int rows = std::min(band, out.h - r0);
+            copy(fmt::format("phase column {} of {}: atoms {}::{} of rows {}-{}", px, sw, px, sw, r0, r0 + rows - 1),
+                 cols.offset + u(r0) * u(Cm) * A, cols.surf_stride, target.offset + (u(r0) * u(Wr) + u(px)) * A,
+                 target.surf_stride, 1, rows * Cm, sw - 1, final_w,
+                 NpuTask::Window{0, out.c, r0, r0 + rows, px, px + (Cm - 1) * sw + 1, 1, sw});
+        }
     }
     if (interleave_scratch) {
         DeviceTensor win = target;
-        win.h = out.h, win.w = out.w;
+        win.w = out.w;
         win.ir_shape = {1, out.c, out.h, out.w};
         for (TaskBody& t : lower_window_copy_op(base.name, win, out, 1, 1, arena, soc, core)) {
             t.meta.what = "interleaved image to the output: " + t.meta.what;
