@@ -67,18 +67,18 @@ struct ConvTransposeOp {
     int group = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
 };
 
-/// Layer-internal tensors of lower_conv_transpose_op as (h, w), in order: one phase's output
-/// (ceil(out.h / s_h) x ceil(out.w / s_w)), the phase rows widened (x s_w, when s_h > 1 and
-/// s_w > 1), the interleaved image (when out.w is not a multiple of s_w). Channels: the output's.
+/// Layer-internal tensors of lower_conv_transpose_op as (h, w), in order: the phase columns
+/// (out.h x ceil(out.w / s_w), when s_w > 1), the interleaved image (out.h x ceil(out.w / s_w) s_w,
+/// when out.w is not a multiple of s_w). Channels: the output's.
 std::vector<std::pair<int, int>> conv_transpose_scratch(const ConvTransposeOp& op, const DeviceTensor& out);
 
 /// out = ConvTranspose(in) as s_h x s_w stride phases (assumption A-CONVT): output pixels
 /// (py + i s_h, px + j s_w) are an ordinary stride-1 convolution of the input with the sub-kernel
-/// w[ci][co][ky][kx], ky = (py + pad_top) mod s_h + m s_h (flipped, transposed), each phase into a
-/// compact scratch (CNA/CORE/DPU with the conv's requantization and fused activation), then DPU
-/// copies interleave them: every s_w-th atom of the widened rows (one-atom rows, notch s_w - 1),
-/// every s_h-th output row (notch (s_h - 1) w), a PPU window copy when the width is not a multiple of
-/// s_w. Exact against an integer ConvTranspose (the same products and sums). Throws
+/// w[ci][co][ky][kx], ky = (py + pad_top) mod s_h + m s_h (flipped, transposed): lower_conv_op with
+/// the conv's requantization and fused activation, its DPU writing the rows s_h apart (row notch)
+/// into the phase-column scratch (the output when s_w = 1); one DPU copy per column phase spreads it
+/// every s_w-th atom (one-atom rows, notch s_w - 1); a PPU window copy when the width is not a
+/// multiple of s_w. Exact against an integer ConvTranspose (the same products and sums). Throws
 /// std::invalid_argument when a field or padding does not fit.
 std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const DeviceTensor& in, const DeviceTensor& out,
                                               const std::vector<DeviceTensor>& scratch, ArenaBuilder& arena,
