@@ -134,11 +134,14 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
     auto bad = [&](const std::string& why) {
         throw std::invalid_argument(fmt::format("ConvTranspose '{}': {}", base.name, why));
     };
-    const int sh = op.stride_h, sw = op.stride_w, atom = soc.npu.c2_int8.value;
-    const uint64_t A = u(atom);
+    // int8, or fp16 (base.fp16): `atom` channels of `A` bytes per pixel.
+    const bool f16 = base.fp16;
+    const int sh = op.stride_h, sw = op.stride_w, atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t A = u(atom) * (f16 ? 2 : 1);
     if (sh < 1 || sw < 1 || op.kernel_h < 1 || op.kernel_w < 1 || op.pad_top < 0 || op.pad_left < 0)
         bad("strides, kernel and pads must be positive");
-    if (in.c2 != atom || out.c2 != atom) bad("tensor C2 differs from the SoC's int8 C2");
+    if (in.c2 != atom || out.c2 != atom || in.fp16 != f16 || out.fp16 != f16)
+        bad("tensor C2 or precision differs from the SoC's int8 / fp16 C2");
     if (in.line_stride != u(in.w) * A || out.line_stride != u(out.w) * A) bad("rows are not compact");
     const int Cm = ceil_div(out.w, sw), Wr = Cm * sw;
     const bool interleave_scratch = out.w != Wr;
@@ -166,13 +169,13 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
                     int notch, bool final_task, NpuTask::Window ow) {
         const uint64_t compact = u(w) * u(h) * A;
         if (out.c <= atom || ((ss - compact) % 16 == 0 && ds % 16 == 0)) {
-            push(lower_dpu_copy(what, src, ss, dst, ds, w, h, out.c, notch, atom, core), final_task, ow);
+            push(lower_dpu_copy(what, src, ss, dst, ds, w, h, out.c, notch, atom, core, false, f16), final_task, ow);
             return;
         }
         for (int c0 = 0; c0 < out.c; c0 += atom) {
             ow.c0 = c0, ow.c1 = std::min(out.c, c0 + atom);
             push(lower_dpu_copy(fmt::format("{}, channels {}-{}", what, c0, ow.c1 - 1), src + u(c0 / atom) * ss, ss,
-                                dst + u(c0 / atom) * ds, ds, w, h, ow.c1 - c0, notch, atom, core),
+                                dst + u(c0 / atom) * ds, ds, w, h, ow.c1 - c0, notch, atom, core, false, f16),
                  final_task, ow);
         }
     };
@@ -187,6 +190,7 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
             ph.kernel_h = ay.taps, ph.kernel_w = ax.taps;
             ph.stride_h = ph.stride_w = ph.dilation_h = ph.dilation_w = 1;
             ph.weights_ref = nullptr;
+            ph.weights_f_ref = nullptr;
             // The input window of the phase: tap 0 of output (0, 0) at (ay.lo, ax.lo); rows / columns
             // outside the input are the conv's zero-point padding.
             DeviceTensor view = in;
@@ -198,9 +202,10 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
             view.offset = in.offset + u(y0) * in.line_stride + u(x0) * A;
             view.h = y1 - y0, view.w = x1 - x0;
             view.ir_shape = {1, in.c, view.h, view.w};
-            if (op.w) {
+            if (op.w || (f16 && op.wf)) {
                 const int th = ay.taps, tw = ax.taps;
-                ph.weights.assign(u(base.out_c) * u(cin_w) * u(th) * u(tw), 0);
+                const size_t n = u(base.out_c) * u(cin_w) * u(th) * u(tw);
+                f16 ? ph.weights_f.assign(n, 0.f) : ph.weights.assign(n, 0);
                 for (int oc = 0; oc < base.out_c; ++oc) {
                     const int gi = oc / cout_g, j = oc % cout_g;
                     for (int c = 0; c < cin_w; ++c) {
@@ -209,8 +214,10 @@ std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const D
                         for (int a = ay.lead; a < th; ++a)
                             for (int b = ax.lead; b < tw; ++b) {
                                 const int kh = ay.k0 + (th - 1 - a) * sh, kw = ax.k0 + (tw - 1 - b) * sw;
-                                ph.weights[((u(oc) * u(cin_w) + u(c)) * u(th) + u(a)) * u(tw) + u(b)] =
-                                    op.w[((u(ic) * u(cout_g) + u(j)) * u(op.kernel_h) + u(kh)) * u(op.kernel_w) + u(kw)];
+                                const size_t to = ((u(oc) * u(cin_w) + u(c)) * u(th) + u(a)) * u(tw) + u(b);
+                                const size_t from = ((u(ic) * u(cout_g) + u(j)) * u(op.kernel_h) + u(kh)) * u(op.kernel_w) + u(kw);
+                                if (f16) ph.weights_f[to] = op.wf[from];
+                                else ph.weights[to] = op.w[from];
                             }
                     }
                 }

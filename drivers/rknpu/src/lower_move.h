@@ -60,10 +60,12 @@ std::vector<TaskBody> lower_conv_row_phases(const ConvOp& op, const DeviceTensor
 /// A ConvTranspose as the compiler hands it to the stride-phase lowering (lower_conv_phase.cpp):
 /// `base` carries the quantization, bias, per-output-channel scales and the fused activation
 /// (in_c / out_c / depthwise of the phase convolutions; kernel, stride, pads unused); `w` the ONNX
-/// weights [in_c, out_c / group, kernel_h, kernel_w] (null: timing-only, no weights laid out).
+/// weights [in_c, out_c / group, kernel_h, kernel_w] (null: timing-only, no weights laid out); fp16
+/// (base.fp16): `wf` instead, fp16 tensors.
 struct ConvTransposeOp {
     ConvOp base;
     const int8_t* w = nullptr;
+    const float* wf = nullptr;  ///< base.fp16: the float weights (same layout), rounded to fp16 when packed
     int group = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
 };
 

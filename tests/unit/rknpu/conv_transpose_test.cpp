@@ -12,6 +12,8 @@
 // reference's float sum rounded half to even: counted and bounded, not zero by construction.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "compiler/onnx/onnx_importer.h"
@@ -250,6 +252,92 @@ TEST(ConvTranspose, VendorRules) {
     EXPECT_EQ(by_name.at("ct_k4")->cpu_reason, CpuReason::VendorRule) << by_name.at("ct_k4")->note;
     EXPECT_EQ(by_name.at("ct_g3")->unit, Unit::Cpu);
     EXPECT_EQ(by_name.at("ct_g3")->cpu_reason, CpuReason::VendorRule) << by_name.at("ct_g3")->note;
+}
+
+}  // namespace
+
+namespace {
+
+/// The fp16 path (CompileOptions::fp16, a float model): the same stride phases with fp16 tensors
+/// and weights, fp32 accumulation; each layer in isolation within drv::rknpu::kFp16LayerRtol (2^-7)
+/// x max |reference| of its output (the fp16 roundings of the weights, inputs and output).
+TEST(ConvTranspose, Fp16StridePhases) {
+    const int C = 12, H = 9, W = 11;
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, C, H, W});
+    struct F {
+        std::string name;
+        int cout, k, group;
+        std::vector<int64_t> pads, opad;
+        std::string act;
+    };
+    const std::vector<F> fs = {{"f_k4", 16, 4, 1, {1, 1, 1, 1}, {0, 0}, "Relu"},
+                               {"f_k3", 8, 3, 1, {1, 1, 1, 1}, {1, 1}, "Sigmoid"},
+                               {"f_dw", C, 2, C, {0, 0, 1, 1}, {0, 0}, ""}};
+    uint32_t seed = 3;
+    for (const F& f : fs) {
+        const int cg = f.cout / f.group;
+        std::vector<float> w(static_cast<size_t>(C) * cg * f.k * f.k), bias(static_cast<size_t>(f.cout));
+        const auto rw = ramp(w.size(), -100, 100, seed++), rb = ramp(bias.size(), -100, 100, seed++);
+        for (size_t k = 0; k < w.size(); ++k) w[k] = 0.004f * static_cast<float>(rw[k]);
+        for (size_t k = 0; k < bias.size(); ++k) bias[k] = 0.002f * static_cast<float>(rb[k]);
+        b.init_f32(f.name + "_w", {C, cg, f.k, f.k}, w);
+        b.init_f32(f.name + "_b", {f.cout}, bias);
+        auto& n = b.node("ConvTranspose", {"x", f.name + "_w", f.name + "_b"}, {f.name + "_y"}, f.name);
+        test_onnx::ModelBuilder::attr_ints(n, "strides", {2, 2});
+        test_onnx::ModelBuilder::attr_ints(n, "pads", f.pads);
+        test_onnx::ModelBuilder::attr_ints(n, "output_padding", f.opad);
+        if (f.group > 1) test_onnx::ModelBuilder::attr_int(n, "group", f.group);
+        std::string y = f.name + "_y";
+        if (!f.act.empty()) {
+            b.node(f.act, {y}, {f.name + "_a"}, f.name + "_act");
+            y = f.name + "_a";
+        }
+        b.output(y);
+    }
+    drv::importer::ImportOptions io;
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), io, "ct_fp16.onnx");
+    for (const char* soc_name : {"rk3588", "rk3566"}) {
+        const hw::SocProfile soc = hw::load_named_profile(soc_name);
+        CompileOptions opts;
+        opts.fp16 = true;
+        opts.consult_checker = false;  // the lowering on every shape
+        const CompiledModel m = compile_model(g, soc, opts);
+        for (const auto& problem : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << ": " << problem;
+        std::map<std::string, const Layer*> by_name;
+        for (const auto& L : m.layers) {
+            by_name[L.name] = &L;
+            std::cout << "[convtranspose fp16 " << soc_name << "] " << L.name << " " << L.op << " "
+                      << (L.unit == Unit::Npu ? "NPU" : "CPU") << " tasks " << L.tasks.size() << ": " << L.note << "\n";
+        }
+        for (const F& f : fs) {
+            ASSERT_TRUE(by_name.count(f.name)) << f.name;
+            EXPECT_EQ(by_name.at(f.name)->unit, Unit::Npu) << soc_name << " " << f.name << ": " << by_name.at(f.name)->note;
+        }
+        EXPECT_EQ(by_name.at("f_k3")->op, "ConvTransposeSigmoid");
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 6, 0);
+        const auto ref = sim::reference_values(g, in);
+        sim::DirectOptions d;
+        d.isolated_reference = &ref;
+        const sim::DirectResult r = sim::run_direct(m, soc, in, d);
+        size_t checked = 0;
+        for (const auto& c : r.layers) {
+            const Layer& L = m.layers[c.layer];
+            if (L.name.rfind("f_", 0) != 0) continue;
+            const num::Tensor& want = ref.at(L.outputs.at(0));
+            double peak = 0;
+            for (size_t k = 0; k < want.numel(); ++k) peak = std::max(peak, std::fabs(double{want.data<float>()[k]}));
+            std::cout << "[convtranspose fp16 " << soc_name << "] isolated " << L.name << ": " << c.diff.values
+                      << " values, max |diff| " << c.diff.max_abs << " of max |ref| " << peak << "\n";
+            EXPECT_GT(c.diff.values, 0u);
+            EXPECT_GT(peak, 0.0);
+            EXPECT_LE(c.diff.max_abs, kFp16LayerRtol * peak) << soc_name << " " << L.name;
+            ++checked;
+        }
+        EXPECT_EQ(checked, fs.size()) << soc_name;
+    }
 }
 
 }  // namespace
