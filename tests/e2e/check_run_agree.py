@@ -16,7 +16,8 @@ ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in
 --zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only);
   kws_gru (float and QDQ).
 
-usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d]
+--probes PREFIX writes every contract probe (tests/e2e/contract_probes.py) whose name starts with PREFIX.
+usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d] [--probes PREFIX]
        (MODE full|timing, PLATFORMS a,b)"""
 import json
 import os
@@ -66,9 +67,25 @@ def zoo_models(tmp, nets, convs):
             os.remove(path)
 
 
+def probe_models(tmp, prefix):
+    """Yields the path of each contract probe named PREFIX..., written just before it is compared."""
+    import onnx
+    import contract_probes
+    for name in sorted(contract_probes.PROBES):
+        if name.startswith(prefix):
+            path = os.path.join(tmp, name + ".onnx")
+            onnx.save(contract_probes.PROBES[name](), path)
+            yield path
+            os.remove(path)
+
+
 def main():
     args = sys.argv[1:]
-    zoo, convs = [], []
+    zoo, convs, probes = [], [], None
+    if "--probes" in args:
+        k = args.index("--probes")
+        probes = args[k + 1]
+        del args[k:k + 2]
     if "--zoo" in args:
         k = args.index("--zoo")
         zoo = args[k + 1].split(",")
@@ -80,7 +97,8 @@ def main():
     npusim, mode, platforms, files = args[0], args[1], args[2].split(","), args[3:]
     failures, pairs = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        for model in _chain(files, zoo_models(tmp, zoo, convs) if zoo else []):
+        for model in _chain(files, zoo_models(tmp, zoo, convs) if zoo else [],
+                            probe_models(tmp, probes) if probes is not None else []):
             for plat in platforms:
                 name = "%s on %s" % (os.path.basename(model), plat)
                 c = subprocess.run([npusim, "check", "--platform", plat, "--json", model], capture_output=True, text=True)

@@ -178,6 +178,7 @@ void Builder::back_map() {
         {"com.microsoft.QLinearLeakyRelu", {"LeakyRelu", {0}}},
         {"com.microsoft.QLinearSoftmax", {"Softmax", {0}}},
         {"npusim.QLinearSub", {"Sub", {0, 3}}},  // the RKNPU compiler's two-tensor units (issue 15)
+        {"npusim.QLinearConvTranspose", {"ConvTranspose", {0, 3, 8}}},
         {"npusim.QLinearMax", {"Max", {0, 3}}},
         {"npusim.QLinearMin", {"Min", {0, 3}}},
     };

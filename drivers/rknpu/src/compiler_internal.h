@@ -21,6 +21,7 @@
 #include "drv/rknpu/lower.h"
 #include "drv/rknpu/model.h"
 #include "hw/regcmd.h"
+#include "lower_move.h"
 
 namespace drv::rknpu::compiler_detail {
 
@@ -274,6 +275,15 @@ class Compiler {
     /// that only one layer's copy is alive at a time (ResNet50: 25 MB of weights).
     void push_conv(Layer L, ConvOp op, const std::string& in, const std::string& out,
                    std::function<void(ConvOp&)> fill);
+    /// npusim.QLinearConvTranspose: stride phases (lower_conv_phase.cpp, assumption A-CONVT), one core.
+    bool conv_transpose(size_t i);
+    /// ConvTranspose attributes, channels and the output size checked (int8 unit and fp16 node).
+    ConvTransposeOp convtranspose_geometry(const ir::Node& n, const num::Tensor& w);
+    /// The layer-internal scratch tensors and the deferred lower_conv_transpose_op (w: the graph's int8
+    /// or float weights).
+    void push_conv_transpose(Layer L, ConvTransposeOp ct, const std::string& in, const std::string& y,
+                             const num::Tensor* w);
+    bool conv_transpose_f16(size_t i);  ///< a float ConvTranspose on the fp16 path
     /// A dilated conv whose rows exceed the CBUF as row phases (lower_conv_phase.cpp), one core.
     void push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w);
 

@@ -197,13 +197,17 @@ Plan make_plan(const ConvOp& op, const DeviceTensor& in, const DeviceTensor& out
     // rows, lower_conv_phase.cpp, ends its last row short of h line strides).
     if (in.c > c2 && in.surf_stride < static_cast<uint64_t>(in.line_stride) * (in.h - 1) + static_cast<uint64_t>(in.w * row_atom))
         fail(op, "input surface stride below the rows of a surface");
-    // The DPU writes compact lines: the output band of a surface is contiguous.
+    // The DPU writes lines of w atoms, DATA_CUBE_NOTCH_ADDR atoms apart (A-NOTCH; compact unless a
+    // caller writes every n-th row of a larger tensor: ConvTranspose's stride phases, issue 15).
     const int64_t out_atom = op.float_out ? int64_t{out_c2} * 2 : row_atom;
-    if (out.line_stride != static_cast<uint64_t>(out.w * out_atom))
-        fail(op, fmt::format("output line stride {} must be width*C2 = {} (the DPU writes compact lines)",
-                             out.line_stride, out.w * out_atom));
-    if (out.c > c2 && (out.surf_stride % 16 != 0 || out.surf_stride < static_cast<uint64_t>(out.line_stride) * out.h))
-        fail(op, fmt::format("output surface stride {} must be a multiple of 16 and >= line_stride*height",
+    const uint64_t out_row = static_cast<uint64_t>(out.w * out_atom);
+    if (out.line_stride < out_row || (out.line_stride - out_row) % static_cast<uint64_t>(out_atom) != 0 ||
+        (out.line_stride - out_row) / static_cast<uint64_t>(out_atom) > 8191)
+        fail(op, fmt::format("output line stride {} is not width*C2 = {} plus a 13-bit notch of whole atoms",
+                             out.line_stride, out_row));
+    if (out.c > c2 && (out.surf_stride % 16 != 0 ||
+                       out.surf_stride < static_cast<uint64_t>(out.line_stride) * static_cast<uint64_t>(out.h - 1) + out_row))
+        fail(op, fmt::format("output surface stride {} must be a multiple of 16 and hold the surface's rows",
                              out.surf_stride));
     p.taps = int64_t{op.kernel_h} * op.kernel_w;
     p.cpad_all = round_up(op.in_c, c2);
@@ -580,8 +584,11 @@ void emit_dpu_cube(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
                     {{"DST_SURF_STRIDE", out.surf_stride / hw::rknpu::DPU_DST_SURF_STRIDE::DST_SURF_STRIDE.unit}});
     bb.write_fields("DPU_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
     bb.write_fields("DPU_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
-    // Rows compact (as Mesa writes it); a data-movement task may have left a notch.
-    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", 0}, {"NOTCH_ADDR_1", 0}});
+    // Rows compact (as Mesa writes it; a data-movement task may have left a notch), or spaced for a
+    // caller's strided rows (ConvTranspose phases).
+    const uint64_t pixel = out.fp16 || float_out ? static_cast<uint64_t>(out.c2) * 2 : static_cast<uint64_t>(out.c2);
+    const uint64_t notch = (out.line_stride - static_cast<uint64_t>(tg.ow) * pixel) / pixel;
+    bb.write_fields("DPU_DATA_CUBE_NOTCH_ADDR", {{"NOTCH_ADDR_0", notch}, {"NOTCH_ADDR_1", notch}});
     bb.write_fields("DPU_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}, {"ORIG_CHANNEL", c1}});
 }
 

@@ -57,6 +57,35 @@ std::vector<TaskBody> lower_conv_row_phases(const ConvOp& op, const DeviceTensor
                                             const DeviceTensor& scratch, ArenaBuilder& arena,
                                             const hw::SocProfile& soc, const std::vector<int>& cores);
 
+/// A ConvTranspose as the compiler hands it to the stride-phase lowering (lower_conv_phase.cpp):
+/// `base` carries the quantization, bias, per-output-channel scales and the fused activation
+/// (in_c / out_c / depthwise of the phase convolutions; kernel, stride, pads unused); `w` the ONNX
+/// weights [in_c, out_c / group, kernel_h, kernel_w] (null: timing-only, no weights laid out); fp16
+/// (base.fp16): `wf` instead, fp16 tensors.
+struct ConvTransposeOp {
+    ConvOp base;
+    const int8_t* w = nullptr;
+    const float* wf = nullptr;  ///< base.fp16: the float weights (same layout), rounded to fp16 when packed
+    int group = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+};
+
+/// Layer-internal tensors of lower_conv_transpose_op as (h, w), in order: the phase columns
+/// (out.h x ceil(out.w / s_w), when s_w > 1), the interleaved image (out.h x ceil(out.w / s_w) s_w,
+/// when out.w is not a multiple of s_w). Channels: the output's.
+std::vector<std::pair<int, int>> conv_transpose_scratch(const ConvTransposeOp& op, const DeviceTensor& out);
+
+/// out = ConvTranspose(in) as s_h x s_w stride phases (assumption A-CONVT): output pixels
+/// (py + i s_h, px + j s_w) are an ordinary stride-1 convolution of the input with the sub-kernel
+/// w[ci][co][ky][kx], ky = (py + pad_top) mod s_h + m s_h (flipped, transposed): lower_conv_op with
+/// the conv's requantization and fused activation, its DPU writing the rows s_h apart (row notch)
+/// into the phase-column scratch (the output when s_w = 1); one DPU copy per column phase spreads it
+/// every s_w-th atom (one-atom rows, notch s_w - 1); a PPU window copy when the width is not a
+/// multiple of s_w. Exact against an integer ConvTranspose (the same products and sums). Throws
+/// std::invalid_argument when a field or padding does not fit.
+std::vector<TaskBody> lower_conv_transpose_op(const ConvTransposeOp& op, const DeviceTensor& in, const DeviceTensor& out,
+                                              const std::vector<DeviceTensor>& scratch, ArenaBuilder& arena,
+                                              const hw::SocProfile& soc, int core);
+
 /// Window copy on the PPU: `win` is a view of the source (offset at the window's first atom,
 /// the source's line and surface strides, w/h/c the window before the step), `out` compact;
 /// a 1x1 max pool with stride (step_h, step_w) picks every step-th element (exact).

@@ -325,6 +325,7 @@ bool Compiler::classify_npu(size_t i) {
     const std::string& op = n.op_type;
     if (opts_.fp16 && classify_fp16(i)) return true;
     if (op == "QLinearConv") return conv(i);
+    if (op == "QLinearConvTranspose" && n.domain == "npusim") return conv_transpose(i);
     if (op == "QGemm" && n.domain == "com.microsoft") return gemm(i, false);
     if (op == "QLinearMatMul" && n.domain.empty()) return gemm(i, true);
     if (op == "QLinearGlobalAveragePool" && n.domain == "com.microsoft") return gap(i);

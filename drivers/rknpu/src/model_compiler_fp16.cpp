@@ -196,6 +196,36 @@ bool Compiler::conv_f16(size_t i) {
     return true;
 }
 
+bool Compiler::conv_transpose_f16(size_t i) {
+    // Stride phases as on the int8 path (lower_conv_phase.cpp, A-CONVT), fp16 tensors and weights.
+    const ir::Node& n = g_.nodes()[i];
+    const num::Tensor* w = const_of(g_, n, 1);
+    if (!w) unsupported("weights are not constant");
+    if (w->dtype() != num::DType::F32) unsupported("weights are not float32");
+    ConvTransposeOp ct = convtranspose_geometry(n, *w);
+    ConvOp& op = ct.base;
+    op.fp16 = true;
+    const num::Tensor* b = const_of(g_, n, 2);
+    if (n.has_input(2) && !b) unsupported("bias is not constant");
+    if (b && (b->dtype() != num::DType::F32 || b->numel() != static_cast<size_t>(op.out_c))) unsupported("bias shape");
+    if (b) op.bias_f = floats_of(*b);
+    dev_f16(n.input(0));
+    float lo = 0, hi = 0;
+    const auto act = fusable_act_f16(n.outputs.at(0), lo, hi);
+    Layer L = base_layer(i, "ConvTranspose", Unit::Npu);
+    if (act) {
+        fuse_act_f16(L, *act, &op, lo, hi);
+    } else if (fuse_conv_lut_f16(op, L)) {  // SiLU / Sigmoid / HardSwish / ... in each phase's EW stage
+        const std::string conv = op.depthwise ? "DepthwiseConvolution" : "Convolution";
+        if (L.op.rfind(conv, 0) == 0) L.op = "ConvTranspose" + L.op.substr(conv.size());
+    }
+    const std::string y = L.outputs.at(0);
+    dev_f16(y);
+    L.note = L.note.empty() ? "fp16 (fp32 accumulate)" : "fp16 (fp32 accumulate); " + L.note;
+    push_conv_transpose(std::move(L), std::move(ct), n.input(0), y, w);
+    return true;
+}
+
 bool Compiler::gemm_f16(size_t i, bool matmul) {
     const ir::Node& n = g_.nodes()[i];
     const std::string what = matmul ? "MatMul" : "Gemm";
@@ -450,6 +480,7 @@ bool Compiler::classify_fp16(size_t i) {
     if (!x || !is_float(*x)) return false;
     const std::string& op = n.op_type;
     if (op == "Conv") return conv_f16(i);
+    if (op == "ConvTranspose") return conv_transpose_f16(i);
     if (op == "Gemm") return gemm_f16(i, false);
     if (op == "MatMul") return gemm_f16(i, true);
     if (op == "GlobalAveragePool") return gap_f16(i);

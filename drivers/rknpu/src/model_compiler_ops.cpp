@@ -156,6 +156,149 @@ bool Compiler::conv(size_t i) {
     return true;
 }
 
+ConvTransposeOp Compiler::convtranspose_geometry(const ir::Node& n, const num::Tensor& w) {
+    // ONNX ConvTranspose attributes (int8 unit and float node): weights [Cin, Cout / group, kh, kw].
+    const ir::Value& x = g_.value(n.input(0));
+    if (w.rank() != 4 || x.shape.size() != 4) unsupported("only 2-D ConvTranspose is lowered");
+    if (ir::attr_string(n.attrs, "auto_pad", "NOTSET") != "NOTSET") unsupported("auto_pad is not lowered");
+    const int64_t group = ir::attr_int(n.attrs, "group", 1);
+    ConvTransposeOp ct;
+    ConvOp& op = ct.base;
+    op.name = n.name;
+    op.in_c = static_cast<int>(x.shape[1]);
+    if (group < 1 || w.dim(0) != op.in_c || op.in_c % group != 0)
+        unsupported(fmt::format("weights [{}, ...] and group {} for {} input channels", w.dim(0), group, op.in_c));
+    ct.group = static_cast<int>(group);
+    const int cout_g = static_cast<int>(w.dim(1));
+    op.out_c = cout_g * ct.group;
+    ct.kernel_h = static_cast<int>(w.dim(2)), ct.kernel_w = static_cast<int>(w.dim(3));
+    op.depthwise = group > 1 && group == op.in_c && cout_g == 1;
+    const auto st = ir::attr_ints(n.attrs, "strides", {1, 1});
+    const auto dl = ir::attr_ints(n.attrs, "dilations", {1, 1});
+    const auto pd = ir::attr_ints(n.attrs, "pads", {0, 0, 0, 0});
+    const auto opad = ir::attr_ints(n.attrs, "output_padding", {0, 0});
+    if (st.size() != 2 || dl.size() != 2 || pd.size() != 4 || opad.size() != 2)
+        unsupported("strides/dilations/pads/output_padding rank");
+    if (dl[0] != 1 || dl[1] != 1) unsupported("dilated ConvTranspose is not lowered");
+    for (int64_t v : pd)
+        if (v < 0) unsupported("negative pads");
+    ct.stride_h = static_cast<int>(st[0]), ct.stride_w = static_cast<int>(st[1]);
+    ct.pad_top = static_cast<int>(pd[0]), ct.pad_left = static_cast<int>(pd[1]);
+    // The output size the attributes give (ONNX ConvTranspose); output_shape must agree with it.
+    const auto& ys_shape = g_.value(n.outputs[0]).shape;
+    const int64_t oh = st[0] * (x.shape[2] - 1) + opad[0] + (w.dim(2) - 1) + 1 - pd[0] - pd[2];
+    const int64_t ow = st[1] * (x.shape[3] - 1) + opad[1] + (w.dim(3) - 1) + 1 - pd[1] - pd[3];
+    if (ys_shape.size() != 4 || ys_shape[2] != oh || ys_shape[3] != ow || ys_shape[1] != op.out_c)
+        unsupported(fmt::format("output shape {} is not the attributes' [1, {}, {}, {}] (output_shape is not lowered)",
+                                shape_of(n.outputs[0]), op.out_c, oh, ow));
+    return ct;
+}
+
+void Compiler::push_conv_transpose(Layer L, ConvTransposeOp ct, const std::string& in, const std::string& y,
+                                   const num::Tensor* w) {
+    const ConvOp& op = ct.base;
+    const ir::Value& x = g_.value(in);
+    L.macs = static_cast<uint64_t>(op.in_c) * static_cast<uint64_t>(x.shape[2] * x.shape[3]) *
+             static_cast<uint64_t>(op.out_c / ct.group) * static_cast<uint64_t>(ct.kernel_h * ct.kernel_w);
+    L.note = (L.note.empty() ? "" : L.note + "; ") +
+             fmt::format("{} x {} stride phases (stride-1 convolutions of sub-kernels, DPU interleave){}", ct.stride_h,
+                         ct.stride_w, ct.group > 1 && !op.depthwise ? ", groups as block-diagonal dense weights" : "");
+    // Layer-internal tensors (conv_transpose_scratch), planned like activations, live in this layer.
+    const DeviceTensor& ty = m_.tensors.at(y);
+    std::vector<std::string> sn;
+    for (const auto& [h, wd] : conv_transpose_scratch(ct, ty)) {
+        DeviceTensor t = ty;
+        t.name = fmt::format("{}/npusim_convtranspose_scratch{}", y, sn.size());
+        t.h = h, t.w = wd;
+        t.ir_shape = {1, ty.c, h, wd};
+        t.line_stride = static_cast<uint32_t>(wd * ty.c2 * ty.elem_bytes());
+        t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(h), 16));
+        t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((ty.c + ty.c2 - 1) / ty.c2);
+        t.alias_of.clear();
+        m_.tensors[t.name] = t;
+        if (journal_on_) journal_new_.push_back(t.name);
+        scratch_[t.name] = cur_unit_;
+        sn.push_back(t.name);
+    }
+    // Each phase packs its own sub-kernels: about the dense weights once, plus bias and scales per phase.
+    const uint64_t c2 = static_cast<uint64_t>(op.fp16 ? soc_.npu.c2_fp16.value : soc_.npu.c2_int8.value);
+    const uint64_t kin = op.depthwise ? 1 : (static_cast<uint64_t>(op.in_c) + c2 - 1) / c2 * c2;
+    init_estimate_ += (op.fp16 ? 2u : 1u) * static_cast<uint64_t>(op.out_c) * kin *
+                          static_cast<uint64_t>(ct.kernel_h * ct.kernel_w) +
+                      static_cast<uint64_t>(ct.stride_h * ct.stride_w) * (static_cast<uint64_t>(op.out_c) * 64 + 4096);
+    push_npu(
+        std::move(L),
+        [this, ct = std::move(ct), in, y, w, sn]() mutable {
+            if (!opts_.timing_only) {  // timing-only: the weights are laid out unpacked
+                if (ct.base.fp16) ct.wf = w->data<float>();
+                else ct.w = w->data<int8_t>();
+            }
+            std::vector<DeviceTensor> s;
+            for (const auto& k : sn) s.push_back(m_.tensors.at(k));
+            return lower_conv_transpose_op(ct, m_.tensors.at(in), m_.tensors.at(y), s, arena_, soc_, m_.cores.front());
+        },
+        false);
+}
+
+bool Compiler::conv_transpose(size_t i) {
+    // npusim.QLinearConvTranspose (UnitGraph: DQ x, DQ w [per tensor or along axis 1], [DQ int32 b]
+    // -> ConvTranspose -> [Relu / Clip / LeakyRelu / PRelu] -> Q; QLinearConv's input order): stride
+    // phases (lower_conv_phase.cpp, assumption A-CONVT).
+    const ir::Node& n = g_.nodes()[i];
+    const num::Tensor* w = const_of(g_, n, 3);
+    if (!w) unsupported("weights are not constant");
+    if (w->dtype() != num::DType::I8) unsupported("weights are not int8");
+    if (const num::Tensor* wz = const_of(g_, n, 5))
+        for (int32_t z : ints_of(*wz))
+            if (z != 0) unsupported("weight zero point is not 0");
+    ConvTransposeOp ct = convtranspose_geometry(n, *w);
+    ConvOp& op = ct.base;
+    const int cout_g = op.out_c / ct.group;
+    // Scales per tensor or along axis 1 (the Cout / group kernels of every group).
+    const std::vector<float> ws = floats_of(required(g_, n, 4));
+    if (ws.size() != 1 && ws.size() != static_cast<size_t>(cout_g)) unsupported("weight scale count");
+    op.w_scales.resize(ws.size() == 1 ? 1 : static_cast<size_t>(op.out_c));
+    for (size_t k = 0; k < op.w_scales.size(); ++k) op.w_scales[k] = ws[ws.size() == 1 ? 0 : k % ws.size()];
+    // onnxruntime has no QLinearConvTranspose: it runs DQ -> ConvTranspose -> Q in float, the
+    // bias added in float (UnitGraph::fuse marks the unit npusim_float_ref, as for a float Conv).
+    op.float_ref = ir::attr_int(n.attrs, "npusim_float_ref", 0) != 0;
+    const float xs = scalar_scale(g_, n, 1);
+    if (const num::Tensor* b = const_of(g_, n, 8)) {
+        if (op.float_ref && b->dtype() == num::DType::F32)
+            float_bias(*b, xs, op);
+        else if (b->dtype() == num::DType::I32)
+            op.bias = ints_of(*b);
+        else
+            unsupported("bias is not int32");
+    } else if (n.has_input(8)) {
+        unsupported("bias is not constant");
+    }
+    if (!op.bias.empty() && op.bias.size() != static_cast<size_t>(op.out_c)) unsupported("bias size");
+    if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) unsupported("bias size");
+    const DeviceTensor& in = dev(n.input(0), xs, scalar_zp(g_, n, 2));
+    op.in_scale = xs, op.in_zp = in.zp;
+    const float ys = scalar_scale(g_, n, 6);
+    const DeviceTensor& out = dev(n.outputs.at(0), ys, scalar_zp(g_, n, 7));
+    op.out_scale = ys, op.out_zp = out.zp;
+    fused_clip(n, ys, scalar_zp(g_, n, 7), out.graph_uint8, op);
+    const bool prelu = n.attrs.has("npusim_prelu_slopes");
+    if (prelu) {
+        op.act = Act::Prelu;
+        op.prelu = n.attrs.get_floats("npusim_prelu_slopes", {});
+        if (op.prelu.size() != 1 && op.prelu.size() != static_cast<size_t>(op.out_c))
+            unsupported(fmt::format("{} PRelu slopes for {} output channels", op.prelu.size(), op.out_c));
+    }
+    Layer L = base_layer(i, "ConvTranspose", Unit::Npu);
+    if (prelu) L.op = std::string("ConvTranspose") + (op.prelu.size() > 1 ? "PRelu" : "LeakyRelu");
+    std::string y = n.outputs[0];
+    if (n.outputs.size() == 1 && !prelu && fuse_conv_lut(op, L, y)) {  // a Sigmoid / Swish / ... only it reads
+        const std::string conv = op.depthwise ? "DepthwiseConvolution" : "Convolution";
+        if (L.op.rfind(conv, 0) == 0) L.op = "ConvTranspose" + L.op.substr(conv.size());
+    }
+    push_conv_transpose(std::move(L), std::move(ct), n.input(0), y, w);
+    return true;
+}
+
 void Compiler::push_conv_phases(Layer L, ConvOp op, const std::string& in, const std::string& out, const int8_t* w) {
     // The phases' output rows, one phase at a time: a layer-internal scratch (lower_conv_phase.cpp).
     const DeviceTensor& ty = m_.tensors.at(out);

@@ -44,7 +44,7 @@ bool weight_axis_ok(const ir::Graph& g, const ir::Node& dq, int want) {
 
 int out_axis(const ir::Node& op) {
     if (op.op_type == "Gemm") return ir::attr_int(op.attrs, "transB", 0) != 0 ? 0 : 1;
-    return op.op_type == "MatMul" ? 1 : 0;
+    return op.op_type == "MatMul" || op.op_type == "ConvTranspose" ? 1 : 0;  // ConvTranspose: [Cin, Cout/g, kh, kw]
 }
 
 }  // namespace
@@ -201,12 +201,13 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
         acts.push_back(static_cast<size_t>(p));
         v = rn[static_cast<size_t>(p)].input(0);
         p = prod(v);
-        if (p < 0 || rn[static_cast<size_t>(p)].op_type != "Conv") return false;
+        if (p < 0 || (rn[static_cast<size_t>(p)].op_type != "Conv" && rn[static_cast<size_t>(p)].op_type != "ConvTranspose"))
+            return false;
     }
     if (p < 0 || claimed[static_cast<size_t>(p)]) return false;
     if (acts.empty() ? uses(v) != qs.size() : uses(v) != 1) return false;
     const ir::Node& op = rn[static_cast<size_t>(p)];
-    static const std::set<std::string> kOps{"Conv", "Gemm", "MatMul", "Add", "Mul", "Sub", "Max", "Min",
+    static const std::set<std::string> kOps{"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Sub", "Max", "Min",
                                             "GlobalAveragePool", "Concat"};
     // Data movement between a DQ and a Q of the same quantization in the device's int8 domain (a
     // uint8 zero point z and an int8 one z - 128 are the same bytes on the NPU): the op on the
@@ -291,7 +292,8 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
         return true;
     }
     if (!op.domain.empty() || !kOps.count(op.op_type) || op.outputs.size() != 1) return false;
-    const bool conv_like = op.op_type == "Conv" || op.op_type == "Gemm" || op.op_type == "MatMul";
+    const bool conv_like =
+        op.op_type == "Conv" || op.op_type == "ConvTranspose" || op.op_type == "Gemm" || op.op_type == "MatMul";
     if (!acts.empty() && !conv_like) return false;  // the DPU-only lowerings have no activation stage
     std::vector<size_t> members = acts;
     members.push_back(static_cast<size_t>(p));
@@ -352,8 +354,11 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
         // onnxruntime runs the unit in float: Q(float op), which the lowering reproduces without
         // QLinearConv's float32 multiplier and int32 bias (ConvOp::float_ref).
         f.attrs.set("npusim_float_ref", int64_t{1});
-        if (op.op_type == "Conv") {
-            f.op_type = "QLinearConv";
+        if (op.op_type == "Conv" || op.op_type == "ConvTranspose") {
+            // ConvTranspose (issue 15): QLinearConv's operand order under npusim's own domain
+            // (onnxruntime's CPU provider has no QLinearConvTranspose); the checker maps it back.
+            f.op_type = op.op_type == "Conv" ? "QLinearConv" : "QLinearConvTranspose";
+            if (op.op_type == "ConvTranspose") f.domain = "npusim";
             f.inputs.insert(f.inputs.end(), qy.begin(), qy.end());
             if (!bias.empty()) f.inputs.push_back(bias);
         } else if (op.op_type == "MatMul") {

@@ -42,7 +42,7 @@ Window intersection(const Window& a, const Window& b) {
 /// Row geometry of the node that a layer starts with: output row y needs input rows
 /// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
 struct RowGeom {
-    enum Kind { Same, Kernel, All, Gather, Bilinear } kind = Same;
+    enum Kind { Same, Kernel, All, Gather, Bilinear, Transposed } kind = Same;
     int stride = 1, pad_top = 0, eff = 1;
     std::vector<int64_t> rows;  ///< Gather: the input row of each output row
     int factor = 1;  ///< Bilinear: the row upsampling factor (output row y reads rows near (y + 0.5) / f - 0.5)
@@ -147,6 +147,19 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
         return g;
     }
     int64_t kh = 0;
+    // ConvTranspose: input row x reaches output rows x * stride - pad_top + k (k < eff), so output row y
+    // reads input rows ceil((y + pad_top - eff + 1) / stride) .. floor((y + pad_top) / stride).
+    if (op == "ConvTranspose") {
+        const std::vector<int64_t>* ws = n.has_input(1) ? weight_shape(m, n.input(1)) : nullptr;
+        kh = ints_at(n.attrs, "kernel_shape", 0, ws ? (*ws)[2] : 0);
+        if (kh <= 0) return g;
+        g.kind = RowGeom::Transposed;
+        g.stride = static_cast<int>(ints_at(n.attrs, "strides", 0, 1));
+        g.eff = static_cast<int>((kh - 1) * ints_at(n.attrs, "dilations", 0, 1) + 1);
+        g.pad_top = static_cast<int>(ints_at(n.attrs, "pads", 0, 0));
+        g.all_channels = ir::attr_int(n.attrs, "group", 1) == 1;
+        return g;
+    }
     if (op == "QLinearConv" || op == "Conv" || op == "ConvInteger") {
         const size_t wi = op == "QLinearConv" ? 3 : 1;
         kh = ints_at(n.attrs, "kernel_shape", 0, 0);
@@ -289,6 +302,10 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             } else if (geo.kind == RowGeom::Kernel) {
                 need0 = ow.y0 * geo.stride - geo.pad_top;
                 need1 = (ow.y1 - 1) * geo.stride - geo.pad_top + geo.eff;
+            } else if (geo.kind == RowGeom::Transposed) {
+                auto fdiv = [](int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+                need0 = -fdiv(-(ow.y0 + geo.pad_top - geo.eff + 1), geo.stride);  // ceil
+                need1 = fdiv(ow.y1 - 1 + geo.pad_top, geo.stride) + 1;
             } else if (geo.kind == RowGeom::Gather && ow.y0 < ow.y1 && static_cast<size_t>(ow.y1) <= geo.rows.size()) {
                 const auto [lo, hi] = std::minmax_element(geo.rows.begin() + ow.y0, geo.rows.begin() + ow.y1);
                 need0 = static_cast<int>(*lo), need1 = static_cast<int>(*hi) + 1;
@@ -304,7 +321,7 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             if (iw.y0 < 0 || iw.y1 > in->h)
                 bad(t.what, fmt::format("input rows {}-{} outside the input's {} rows", iw.y0, iw.y1 - 1, in->h));
             const int cneed0 = geo.all_channels ? 0 : ow.c0, cneed1 = geo.all_channels ? in->c : std::min(ow.c1, in->c);
-            if (geo.kind == RowGeom::Kernel && cneed0 < cneed1 && (iw.c0 > cneed0 || iw.c1 < cneed1))
+            if ((geo.kind == RowGeom::Kernel || geo.kind == RowGeom::Transposed) && cneed0 < cneed1 && (iw.c0 > cneed0 || iw.c1 < cneed1))
                 bad(t.what, fmt::format("input channels {}-{} do not include channels {}-{}", iw.c0, iw.c1 - 1, cneed0,
                                         cneed1 - 1));
         }
