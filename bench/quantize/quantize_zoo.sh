@@ -80,7 +80,8 @@ elif kind == "ort":
         d = np.rint(np.abs(a - b) / o["lsb"])  # whole steps (float32 scale rounding aside)
         worst = max(worst, d.max())
         parts.append("%s max %.0f mean %.3f LSB (%.2f%% > 1)" % (o["name"], d.max(), d.mean(), 100.0 * (d > 1.5).mean()))
-    print(sys.argv[5] + ": " + "; ".join(parts) + (" -> within 4 LSB" if worst <= 4 else " -> OVER 4 LSB"))
+    verdict = " -> within 4 LSB" if worst <= 4 else " -> OVER 4 LSB"  # the acceptance: NPU vs onnxruntime
+    print(sys.argv[5] + ": " + "; ".join(parts) + (verdict if sys.argv[5] == "NPU vs onnxruntime" else ""))
 elif kind == "fp16":
     r = json.load(open(sys.argv[2]))
     rows = r["layers"]
