@@ -85,9 +85,9 @@ std::optional<hw::SocProfile> profile_of(const std::string& platform) {
 
 std::string no_fp16_message(const std::string& model, const std::string& soc) {
     return fmt::format(
-        "'{}' is a float model and {} has no fp16 path on its NPU (profile npu.fp16_macs_per_cycle = 0), {} "
-        "(quantize it: --quantize int8 [--calibration FILE.npy|DIR])",
-        model, soc, soc);
+        "'{}' is a float model and {} has no fp16 path on its NPU (profile npu.fp16_macs_per_cycle = 0): "
+        "quantize it with --quantize int8 [--calibration FILE.npy|DIR]",
+        model, soc);
 }
 
 }  // namespace

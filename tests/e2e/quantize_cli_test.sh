@@ -133,7 +133,7 @@ check "check --quantize int8: every node on the NPU or fused, note on stderr" \
 "$NPUSIM" check -p rk3588 "$M" --quantize int8 --json >"$T/c.json" 2>/dev/null
 check "check --quantize int8 --json: stdout is JSON" "$PY -c \"import json; json.load(open('$T/c.json'))\""
 "$NPUSIM" check -p rv1106 "$M" --quantize fp16 >"$T/o" 2>"$T/e"; rc=$?
-check "check --quantize fp16 on rv1106: exit 4" "[ $rc -eq 4 ] && one_line '$T/e' && grep -q 'no fp16 path' '$T/e'"
+check "check --quantize fp16 on rv1106: exit 4" "[ $rc -eq 4 ] && one_line '$T/e' && grep -q 'no fp16 path' '$T/e' && grep -q 'quantize it with --quantize int8' '$T/e'"
 "$NPUSIM" check -p rk3588 "$M" --quantize none >"$T/o" 2>"$T/e"; rc=$?
 check "check --quantize none: does not apply, exit 2" "[ $rc -eq 2 ] && one_line '$T/e'"
 "$NPUSIM" check -p rk3588 "$T/q1.onnx" --quantize int8 >"$T/o" 2>"$T/e"; rc=$?
