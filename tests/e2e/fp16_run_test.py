@@ -10,7 +10,8 @@ per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Spl
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
 tolerance max|device - reference| <= 2^-7 x max|reference| (drv::rknpu::kFp16LayerRtol); the end
-to end output against numpy's float64 evaluation of the same net within 2^-5 relative (the fp16
+to end output against numpy's float64 evaluation of the same net and against onnxruntime
+(tests/oracle/run_ort.js, when onnxruntime-node is installed) within 2^-5 relative (the fp16
 roundings of every layer compound). The nets follow ONNX operator semantics (opset 13).
 
 usage: fp16_run_test.py NPUSIM"""
@@ -204,6 +205,7 @@ def nets():
     yield n, n.binary("Mul", p2, n.node("GlobalMaxPool", [p2], n.vals[p2].max(axis=(2, 3), keepdims=True)))
     # Element-wise functions on the DPU's float-path LUT (ONNX operator definitions, opset 13).
     n = Net("activations", [1, 16, 9, 12])
+    n.opset = 14  # HardSwish
     a = n.const_op("Mul", n.conv("x", 16, k=3), 12.0)  # about +-30: both extrapolations of every table
     t = [n.sigmoid(a), n.unary("Tanh", a, np.tanh), n.silu(a),
          n.unary("HardSigmoid", a, lambda v: np.clip(np.float32(1 / 6) * v + 0.5, 0, 1), alpha=1 / 6, beta=0.5),
@@ -215,6 +217,7 @@ def nets():
     yield n, n.concat(t)
     # The same functions fused into the conv before them (its EW stage), as YOLOv8's Conv + SiLU.
     n = Net("conv_lut", [1, 8, 12, 10])
+    n.opset = 14
     y = n.silu(n.conv("x", 16, k=3))
     y = n.unary("HardSwish", n.conv(y, 24, k=3, stride=2), lambda v: v * np.clip(v / 6 + 0.5, 0, 1))
     y = n.silu(n.conv(y, 24, k=3, group=24))
@@ -249,13 +252,49 @@ def nets():
     yield n, n.matmul(n.gemm(y, 40), 24)
 
 
+ORT_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle", "run_ort.js")
+
+
+def ort_outputs(tmp, cases):
+    """onnxruntime (tests/oracle/run_ort.js, onnxruntime-node) on every net: {name: output}; None when
+    it is not installed (scripts/deps.sh installs it)."""
+    if not os.path.isdir(os.path.join(os.path.dirname(ORT_JS), "node_modules", "onnxruntime-node")):
+        return None
+    root = os.path.join(tmp, "ort")
+    for name, (path, y) in cases.items():
+        d = os.path.join(root, name)
+        os.makedirs(d)
+        os.symlink(path, os.path.join(d, "model.onnx"))
+        os.symlink(path[:-5] + "_x.npy", os.path.join(d, "x.npy"))
+        json.dump({"feeds": [{"name": "x", "file": "x.npy"}], "output_names": [y], "expected": ["ort.npy"]},
+                  open(os.path.join(d, "manifest.json"), "w"))
+    r = subprocess.run(["node", ORT_JS, root], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("FAIL onnxruntime: %s" % (r.stderr + r.stdout).strip()[-600:])
+    out = {}
+    for name in cases:
+        err = os.path.join(root, name, "ort_error.txt")
+        if os.path.exists(err):
+            raise SystemExit("FAIL onnxruntime rejects %s: %s" % (name, open(err).read().strip()))
+        out[name] = np.load(os.path.join(root, name, "ort.npy")).astype(np.float64)
+    return out
+
+
 def main():
     npusim = sys.argv[1]
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
-        for net, y in nets():
+        all_nets = list(nets())
+        cases = {}
+        for net, y in all_nets:
             path = os.path.join(tmp, net.name + ".onnx")
-            want = net.save(path, y)
+            net.want = net.save(path, y)
+            cases[net.name] = (path, y)
+        ort = ort_outputs(tmp, cases)
+        if ort is None:
+            print("onnxruntime-node not installed: the outputs are compared with numpy only")
+        for net, y in all_nets:
+            path, want = cases[net.name][0], net.want
             for plat in ("rk3588", "rk3566"):
                 tag = "%s on %s" % (net.name, plat)
                 rep, dump, outdir = (os.path.join(tmp, "%s_%s%s" % (net.name, plat, s)) for s in (".json", "_dump", "_out"))
@@ -285,7 +324,13 @@ def main():
                 e2e = np.abs(got - want).max() / np.abs(want).max()
                 if not e2e <= RTOL_E2E:
                     fails.append("%s: end to end relative error %.3g > %.3g" % (tag, e2e, RTOL_E2E))
-                print("%-28s %d layers, worst layer relative error %.2e, end to end %.2e" % (tag, len(j["layers"]), worst, e2e))
+                ort_e2e = float("nan")
+                if ort is not None:
+                    ort_e2e = np.abs(got - ort[net.name]).max() / np.abs(ort[net.name]).max()
+                    if not ort_e2e <= RTOL_E2E:
+                        fails.append("%s: relative error %.3g against onnxruntime > %.3g" % (tag, ort_e2e, RTOL_E2E))
+                print("%-28s %d layers, worst layer relative error %.2e, end to end %.2e (onnxruntime %.2e)"
+                      % (tag, len(j["layers"]), worst, e2e, ort_e2e))
     for f in fails:
         print("FAIL - " + f)
     return 1 if fails else 0
