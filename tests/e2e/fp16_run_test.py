@@ -37,6 +37,7 @@ class Net:
         self.x = self.rng.uniform(-1, 1, shape).astype(np.float32)
         self.input = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
         self.vals = {"x": self.x.astype(np.float64)}
+        self.opset = 13
 
     def t(self, prefix):
         self.k += 1
@@ -175,7 +176,7 @@ class Net:
     def save(self, path, y):
         out = helper.make_tensor_value_info(y, TensorProto.FLOAT, list(self.vals[y].shape))
         g = helper.make_graph(self.nodes, self.name, [self.input], [out], self.inits)
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", self.opset)])
         m.ir_version = 7
         onnx.save(m, path)
         np.save(path[:-5] + "_x.npy", self.x)
