@@ -189,8 +189,12 @@ def translate(op, c):
                      granularity=["per-layer", "per-channel"]),
                 rule("quant", "output per-layer", tensor="out0", granularity=["per-layer"])]
     if k == "relation":
+        # ConvTranspose's pads notes are headed "设置pad时注意" (when setting pads, note): they bind
+        # a model that sets pads, not the unpadded kernel-2 stride-2 upsampler (whose output,
+        # stride*(h-1)+k, always exceeds stride*(h-1)+1).
         m = re.match(r"unsupported if (.+) < (\w+)$", t)
-        return [rule("formula", eng, param="pads", expr="%s >= %s" % (m.group(1), m.group(2)))]
+        return [rule("formula", eng + " (when pads are set)", param="pads", expr="%s >= %s" % (m.group(1), m.group(2)),
+                     when="pads_top + pads_left + pads_bottom + pads_right > 0")]
     if k == "alignment" and prm == "batch_size":
         return [rule("interval", "batch_size in (0,8192]", param="batch_size", value="batch_size", min=0,
                      min_open=True, max=8192),
