@@ -338,7 +338,7 @@ class Compiler {
     // ---- the fp16 path (model_compiler_fp16.cpp, CompileOptions::fp16) -------------------
 
     /// The fp16 device tensor of a float32 value.
-    DeviceTensor& dev_f16(const std::string& name);
+    DeviceTensor& dev_f16(const std::string& name, const int* dims = nullptr);  ///< dims: c, h, w of a rank-3 value
     /// A float node the fp16 path lowers; false: not one (the int8 dispatch continues).
     bool classify_fp16(size_t i);
     /// The Relu / Clip (constant bounds) that alone reads `y`, not a graph output: its node and bounds.

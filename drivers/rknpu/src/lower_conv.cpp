@@ -132,8 +132,8 @@ void check_op(const ConvOp& op, const std::vector<int>& cores, bool timing_only)
     const size_t expect_w = static_cast<size_t>(op.out_c) * (op.depthwise ? 1 : op.in_c) * op.kernel_h * op.kernel_w;
     // weights_ref: the caller's array of expect_w values (not checkable here).
     if (op.fp16) {
-        if (op.runtime_weights) fail(op, "runtime weights are int8 only");
-        if (!op.weights_f_ref && op.weights_f.size() != expect_w && !(timing_only && op.weights_f.empty()))
+        if (op.runtime_weights && op.depthwise) fail(op, "runtime weights of a depthwise convolution");
+        if (!op.weights_f_ref && op.weights_f.size() != expect_w && !((timing_only || op.runtime_weights) && op.weights_f.empty()))
             fail(op, fmt::format("weights have {} values, expected {}", op.weights_f.size(), expect_w));
         if (!op.bias_f.empty() && op.bias_f.size() != static_cast<size_t>(op.out_c)) fail(op, "bias size != output channels");
         if (cores.empty()) fail(op, "no cores to run on");
@@ -340,17 +340,20 @@ void put_f16(uint8_t* at, float v) {
 Constants place_constants_fp16(const ConvOp& op, const Plan& p, ArenaBuilder& arena) {
     const size_t taps = static_cast<size_t>(p.taps);
     Constants cs;
-    cs.weights = arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg * 2
-                                                    : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+    cs.weights = op.runtime_weights ? op.runtime_weights->offset  // the caller's activation memory
+                                    : arena.add_placeholder(op.depthwise ? static_cast<uint64_t>(p.groups) * taps * p.kg * 2
+                                                                         : static_cast<uint64_t>(op.out_c) * p.per_kernel);
+    if (op.runtime_weights) *op.runtime_weights = {cs.weights, static_cast<uint64_t>(p.per_kernel), p.kg,
+                                                   static_cast<int>(p.cpad_all), static_cast<int>(p.taps)};
     if (arena.placeholders()) {
         for (int g = 0; g < p.groups; ++g)
             cs.bs.push_back(arena.add_placeholder(static_cast<uint64_t>(std::min(op.out_c, (g + 1) * p.kg) - g * p.kg) * 4));
         return cs;
     }
-    uint8_t* wimg = arena.init().data() + (cs.weights - arena.init_base());
     const float* wd = op.weights_f_ref ? op.weights_f_ref : op.weights_f.data();
     const uint32_t T = static_cast<uint32_t>(taps);
-    if (!wd) {  // runtime weights: written by the layer's earlier tasks
+    uint8_t* wimg = op.runtime_weights || !wd ? nullptr : arena.init().data() + (cs.weights - arena.init_base());
+    if (!wimg) {  // runtime weights: written by the layer's earlier tasks
     } else if (op.depthwise) {
         for (int g = 0; g < p.groups; ++g) {
             const int c0 = g * p.kg, cn = std::min(op.out_c - c0, p.kg);

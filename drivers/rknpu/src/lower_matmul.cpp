@@ -51,9 +51,61 @@ uint64_t thirds_at(const DeviceTensor& a, const DeviceTensor& b) {
 }  // namespace
 
 uint64_t exmatmul_scratch_bytes(const DeviceTensor& a, const DeviceTensor& b) {
+    if (a.fp16) return align64(static_cast<uint64_t>(a.w) * k_padded(a) * 2);  // the weight image only
     const uint64_t c1 = static_cast<uint64_t>((a.c + a.c2 - 1) / a.c2), blocks = static_cast<uint64_t>((a.w + a.c2 - 1) / a.c2);
     return thirds_at(a, b) + c1 * (3 * static_cast<uint64_t>(a.w) * static_cast<uint64_t>(a.c2) + 16 * blocks);
 }
+
+namespace {
+
+/// fp16: no zero points and A's values are fp16 weights as they are, so A is copied channel-last
+/// straight into the fp16 weight blocks (kernel n = pixel n) and a 1x1 fp16 conv reads B.
+std::vector<TaskBody> exmatmul_f16(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
+                                   const DeviceTensor& y, uint64_t scratch_off, ArenaBuilder& arena,
+                                   const hw::SocProfile& soc, int core) {
+    const int K = a.c, N = a.w, c2 = a.c2, Kp = static_cast<int>(k_padded(a));
+    ConvOp op;
+    op.fp16 = true;
+    op.name = name;
+    op.in_c = K, op.out_c = N;
+    RuntimeWeights rw;
+    rw.offset = scratch_off;
+    op.runtime_weights = &rw;
+    std::vector<TaskBody> conv = lower_conv_op(op, b, y, arena, soc, {core});
+    if (rw.cpad != Kp || rw.taps != 1) bad(name, "unexpected fp16 weight layout");
+    const hw::rknpu::WeightBlocks blocks = hw::rknpu::weight_blocks(soc, 16, false);
+    const int KG = static_cast<int>(blocks.kernel_group), CG = static_cast<int>(blocks.channel_group);
+    std::vector<TaskBody> tasks;
+    for (int k0 = 0; k0 < N; k0 += rw.kg) {
+        const int kn = std::min(rw.kg, N - k0);
+        for (int kb = 0; kb < kn; kb += KG) {
+            const int nk = std::min(KG, kn - kb), n0 = k0 + kb;
+            // Whole atoms, as the int8 path: A's padding lanes (zeros as the DPU writes them) are
+            // the padding channels' weights.
+            for (int cb = 0; cb < Kp; cb += CG) {
+                const int nc = std::min(CG, Kp - cb), nv = std::min(nc, K - cb);
+                const uint64_t src = a.offset + static_cast<uint64_t>(cb / c2) * a.surf_stride +
+                                     static_cast<uint64_t>(n0) * static_cast<uint64_t>(c2) * 2;
+                const uint64_t dst = rw.offset + static_cast<uint64_t>(k0) * rw.per_kernel +
+                                     2 * hw::rknpu::weight_element(blocks, static_cast<uint32_t>(kn), 1,
+                                                                   static_cast<uint32_t>(rw.cpad), static_cast<uint32_t>(kb),
+                                                                   0, static_cast<uint32_t>(cb));
+                TaskBody t = lower_dpu_copy(fmt::format("exMatMul fp16 weights k{}-{} c{}-{}", n0, n0 + nk - 1, cb, cb + nc - 1),
+                                            src, a.surf_stride, dst, 0, nk, 1, nc, 0, c2, core, true, true);
+                t.meta.intermediate = true;
+                t.meta.in_window = {cb, cb + nv, 0, 1, n0, n0 + nk};
+                t.meta.out_window = {n0, n0 + nk, 0, 1, 0, 0};  // A's window
+                tasks.push_back(std::move(t));
+            }
+        }
+    }
+    if (scratch_off + uint64_t{static_cast<uint64_t>(N)} * rw.per_kernel > scratch_off + exmatmul_scratch_bytes(a, b))
+        bad(name, "internal: fp16 weights beyond the scratch");
+    for (TaskBody& t : conv) tasks.push_back(std::move(t));
+    return tasks;
+}
+
+}  // namespace
 
 std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                         const DeviceTensor& y, uint64_t scratch_off, ArenaBuilder& arena,
@@ -63,7 +115,9 @@ std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTen
         bad(name, fmt::format("shapes A {}x{}x{}, B {}x{}x{}, Y {}x{}x{} are not [K,1,N] [K,1,M] [N,1,M]", a.c, a.h, a.w,
                               b.c, b.h, b.w, y.c, y.h, y.w));
     const int Kp = static_cast<int>(k_padded(a));  // K in whole atoms
-    if (a.row_major || b.row_major || y.row_major || a.fp16 || b.fp16 || y.fp16) bad(name, "int8 NC1HWC2 tensors only");
+    if (a.row_major || b.row_major || y.row_major) bad(name, "NC1HWC2 tensors only");
+    if (a.fp16 && b.fp16 && y.fp16) return exmatmul_f16(name, a, b, y, scratch_off, arena, soc, core);
+    if (a.fp16 || b.fp16 || y.fp16) bad(name, "mixed int8 / fp16 operands");
     DeviceTensor B3 = exmatmul_rows(b, scratch_off);
     B3.zp = b.zp, B3.scale = b.scale;
     // The convolution (weights at their place in the scratch, filled by the tasks below).

@@ -24,6 +24,9 @@ namespace drv::rknpu {
 ///    -128: P = 6, p = 64) with a (P + 3) x 1 kernel: the data taps give sum_k (A - a.zp) B, the
 ///    padding taps (P / 3) p sum_k (A - a.zp) = -b.zp sum_k (A - a.zp); bias 0, requantized as a
 ///    conv (exact integer sum; 1 LSB at the requantization's ties).
+/// fp16 (a, b, y fp16): the same shapes, no zero points: per (kernel block, channel group) one
+/// channel-last DPU copy of A into the fp16 weight blocks, then a 1x1 fp16 conv over B (scratch: the
+/// weight image only).
 /// Throws std::invalid_argument when the shapes or a register field do not fit.
 std::vector<TaskBody> lower_exmatmul_op(const std::string& name, const DeviceTensor& a, const DeviceTensor& b,
                                         const DeviceTensor& y, uint64_t scratch_off, ArenaBuilder& arena,

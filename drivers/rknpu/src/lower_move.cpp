@@ -47,7 +47,7 @@ TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf
                                             {"FLYING_MODE", 1},
                                             {"TP_EN", channel_last ? 1u : 0u}});
     if (channel_last)
-        b.write_fields("DPU_WDMA_SIZE_0", {{"CHANNEL_WDMA", u(c - 1)}, {"SIZE_C_WDMA", u(c - 1)}, {"TP_PRECISION", 0}});
+        b.write_fields("DPU_WDMA_SIZE_0", {{"CHANNEL_WDMA", u(c - 1)}, {"SIZE_C_WDMA", u(c - 1)}, {"TP_PRECISION", fp16 ? 1u : 0u}});  // 8 / 16-bit elements
     // fp16 (issue 14): the vendor's fp16 DPU task conventions (lower_fp16.cpp): fp16 in / proc / out,
     // MRDMA FP16TOFP32_EN, FP32TOFP16_EN; every stage bypassed, the value is copied unchanged.
     const auto prec = fp16 ? en::Precision::FP16 : en::Precision::INT8;

@@ -61,7 +61,7 @@ bool is_float_model(const ir::Graph& g) {
 
 namespace drv::rknpu::compiler_detail {
 
-DeviceTensor& Compiler::dev_f16(const std::string& name) {
+DeviceTensor& Compiler::dev_f16(const std::string& name, const int* dims) {
     auto it = m_.tensors.find(name);
     const ir::Value& v = g_.value(name);
     if (it != m_.tensors.end()) {
@@ -78,7 +78,9 @@ DeviceTensor& Compiler::dev_f16(const std::string& name) {
     DeviceTensor t;
     t.name = name;
     t.ir_shape = v.shape;
-    if (!device_dims(v.shape, t.c, t.h, t.w))
+    if (dims)
+        t.c = dims[0], t.h = dims[1], t.w = dims[2];
+    else if (!device_dims(v.shape, t.c, t.h, t.w))
         unsupported(
             fmt::format("tensor '{}' shape {} has no device layout (batch 1, rank 4 or 2)", name, v.shape_str()));
     t.fp16 = true;

@@ -138,12 +138,17 @@ bool Compiler::exmatmul_node(size_t i) {
     if (mm >= 0 && nodes[static_cast<size_t>(mm)].op_type == "Transpose") mm = single(nodes[static_cast<size_t>(mm)].outputs.at(0));
     if (mm < 0) return false;
     const ir::Node& m = nodes[static_cast<size_t>(mm)];
-    if (m.op_type != "QLinearMatMul" || !m.domain.empty() || m.inputs.size() < 8 || const_of(g_, m, 3)) return false;
+    // int8: QLinearMatMul (B is input 3); fp16 path: a float MatMul (B is input 1).
+    const bool f16 = opts_.fp16 && m.op_type == "MatMul" && m.inputs.size() == 2 && g_.value(m.input(0)).dtype == num::DType::F32 &&
+                     g_.value(m.input(1)).dtype == num::DType::F32;
+    const size_t bi = f16 ? 1 : 3;
+    if (!f16 && (m.op_type != "QLinearMatMul" || m.inputs.size() < 8)) return false;
+    if (!m.domain.empty() || const_of(g_, m, bi)) return false;
     const int tr = g_.producer(m.input(0));
     if (tr < 0 || nodes[static_cast<size_t>(tr)].op_type != "Transpose" || single(m.input(0)) != mm ||
         ir::attr_ints(nodes[static_cast<size_t>(tr)].attrs, "perm", {}) != std::vector<int64_t>{0, 2, 1})
         return false;
-    const int ra = g_.producer(nodes[static_cast<size_t>(tr)].input(0)), rb = g_.producer(m.input(3));
+    const int ra = g_.producer(nodes[static_cast<size_t>(tr)].input(0)), rb = g_.producer(m.input(bi));
     if (!reshape_4d(ra, tr) || !reshape_4d(rb, mm) || static_cast<size_t>(std::min(ra, rb)) != i) return false;
     const std::string a4 = nodes[static_cast<size_t>(ra)].input(0), b4 = nodes[static_cast<size_t>(rb)].input(0),
                       y = m.outputs.at(0);
@@ -156,10 +161,13 @@ bool Compiler::exmatmul_node(size_t i) {
     const int K = static_cast<int>(shape(a4)[1]), N = static_cast<int>(shape(a4)[3]), M = static_cast<int>(shape(b4)[3]);
     if (ys.size() != 3 || ys[1] != N || ys[2] != M || shape(b4)[1] != K) unsupported("exMatMul shapes do not agree");
     // The IR quantization of each operand is its 4-D source's (Reshape / Transpose keep it).
-    const DeviceTensor& A = dev(a4, scalar_scale(g_, m, 1), scalar_zp(g_, m, 2));
-    const DeviceTensor& B = dev(b4, scalar_scale(g_, m, 4), scalar_zp(g_, m, 5));
     const int dims[3] = {N, 1, M};
-    dev(y, scalar_scale(g_, m, 6), scalar_zp(g_, m, 7), dims);
+    const DeviceTensor& A = f16 ? dev_f16(a4) : dev(a4, scalar_scale(g_, m, 1), scalar_zp(g_, m, 2));
+    const DeviceTensor& B = f16 ? dev_f16(b4) : dev(b4, scalar_scale(g_, m, 4), scalar_zp(g_, m, 5));
+    if (f16)
+        dev_f16(y, dims);
+    else
+        dev(y, scalar_scale(g_, m, 6), scalar_zp(g_, m, 7), dims);
     Layer L = base_layer(static_cast<size_t>(mm), "exMatMul", Unit::Npu);
     L.inputs = {a4, b4};
     L.in_shape = shape_of(a4);
@@ -169,9 +177,11 @@ bool Compiler::exmatmul_node(size_t i) {
     std::sort(ir.begin(), ir.end());
     L.ir_nodes = ir;
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N) * static_cast<uint64_t>(M);
-    const int taps = B.zp == -128 ? 9 : 6;
-    L.note = fmt::format("A^T B over {} channels: A's thirds written as the CNA's weights by DPU tasks, "
-                         "a {}x1 kernel over B (zero points as padding taps, A-EXMM)", K, taps);
+    const int taps = f16 ? 1 : B.zp == -128 ? 9 : 6;
+    L.note = f16 ? fmt::format("A^T B over {} channels, fp16: A copied channel-last into the CNA's weights by DPU "
+                               "tasks, a 1x1 conv over B (A-EXMM)", K)
+                 : fmt::format("A^T B over {} channels: A's thirds written as the CNA's weights by DPU tasks, "
+                               "a {}x1 kernel over B (zero points as padding taps, A-EXMM)", K, taps);
     for (int k : {tr, rb, mm}) consumed_.insert(static_cast<size_t>(k));
     const std::string scratch = y + "/npusim_exmatmul_thirds";
     DeviceTensor t = A;

@@ -238,3 +238,85 @@ TEST(SeqOps, GatherRk3588) { check_gather("rk3588", 6, 12); }
 TEST(SeqOps, GatherRk3566EightByteAtoms) { check_gather("rk3566", 5, 8); }
 
 }  // namespace
+
+namespace {
+
+/// The float form of matmul_graph (no Q / DQ): compiled with CompileOptions::fp16, the exMatMul
+/// pattern as fp16 (A copied channel-last into the fp16 weight blocks, a 1x1 fp16 conv over B).
+drv::ir::Graph matmul_graph_f32(const MmCase& c) {
+    test_onnx::ModelBuilder b(13);
+    auto branch = [&](const std::string& x, int w, bool relu, uint32_t seed) {
+        b.input(x, kF32, {1, 8, 1, w});
+        std::vector<float> wf;
+        for (int v : ramp(static_cast<size_t>(c.K) * 8, -60, 60, seed)) wf.push_back(0.01f * static_cast<float>(v));
+        b.init_f32(x + "_w", {c.K, 8, 1, 1}, wf);
+        b.node("Conv", {x, x + "_w"}, {x + "_c"}, x + "_conv");
+        if (!relu) return x + "_c";
+        b.node("Relu", {x + "_c"}, {x + "_r"});
+        return x + "_r";
+    };
+    const std::string a = branch("xa", c.N, c.relu_a, 7), bb = branch("xb", c.M, c.relu_b, 8);
+    b.init_i64("sa", {3}, {1, c.K, c.N});
+    b.init_i64("sb", {3}, {1, c.K, c.M});
+    b.node("Reshape", {a, "sa"}, {"ra"}, "reshape_a");
+    auto& tr = b.node("Transpose", {"ra"}, {"ta"}, "transpose_a");
+    test_onnx::ModelBuilder::attr_ints(tr, "perm", {0, 2, 1});
+    b.node("Reshape", {bb, "sb"}, {"rb"}, "reshape_b");
+    b.node("MatMul", {"ta", "rb"}, {"mm"}, "matmul");
+    b.node("Identity", {"mm"}, {"y_out"});
+    b.output("y_out");
+    const std::string bytes = b.bytes();
+    return drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), {}, "exmatmul_f32.onnx");
+}
+
+void check_matmul_f16(const char* soc_name, const MmCase& c) {
+    const hw::SocProfile soc = hw::load_named_profile(soc_name);
+    const drv::ir::Graph g = matmul_graph_f32(c);
+    CompileOptions o;
+    o.fp16 = true;
+    const CompiledModel m = compile_model(g, soc, o);
+    for (const auto& problem : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << ": " << problem;
+    const Layer* mm = nullptr;
+    for (const auto& L : m.layers)
+        if (L.name == "matmul") mm = &L;
+    ASSERT_NE(mm, nullptr);
+    const std::string what = fmt::format("fp16 {} K {} N {} M {}", soc_name, c.K, c.N, c.M);
+    std::cout << "[exmatmul " << what << "] " << mm->op << " tasks " << mm->tasks.size() << ": " << mm->note << "\n";
+    ASSERT_EQ(mm->unit, Unit::Npu) << what << ": " << mm->note;
+    EXPECT_EQ(mm->op, "exMatMul");
+    EXPECT_EQ(mm->ir_nodes.size(), 4u) << what;
+    std::map<std::string, num::Tensor> in;
+    in["xa"] = drv::ref::random_input(g.value("xa"), 3, 0);
+    in["xb"] = drv::ref::random_input(g.value("xb"), 4, 0);
+    const auto ref = sim::reference_values(g, in);
+    double ref_max = 0;
+    const num::Tensor& want = ref.at("mm");
+    for (size_t k = 0; k < want.numel(); ++k) ref_max = std::max(ref_max, std::abs(static_cast<double>(want.data<float>()[k])));
+    ASSERT_GT(ref_max, 0) << what;
+    sim::DirectOptions d;
+    d.isolated_reference = &ref;
+    const sim::DirectResult r = sim::run_direct(m, soc, in, d);
+    bool seen = false;
+    for (const auto& lc : r.layers) {
+        if (m.layers[lc.layer].name != "matmul") continue;
+        seen = true;
+        std::cout << "[exmatmul " << what << "] isolated: max |diff| " << lc.diff.max_abs << " of max |y| " << ref_max
+                  << "\n";
+        // The fp16 path's stated tolerance (kFp16LayerRtol): A, B and Y rounded to fp16, fp32 sums.
+        EXPECT_LE(lc.diff.max_abs, kFp16LayerRtol * ref_max) << what << ": " << lc.diff.str();
+        EXPECT_TRUE(lc.diff.same_shape) << what;
+    }
+    EXPECT_TRUE(seen) << what;
+}
+
+}  // namespace
+
+// fp16 (RK3588's fp16 path; RK3566 too): whole atoms, two kernel groups, K not whole atoms (A's
+// padding lanes as the padding channels' weights).
+TEST(SeqOps, ExMatMulFp16) {
+    for (const char* soc : {"rk3588", "rk3566"}) {
+        check_matmul_f16(soc, {64, 16, 16, false, false});
+        check_matmul_f16(soc, {48, 40, 24, true, false});
+        check_matmul_f16(soc, {20, 16, 16, false, true});
+    }
+}
