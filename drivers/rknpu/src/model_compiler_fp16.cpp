@@ -9,6 +9,9 @@
 // plumbing in model_compiler_ops.cpp). fp16 tensors: DeviceTensor::fp16.
 #include "compiler_internal.h"
 
+#include <array>
+#include <tuple>
+
 namespace drv::rknpu::compiler_detail {
 
 namespace {
@@ -307,10 +310,20 @@ bool Compiler::eltwise_f16(size_t i) {
         return s.size() == 4 && ys.size() == 4 && s[0] == 1 && s[1] == ys[1] && s[2] == 1 && s[3] == 1;
     };
     if (g_.value(a).shape != ys && g_.value(b).shape == ys && per_channel(a)) std::swap(a, b);
-    if (g_.value(a).shape != ys || (g_.value(b).shape != ys && !per_channel(b)))
-        unsupported(n.op_type + " with a broadcast other than one value per channel");
-    dev_f16(a);
-    dev_f16(b);
+    // Other 4-D broadcasts ([b,c,1,w], [b,1,1,w], [b,c,h,1], [b,1,h,1], ...): the operand tiled to the
+    // output's shape first (tile_tasks, the Expand lowering in fp16), as the int8 Add (Compiler::add).
+    auto broadcast = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        if (s == ys) return false;
+        if (s.size() != 4 || ys.size() != 4 || s[0] != 1 || ys[0] != 1)
+            unsupported(n.op_type + " with an operand that is not a 4-D broadcast of the [1,C,H,W] output");
+        for (size_t k = 1; k < 4; ++k)
+            if (s[k] != ys[k] && s[k] != 1) unsupported(n.op_type + " with operands that do not broadcast");
+        return true;
+    };
+    const bool expand_a = broadcast(a), expand_b = !per_channel(b) && broadcast(b);
+    const DeviceTensor& da = dev_f16(a);
+    const DeviceTensor& db = dev_f16(b);
     Fp16DpuOp op;
     op.kind = n.op_type == "Mul" ? Fp16DpuOp::Kind::Mul : Fp16DpuOp::Kind::Add;
     op.what = n.op_type == "Mul" ? "mul" : "add";
@@ -321,8 +334,41 @@ bool Compiler::eltwise_f16(size_t i) {
         op.lo = lo, op.hi = hi;
     }
     const std::string y = L.outputs.at(0);
-    dev_f16(y);
-    push_dpu_f16(std::move(L), std::move(op), a, b, y);
+    const DeviceTensor& dy = dev_f16(y);
+    if (!expand_a && !expand_b) {
+        push_dpu_f16(std::move(L), std::move(op), a, b, y);
+        return true;
+    }
+    std::vector<std::array<std::string, 3>> tiled;  // operand, its full-size scratch, its channel broadcast
+    for (const auto& [v, d, expand] : {std::tuple{a, &da, expand_a}, std::tuple{b, &db, expand_b}}) {
+        if (!expand) continue;
+        const std::string full = scratch_like(*d, y + "/npusim_broadcast_" + (v == a ? "a" : "b"), dy.c, dy.h, dy.w);
+        const bool spatial = d->h != dy.h || d->w != dy.w;
+        tiled.push_back({v, full, d->c != dy.c && spatial ? scratch_like(*d, full + "_channels", dy.c, d->h, d->w) : ""});
+    }
+    // The full-size input first (its rows are what the DPU task reads).
+    L.inputs = expand_a && !expand_b && !per_channel(b) ? std::vector<std::string>{b, a} : std::vector<std::string>{a, b};
+    L.in_shape = shape_of(L.inputs[0]);
+    L.note = L.note.empty() ? "fp16; broadcast operand tiled first (DPU copies)" : "fp16; broadcast operand tiled first; " + L.note;
+    const int core = m_.cores.front();
+    const std::string first = L.inputs[0], name = L.name;
+    push_npu(
+        std::move(L),
+        [this, op = std::move(op), a, b, y, tiled, core, first, name]() {
+            std::vector<TaskBody> all;
+            std::string fa = a, fb = b;
+            for (const auto& t : tiled) {
+                for (TaskBody& body : tile_tasks(name + "/broadcast", t[0], t[1], t[2], core, true)) all.push_back(std::move(body));
+                (t[0] == a ? fa : fb) = t[1];
+            }
+            const DeviceTensor& f = m_.tensors.at(first);
+            for (TaskBody& body : lower_fp16_dpu_op(name, op, m_.tensors.at(fa), &m_.tensors.at(fb), m_.tensors.at(y), arena_, soc_, core)) {
+                body.meta.in_window = {0, f.c, 0, f.h, 0, f.w};
+                all.push_back(std::move(body));
+            }
+            return all;
+        },
+        false);
     return true;
 }
 
