@@ -269,10 +269,35 @@ std::vector<TaskBody> lower_tile_op(const std::string& name, const DeviceTensor&
         }
     } else {
         // Column blocks of the first in.h rows: the whole input per block (an input of one column:
-        // its h one-atom rows into every out.w-th atom).
-        for (int x0 = 0; x0 < out.w; x0 += in.w)
+        // its h one-atom rows into every out.w-th atom). When the rows to fill are back to back in
+        // memory (no row tiling after this, or one C1 surface; compact surfaces), the filled columns
+        // [0, n) of every row are doubled in place instead: the rows read as one-row surfaces
+        // (`w * atom` bytes apart, C1 x in.h of them as virtual channels), columns [0, m) of each
+        // copied to [n, n + m) - a cube of m x 1 with the MRDMA's surface notch (w - m) atoms. The
+        // 16-byte units need (w - m) and w whole 16 bytes: with 8-byte atoms two first blocks when
+        // in.w is odd, and none of this when out.w is odd.
+        const int c1 = (out.c + atom - 1) / atom;
+        const uint64_t rows_back_to_back = u(out.h == in.h ? c1 : 1) * u(in.h);
+        const int first = (ab % 16 == 0 || in.w % 2 == 0) ? 1 : 2;
+        bool doubling = (out.h == in.h || c1 == 1) && out.surf_stride == u(out.h) * u(out.w) * ab &&
+                        rows_back_to_back * u(atom) <= kCubeMax && out.w / in.w > first + 1;
+        for (int n = first * in.w; doubling && n < out.w; n += std::min(n, out.w - n))
+            doubling = (u(out.w - std::min(n, out.w - n)) * ab) % 16 == 0 && (u(out.w) * ab) % 16 == 0;
+        const int blocks = doubling ? first : out.w / in.w;
+        for (int x0 = 0; x0 < blocks * in.w; x0 += in.w)
             copy(fmt::format("tile columns {}-{}", x0, x0 + in.w - 1), in.offset, in.surf_stride,
                  out.offset + u(x0) * ab, in.w, in.h, out.w - in.w, {0, out.c, 0, in.h, x0, x0 + in.w});
+        const uint32_t line = static_cast<uint32_t>(u(out.w) * ab);
+        for (int n = blocks * in.w; doubling && n < out.w;) {
+            const int m = std::min(n, out.w - n);
+            TaskBody t = lower_dpu_copy(fmt::format("tile columns {}-{} (rows as surfaces)", n, n + m - 1), out.offset,
+                                        line, out.offset + u(n) * ab, line, m, 1,
+                                        static_cast<int>(rows_back_to_back) * atom, 0, atom, core, false, f16);
+            t.meta.out_window = {0, out.c, 0, in.h, n, n + m};
+            t.meta.in_window = {0, in.c, 0, in.h, 0, in.w};
+            tasks.push_back(std::move(t));
+            n += m;
+        }
     }
     // Rows [0, n) are out's first n rows (n a multiple of in.h): doubled until out.h.
     const uint64_t row = u(out.w) * ab;

@@ -298,13 +298,29 @@ bool Compiler::add(size_t i) {
     // Sub (x - y) runs as y's term negated on the MRDMA (lower_rsub_op: b - a), so the MRDMA input
     // is y; a [1,C,1,1] y is tiled to the output's shape first (below): the ERDMA's per-channel
     // operand is not negated (the model reads EW_OP_CVT_SCALE unsigned in the integer path).
+    // [1,C,H,1] against [1,C,H,W] (coordinate attention's row weights): one value per (channel, row).
+    // ([1,1,H,1]: its one channel broadcast first, a 1x1 selection conv into a [1,C,H,1] scratch.)
+    auto per_row = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        return s.size() == 4 && ys_shape.size() == 4 && s[0] == 1 && (s[1] == ys_shape[1] || s[1] == 1) &&
+               s[2] == ys_shape[2] && s[2] > 1 && s[3] == 1 && ys_shape[3] > 1;
+    };
     const bool sub = n.op_type == "QLinearSub";
     if (sub) {
         std::swap(a, b), std::swap(ai, bi);
-    } else if (per_channel(a) && !per_channel(b)) {
+    } else if ((per_channel(a) && !per_channel(b)) || (per_row(a) && !per_row(b))) {
         std::swap(a, b), std::swap(ai, bi);
     }
     const bool chan = per_channel(b);
+    // With 16-byte atoms the compact NC1HWC2 image of the [1,C,H,W] input is C1 x H rows of W
+    // atoms back to back, and that of the [1,C,H,1] operand C1 x H atoms: read as a cube of C1 x H
+    // surfaces (C1 x H x 16 virtual channels) of one row, the operand is exactly the ERDMA's
+    // per-channel operand of that cube with surfaces 16 bytes apart (EW_SURF_STRIDE 1: "if per
+    // channel, stride 1", docs/rknpu-register-semantics.md §10). One DPU task, no copy (A-ERDMA's
+    // per-channel layout, assumption A-ROWOP in "Tile, Expand and broadcast operands").
+    const int atom = soc_.npu.c2_int8.value;
+    const bool row_op = per_row(b) && atom == 16 &&
+                      (ys_shape[1] + atom - 1) / atom * ys_shape[2] * atom <= 8192;
     // Any other numpy broadcast of a 4-D operand ([b,c,1,w], [b,1,1,w], [b,c,h,1], [b,1,h,1], ...):
     // no DPU operand mode repeats along H or W, so the operand is tiled to the output's shape first
     // (the Expand lowering: a channel selection conv when it has one channel, DPU copies along H / W,
@@ -318,7 +334,7 @@ bool Compiler::add(size_t i) {
             if (s[k] != ys_shape[k] && s[k] != 1) unsupported(n.op_type + " with operands that do not broadcast");
         return true;
     };
-    const bool expand_a = broadcast(a), expand_b = !chan && broadcast(b);
+    const bool expand_a = broadcast(a), expand_b = !chan && !row_op && broadcast(b);
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
     const DeviceTensor& da = dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
     const DeviceTensor& db = dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
@@ -333,6 +349,43 @@ bool Compiler::add(size_t i) {
     L.inputs = {a, b};  // the full-size input first: its rows are what each task reads
     if (expand_a && !expand_b && !chan) std::swap(L.inputs[0], L.inputs[1]);
     L.in_shape = shape_of(L.inputs[0]);
+    if (row_op && !expand_a) {
+        L.note = fmt::format("{} by a [1,C,H,1] operand: one DPU task over C1 x H one-row surfaces, the operand the "
+                             "ERDMA's per-channel operand (16-byte surfaces)",
+                             n.op_type.substr(7));
+        const int core = m_.cores.front();
+        const std::string bc = db.c != dy.c ? scratch_like(db, y + "/npusim_broadcast_b", dy.c, dy.h, 1) : "";
+        if (!bc.empty()) init_estimate_ += static_cast<uint64_t>(dy.c) * (static_cast<uint64_t>(atom) + 64) + 4096;
+        push_npu(
+            std::move(L),
+            [this, a, b, y, bc, lower, core, atom, name = n.name]() {
+                std::vector<TaskBody> all = bc.empty() ? std::vector<TaskBody>{} : tile_tasks(name + "/broadcast", b, bc, "", core, true);
+                const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(bc.empty() ? b : bc), &ty = m_.tensors.at(y);
+                const uint64_t s1 = static_cast<uint64_t>((ty.c + atom - 1) / atom), row = static_cast<uint64_t>(ty.w * atom);
+                auto virt = [&](const DeviceTensor& t, int w) {
+                    DeviceTensor v = t;
+                    v.c = static_cast<int>(s1) * ty.h * atom, v.h = 1, v.w = w;
+                    v.line_stride = v.surf_stride = static_cast<uint32_t>(w * atom);
+                    return v;
+                };
+                for (const DeviceTensor* t : {&ta, &ty})
+                    if (t->surf_stride != static_cast<uint64_t>(ty.h) * row || t->line_stride != row)
+                        throw std::invalid_argument(fmt::format(
+                            "'{}': '{}' is not C1 x H compact rows (a [1,C,H,1] operand needs them)", name, t->name));
+                if (tb.surf_stride != static_cast<uint32_t>(ty.h * atom))
+                    throw std::invalid_argument(fmt::format("'{}': operand '{}' is not compact", name, tb.name));
+                for (TaskBody& body : lower(name, virt(ta, ty.w), virt(tb, 1), virt(ty, ty.w), arena_, soc_, core)) {
+                    body.meta.out_window = {0, ty.c, 0, ty.h, 0, ty.w};
+                    body.meta.in_window = body.meta.out_window;
+                    body.meta.what = fmt::format("{} by [1,{},{},1] over {}x{} one-row surfaces", body.meta.what, ty.c,
+                                                 ty.h, s1 * static_cast<uint64_t>(ty.h), ty.w);
+                    all.push_back(std::move(body));
+                }
+                return all;
+            },
+            false);
+        return true;
+    }
     if (!expand_a && !expand_b) {
         push_npu(
             std::move(L),

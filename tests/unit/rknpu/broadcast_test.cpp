@@ -156,6 +156,10 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
     if (std::string(soc_name) == "rk3588" && !fp16) {
         EXPECT_EQ(by_name.at("expand_bc1w")->tasks.size(), static_cast<size_t>(1 + lg));
         EXPECT_EQ(by_name.at("add_bc1w")->tasks.size(), static_cast<size_t>(2 + lg));
+        // [1,K,H,1]: one DPU task over C1 x H one-row surfaces (the operand per virtual channel);
+        // [1,1,H,1]: its channel broadcast (one conv task) first.
+        EXPECT_EQ(by_name.at("max_bch1")->tasks.size(), 1u) << by_name.at("max_bch1")->note;
+        EXPECT_EQ(by_name.at("min_b1h1")->tasks.size(), 2u) << by_name.at("min_b1h1")->note;
     }
     std::map<std::string, num::Tensor> in;
     for (const char* v : {"x", "p", "q", "r", "s", "g"}) in[v] = drv::ref::random_input(g.value(v), 5, 0);
@@ -191,6 +195,8 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
 
 TEST(Broadcast, TileExpandEltwiseRk3588) { check_soc("rk3588", 10, 12, false); }
 TEST(Broadcast, TileExpandEltwiseRk3566EightByteAtoms) { check_soc("rk3566", 9, 7, false); }
+// An even width: the column broadcast of [1,K,H,1] doubles its columns in place (rows as surfaces).
+TEST(Broadcast, TileExpandEltwiseRk3566EvenWidth) { check_soc("rk3566", 8, 12, false); }
 TEST(Broadcast, TileExpandAddMulFp16Rk3588) { check_soc("rk3588", 10, 12, true); }
 TEST(Broadcast, TileExpandAddMulFp16Rk3566) { check_soc("rk3566", 9, 7, true); }
 
