@@ -13,7 +13,8 @@ a platform without an fp16 path refuses it, and it is then compared with run --q
 (tools/zoo/conventions.py) into a temporary folder, one file at a time, compares it and deletes it:
 ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in the build tree.
 --zoo shufflenet_se_fx writes tools/zoo/make_zoo_shufflenet.py's net (PyTorch FX convention only);
---zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only).
+--zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only);
+--zoo coordatt tests/e2e/coordatt_net.py's coordinate-attention net (broadcast Muls, issue 15).
 
 usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d]
        (MODE full|timing, PLATFORMS a,b)"""
@@ -39,6 +40,13 @@ def zoo_models(tmp, nets, convs):
             import make_zoo_shufflenet
             path = os.path.join(tmp, name + ".onnx")
             make_zoo.save(make_zoo_shufflenet.FxNet().build(), path)
+            yield path
+            os.remove(path)
+            continue
+        if name == "coordatt":  # tests/e2e/coordatt_net.py, onnxruntime QDQ only (issue 15 broadcasts)
+            import coordatt_net
+            path = os.path.join(tmp, name + "_qdq.onnx")
+            make_zoo.save(coordatt_net.build(), path)
             yield path
             os.remove(path)
             continue
