@@ -334,7 +334,9 @@ bool Compiler::add(size_t i) {
             if (s[k] != ys_shape[k] && s[k] != 1) unsupported(n.op_type + " with operands that do not broadcast");
         return true;
     };
-    const bool expand_a = broadcast(a), expand_b = !chan && !row_op && broadcast(b);
+    const bool expand_a = broadcast(a);
+    const bool use_rows = row_op && !expand_a;  // both operands broadcast: both tiled
+    const bool expand_b = !chan && !use_rows && broadcast(b);
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
     const DeviceTensor& da = dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
     const DeviceTensor& db = dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
@@ -349,7 +351,7 @@ bool Compiler::add(size_t i) {
     L.inputs = {a, b};  // the full-size input first: its rows are what each task reads
     if (expand_a && !expand_b && !chan) std::swap(L.inputs[0], L.inputs[1]);
     L.in_shape = shape_of(L.inputs[0]);
-    if (row_op && !expand_a) {
+    if (use_rows) {
         L.note = fmt::format("{} by a [1,C,H,1] operand: one DPU task over C1 x H one-row surfaces, the operand the "
                              "ERDMA's per-channel operand (16-byte surfaces)",
                              n.op_type.substr(7));

@@ -36,7 +36,8 @@ using test_onnx::ramp;
 /// x [1,8,H,W] -> 3x3 conv to 24 channels -> c; small operands from graph inputs of their own shape
 /// (their Q on the CPU writes the device image):
 ///   Add(c, p [1,K,1,W]), Mul(c, q [1,1,1,W]), Max(r [1,K,H,1], c), Min(c, s [1,1,H,1]),
-///   Sub(c, g [1,K,1,1]) (subtrahend), Sub(g, c) (minuend: the ERDMA per channel, as before)
+///   Sub(c, g [1,K,1,1]) (subtrahend), Sub(g, c) (minuend: the ERDMA per channel, as before),
+///   Max(p, r) (both operands broadcast to [1,K,H,W])
 ///   Expand(p -> [1,K,H,W]), Expand(s -> [1,K,H,W]), Expand(g -> [1,K,H,W]),
 ///   Tile(c, [1,1,3,2]), Tile(c, [1,2,1,1]) (channels 24 -> 48: the selection conv)
 /// `qdq`: onnxruntime's QDQ form (uint8); otherwise the float graph the fp16 path lowers.
@@ -107,6 +108,7 @@ drv::ir::Graph graph(int H, int W, bool qdq) {
     binary("min_b1h1", "Min", "c", "s", 0.045f, 140);
     binary("sub_bc11", "Sub", "c", "g", 0.06f, 128);
     binary("sub_bc11_minuend", "Sub", "g", "c", 0.06f, 128);
+    binary("max_both", "Max", "p", "r", 0.012f, 128);  // [1,K,1,W] and [1,K,H,1]: both tiled
     auto move = [&](const std::string& name, const std::string& op, const std::string& x, std::vector<int64_t> arg) {
         b.init_i64(name + "_arg", {4}, arg);
         b.node(op, {data(src(x)), name + "_arg"}, {name + "f"}, name);
@@ -123,7 +125,7 @@ drv::ir::Graph graph(int H, int W, bool qdq) {
     return drv::importer::import_onnx_bytes(s.data(), s.size(), o, "broadcast.onnx");
 }
 
-const char* kLayers[] = {"add_bc1w", "mul_b11w",    "max_bch1",    "min_b1h1",    "sub_bc11", "sub_bc11_minuend",
+const char* kLayers[] = {"add_bc1w", "mul_b11w",    "max_bch1",    "min_b1h1",    "sub_bc11", "sub_bc11_minuend", "max_both",
                          "expand_bc1w", "expand_b1h1", "expand_bc11", "tile_hw", "tile_c"};
 
 void check_soc(const char* soc_name, int H, int W, bool fp16) {
@@ -188,9 +190,11 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
         }
         EXPECT_LE(c.diff.max_diff, 1) << tag << L.name << ": " << c.diff.str();
         if (move) EXPECT_TRUE(c.diff.exact()) << tag << L.name << " (a copy): " << c.diff.str();
+        // Exact ties of the scale ratios (max_both: 0.011 / 0.012 = 11/12 and 13/12, a half every 12
+        // codes): the DPU rounds them up, the reference to even. Measured: <= 3.8 % (max_both).
         else EXPECT_LE(c.diff.off_by_one * 10, c.diff.values) << tag << L.name << ": " << c.diff.str();
     }
-    EXPECT_EQ(checked, fp16 ? 7u : 11u) << tag;
+    EXPECT_EQ(checked, fp16 ? 7u : 12u) << tag;
 }
 
 TEST(Broadcast, TileExpandEltwiseRk3588) { check_soc("rk3588", 10, 12, false); }
