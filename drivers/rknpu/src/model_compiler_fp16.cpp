@@ -3,13 +3,15 @@
 // of a float model lowered in fp16, what RKNN does with a model it is not asked to quantize.
 // Conv (depthwise, grouped), Gemm / MatMul with a constant B as 1x1 convs, GlobalAveragePool as a
 // depthwise conv with 1/(H W) weights, each with a following Relu / Clip fused into its DPU; Add /
-// Mul (a Relu / ReLU6 fused), BatchNormalization and standalone Relu / ReLU6 as DPU-only tasks;
+// Mul / Sub / Div / Max / Min of two tensors (a Relu / ReLU6 fused), BatchNormalization and standalone Relu / ReLU6 as DPU-only tasks;
 // AveragePool as a depthwise conv with 1/(kh kw) weights;
 // Concat by addressing (or fp16 copies); MaxPool and views share the int8 lowerings (dtype
 // plumbing in model_compiler_ops.cpp). fp16 tensors: DeviceTensor::fp16.
 #include "compiler_internal.h"
+#include "hw/rknpu_regs.h"
 
 #include <array>
+#include <map>
 #include <tuple>
 
 namespace drv::rknpu::compiler_detail {
@@ -301,15 +303,19 @@ void Compiler::push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const s
 
 bool Compiler::eltwise_f16(size_t i) {
     const ir::Node& n = g_.nodes()[i];
+    if (n.inputs.size() != 2) unsupported(n.op_type + fmt::format(" of {} inputs (two are lowered)", n.inputs.size()));
     std::string a = n.input(0), b = n.input(1);
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
+    // Sub / Div: the EW ALU's minus / div of the task input by the ERDMA operand (A-EWALU), so the
+    // operands keep their order; Add / Mul / Max / Min commute.
+    const bool commutes = n.op_type != "Sub" && n.op_type != "Div";
     // [1,C,1,1] against [1,C,H,W] (squeeze-excite): the ERDMA per channel; either side (commutative).
     const auto& ys = g_.value(n.outputs.at(0)).shape;
     const auto per_channel = [&](const std::string& v) {
         const auto& s = g_.value(v).shape;
         return s.size() == 4 && ys.size() == 4 && s[0] == 1 && s[1] == ys[1] && s[2] == 1 && s[3] == 1;
     };
-    if (g_.value(a).shape != ys && g_.value(b).shape == ys && per_channel(a)) std::swap(a, b);
+    if (commutes && g_.value(a).shape != ys && g_.value(b).shape == ys && per_channel(a)) std::swap(a, b);
     // Other 4-D broadcasts ([b,c,1,w], [b,1,1,w], [b,c,h,1], [b,1,h,1], ...): the operand tiled to the
     // output's shape first (tile_tasks, the Expand lowering in fp16), as the int8 Add (Compiler::add).
     auto broadcast = [&](const std::string& v) {
@@ -326,7 +332,12 @@ bool Compiler::eltwise_f16(size_t i) {
     const DeviceTensor& db = dev_f16(b);
     Fp16DpuOp op;
     op.kind = n.op_type == "Mul" ? Fp16DpuOp::Kind::Mul : Fp16DpuOp::Kind::Add;
-    op.what = n.op_type == "Mul" ? "mul" : "add";
+    using Algo = hw::rknpu::enums::AluAlgo;
+    static const std::map<std::string, std::pair<Algo, const char*>> kAlu{
+        {"Add", {Algo::ADD, "add"}}, {"Mul", {Algo::ADD, "mul"}}, {"Sub", {Algo::MINUS, "sub"}},
+        {"Div", {Algo::DIV, "div"}}, {"Max", {Algo::MAX, "max"}}, {"Min", {Algo::MIN, "min"}}};
+    op.alu_algo = static_cast<uint32_t>(kAlu.at(n.op_type).first);
+    op.what = kAlu.at(n.op_type).second;
     Layer L = base_layer(i, n.op_type, Unit::Npu);
     float lo = 0, hi = 0;
     if (const auto act = fusable_act_f16(n.outputs[0], lo, hi); act && lo == 0.f) {
@@ -496,7 +507,7 @@ bool Compiler::classify_fp16(size_t i) {
     if (op == "AveragePool") return avgpool_f16(i);
     if (lut_f16(i)) return true;  // a Sigmoid / SiLU / HardSwish / ... region (model_compiler_fp16_act.cpp)
     if (const_arith_f16(i)) return true;
-    if (op == "Add" || op == "Mul") return eltwise_f16(i);
+    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Max" || op == "Min") return eltwise_f16(i);
     if (op == "BatchNormalization") return bn_f16(i);
     if (op == "Relu" || op == "Clip") return act_f16(i);
     if (op == "Concat") return concat_f16(i);

@@ -9,7 +9,8 @@
 // verified, run by the direct executor in isolated mode against the reference operator library.
 // Expectation: Tile / Expand are copies, every value equal; the eltwise layers within 1 LSB (the
 // DPU's fixed-point requantization rounding half up where the reference's float rounds to even:
-// counted and bounded). The fp16 path: the same layers on a float graph, within 2^-9 x max |y|.
+// counted and bounded). The fp16 path: the same layers on a float graph (and Div of two tensors,
+// the seed's "float16 only"), within 2^-9 x max |y|.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,6 +48,7 @@ drv::ir::Graph graph(int H, int W, bool qdq) {
     const std::vector<std::pair<std::string, std::vector<int64_t>>> small{
         {"p", {1, K, 1, W}}, {"q", {1, 1, 1, W}}, {"r", {1, K, H, 1}}, {"s", {1, 1, H, 1}}, {"g", {1, K, 1, 1}}};
     for (const auto& [nm, shape] : small) b.input(nm, kF32, shape);
+    if (!qdq) b.input("d", kF32, {1, K, 1, W}), b.input("e", kF32, {1, K, 1, 1});  // divisors (fp16 only)
     auto q = [&](const std::string& in, const std::string& out, float s, int z) {
         b.init_f32(out + "_s", {}, {s});
         b.init_int(out + "_z", kU8, {}, {z});
@@ -109,6 +111,10 @@ drv::ir::Graph graph(int H, int W, bool qdq) {
     binary("sub_bc11", "Sub", "c", "g", 0.06f, 128);
     binary("sub_bc11_minuend", "Sub", "g", "c", 0.06f, 128);
     binary("max_both", "Max", "p", "r", 0.012f, 128);  // [1,K,1,W] and [1,K,H,1]: both tiled
+    if (!qdq) {  // Div of two tensors: the seed's "float16 only" (the EW ALU's div, A-EWALU)
+        binary("div_bc1w", "Div", "c", "d", 0, 0);
+        binary("div_bc11", "Div", "c", "e", 0, 0);  // the ERDMA per channel
+    }
     auto move = [&](const std::string& name, const std::string& op, const std::string& x, std::vector<int64_t> arg) {
         b.init_i64(name + "_arg", {4}, arg);
         b.node(op, {data(src(x)), name + "_arg"}, {name + "f"}, name);
@@ -127,6 +133,7 @@ drv::ir::Graph graph(int H, int W, bool qdq) {
 
 const char* kLayers[] = {"add_bc1w", "mul_b11w",    "max_bch1",    "min_b1h1",    "sub_bc11", "sub_bc11_minuend", "max_both",
                          "expand_bc1w", "expand_b1h1", "expand_bc11", "tile_hw", "tile_c"};
+const char* kFp16Layers[] = {"div_bc1w", "div_bc11"};
 
 void check_soc(const char* soc_name, int H, int W, bool fp16) {
     const hw::SocProfile soc = hw::load_named_profile(soc_name);
@@ -143,10 +150,9 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
                   << (L.unit == Unit::Npu ? "NPU" : L.unit == Unit::Cpu ? "CPU" : "view") << " tasks " << L.tasks.size()
                   << (L.note.empty() ? "" : ": " + L.note) << "\n";
     }
-    for (const char* name : kLayers) {
-        if (fp16 && (std::string(name).rfind("max", 0) == 0 || std::string(name).rfind("min", 0) == 0 ||
-                     std::string(name).rfind("sub", 0) == 0))
-            continue;  // the fp16 path lowers Add / Mul (Sub / Max / Min: float CPU layers there)
+    std::vector<std::string> layers(std::begin(kLayers), std::end(kLayers));
+    if (fp16) layers.insert(layers.end(), std::begin(kFp16Layers), std::end(kFp16Layers));
+    for (const std::string& name : layers) {
         ASSERT_TRUE(by_name.count(name)) << name;
         EXPECT_EQ(by_name.at(name)->unit, Unit::Npu) << tag << name << ": " << by_name.at(name)->note;
     }
@@ -165,6 +171,13 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
     }
     std::map<std::string, num::Tensor> in;
     for (const char* v : {"x", "p", "q", "r", "s", "g"}) in[v] = drv::ref::random_input(g.value(v), 5, 0);
+    if (fp16)  // divisors of magnitude 0.5 .. 2, both signs (hand-made: no quotient blows up)
+        for (const char* v : {"d", "e"}) {
+            num::Tensor t = drv::ref::random_input(g.value(v), 7, 0);
+            float* f = t.data<float>();
+            for (size_t j = 0; j < t.numel(); ++j) f[j] = (j % 2 ? -1.f : 1.f) * (0.5f + 0.1f * static_cast<float>(j % 16));
+            in[v] = std::move(t);
+        }
     const auto ref = sim::reference_values(g, in);
     sim::DirectOptions d;
     d.isolated_reference = &ref;
@@ -174,11 +187,12 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
         const Layer& L = m.layers[c.layer];
         std::cout << tag << "isolated " << L.name << " (" << L.op << "): " << c.diff.str() << "\n";
         const bool move = L.op == "Tile" || L.op == "Expand";
-        const bool listed = std::find(std::begin(kLayers), std::end(kLayers), L.name) != std::end(kLayers);
+        const bool listed = std::find(layers.begin(), layers.end(), L.name) != layers.end();
         if (!listed) continue;
         ++checked;
         if (fp16) {
-            // fp16: the input's rounding to fp16 (copies) and one fp32 add / mul rounded to fp16.
+            // fp16: the inputs' rounding to fp16 (copies) and one fp32 add / sub / mul / div / max /
+            // min rounded to fp16 (a quotient: three roundings of 2^-11 relative, inside 2^-9).
             double ymax = 0;
             for (const auto& o : L.outputs)
                 if (ref.count(o))
@@ -194,14 +208,14 @@ void check_soc(const char* soc_name, int H, int W, bool fp16) {
         // codes): the DPU rounds them up, the reference to even. Measured: <= 3.8 % (max_both).
         else EXPECT_LE(c.diff.off_by_one * 10, c.diff.values) << tag << L.name << ": " << c.diff.str();
     }
-    EXPECT_EQ(checked, fp16 ? 7u : 12u) << tag;
+    EXPECT_EQ(checked, fp16 ? 14u : 12u) << tag;
 }
 
 TEST(Broadcast, TileExpandEltwiseRk3588) { check_soc("rk3588", 10, 12, false); }
 TEST(Broadcast, TileExpandEltwiseRk3566EightByteAtoms) { check_soc("rk3566", 9, 7, false); }
 // An even width: the column broadcast of [1,K,H,1] doubles its columns in place (rows as surfaces).
 TEST(Broadcast, TileExpandEltwiseRk3566EvenWidth) { check_soc("rk3566", 8, 12, false); }
-TEST(Broadcast, TileExpandAddMulFp16Rk3588) { check_soc("rk3588", 10, 12, true); }
-TEST(Broadcast, TileExpandAddMulFp16Rk3566) { check_soc("rk3566", 9, 7, true); }
+TEST(Broadcast, TileExpandEltwiseFp16Rk3588) { check_soc("rk3588", 10, 12, true); }
+TEST(Broadcast, TileExpandEltwiseFp16Rk3566) { check_soc("rk3566", 9, 7, true); }
 
 }  // namespace
