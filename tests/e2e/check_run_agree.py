@@ -15,6 +15,7 @@ ResNet50 v2 and YOLOv5s in every convention without keeping ~400 MB of models in
 --zoo shufflenet_se_fx writes tools/zoo/make_zoo_shufflenet.py's net (PyTorch FX convention only);
 --zoo kws_convattn,crnn the sequence nets of tools/zoo/make_zoo_seq.py (onnxruntime QDQ only);
   kws_gru (float and QDQ).
+--zoo coordatt tests/e2e/coordatt_net.py's coordinate-attention net (broadcast Muls, issue 15).
 
 --probes PREFIX writes every contract probe (tests/e2e/contract_probes.py) whose name starts with PREFIX.
 usage: check_run_agree.py NPUSIM MODE PLATFORMS [MODEL...] [--zoo a,b --conventions c,d] [--probes PREFIX]
@@ -51,6 +52,13 @@ def zoo_models(tmp, nets, convs):
                 make_zoo.save(make_zoo_seq.SeqEmitter(make_zoo_seq.kws_gru(), qdq).emit(), path)
                 yield path
                 os.remove(path)
+            continue
+        if name == "coordatt":  # tests/e2e/coordatt_net.py, onnxruntime QDQ only (issue 15 broadcasts)
+            import coordatt_net
+            path = os.path.join(tmp, name + "_qdq.onnx")
+            make_zoo.save(coordatt_net.build(), path)
+            yield path
+            os.remove(path)
             continue
         if name in ("kws_convattn", "crnn"):  # onnxruntime QDQ only (make_zoo_seq.py's emitter)
             import make_zoo_seq

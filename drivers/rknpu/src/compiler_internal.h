@@ -415,6 +415,17 @@ class Compiler {
     bool split_node(size_t i);   ///< int8 Split along channels: C2-aligned views
     bool resize_node(size_t i);  ///< int8 nearest Resize by integer factors: DPU copies
     bool pad_node(size_t i);     ///< int8 constant Pad of H / W: DPU fills and a notched copy
+    /// int8 / fp16 Tile and Expand of a [1,C,H,W] tensor (issue 15): a channel selection conv when C
+    /// grows, then the spatial tile's DPU copies (lower_tile_op; a broadcast from 1 is a tile).
+    bool tile_node(size_t i);
+    /// A layer-internal scratch tensor (scratch_) of `like`'s quantization and precision, c x h x w.
+    std::string scratch_like(const DeviceTensor& like, const std::string& name, int c, int h, int w);
+    /// The tasks that tile `x` into `y` (y's dims whole multiples of x's): out channel k = in
+    /// channel k % x.c by a 1x1 selection conv into `chan` (a scratch of y.c x x.h x x.w; empty: the
+    /// conv writes y, which then has x's H and W), then lower_tile_op. `intermediate`: every task
+    /// writes a layer-internal scratch (a broadcast operand of Add / Mul / ...).
+    std::vector<TaskBody> tile_tasks(const std::string& name, const std::string& x, const std::string& y,
+                                     const std::string& chan, int core, bool intermediate);
     /// Bilinear Resize by integer factors (lower_resize.cpp), from resize_node.
     bool resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh, int64_t sw);
     bool concat_spatial(size_t i, int64_t axis);  ///< QLinearConcat along H (2) or W (3): DPU copies

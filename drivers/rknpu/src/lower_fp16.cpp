@@ -113,6 +113,7 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
     const bool binary = op.kind == Fp16DpuOp::Kind::Add || op.kind == Fp16DpuOp::Kind::Mul;
     const bool lut = op.kind == Fp16DpuOp::Kind::Lut, prelu = op.kind == Fp16DpuOp::Kind::Prelu;
     if (binary != (b != nullptr)) fail(name, "Add/Mul take two inputs, the affine map and the LUT one");
+    if (op.alu_algo > static_cast<uint32_t>(en::AluAlgo::MINUS)) fail(name, fmt::format("EW ALU algorithm {} is not one of max/min/add/div/minus", op.alu_algo));
     const bool bpc = b && per_channel(*b, out);
     if ((flat(a) || flat(out) || (b && !bpc && flat(*b))) && a.surf_stride == out.surf_stride &&
         (!b || bpc || b->surf_stride == out.surf_stride) && (a.surf_stride % static_cast<uint32_t>(a.c2 * 2)) == 0 &&
@@ -187,7 +188,7 @@ std::vector<TaskBody> lower_fp16_dpu_op(const std::string& name, const Fp16DpuOp
                                        {"EW_OP_SRC", 1},
                                        {"EW_DATA_MODE", bpc ? kPerChannel : kPerPixel},
                                        {"EDATA_SIZE", kSixteenBit},
-                                       {"EW_ALU_ALGO", en::AluAlgo::ADD},
+                                       {"EW_ALU_ALGO", mul ? static_cast<uint32_t>(en::AluAlgo::ADD) : op.alu_algo},
                                        {"EW_OP_CVT_BYPASS", 0},
                                        {"EW_LUT_BYPASS", 1},
                                        {"EW_RELU_BYPASS", relu ? 0u : 1u},

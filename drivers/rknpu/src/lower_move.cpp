@@ -225,4 +225,89 @@ std::vector<TaskBody> lower_window_copy_op(const std::string& name, const Device
     return t;
 }
 
+std::vector<TaskBody> lower_tile_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                    const hw::SocProfile& soc, int core) {
+    auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Tile '{}': {}", name, why)); };
+    const bool f16 = in.fp16;
+    const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t ab = u(atom) * (f16 ? 2 : 1);
+    if (in.c2 != atom || out.c2 != atom || out.fp16 != f16) bad("tensor C2 or precision differs from the SoC's int8/fp16 C2");
+    if (in.c != out.c || in.h < 1 || in.w < 1 || out.h % in.h != 0 || out.w % in.w != 0)
+        bad(fmt::format("output {}x{}x{} is not a spatial tile of the input {}x{}x{}", out.c, out.h, out.w, in.c, in.h,
+                        in.w));
+    for (const DeviceTensor* t : {&in, &out})
+        if (t->line_stride != static_cast<uint32_t>(u(t->w) * ab)) bad(fmt::format("rows of '{}' are not compact", t->name));
+    std::vector<TaskBody> tasks;
+    // One DPU copy of a w x h cube of every channel (source surfaces `src_surf` apart, compact rows;
+    // destination rows `w + notch` atoms apart, out's surfaces), one C1 surface per task when the
+    // MRDMA's 16-byte surface notch or the output's stride cannot express the strides.
+    auto copy = [&](const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, int w, int h, int notch,
+                    NpuTask::Window win) {
+        const uint64_t compact = u(w) * u(h) * ab;
+        const bool whole =
+            out.c <= atom || (src_surf >= compact && (src_surf - compact) % 16 == 0 && out.surf_stride % 16 == 0);
+        for (int c0 = 0; c0 < out.c; c0 += whole ? out.c : atom) {
+            const int c = whole ? out.c : std::min(atom, out.c - c0);
+            const uint64_t s = u(c0 / atom);
+            TaskBody t = lower_dpu_copy(what, src + s * src_surf, src_surf, dst + s * out.surf_stride, out.surf_stride, w,
+                                        h, c, notch, atom, core, false, f16);
+            t.meta.out_window = win;
+            t.meta.out_window.c0 = c0, t.meta.out_window.c1 = c0 + c;
+            t.meta.in_window = {c0, c0 + c, 0, in.h, 0, in.w};  // every value is a copy of an input value
+            tasks.push_back(std::move(t));
+        }
+    };
+    if (in.h == 1) {
+        // One row: the input into columns [0, in.w) of row 0, then doubled inside that (compact) row.
+        copy(fmt::format("tile row 0 columns 0-{}", in.w - 1), in.offset, in.surf_stride, out.offset, in.w, 1, 0,
+             {0, out.c, 0, 1, 0, in.w});
+        for (int n = in.w; n < out.w;) {
+            const int m = std::min(n, out.w - n);
+            copy(fmt::format("tile row 0 columns {}-{}", n, n + m - 1), out.offset, out.surf_stride,
+                 out.offset + u(n) * ab, m, 1, 0, {0, out.c, 0, 1, n, n + m});
+            n += m;
+        }
+    } else {
+        // Column blocks of the first in.h rows: the whole input per block (an input of one column:
+        // its h one-atom rows into every out.w-th atom). When the rows to fill are back to back in
+        // memory (no row tiling after this, or one C1 surface; compact surfaces), the filled columns
+        // [0, n) of every row are doubled in place instead: the rows read as one-row surfaces
+        // (`w * atom` bytes apart, C1 x in.h of them as virtual channels), columns [0, m) of each
+        // copied to [n, n + m) - a cube of m x 1 with the MRDMA's surface notch (w - m) atoms. The
+        // 16-byte units need (w - m) and w whole 16 bytes: with 8-byte atoms two first blocks when
+        // in.w is odd, and none of this when out.w is odd.
+        const int c1 = (out.c + atom - 1) / atom;
+        const uint64_t rows_back_to_back = u(out.h == in.h ? c1 : 1) * u(in.h);
+        const int first = (ab % 16 == 0 || in.w % 2 == 0) ? 1 : 2;
+        bool doubling = (out.h == in.h || c1 == 1) && out.surf_stride == u(out.h) * u(out.w) * ab &&
+                        rows_back_to_back * u(atom) <= kCubeMax && out.w / in.w > first + 1;
+        for (int n = first * in.w; doubling && n < out.w; n += std::min(n, out.w - n))
+            doubling = (u(out.w - std::min(n, out.w - n)) * ab) % 16 == 0 && (u(out.w) * ab) % 16 == 0;
+        const int blocks = doubling ? first : out.w / in.w;
+        for (int x0 = 0; x0 < blocks * in.w; x0 += in.w)
+            copy(fmt::format("tile columns {}-{}", x0, x0 + in.w - 1), in.offset, in.surf_stride,
+                 out.offset + u(x0) * ab, in.w, in.h, out.w - in.w, {0, out.c, 0, in.h, x0, x0 + in.w});
+        const uint32_t line = static_cast<uint32_t>(u(out.w) * ab);
+        for (int n = blocks * in.w; doubling && n < out.w;) {
+            const int m = std::min(n, out.w - n);
+            TaskBody t = lower_dpu_copy(fmt::format("tile columns {}-{} (rows as surfaces)", n, n + m - 1), out.offset,
+                                        line, out.offset + u(n) * ab, line, m, 1,
+                                        static_cast<int>(rows_back_to_back) * atom, 0, atom, core, false, f16);
+            t.meta.out_window = {0, out.c, 0, in.h, n, n + m};
+            t.meta.in_window = {0, in.c, 0, in.h, 0, in.w};
+            tasks.push_back(std::move(t));
+            n += m;
+        }
+    }
+    // Rows [0, n) are out's first n rows (n a multiple of in.h): doubled until out.h.
+    const uint64_t row = u(out.w) * ab;
+    for (int n = in.h; n < out.h;) {
+        const int m = std::min(n, out.h - n);
+        copy(fmt::format("tile rows {}-{}", n, n + m - 1), out.offset, out.surf_stride, out.offset + u(n) * row, out.w, m,
+             0, {0, out.c, n, n + m, 0, out.w});
+        n += m;
+    }
+    return tasks;
+}
+
 }  // namespace drv::rknpu

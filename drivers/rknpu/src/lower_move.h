@@ -112,4 +112,16 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
                                                int fh, int fw, const std::vector<DeviceTensor>& scratch,
                                                ArenaBuilder& arena, const hw::SocProfile& soc, int core);
 
+/// Spatial Tile (issue 15; Expand's broadcast from a dimension of 1 is the same copy, a tile of
+/// that dimension): out[c][y][x] = in[c][y % in.h][x % in.w], same channels, out.h / out.w whole
+/// multiples of in.h / in.w. DPU copies only (every stage bypassed, exact): a one-row input goes
+/// into row 0 of `out` and is doubled along W inside it (columns [0, n) -> [n, 2n): one compact row);
+/// otherwise out.w / in.w copies of the whole input into its column blocks (row notch out.w - in.w);
+/// then the filled rows are doubled along H inside `out` (rows [0, n) -> [n, 2n)). ceil(log2) tasks
+/// per doubled axis; a cube whose surface strides the 16-byte units cannot express (8-byte atoms)
+/// runs one C1 surface per task. int8 or fp16 tensors. Task windows: the rows / columns each writes,
+/// every task reading the whole input.
+std::vector<TaskBody> lower_tile_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                    const hw::SocProfile& soc, int core);
+
 }  // namespace drv::rknpu

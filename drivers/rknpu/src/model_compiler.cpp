@@ -342,6 +342,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "Split" && n.domain.empty()) return split_node(i);
     if (op == "Resize" && n.domain.empty()) return resize_node(i);
     if (op == "Pad" && n.domain.empty()) return pad_node(i);
+    if ((op == "Tile" || op == "Expand") && n.domain.empty()) return tile_node(i);
     if (op == "QLinearAveragePool" && n.domain == "com.microsoft") return avgpool_node(i);
     if (op == "GlobalMaxPool" && n.domain.empty()) return global_maxpool_node(i);
     if (op == "Transpose" && n.domain.empty()) return transpose_node(i);

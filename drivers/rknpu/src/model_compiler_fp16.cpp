@@ -3,11 +3,16 @@
 // of a float model lowered in fp16, what RKNN does with a model it is not asked to quantize.
 // Conv (depthwise, grouped), Gemm / MatMul with a constant B as 1x1 convs, GlobalAveragePool as a
 // depthwise conv with 1/(H W) weights, each with a following Relu / Clip fused into its DPU; Add /
-// Mul (a Relu / ReLU6 fused), BatchNormalization and standalone Relu / ReLU6 as DPU-only tasks;
+// Mul / Sub / Div / Max / Min of two tensors (a Relu / ReLU6 fused), BatchNormalization and standalone Relu / ReLU6 as DPU-only tasks;
 // AveragePool as a depthwise conv with 1/(kh kw) weights;
 // Concat by addressing (or fp16 copies); MaxPool and views share the int8 lowerings (dtype
 // plumbing in model_compiler_ops.cpp). fp16 tensors: DeviceTensor::fp16.
 #include "compiler_internal.h"
+#include "hw/rknpu_regs.h"
+
+#include <array>
+#include <map>
+#include <tuple>
 
 namespace drv::rknpu::compiler_detail {
 
@@ -336,22 +341,41 @@ void Compiler::push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const s
 
 bool Compiler::eltwise_f16(size_t i) {
     const ir::Node& n = g_.nodes()[i];
+    if (n.inputs.size() != 2) unsupported(n.op_type + fmt::format(" of {} inputs (two are lowered)", n.inputs.size()));
     std::string a = n.input(0), b = n.input(1);
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
+    // Sub / Div: the EW ALU's minus / div of the task input by the ERDMA operand (A-EWALU), so the
+    // operands keep their order; Add / Mul / Max / Min commute.
+    const bool commutes = n.op_type != "Sub" && n.op_type != "Div";
     // [1,C,1,1] against [1,C,H,W] (squeeze-excite): the ERDMA per channel; either side (commutative).
     const auto& ys = g_.value(n.outputs.at(0)).shape;
     const auto per_channel = [&](const std::string& v) {
         const auto& s = g_.value(v).shape;
         return s.size() == 4 && ys.size() == 4 && s[0] == 1 && s[1] == ys[1] && s[2] == 1 && s[3] == 1;
     };
-    if (g_.value(a).shape != ys && g_.value(b).shape == ys && per_channel(a)) std::swap(a, b);
-    if (g_.value(a).shape != ys || (g_.value(b).shape != ys && !per_channel(b)))
-        unsupported(n.op_type + " with a broadcast other than one value per channel");
-    dev_f16(a);
-    dev_f16(b);
+    if (commutes && g_.value(a).shape != ys && g_.value(b).shape == ys && per_channel(a)) std::swap(a, b);
+    // Other 4-D broadcasts ([b,c,1,w], [b,1,1,w], [b,c,h,1], [b,1,h,1], ...): the operand tiled to the
+    // output's shape first (tile_tasks, the Expand lowering in fp16), as the int8 Add (Compiler::add).
+    auto broadcast = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        if (s == ys) return false;
+        if (s.size() != 4 || ys.size() != 4 || s[0] != 1 || ys[0] != 1)
+            unsupported(n.op_type + " with an operand that is not a 4-D broadcast of the [1,C,H,W] output");
+        for (size_t k = 1; k < 4; ++k)
+            if (s[k] != ys[k] && s[k] != 1) unsupported(n.op_type + " with operands that do not broadcast");
+        return true;
+    };
+    const bool expand_a = broadcast(a), expand_b = !per_channel(b) && broadcast(b);
+    const DeviceTensor& da = dev_f16(a);
+    const DeviceTensor& db = dev_f16(b);
     Fp16DpuOp op;
     op.kind = n.op_type == "Mul" ? Fp16DpuOp::Kind::Mul : Fp16DpuOp::Kind::Add;
-    op.what = n.op_type == "Mul" ? "mul" : "add";
+    using Algo = hw::rknpu::enums::AluAlgo;
+    static const std::map<std::string, std::pair<Algo, const char*>> kAlu{
+        {"Add", {Algo::ADD, "add"}}, {"Mul", {Algo::ADD, "mul"}}, {"Sub", {Algo::MINUS, "sub"}},
+        {"Div", {Algo::DIV, "div"}}, {"Max", {Algo::MAX, "max"}}, {"Min", {Algo::MIN, "min"}}};
+    op.alu_algo = static_cast<uint32_t>(kAlu.at(n.op_type).first);
+    op.what = kAlu.at(n.op_type).second;
     Layer L = base_layer(i, n.op_type, Unit::Npu);
     float lo = 0, hi = 0;
     if (const auto act = fusable_act_f16(n.outputs[0], lo, hi); act && lo == 0.f) {
@@ -359,8 +383,41 @@ bool Compiler::eltwise_f16(size_t i) {
         op.lo = lo, op.hi = hi;
     }
     const std::string y = L.outputs.at(0);
-    dev_f16(y);
-    push_dpu_f16(std::move(L), std::move(op), a, b, y);
+    const DeviceTensor& dy = dev_f16(y);
+    if (!expand_a && !expand_b) {
+        push_dpu_f16(std::move(L), std::move(op), a, b, y);
+        return true;
+    }
+    std::vector<std::array<std::string, 3>> tiled;  // operand, its full-size scratch, its channel broadcast
+    for (const auto& [v, d, expand] : {std::tuple{a, &da, expand_a}, std::tuple{b, &db, expand_b}}) {
+        if (!expand) continue;
+        const std::string full = scratch_like(*d, y + "/npusim_broadcast_" + (v == a ? "a" : "b"), dy.c, dy.h, dy.w);
+        const bool spatial = d->h != dy.h || d->w != dy.w;
+        tiled.push_back({v, full, d->c != dy.c && spatial ? scratch_like(*d, full + "_channels", dy.c, d->h, d->w) : ""});
+    }
+    // The full-size input first (its rows are what the DPU task reads).
+    L.inputs = expand_a && !expand_b && !per_channel(b) ? std::vector<std::string>{b, a} : std::vector<std::string>{a, b};
+    L.in_shape = shape_of(L.inputs[0]);
+    L.note = L.note.empty() ? "fp16; broadcast operand tiled first (DPU copies)" : "fp16; broadcast operand tiled first; " + L.note;
+    const int core = m_.cores.front();
+    const std::string first = L.inputs[0], name = L.name;
+    push_npu(
+        std::move(L),
+        [this, op = std::move(op), a, b, y, tiled, core, first, name]() {
+            std::vector<TaskBody> all;
+            std::string fa = a, fb = b;
+            for (const auto& t : tiled) {
+                for (TaskBody& body : tile_tasks(name + "/broadcast", t[0], t[1], t[2], core, true)) all.push_back(std::move(body));
+                (t[0] == a ? fa : fb) = t[1];
+            }
+            const DeviceTensor& f = m_.tensors.at(first);
+            for (TaskBody& body : lower_fp16_dpu_op(name, op, m_.tensors.at(fa), &m_.tensors.at(fb), m_.tensors.at(y), arena_, soc_, core)) {
+                body.meta.in_window = {0, f.c, 0, f.h, 0, f.w};
+                all.push_back(std::move(body));
+            }
+            return all;
+        },
+        false);
     return true;
 }
 
@@ -489,7 +546,7 @@ bool Compiler::classify_fp16(size_t i) {
     if (op == "AveragePool") return avgpool_f16(i);
     if (lut_f16(i)) return true;  // a Sigmoid / SiLU / HardSwish / ... region (model_compiler_fp16_act.cpp)
     if (const_arith_f16(i)) return true;
-    if (op == "Add" || op == "Mul") return eltwise_f16(i);
+    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Max" || op == "Min") return eltwise_f16(i);
     if (op == "BatchNormalization") return bn_f16(i);
     if (op == "Relu" || op == "Clip") return act_f16(i);
     if (op == "Concat") return concat_f16(i);

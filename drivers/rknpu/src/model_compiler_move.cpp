@@ -498,4 +498,101 @@ bool Compiler::avgpool_node(size_t i) {
     return true;
 }
 
+std::string Compiler::scratch_like(const DeviceTensor& like, const std::string& name, int c, int h, int w) {
+    DeviceTensor t = like;
+    t.name = name;
+    t.ir_shape = {1, c, h, w};
+    t.c = c, t.h = h, t.w = w;
+    t.line_stride = static_cast<uint32_t>(w * t.c2 * t.elem_bytes());
+    t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(h), 16));
+    t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((c + t.c2 - 1) / t.c2);
+    t.alias_of.clear();
+    t.row_major = false;
+    m_.tensors[name] = t;
+    scratch_[name] = cur_unit_;
+    return name;
+}
+
+std::vector<TaskBody> Compiler::tile_tasks(const std::string& name, const std::string& x, const std::string& y,
+                                           const std::string& chan, int core, bool intermediate) {
+    const DeviceTensor &src = m_.tensors.at(x), &dst = m_.tensors.at(y);
+    std::vector<TaskBody> all;
+    const DeviceTensor* from = &src;
+    if (src.c != dst.c) {
+        // Output channel k = input channel k % C (Expand's broadcast of one channel: k % 1 = 0): a 1x1
+        // convolution with one weight 1 per kernel, w_scale 1 and equal in/out quantization (one
+        // product per output: exact), as Slice's channel selection.
+        const DeviceTensor& mid = chan.empty() ? dst : m_.tensors.at(chan);
+        ConvOp op;
+        op.name = name + "/channels";
+        op.in_c = src.c, op.out_c = dst.c;
+        op.fp16 = src.fp16;
+        op.w_scales = {1.f};
+        op.in_scale = src.scale, op.out_scale = mid.scale, op.in_zp = src.zp, op.out_zp = mid.zp;
+        const size_t ic = static_cast<size_t>(op.in_c);
+        if (!opts_.timing_only && op.fp16) {
+            op.weights_f.assign(static_cast<size_t>(op.out_c) * ic, 0.f);
+            for (size_t k = 0; k < static_cast<size_t>(op.out_c); ++k) op.weights_f[k * ic + k % ic] = 1.f;
+        } else if (!opts_.timing_only) {
+            op.weights.assign(static_cast<size_t>(op.out_c) * ic, 0);
+            for (size_t k = 0; k < static_cast<size_t>(op.out_c); ++k) op.weights[k * ic + k % ic] = 1;
+        }
+        for (TaskBody& b : lower_conv_op(op, src, mid, arena_, soc_, {core})) {
+            b.meta.intermediate = b.meta.intermediate || intermediate || !chan.empty();
+            all.push_back(std::move(b));
+        }
+        if (chan.empty()) return all;
+        from = &mid;
+    }
+    for (TaskBody& b : lower_tile_op(name, *from, dst, soc_, core)) {
+        b.meta.intermediate = intermediate;
+        all.push_back(std::move(b));
+    }
+    return all;
+}
+
+bool Compiler::tile_node(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& xv = g_.value(n.input(0));
+    const ir::Value& yv = g_.value(n.outputs.at(0));
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
+    if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
+    const std::string& op = n.op_type;
+    if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1)
+        unsupported(op + " of a tensor that is not [1,C,H,W] (one image per device tensor)");
+    int64_t rep[4] = {1, 1, 1, 1};
+    if (op == "Tile") {
+        const std::vector<int64_t> r = int64s(required(g_, n, 1));
+        if (r.size() != 4) unsupported("Tile repeats are not 4 values");
+        for (size_t a = 0; a < 4; ++a) rep[a] = r[a];
+    } else {  // Expand: numpy broadcast of the input's dimensions of 1
+        for (size_t a = 0; a < 4; ++a)
+            if (xv.shape[a] != yv.shape[a]) rep[a] = xv.shape[a] == 1 ? yv.shape[a] : 0;
+    }
+    for (size_t a = 0; a < 4; ++a)
+        if (rep[a] < 1 || xv.shape[a] * rep[a] != yv.shape[a])
+            unsupported(fmt::format("{} output {} is not the input {} repeated", op, yv.shape_str(), xv.shape_str()));
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported(op + " changes the quantization");
+    const std::string x = n.input(0), y = n.outputs[0];
+    Layer L = base_layer(i, op, Unit::Npu);
+    const bool spatial = rep[2] > 1 || rep[3] > 1;
+    L.note = fmt::format("{}x{}x{} times ({}, {}, {}){}: {}{}", in.c, in.h, in.w, rep[1], rep[2], rep[3],
+                         f16 ? ", fp16" : "", rep[1] > 1 ? "channels by a 1x1 selection conv, " : "",
+                         spatial || rep[1] == 1 ? "DPU copies (rows / columns doubled in place)" : "");
+    if (rep[1] > 1) {
+        const uint64_t kin = (static_cast<uint64_t>(in.c) + static_cast<uint64_t>(in.c2) - 1) /
+                             static_cast<uint64_t>(in.c2) * static_cast<uint64_t>(in.c2);
+        init_estimate_ += static_cast<uint64_t>(out.c) * (kin + 64) + 4096;
+        L.macs = static_cast<uint64_t>(out.c) * static_cast<uint64_t>(in.c) * static_cast<uint64_t>(in.h * in.w);
+    }
+    const std::string chan = rep[1] > 1 && spatial ? scratch_like(in, y + "/npusim_tile_channels", out.c, in.h, in.w) : "";
+    const int core = m_.cores.front();
+    push_npu(
+        std::move(L), [this, x, y, chan, core, name = n.name]() { return tile_tasks(name, x, y, chan, core, false); },
+        false);
+    return true;
+}
+
 }  // namespace drv::rknpu::compiler_detail

@@ -5,6 +5,8 @@
 #include "compiler_internal.h"
 #include "lower_move.h"
 
+#include <tuple>
+
 namespace drv::rknpu::compiler_detail {
 
 namespace {
@@ -462,22 +464,51 @@ bool Compiler::add(size_t i) {
     };
     size_t ai = 0, bi = 3;
     // Sub (x - y) runs as y's term negated on the MRDMA (lower_rsub_op: b - a), so the MRDMA input
-    // is y, which must then be the full-size one (the ERDMA's per-channel operand is not negated).
+    // is y; a [1,C,1,1] y is tiled to the output's shape first (below): the ERDMA's per-channel
+    // operand is not negated (the model reads EW_OP_CVT_SCALE unsigned in the integer path).
+    // [1,C,H,1] against [1,C,H,W] (coordinate attention's row weights): one value per (channel, row).
+    // ([1,1,H,1]: its one channel broadcast first, a 1x1 selection conv into a [1,C,H,1] scratch.)
+    auto per_row = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        return s.size() == 4 && ys_shape.size() == 4 && s[0] == 1 && (s[1] == ys_shape[1] || s[1] == 1) &&
+               s[2] == ys_shape[2] && s[2] > 1 && s[3] == 1 && ys_shape[3] > 1;
+    };
     const bool sub = n.op_type == "QLinearSub";
     if (sub) {
-        if (per_channel(b) && !per_channel(a))
-            unsupported("Sub of a [1,C,1,1] subtrahend (the EW operand's convert scale is not negated)");
         std::swap(a, b), std::swap(ai, bi);
-    } else if (per_channel(a) && !per_channel(b)) {
+    } else if ((per_channel(a) && !per_channel(b)) || (per_row(a) && !per_row(b))) {
         std::swap(a, b), std::swap(ai, bi);
     }
     const bool chan = per_channel(b);
-    if (g_.value(a).shape != ys_shape || (!chan && g_.value(b).shape != ys_shape))
-        unsupported(n.op_type + " with broadcasting other than [1,C,1,1] per channel");
+    // With 16-byte atoms the compact NC1HWC2 image of the [1,C,H,W] input is C1 x H rows of W
+    // atoms back to back, and that of the [1,C,H,1] operand C1 x H atoms: read as a cube of C1 x H
+    // surfaces (C1 x H x 16 virtual channels) of one row, the operand is exactly the ERDMA's
+    // per-channel operand of that cube with surfaces 16 bytes apart (EW_SURF_STRIDE 1: "if per
+    // channel, stride 1", docs/rknpu-register-semantics.md §10). One DPU task, no copy (A-ERDMA's
+    // per-channel layout, assumption A-ROWOP in "Tile, Expand and broadcast operands").
+    const int atom = soc_.npu.c2_int8.value;
+    const bool row_op = per_row(b) && atom == 16 &&
+                      (ys_shape[1] + atom - 1) / atom * ys_shape[2] * atom <= 8192;
+    // Any other numpy broadcast of a 4-D operand ([b,c,1,w], [b,1,1,w], [b,c,h,1], [b,1,h,1], ...):
+    // no DPU operand mode repeats along H or W, so the operand is tiled to the output's shape first
+    // (the Expand lowering: a channel selection conv when it has one channel, DPU copies along H / W,
+    // into a layer-internal scratch), then the same-shape DPU task reads the scratch.
+    auto broadcast = [&](const std::string& v) {
+        const auto& s = g_.value(v).shape;
+        if (s == ys_shape) return false;
+        if (s.size() != 4 || ys_shape.size() != 4 || ys_shape[0] != 1 || s[0] != 1)
+            unsupported(n.op_type + " with an operand that is not a 4-D broadcast of the [1,C,H,W] output");
+        for (size_t k = 1; k < 4; ++k)
+            if (s[k] != ys_shape[k] && s[k] != 1) unsupported(n.op_type + " with operands that do not broadcast");
+        return true;
+    };
+    const bool expand_a = broadcast(a);
+    const bool use_rows = row_op && !expand_a;  // both operands broadcast: both tiled
+    const bool expand_b = !chan && !use_rows && broadcast(b);
     if (g_.value(a).is_constant() || g_.value(b).is_constant()) unsupported(n.op_type + " with a constant input");
-    dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
-    dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
-    dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
+    const DeviceTensor& da = dev(a, scalar_scale(g_, n, ai + 1), scalar_zp(g_, n, ai + 2));
+    const DeviceTensor& db = dev(b, scalar_scale(g_, n, bi + 1), scalar_zp(g_, n, bi + 2));
+    const DeviceTensor& dy = dev(y, scalar_scale(g_, n, 6), scalar_zp(g_, n, 7));
     const bool mul = n.op_type == "QLinearMul";
     const decltype(&lower_add_op) lower = mul                        ? lower_mul_op
                                  : sub                         ? lower_rsub_op
@@ -486,17 +517,101 @@ bool Compiler::add(size_t i) {
                                                                : lower_add_op;
     Layer L = base_layer(i, n.op_type.substr(7), Unit::Npu);  // QLinearAdd -> Add, ...
     L.inputs = {a, b};  // the full-size input first: its rows are what each task reads
-    L.in_shape = shape_of(a);
+    if (expand_a && !expand_b && !chan) std::swap(L.inputs[0], L.inputs[1]);
+    L.in_shape = shape_of(L.inputs[0]);
+    if (use_rows) {
+        L.note = fmt::format("{} by a [1,C,H,1] operand: one DPU task over C1 x H one-row surfaces, the operand the "
+                             "ERDMA's per-channel operand (16-byte surfaces)",
+                             n.op_type.substr(7));
+        const int core = m_.cores.front();
+        const std::string bc = db.c != dy.c ? scratch_like(db, y + "/npusim_broadcast_b", dy.c, dy.h, 1) : "";
+        if (!bc.empty()) init_estimate_ += static_cast<uint64_t>(dy.c) * (static_cast<uint64_t>(atom) + 64) + 4096;
+        push_npu(
+            std::move(L),
+            [this, a, b, y, bc, lower, core, atom, name = n.name]() {
+                std::vector<TaskBody> all = bc.empty() ? std::vector<TaskBody>{} : tile_tasks(name + "/broadcast", b, bc, "", core, true);
+                const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(bc.empty() ? b : bc), &ty = m_.tensors.at(y);
+                const uint64_t s1 = static_cast<uint64_t>((ty.c + atom - 1) / atom), row = static_cast<uint64_t>(ty.w * atom);
+                auto virt = [&](const DeviceTensor& t, int w) {
+                    DeviceTensor v = t;
+                    v.c = static_cast<int>(s1) * ty.h * atom, v.h = 1, v.w = w;
+                    v.line_stride = v.surf_stride = static_cast<uint32_t>(w * atom);
+                    return v;
+                };
+                for (const DeviceTensor* t : {&ta, &ty})
+                    if (t->surf_stride != static_cast<uint64_t>(ty.h) * row || t->line_stride != row)
+                        throw std::invalid_argument(fmt::format(
+                            "'{}': '{}' is not C1 x H compact rows (a [1,C,H,1] operand needs them)", name, t->name));
+                if (tb.surf_stride != static_cast<uint32_t>(ty.h * atom))
+                    throw std::invalid_argument(fmt::format("'{}': operand '{}' is not compact", name, tb.name));
+                for (TaskBody& body : lower(name, virt(ta, ty.w), virt(tb, 1), virt(ty, ty.w), arena_, soc_, core)) {
+                    body.meta.out_window = {0, ty.c, 0, ty.h, 0, ty.w};
+                    body.meta.in_window = body.meta.out_window;
+                    body.meta.what = fmt::format("{} by [1,{},{},1] over {}x{} one-row surfaces", body.meta.what, ty.c,
+                                                 ty.h, s1 * static_cast<uint64_t>(ty.h), ty.w);
+                    all.push_back(std::move(body));
+                }
+                return all;
+            },
+            false);
+        return true;
+    }
+    if (!expand_a && !expand_b) {
+        push_npu(
+            std::move(L),
+            [this, a, b, y, lower, chan, name = n.name]() {
+                const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
+                return across_cores(ty.h, [&](int y0, int rows, int core) {
+                    return lower(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows), rows_of(ty, y0, rows),
+                                 arena_, soc_, core);
+                });
+            },
+            true);
+        return true;
+    }
+    // The broadcast operands' full-size images (and, for a one-channel operand with H or W to
+    // repeat, its channel broadcast): scratch tensors of the operand's quantization, live during
+    // this layer. One core: the tiling copies and the DPU task run in order on it.
+    struct Tiled {
+        std::string v, full, chan;
+    };
+    std::vector<Tiled> tiled;
+    for (const auto& [v, d, expand] : {std::tuple{a, &da, expand_a}, std::tuple{b, &db, expand_b}}) {
+        if (!expand) continue;
+        const bool one_channel = d->c != dy.c;
+        const bool spatial = d->h != dy.h || d->w != dy.w;
+        Tiled t{v, scratch_like(*d, y + "/npusim_broadcast_" + (v == a ? "a" : "b"), dy.c, dy.h, dy.w), ""};
+        if (one_channel && spatial) t.chan = scratch_like(*d, t.full + "_channels", dy.c, d->h, d->w);
+        if (one_channel) {
+            const uint64_t kin = static_cast<uint64_t>(d->c2);
+            init_estimate_ += static_cast<uint64_t>(dy.c) * (kin + 64) + 4096;
+        }
+        tiled.push_back(t);
+    }
+    L.note = fmt::format("{} broadcast: {} tiled to {}x{}x{} first (DPU copies{}), then the same-shape DPU task",
+                         n.op_type.substr(7), tiled.size() == 2 ? "both operands" : "the " + shape_of(tiled[0].v) + " operand",
+                         dy.c, dy.h, dy.w, da.c != dy.c || db.c != dy.c ? ", a channel selection conv" : "");
+    const int core = m_.cores.front();
+    const std::string expand_first = L.inputs[0];
     push_npu(
         std::move(L),
-        [this, a, b, y, lower, chan, name = n.name]() {
-            const DeviceTensor &ta = m_.tensors.at(a), &tb = m_.tensors.at(b), &ty = m_.tensors.at(y);
-            return across_cores(ty.h, [&](int y0, int rows, int core) {
-                return lower(name, rows_of(ta, y0, rows), chan ? tb : rows_of(tb, y0, rows), rows_of(ty, y0, rows),
-                             arena_, soc_, core);
-            });
+        [this, a, b, y, lower, tiled, core, expand_first, name = n.name]() {
+            std::vector<TaskBody> all;
+            std::string fa = a, fb = b;
+            for (const Tiled& t : tiled) {
+                for (TaskBody& body : tile_tasks(name + "/broadcast", t.v, t.full, t.chan, core, true))
+                    all.push_back(std::move(body));
+                (t.v == a ? fa : fb) = t.full;
+            }
+            // The DPU task reads the full-size images: its input window is all of the layer's first input.
+            const DeviceTensor& first = m_.tensors.at(expand_first);
+            for (TaskBody& body : lower(name, m_.tensors.at(fa), m_.tensors.at(fb), m_.tensors.at(y), arena_, soc_, core)) {
+                body.meta.in_window = {0, first.c, 0, first.h, 0, first.w};
+                all.push_back(std::move(body));
+            }
+            return all;
         },
-        true);
+        false);
     return true;
 }
 

@@ -214,7 +214,8 @@ bool UnitGraph::fuse(size_t qi, std::vector<bool>& claimed, std::map<size_t, ir:
     // quantized tensor, as onnxruntime's drop-QDQ units, also where it kept them in float for a
     // uint8/int8 mismatch.
     static const std::set<std::string> kMove{"MaxPool", "Resize", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                             "Transpose", "Slice", "Identity", "GlobalMaxPool", "Gather", "Pad"};
+                                             "Transpose", "Slice", "Identity", "GlobalMaxPool", "Gather", "Pad",
+                                             "Expand", "Tile"};
     // Split (issue 15): DQ -> Split -> one Q per output, every Q of the input's quantization (the
     // device's int8 domain): the split on the quantized tensor, as onnxruntime's QDQ Split unit.
     if (op.domain.empty() && op.op_type == "Split" && acts.empty() && qs.size() == 1) {

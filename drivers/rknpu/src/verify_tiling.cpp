@@ -42,7 +42,7 @@ Window intersection(const Window& a, const Window& b) {
 /// Row geometry of the node that a layer starts with: output row y needs input rows
 /// [y*stride - pad_top, y*stride - pad_top + eff) (clipped to the input).
 struct RowGeom {
-    enum Kind { Same, Kernel, All, Gather, Bilinear, Transposed } kind = Same;
+    enum Kind { Same, Kernel, All, Gather, Bilinear, Transposed, Modulo } kind = Same;
     int stride = 1, pad_top = 0, eff = 1;
     std::vector<int64_t> rows;  ///< Gather: the input row of each output row
     int factor = 1;  ///< Bilinear: the row upsampling factor (output row y reads rows near (y + 0.5) / f - 0.5)
@@ -103,6 +103,10 @@ RowGeom row_geometry(const CompiledModel& m, const Layer& L, int in_h, int out_h
     // Transpose to channel-last (a row-major output): every output element may come from any row.
     if (op == "QLinearGlobalAveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Transpose") {
         g.kind = RowGeom::All;
+        return g;
+    }
+    if (op == "Tile" || op == "Expand") {  // output row y reads input row y % in_h (a broadcast row: 0)
+        g.kind = RowGeom::Modulo;
         return g;
     }
     if (op == "Gather") {  // along H: output row y reads input row indices[y]; other axes row y
@@ -309,6 +313,10 @@ std::vector<std::string> verify_tiling(const CompiledModel& m, const hw::SocProf
             } else if (geo.kind == RowGeom::Gather && ow.y0 < ow.y1 && static_cast<size_t>(ow.y1) <= geo.rows.size()) {
                 const auto [lo, hi] = std::minmax_element(geo.rows.begin() + ow.y0, geo.rows.begin() + ow.y1);
                 need0 = static_cast<int>(*lo), need1 = static_cast<int>(*hi) + 1;
+            } else if (geo.kind == RowGeom::Modulo && in->h > 0 && ow.y0 < ow.y1) {
+                const int r0 = ow.y0 % in->h, r1 = (ow.y1 - 1) % in->h;
+                const bool wraps = ow.y1 - ow.y0 >= in->h || r0 > r1;
+                need0 = wraps ? 0 : r0, need1 = wraps ? in->h : r1 + 1;
             } else if (geo.kind == RowGeom::Bilinear) {
                 const int f2 = 2 * geo.factor;  // floor((2y + 1 - f) / 2f), exact in integers
                 auto src = [&](int y) { return static_cast<int>(std::floor(static_cast<double>(2 * y + 1 - geo.factor) / f2)); };

@@ -207,8 +207,10 @@ std::vector<Fault> validate_dpu(const DpuConfig& d, const hw::SocProfile& /*p*/)
     if (!d.ew.bypass) {
         if (!d.ew.op_bypass && d.ew.op_is_mul && d.ew.truncate > 63)
             fault("DPU", "EW_CVT_SCALE_VALUE", "EW_TRUNCATE", d.ew.truncate, "EW multiply truncation beyond 63 bits");
-        if (!d.ew.op_bypass && !d.ew.op_is_mul && d.ew.alu_algo > 2)
-            fault("DPU", "EW_CFG", "EW_ALU_ALGO", d.ew.alu_algo, "ALU algorithm not modelled (0 max, 1 min, 2 add)");
+        if (!d.ew.op_bypass && !d.ew.op_is_mul && d.ew.alu_algo > (d.float_path() ? 4u : 2u))
+            fault("DPU", "EW_CFG", "EW_ALU_ALGO", d.ew.alu_algo,
+                  d.float_path() ? "ALU algorithm not modelled (0 max, 1 min, 2 add, 3 div, 4 minus)"
+                                 : "ALU algorithm not modelled on the integer path (0 max, 1 min, 2 add)");
         if (!d.ew.op_bypass && d.ew.op_from_mem) {
             if (d.ew.erdma_disable)
                 fault("DPU_RDMA", "RDMA_ERDMA_CFG", "ERDMA_DISABLE", 1,

@@ -61,6 +61,10 @@ T alu(uint32_t algo, T x, T y) {
     switch (algo) {
         case static_cast<uint32_t>(AluAlgo::Max): return x > y ? x : y;
         case static_cast<uint32_t>(AluAlgo::Min): return x < y ? x : y;
+        // Div / Minus: the EW float path only (dpu_config.cpp rejects them elsewhere); x the stage
+        // input, y the operand (UNVERIFIED order, COMPILER.md A-EWALU).
+        case static_cast<uint32_t>(AluAlgo::Div): return x / y;
+        case static_cast<uint32_t>(AluAlgo::Minus): return x - y;
         default: return x + y;  // Add (validated)
     }
 }

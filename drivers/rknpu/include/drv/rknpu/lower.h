@@ -265,6 +265,9 @@ struct Fp16DpuOp {
     std::vector<float> mul, add;
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     Fp16Lut lut;
+    /// Kind::Add: the EW ALU algorithm (regdb alu_algo: 0 max, 1 min, 2 add, 3 div, 4 minus) of the
+    /// task input x against the ERDMA operand y (x / y, x - y: COMPILER.md A-EWALU).
+    uint32_t alu_algo = 2;
 };
 /// Throws std::invalid_argument naming the op when a tensor does not fit (then the layer runs on
 /// the CPU). `b` is the second input of Add/Mul (nullptr for Affine and Lut).

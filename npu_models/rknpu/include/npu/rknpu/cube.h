@@ -31,7 +31,10 @@ inline bool is_float(Precision p) { return p == Precision::Fp16 || p == Precisio
 /// DPU ALU algorithms (BS/BN/EW_ALU_ALGO). UNVERIFIED: the add encoding follows the open driver's
 /// bias path (2); max = 0 and min = 1 follow the NVDLA SDP order the DPU descends from. Other
 /// values are reported as faults.
-enum class AluAlgo : uint32_t { Max = 0, Min = 1, Add = 2 };
+/// EW_ALU_ALGO / BS_ / BN_ALU_ALGO: 0 max, 1 min, 2 add (regdb alu_algo); 3 div and 4 minus
+/// (x / y, x - y with x the stage input, y the operand) are modelled on the EW stage's float path
+/// only (COMPILER.md A-EWALU, UNVERIFIED order).
+enum class AluAlgo : uint32_t { Max = 0, Min = 1, Add = 2, Div = 3, Minus = 4 };
 
 /// A programming error found when the task starts: names block, register, field and value.
 struct Fault {
