@@ -331,8 +331,10 @@ bool quantize_weight_bias(Graph& g) {
         if (dq1 && bias_size < 0) continue;
         bool per_tensor = true;
         if (dq1) {
+            // float32 as the x scale (the Mul of x_scale * w_scale needs one type; onnx_loader_fuzz
+            // found a weight scale of another type throwing out of the import).
             const Value* ws = g.find_value(dq1->input(1));
-            if (!ws || !ws->is_constant()) continue;
+            if (!ws || !ws->is_constant() || ws->data->dtype() != num::DType::F32) continue;
             if (ws->data->numel() != 1 || ws->shape.size() > 1) {
                 per_tensor = false;
                 if (ws->shape.size() != 1 || ws->shape[0] != bias_size) continue;
