@@ -68,6 +68,9 @@ void build_padded(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t
             }
             if (lo > 0) std::memset(row, pad, static_cast<size_t>(lo) * bw);
             if (hi < static_cast<int64_t>(Wp)) std::memset(row + hi * bw, pad, static_cast<size_t>(static_cast<int64_t>(Wp) - hi) * bw);
+            // A row of padding only (pad_left >= the padded width: lo = Wp, no input column lands in
+            // it): nothing to copy, and lo - pad_left would point before the plane (regcmd_fuzz).
+            if (hi <= lo) continue;
             const uint8_t* in = plane + (static_cast<uint64_t>(iy) * c.in_w + static_cast<uint64_t>(lo - c.pad_left)) * atom;
             if (bw == atom) {
                 flip_copy(row + lo * bw, in, static_cast<uint64_t>(hi - lo) * bw);
