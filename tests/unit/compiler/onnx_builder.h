@@ -54,6 +54,13 @@ class ModelBuilder {
         for (auto x : v) t->add_int32_data(x);
         return *t;
     }
+    /// x -> QuantizeLinear -> DequantizeLinear into y (an activation's fake quantization as the QDQ
+    /// exporters write it; onnxruntime quantize_static), scale and zero point initializers P_s, P_z.
+    void qdq(const std::string& x, const std::string& q, const std::string& y, const std::string& p, float scale,
+             int32_t zp_elem, int32_t zp);
+    /// A constant weight and its per-tensor DequantizeLinear into y (int8, zero point 0, scale W_s).
+    void dq_weight(const std::string& w, const std::vector<int64_t>& dims, const std::vector<int32_t>& v, float scale,
+                   const std::string& y);
     ::onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& in, const std::vector<std::string>& out,
                             const std::string& name = {}, const std::string& domain = {}) {
         auto* n = graph().add_node();
@@ -113,6 +120,21 @@ class ModelBuilder {
     }
     ::onnx::ModelProto m_;
 };
+
+inline void ModelBuilder::qdq(const std::string& x, const std::string& q, const std::string& y, const std::string& p,
+                              float scale, int32_t zp_elem, int32_t zp) {
+    init_f32(p + "_s", {}, {scale});
+    init_int(p + "_z", zp_elem, {}, {zp});
+    node("QuantizeLinear", {x, p + "_s", p + "_z"}, {q});
+    node("DequantizeLinear", {q, p + "_s", p + "_z"}, {y});
+}
+inline void ModelBuilder::dq_weight(const std::string& w, const std::vector<int64_t>& dims, const std::vector<int32_t>& v,
+                                    float scale, const std::string& y) {
+    init_int(w, ::onnx::TensorProto::INT8, dims, v);
+    init_f32(w + "_s", {}, {scale});
+    init_int(w + "_z", ::onnx::TensorProto::INT8, {}, {0});
+    node("DequantizeLinear", {w, w + "_s", w + "_z"}, {y});
+}
 
 /// n deterministic integers in [lo, hi] (an LCG from `seed`): weights and codes of test graphs.
 inline std::vector<int32_t> ramp(size_t n, int lo, int hi, uint32_t seed) {

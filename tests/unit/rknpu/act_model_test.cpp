@@ -35,15 +35,9 @@ using Body = std::function<void(test_onnx::ModelBuilder&)>;  // "xf" (float view
 drv::ir::Graph act_graph(int64_t opset, const Body& body, float ys, int yz) {
     test_onnx::ModelBuilder b(opset);
     b.input("x", kF32, {1, 20, 9, 11});
-    b.init_f32("xq_s", {}, {0.045f});
-    b.init_int("xq_z", kU8, {}, {128});
-    b.node("QuantizeLinear", {"x", "xq_s", "xq_z"}, {"xq"});
-    b.node("DequantizeLinear", {"xq", "xq_s", "xq_z"}, {"xf"});
+    b.qdq("x", "xq", "xf", "xq", 0.045f, kU8, 128);
     body(b);
-    b.init_f32("y_s", {}, {ys});
-    b.init_int("y_z", kU8, {}, {yz});
-    b.node("QuantizeLinear", {"af", "y_s", "y_z"}, {"yq"});
-    b.node("DequantizeLinear", {"yq", "y_s", "y_z"}, {"y"});
+    b.qdq("af", "yq", "y", "y", ys, kU8, yz);
     b.output("y");
     drv::importer::ImportOptions o;
     o.qdq = drv::importer::QdqMode::Rewrite;

@@ -70,10 +70,7 @@ drv::ir::Graph graph(int H, int W, bool qdq) {
     }
     const std::vector<int32_t> wq = ramp(static_cast<size_t>(K) * C * 9, -90, 90, 1);
     if (qdq) {
-        b.init_int("w", kI8, {K, C, 3, 3}, wq);
-        b.init_f32("w_s", {}, {0.004f});
-        b.init_int("w_z", kI8, {}, {0});
-        b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+        b.dq_weight("w", {K, C, 3, 3}, wq, 0.004f, "wf");
     } else {
         std::vector<float> wf(wq.size());
         for (size_t j = 0; j < wq.size(); ++j) wf[j] = 0.004f * static_cast<float>(wq[j]);

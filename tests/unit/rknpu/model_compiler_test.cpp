@@ -533,10 +533,7 @@ drv::ir::Graph ops_graph() {
     test_onnx::ModelBuilder::attr_int(fl, "axis", 1);
     q("flf", "fl", 0.03f, 125);
     dq("fl", "flf2");
-    b.init_int("m", kI8, {2 * K, 10}, ramp(2 * K * 10, -100, 100, 7));
-    b.init_f32("m_s", {}, {0.004f});
-    b.init_int("m_z", kI8, {}, {0});
-    b.node("DequantizeLinear", {"m", "m_s", "m_z"}, {"mf"});
+    b.dq_weight("m", {2 * K, 10}, ramp(2 * K * 10, -100, 100, 7), 0.004f, "mf");
     b.node("MatMul", {"flf2", "mf"}, {"mmf"}, "matmul");
     q("mmf", "mm", 0.05f, 128);
     dq("mm", "y1");
@@ -691,21 +688,12 @@ TEST(ModelCompiler, UnalignedConcatRunsOnTheNpuThroughAScratch) {
     // (concat_gather; was a CPU layer).
     test_onnx::ModelBuilder b(13);
     b.input("x", kF32, {1, 20, 4, 4});
-    b.init_f32("xq_s", {}, {0.02f});
-    b.init_int("xq_z", kU8, {}, {128});
-    b.node("QuantizeLinear", {"x", "xq_s", "xq_z"}, {"xq"});
-    b.node("DequantizeLinear", {"xq", "xq_s", "xq_z"}, {"xf"});
+    b.qdq("x", "xq", "xf", "xq", 0.02f, kU8, 128);
     b.node("Add", {"xf", "xf"}, {"af"}, "add");
-    b.init_f32("a_s", {}, {0.05f});
-    b.init_int("a_z", kU8, {}, {128});
-    b.node("QuantizeLinear", {"af", "a_s", "a_z"}, {"a"});
-    b.node("DequantizeLinear", {"a", "a_s", "a_z"}, {"af2"});
+    b.qdq("af", "a", "af2", "a", 0.05f, kU8, 128);
     auto& cc = b.node("Concat", {"af2", "xf"}, {"cf"}, "concat");
     test_onnx::ModelBuilder::attr_int(cc, "axis", 1);
-    b.init_f32("c_s", {}, {0.05f});
-    b.init_int("c_z", kU8, {}, {128});
-    b.node("QuantizeLinear", {"cf", "c_s", "c_z"}, {"c"});
-    b.node("DequantizeLinear", {"c", "c_s", "c_z"}, {"y"});
+    b.qdq("cf", "c", "y", "c", 0.05f, kU8, 128);
     b.output("y");
     drv::importer::ImportOptions io;
     const std::string s = b.bytes();

@@ -58,10 +58,7 @@ drv::ir::Graph move_graph(int H, int W) {
     };
     q("x", "xq", 0.02f, 120);
     dq("xq", "xq", "xf");
-    b.init_int("w", kI8, {K, C, 3, 3}, ramp(static_cast<size_t>(K) * C * 9, -90, 90, 1));
-    b.init_f32("w_s", {}, {0.004f});
-    b.init_int("w_z", kI8, {}, {0});
-    b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+    b.dq_weight("w", {K, C, 3, 3}, ramp(static_cast<size_t>(K) * C * 9, -90, 90, 1), 0.004f, "wf");
     auto& cv = b.node("Conv", {"xf", "wf"}, {"cf"}, "conv");
     test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
     q("cf", "c", 0.05f, 130);
@@ -292,10 +289,7 @@ TEST(MoveOps, ConcatOfPartsInsideAnAtom) {
     }
     auto& cc = b.node("Concat", parts, {"cf"}, "concat");
     test_onnx::ModelBuilder::attr_int(cc, "axis", 1);
-    b.init_f32("o_s", {}, {0.04f});
-    b.init_int("o_z", kU8, {}, {110});
-    b.node("QuantizeLinear", {"cf", "o_s", "o_z"}, {"cq"});
-    b.node("DequantizeLinear", {"cq", "o_s", "o_z"}, {"y"});
+    b.qdq("cf", "cq", "y", "o", 0.04f, kU8, 110);
     b.output("y");
     drv::importer::ImportOptions io;
     io.qdq = drv::importer::QdqMode::Rewrite;

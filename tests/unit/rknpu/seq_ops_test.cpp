@@ -37,14 +37,8 @@ drv::ir::Graph gather_graph(int H, int W) {
     test_onnx::ModelBuilder b(13);
     const int C = 8, K = 40;
     b.input("x", kF32, {1, C, H, W});
-    b.init_f32("x_s", {}, {0.02f});
-    b.init_int("x_z", kU8, {}, {120});
-    b.node("QuantizeLinear", {"x", "x_s", "x_z"}, {"xq"});
-    b.node("DequantizeLinear", {"xq", "x_s", "x_z"}, {"xf"});
-    b.init_int("w", kI8, {K, C, 3, 3}, ramp(static_cast<size_t>(K) * C * 9, -90, 90, 3));
-    b.init_f32("w_s", {}, {0.004f});
-    b.init_int("w_z", kI8, {}, {0});
-    b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+    b.qdq("x", "xq", "xf", "x", 0.02f, kU8, 120);
+    b.dq_weight("w", {K, C, 3, 3}, ramp(static_cast<size_t>(K) * C * 9, -90, 90, 3), 0.004f, "wf");
     auto& cv = b.node("Conv", {"xf", "wf"}, {"cf"}, "conv");
     test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
     b.init_f32("c_s", {}, {0.05f});
