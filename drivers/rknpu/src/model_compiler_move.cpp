@@ -359,26 +359,39 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
     struct Part {
         std::string name;
         int off;
+        std::string requant;  ///< along W, an input of another quantization: its requantized copy
     };
     std::vector<Part> parts;
-    int off = 0;
+    int off = 0, nreq = 0;
     for (size_t j = 0; j < (n.inputs.size() - 2) / 3; ++j) {
         const std::string x = n.input(2 + 3 * j);
         if (g_.value(x).is_constant()) unsupported("QLinearConcat with a constant input");
         const DeviceTensor& t = dev(x, scalar_scale(g_, n, 3 + 3 * j), scalar_zp(g_, n, 4 + 3 * j));
         if (t.c != out.c || (axis == 2 ? t.w != out.w : t.h != out.h))
             unsupported("QLinearConcat inputs differ outside the concat axis");
-        // Along W the rows of a part are notched into the output's: the copy cannot requantize
-        // (lower_affine_op writes compact rows), so the quantization must be the output's.
-        if (axis == 3 && (t.scale != out.scale || t.zp != out.zp))
-            unsupported("QLinearConcat along width with inputs of other quantizations");
-        parts.push_back({x, off});
+        parts.push_back({x, off, ""});
         off += axis == 2 ? t.h : t.w;
     }
     if (off != (axis == 2 ? out.h : out.w)) unsupported("QLinearConcat sizes do not add up to the output");
+    // Along W the rows of a part are notched into the output's, which the plain DPU copy does but
+    // the requantizing affine task (compact rows) does not: an input of another quantization is
+    // first requantized into a layer scratch of its own shape in the output's quantization (the
+    // one rounding, as along H), and that scratch is then copied into its columns.
+    if (axis == 3)
+        for (size_t j = 0; j < parts.size(); ++j) {
+            const DeviceTensor& t = m_.tensors.at(parts[j].name);
+            if (t.scale == out.scale && t.zp == out.zp) continue;
+            const std::string nm = scratch_like(t, fmt::format("{}/npusim_concat_requant{}", y, j), t.c, t.h, t.w);
+            DeviceTensor& sc = m_.tensors.at(nm);
+            sc.scale = out.scale, sc.zp = out.zp;
+            parts[j].requant = nm;
+            ++nreq;
+        }
     Layer L = base_layer(i, "Concat", Unit::Npu);
     L.note = fmt::format("along {}: one DPU copy per input into its {} range", axis == 2 ? "height" : "width",
                          axis == 2 ? "row" : "column");
+    if (nreq)
+        L.note += fmt::format(" ({} of {} inputs requantized into a scratch first)", nreq, parts.size());
     const int core = m_.cores.front();
     push_npu(
         std::move(L),
@@ -386,8 +399,17 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
             const DeviceTensor& o = m_.tensors.at(y);
             std::vector<TaskBody> all;
             for (const Part& p : parts) {
-                const DeviceTensor& src = m_.tensors.at(p.name);
                 std::vector<TaskBody> t;
+                if (!p.requant.empty()) {
+                    std::vector<TaskBody> rq = lower_affine_op(
+                        name, "concat requantize", m_.tensors.at(p.name), m_.tensors.at(p.requant),
+                        {static_cast<double>(m_.tensors.at(p.name).scale) / o.scale}, {0.0}, arena_, soc_, core);
+                    for (TaskBody& b : rq) {
+                        b.meta.intermediate = true;
+                        all.push_back(std::move(b));
+                    }
+                }
+                const DeviceTensor& src = m_.tensors.at(p.requant.empty() ? p.name : p.requant);
                 if (axis == 2) {  // rows [off, off + h): a compact-row view with the output's surfaces
                     DeviceTensor dst = rows_of(o, p.off, src.h);
                     dst.name = o.name + fmt::format("[rows {}:{}]", p.off, p.off + src.h);

@@ -131,6 +131,12 @@ drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder::attr_int(cw, "axis", 3);
     qas("cwf", "cw");
     dq("cw", "c", "y_cw");
+    // Along W with another output quantization (onnxruntime calibrates the concat output on its
+    // own range): both inputs requantized into scratches, then copied into their columns.
+    auto& cr = b.node("Concat", {data("cr_in"), "y_left"}, {"crf"}, "concat_wq");
+    test_onnx::ModelBuilder::attr_int(cr, "axis", 3);
+    q("crf", "cr", 0.07f, 121);
+    dq("cr", "cr", "y_cr");
     // AveragePool 3x3/2 pad 1 counting the padding (onnxruntime's QLinearAveragePool), and 2x2/2.
     auto& ap = b.node("AveragePool", {data("ap_in")}, {"apf"}, "avgpool3");
     test_onnx::ModelBuilder::attr_ints(ap, "kernel_shape", {3, 3});
@@ -153,7 +159,7 @@ drv::ir::Graph move_graph(int H, int W) {
     b.node("GlobalMaxPool", {data("gb_in")}, {"gbf"}, "gmaxpool_big");
     qas("gbf", "gb");
     dq("gb", "c", "y_gb");
-    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw", "y_ap", "y_a2",
+    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw", "y_cr", "y_ap", "y_a2",
                           "y_gm", "y_gb"})
         b.output(o);
     drv::importer::ImportOptions o;
@@ -185,6 +191,7 @@ void check_soc(const char* soc_name, int H, int W) {
                                            {"sw", Unit::Npu},       {"su", Unit::Npu},        {"resize2", Unit::Npu},
                                            {"resize3", Unit::Npu},  {"add", Unit::Npu},      {"st", Unit::Cpu},
                                            {"resize4", Unit::Cpu},  {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu},
+                                           {"concat_wq", Unit::Npu},
                                            {"avgpool3", Unit::Npu}, {"avgpool2", Unit::Npu},
                                            {"corner", Unit::Npu},   {"gmaxpool", Unit::Npu},  {"gmaxpool_big", Unit::Cpu}};
     for (const auto& [name, unit] : want) {
@@ -205,8 +212,8 @@ void check_soc(const char* soc_name, int H, int W) {
     for (const auto& c : r.layers) {
         const Layer& L = m.layers[c.layer];
         std::cout << "[move " << soc_name << "] isolated " << L.name << " (" << L.op << "): " << c.diff.str() << "\n";
-        // Data movement is exact; the Add, the conv and the H concat (another output scale)
-        // requantize (1 LSB at rounding ties: fixed-point multiplier vs onnxruntime's float).
+        // Data movement is exact; the Add, the conv and the H and requantizing W concats (another
+        // output scale) requantize (1 LSB at rounding ties: fixed-point multiplier vs onnxruntime's float).
         if (L.op == "Slice" || L.op == "Resize" || L.op == "GlobalMaxPool" || L.name == "concat_w") {
             EXPECT_TRUE(c.diff.exact()) << soc_name << " " << L.name << ": " << c.diff.str();
             ++checked;
