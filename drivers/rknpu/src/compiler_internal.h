@@ -289,7 +289,10 @@ class Compiler {
 
     /// QGemm (a, as, az, B, bs, bz, [C], [ys, yz]) or QLinearMatMul (a, as, az, B, bs, bz, ys, yz)
     /// with a [1, K] input and a constant int8 B: a 1x1 convolution on a 1x1xK input.
-    bool gemm(size_t i, bool matmul);
+    /// `flat` >= 0: the Flatten / Reshape node (to [1, C H W]) that alone feeds this QGemm; the
+    /// layer covers both and runs as an H x W convolution of the 4-D tensor (flatten_gemm).
+    bool gemm(size_t i, bool matmul, int flat = -1);
+    bool flatten_gemm(size_t i);  ///< Flatten of [1,C,H,W] (H W > 1) -> QGemm with constant B
 
     bool gap(size_t i);
 

@@ -349,7 +349,33 @@ void Compiler::push_conv(Layer L, ConvOp op, const std::string& in, const std::s
         true);
 }
 
-bool Compiler::gemm(size_t i, bool matmul) {
+bool Compiler::flatten_gemm(size_t i) {
+    // Flatten / Reshape of a [1, C, H, W] feature map to [1, C H W] read only by a fully connected
+    // layer (VGG / AlexNet / CNN keyword-spotting heads): the row-major index c H W + h W + w of
+    // the flat vector is the (c, h, w) of a C x H x W kernel, so Gemm(Flatten(x), B^T) is the H x W
+    // convolution of x with B's rows as its kernels (the same products and sums; the RKNN converter
+    // runs a Gemm as a convolution, issue 13) and the flat tensor never needs the row-major bytes
+    // a view cannot give (NC1HWC2 is not row-major).
+    const ir::Node& n = g_.nodes()[i];
+    const ir::Value& x = g_.value(n.input(0));
+    const ir::Value& y = g_.value(n.outputs.at(0));
+    if (!is_q8(x.dtype) || x.dtype != y.dtype || x.shape.size() != 4 || x.shape[0] != 1 || y.shape.size() != 2 ||
+        y.shape[0] != 1 || x.shape[2] * x.shape[3] <= 1 || y.shape[1] != x.shape[1] * x.shape[2] * x.shape[3])
+        return false;
+    if (n.op_type == "Flatten" && ir::attr_int(n.attrs, "axis", 1) != 1) return false;
+    if (x.quant.empty() || y.quant.empty() || x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)
+        return false;
+    const auto cons = g_.consumers(n.outputs[0]);
+    if (cons.size() != 1 || std::find(g_.outputs().begin(), g_.outputs().end(), n.outputs[0]) != g_.outputs().end())
+        return false;
+    const ir::Node& c = g_.nodes()[cons[0]];
+    if (c.op_type != "QGemm" || c.domain != "com.microsoft" || c.input(0) != n.outputs[0] || forced_cpu(c) ||
+        checker_cpu_.count(c.name) || consumed_.count(cons[0]) || !const_of(g_, c, 3))
+        return false;
+    return gemm(cons[0], false, static_cast<int>(i));
+}
+
+bool Compiler::gemm(size_t i, bool matmul, int flat) {
     const ir::Node& n = g_.nodes()[i];
     const std::string what = matmul ? "QLinearMatMul" : "QGemm";
     const size_t ys_at = matmul ? 6 : 7;
@@ -365,6 +391,11 @@ bool Compiler::gemm(size_t i, bool matmul) {
         unsupported("QLinearMatMul of two activations other than exMatMul's form (A^T B of [1,K,1,N] and [1,K,1,M] "
                     "through Reshape / Transpose, K whole atoms)");
     if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
+    // The Flatten's 4-D input when the layer covers Flatten + QGemm (flatten_gemm).
+    const std::string x_in = flat >= 0 ? g_.nodes()[static_cast<size_t>(flat)].input(0) : n.input(0);
+    const auto& xs = g_.value(x_in).shape;
+    const int kh = flat >= 0 ? static_cast<int>(xs[2]) : 1, kw = flat >= 0 ? static_cast<int>(xs[3]) : 1;
+    if (kh > 31 || kw > 31) unsupported(what + " after a Flatten of a map wider than the 31-tap conv kernel");
     const num::Tensor* b = const_of(g_, n, 3);
     if (!b || b->dtype() != num::DType::I8 || b->rank() != 2)
         unsupported(what + " B is not a constant int8 matrix");
@@ -377,7 +408,8 @@ bool Compiler::gemm(size_t i, bool matmul) {
     if ((tb ? b->dim(1) : b->dim(0)) != K) unsupported(what + " K mismatch");
     ConvOp op;
     op.name = n.name;
-    op.in_c = K, op.out_c = N;
+    op.in_c = K / (kh * kw), op.out_c = N;
+    op.kernel_h = kh, op.kernel_w = kw;
     op.float_ref = !float_out && ir::attr_int(n.attrs, "npusim_float_ref", 0) != 0;  // UnitGraph::fuse
     op.w_scales = floats_of(required(g_, n, 4));
     if (op.w_scales.size() != 1 && op.w_scales.size() != static_cast<size_t>(N))
@@ -399,7 +431,7 @@ bool Compiler::gemm(size_t i, bool matmul) {
         if (op.bias.size() != static_cast<size_t>(N)) unsupported("QGemm bias shape");
     }
     const float as = scalar_scale(g_, n, 1);
-    const DeviceTensor& in = dev(n.input(0), as, scalar_zp(g_, n, 2));
+    const DeviceTensor& in = dev(x_in, as, scalar_zp(g_, n, 2));
     op.in_scale = as, op.in_zp = in.zp;
     if (float_out) {
         op.float_out = true;  // the fp16 output tensor once a fused Relu / Clip is known (below)
@@ -411,10 +443,29 @@ bool Compiler::gemm(size_t i, bool matmul) {
     }
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
     L.macs = static_cast<uint64_t>(K) * static_cast<uint64_t>(N);
-    L.note = what + " as a 1x1 convolution on a 1x1xK input" + (float_out ? std::string("; ") + kFloatOutNote : "");
+    L.note = flat >= 0 ? fmt::format("{} + {} as a {}x{} convolution of the {}x{}x{} map (the flat index is the "
+                                     "kernel's c, h, w)",
+                                     g_.nodes()[static_cast<size_t>(flat)].op_type, what, kh, kw, K / (kh * kw), kh, kw)
+                       : what + " as a 1x1 convolution on a 1x1xK input";
+    if (float_out) L.note += std::string("; ") + kFloatOutNote;
+    if (flat >= 0) {
+        const size_t f = static_cast<size_t>(flat);
+        L.inputs = {x_in};
+        L.in_shape = shape_of(x_in);
+        std::vector<size_t> nodes = L.ir_nodes;
+        for (size_t k : g_.members(f)) nodes.push_back(k);
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        L.ir_nodes = nodes;
+        for (const auto& r : g_.rewrites(f))
+            if (std::find(L.rewrites.begin(), L.rewrites.end(), r) == L.rewrites.end()) L.rewrites.push_back(r);
+        for (auto& r : L.rewrites)  // the report names the rewrite this layer is
+            if (r.rfind("Gemm with constant B -> 1x1 Conv", 0) == 0)
+                r = "Flatten + Gemm with constant B -> H x W Conv (the flat index is the kernel's c, h, w)";
+    }
     if (float_out) float_out_act(L, op);
     const std::string y = L.outputs.at(0);
-    push_conv(std::move(L), std::move(op), n.input(0), y, [b, tb, K, N](ConvOp& o) {
+    push_conv(std::move(L), std::move(op), x_in, y, [b, tb, K, N](ConvOp& o) {
         o.weights.resize(static_cast<size_t>(K) * static_cast<size_t>(N));
         const int8_t* bw = b->data<int8_t>();
         for (size_t r = 0; r < static_cast<size_t>(N); ++r)
@@ -422,6 +473,7 @@ bool Compiler::gemm(size_t i, bool matmul) {
                 o.weights[r * static_cast<size_t>(K) + k] =
                     tb ? bw[r * static_cast<size_t>(K) + k] : bw[k * static_cast<size_t>(N) + r];
     });
+    if (flat >= 0) consumed_.insert(i);  // the QGemm is this layer's (placed at its Flatten)
     return true;
 }
 
