@@ -293,6 +293,8 @@ class Compiler {
     /// layer covers both and runs as an H x W convolution of the 4-D tensor (flatten_gemm).
     bool gemm(size_t i, bool matmul, int flat = -1);
     bool flatten_gemm(size_t i);  ///< Flatten of [1,C,H,W] (H W > 1) -> QGemm with constant B
+    /// The Flatten node `flat` joins the FullyConnected layer L, which reads its 4-D input x_in.
+    void absorb_flatten(Layer& L, size_t flat, const std::string& x_in);
 
     bool gap(size_t i);
 
@@ -355,7 +357,7 @@ class Compiler {
                        std::function<void(ConvOp&)> fill);
     void push_dpu_f16(Layer L, Fp16DpuOp op, const std::string& a, const std::string& b, const std::string& y);
     bool conv_f16(size_t i);
-    bool gemm_f16(size_t i, bool matmul);
+    bool gemm_f16(size_t i, bool matmul, int flat = -1);  ///< `flat`: as gemm's (flatten_gemm)
     bool gap_f16(size_t i);
     bool avgpool_f16(size_t i);
     bool eltwise_f16(size_t i);

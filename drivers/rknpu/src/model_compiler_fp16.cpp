@@ -233,7 +233,7 @@ bool Compiler::conv_transpose_f16(size_t i) {
     return true;
 }
 
-bool Compiler::gemm_f16(size_t i, bool matmul) {
+bool Compiler::gemm_f16(size_t i, bool matmul, int flat) {
     const ir::Node& n = g_.nodes()[i];
     const std::string what = matmul ? "MatMul" : "Gemm";
     if (!matmul) {
@@ -243,6 +243,11 @@ bool Compiler::gemm_f16(size_t i, bool matmul) {
     }
     const ir::Value& a = g_.value(n.input(0));
     if (a.shape.size() != 2 || a.shape[0] != 1) unsupported(what + " input is not [1, K]");
+    // The Flatten's 4-D input when the layer covers Flatten + Gemm (flatten_gemm).
+    const std::string x_in = flat >= 0 ? g_.nodes()[static_cast<size_t>(flat)].input(0) : n.input(0);
+    const auto& xs = g_.value(x_in).shape;
+    const int kh = flat >= 0 ? static_cast<int>(xs[2]) : 1, kw = flat >= 0 ? static_cast<int>(xs[3]) : 1;
+    if (kh > 31 || kw > 31) unsupported(what + " after a Flatten of a map wider than the 31-tap conv kernel");
     const num::Tensor* bm = const_of(g_, n, 1);
     if (!bm || bm->dtype() != num::DType::F32 || bm->rank() != 2) unsupported(what + " B is not a constant float matrix");
     const bool tb = !matmul && ir::attr_int(n.attrs, "transB", 0) != 0;
@@ -255,8 +260,9 @@ bool Compiler::gemm_f16(size_t i, bool matmul) {
     ConvOp op;
     op.fp16 = true;
     op.name = n.name;
-    op.in_c = K, op.out_c = N;
-    dev_f16(n.input(0));
+    op.in_c = K / (kh * kw), op.out_c = N;
+    op.kernel_h = kh, op.kernel_w = kw;
+    dev_f16(x_in);
     float lo = 0, hi = 0;
     const auto act = fusable_act_f16(n.outputs.at(0), lo, hi);
     Layer L = base_layer(i, "FullyConnected", Unit::Npu);
@@ -264,8 +270,12 @@ bool Compiler::gemm_f16(size_t i, bool matmul) {
     if (act) fuse_act_f16(L, *act, &op, lo, hi);
     const std::string y = L.outputs.at(0);
     dev_f16(y);
-    L.note = what + " as a 1x1 convolution on a 1x1xK input";
-    push_conv_f16(std::move(L), std::move(op), n.input(0), y, [bm, c, tb, K, N](ConvOp& o) {
+    L.note = flat >= 0 ? fmt::format("{} + {} as a {}x{} convolution of the {}x{}x{} map (the flat index is the "
+                                     "kernel's c, h, w)",
+                                     g_.nodes()[static_cast<size_t>(flat)].op_type, what, kh, kw, K / (kh * kw), kh, kw)
+                       : what + " as a 1x1 convolution on a 1x1xK input";
+    if (flat >= 0) absorb_flatten(L, static_cast<size_t>(flat), x_in);
+    push_conv_f16(std::move(L), std::move(op), x_in, y, [bm, c, tb, K, N](ConvOp& o) {
         if (c) {
             o.bias_f = floats_of(*c);
             if (o.bias_f.size() == 1) o.bias_f.assign(static_cast<size_t>(N), o.bias_f[0]);
@@ -277,6 +287,7 @@ bool Compiler::gemm_f16(size_t i, bool matmul) {
                 o.weights_f[r * static_cast<size_t>(K) + k] =
                     tb ? bw[r * static_cast<size_t>(K) + k] : bw[k * static_cast<size_t>(N) + r];
     });
+    if (flat >= 0) consumed_.insert(i);  // the Gemm is this layer's (placed at its Flatten)
     return true;
 }
 

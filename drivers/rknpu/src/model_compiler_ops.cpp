@@ -359,20 +359,44 @@ bool Compiler::flatten_gemm(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& x = g_.value(n.input(0));
     const ir::Value& y = g_.value(n.outputs.at(0));
-    if (!is_q8(x.dtype) || x.dtype != y.dtype || x.shape.size() != 4 || x.shape[0] != 1 || y.shape.size() != 2 ||
-        y.shape[0] != 1 || x.shape[2] * x.shape[3] <= 1 || y.shape[1] != x.shape[1] * x.shape[2] * x.shape[3])
+    const bool f16 = opts_.fp16 && x.dtype == num::DType::F32;  // the fp16 path: a float Gemm
+    if (!(f16 || is_q8(x.dtype)) || x.dtype != y.dtype || x.shape.size() != 4 || x.shape[0] != 1 ||
+        y.shape.size() != 2 || y.shape[0] != 1 || x.shape[2] * x.shape[3] <= 1 ||
+        y.shape[1] != x.shape[1] * x.shape[2] * x.shape[3])
         return false;
     if (n.op_type == "Flatten" && ir::attr_int(n.attrs, "axis", 1) != 1) return false;
-    if (x.quant.empty() || y.quant.empty() || x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)
+    if (!f16 && (x.quant.empty() || y.quant.empty() || x.quant.scale != y.quant.scale ||
+                 x.quant.zero_point != y.quant.zero_point))
         return false;
     const auto cons = g_.consumers(n.outputs[0]);
     if (cons.size() != 1 || std::find(g_.outputs().begin(), g_.outputs().end(), n.outputs[0]) != g_.outputs().end())
         return false;
     const ir::Node& c = g_.nodes()[cons[0]];
-    if (c.op_type != "QGemm" || c.domain != "com.microsoft" || c.input(0) != n.outputs[0] || forced_cpu(c) ||
-        checker_cpu_.count(c.name) || consumed_.count(cons[0]) || !const_of(g_, c, 3))
+    const bool gemm_node = f16 ? c.op_type == "Gemm" && c.domain.empty() && const_of(g_, c, 1)
+                               : c.op_type == "QGemm" && c.domain == "com.microsoft" && const_of(g_, c, 3);
+    if (!gemm_node || c.input(0) != n.outputs[0] || forced_cpu(c) || checker_cpu_.count(c.name) ||
+        consumed_.count(cons[0]))
         return false;
-    return gemm(cons[0], false, static_cast<int>(i));
+    return f16 ? gemm_f16(cons[0], false, static_cast<int>(i)) : gemm(cons[0], false, static_cast<int>(i));
+}
+
+void Compiler::absorb_flatten(Layer& L, size_t flat, const std::string& x_in) {
+    L.inputs = {x_in};
+    L.in_shape = shape_of(x_in);
+    std::vector<size_t> nodes = L.ir_nodes;
+    for (size_t k : g_.members(flat)) nodes.push_back(k);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    L.ir_nodes = nodes;
+    for (const auto& r : g_.rewrites(flat))
+        if (std::find(L.rewrites.begin(), L.rewrites.end(), r) == L.rewrites.end()) L.rewrites.push_back(r);
+    bool named = false;
+    for (auto& r : L.rewrites)  // the report names the rewrite this layer is
+        if (r.rfind("Gemm with constant B -> 1x1 Conv", 0) == 0) {
+            r = "Flatten + Gemm with constant B -> H x W Conv (the flat index is the kernel's c, h, w)";
+            named = true;
+        }
+    if (!named) L.rewrites.push_back("Flatten + Gemm with constant B -> H x W Conv (the flat index is the kernel's c, h, w)");
 }
 
 bool Compiler::gemm(size_t i, bool matmul, int flat) {
@@ -448,21 +472,7 @@ bool Compiler::gemm(size_t i, bool matmul, int flat) {
                                      g_.nodes()[static_cast<size_t>(flat)].op_type, what, kh, kw, K / (kh * kw), kh, kw)
                        : what + " as a 1x1 convolution on a 1x1xK input";
     if (float_out) L.note += std::string("; ") + kFloatOutNote;
-    if (flat >= 0) {
-        const size_t f = static_cast<size_t>(flat);
-        L.inputs = {x_in};
-        L.in_shape = shape_of(x_in);
-        std::vector<size_t> nodes = L.ir_nodes;
-        for (size_t k : g_.members(f)) nodes.push_back(k);
-        std::sort(nodes.begin(), nodes.end());
-        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        L.ir_nodes = nodes;
-        for (const auto& r : g_.rewrites(f))
-            if (std::find(L.rewrites.begin(), L.rewrites.end(), r) == L.rewrites.end()) L.rewrites.push_back(r);
-        for (auto& r : L.rewrites)  // the report names the rewrite this layer is
-            if (r.rfind("Gemm with constant B -> 1x1 Conv", 0) == 0)
-                r = "Flatten + Gemm with constant B -> H x W Conv (the flat index is the kernel's c, h, w)";
-    }
+    if (flat >= 0) absorb_flatten(L, static_cast<size_t>(flat), x_in);
     if (float_out) float_out_act(L, op);
     const std::string y = L.outputs.at(0);
     push_conv(std::move(L), std::move(op), x_in, y, [b, tb, K, N](ConvOp& o) {
