@@ -543,8 +543,13 @@ void Builder::layer_norm() {
 }
 
 // Gemm / MatMul with a constant 2-D B on a 2-D A -> Conv 1x1 on [N, K, 1, 1] (RKNN runs fully
-// connected layers as convolutions).
+// connected layers as convolutions). An activation reading the product then reads the conv's 4-D
+// output, as in the converted graph: it fuses (ConvolutionRelu, ...) or is checked on [N, M, 1, 1]
+// (a classifier's Gemm -> Relu / HardSwish -> Gemm, not a rank-2 tensor the rank rules refuse).
 void Builder::gemm_as_conv() {
+    static const std::set<std::string> kAct{"Relu",    "Clip",        "LeakyRelu", "PRelu", "Sigmoid", "Tanh",
+                                            "HardSwish", "HardSigmoid", "Elu",       "Softplus", "Mish", "Gelu"};
+    std::map<std::string, std::string> to4;
     for (auto& w : w_) {
         ir::Node& n = w.node;
         if (w.dead || !n.domain.empty() || (n.op_type != "Gemm" && n.op_type != "MatMul")) continue;
@@ -571,6 +576,12 @@ void Builder::gemm_as_conv() {
         n.outputs = {y4};
         n.attrs = num::Attributes();
         n.attrs.set("kernel_shape", std::vector<int64_t>{1, 1});
+        to4[y->name] = y4;
+    }
+    for (auto& w : w_) {
+        if (w.dead || !w.node.domain.empty() || !kAct.count(w.node.op_type) || w.node.inputs.empty()) continue;
+        auto it = to4.find(w.node.inputs[0]);
+        if (it != to4.end()) w.node.inputs[0] = it->second;
     }
 }
 

@@ -41,6 +41,23 @@ TEST(VendorView, GemmWithConstantBIsA1x1Conv) {
     EXPECT_EQ(node(check(h), "fc").verdict, Verdict::CpuFallback);
 }
 
+// nn.Linear -> ReLU / Hardswish -> nn.Linear (a classifier head, torchvision MobileNetV3's): the
+// activation reads the converted conv's [1, M, 1, 1] output, so a Relu fuses (ConvolutionRelu) and a
+// HardSwish is checked on 4-D, not refused by the rank-4 rule on the [1, M] tensor of the ONNX graph.
+TEST(VendorView, ActivationAfterGemmReadsTheConvOutput) {
+    G g;
+    g.opset(14).in("x", {1, 64}).cst("w1", {32, 64}).cst("b1", {32}).val("h", {1, 32}).val("r", {1, 32});
+    g.cst("w2", {16, 32}).cst("b2", {16}).val("k", {1, 16}).val("y", {1, 16});
+    g.node("Gemm", "fc1", {"x", "w1", "b1"}, {"h"}, attrs({{"transB", int64_t{1}}}));
+    g.node("Relu", "relu", {"h"}, {"r"});
+    g.node("Gemm", "fc2", {"r", "w2", "b2"}, {"k"}, attrs({{"transB", int64_t{1}}}));
+    g.node("HardSwish", "hswish", {"k"}, {"y"}).out("y");
+    const CheckResult r = check(g);
+    EXPECT_EQ(node(r, "fc1").spec_op, "ConvolutionRelu") << describe(node(r, "fc1"));
+    EXPECT_EQ(node(r, "relu").verdict, Verdict::Fused) << describe(node(r, "relu"));
+    EXPECT_NE(node(r, "hswish").verdict, Verdict::CpuFallback) << describe(node(r, "hswish"));
+}
+
 // Flatten is checked as the Reshape RKNN turns it into; Identity disappears.
 TEST(VendorView, FlattenAsReshapeIdentityRemoved) {
     G g;
