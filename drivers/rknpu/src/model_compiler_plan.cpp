@@ -119,6 +119,8 @@ void Compiler::lower_all() {
             bodies_[l].clear();
             p.layer.unit = Unit::Cpu;
             p.layer.op = g_.nodes()[p.unit_node].op_type;
+            for (size_t k : p.layer.ir_nodes)  // a layer placed at another node (Flatten + Gemm): its own op
+                if (k < g_.nodes().size() && g_.nodes()[k].name == p.layer.name) p.layer.op = g_.nodes()[k].op_type;
             p.layer.note = std::string("npusim has no NPU lowering yet: ") + e.what();
             p.layer.cpu_reason = CpuReason::NoLowering;
         }
