@@ -155,6 +155,25 @@ std::string parse_error_text(CLI::App& app, const CLI::ParseError& e) {
         return fmt::format("unknown subcommand '{}', npusim ({}see npusim --help)", rest.front(),
                            near.empty() ? "" : "did you mean " + near + "? ");
     }
+    // CLI11's ConversionError reads "Could not convert: --epochs = -1": say what the option takes.
+    if (dynamic_cast<const CLI::ConversionError*>(&e) && msg.rfind("Could not convert: ", 0) == 0) {
+        const std::string rest = msg.substr(19);
+        const size_t eq = rest.find(" = ");
+        if (eq != std::string::npos) {
+            const std::string name = rest.substr(0, eq), value = rest.substr(eq + 3);
+            std::string type;
+            for (CLI::App* sc : app.get_subcommands())
+                for (const CLI::Option* o : sc->get_options())
+                    if (o->check_name(name)) type = o->get_type_name();
+            for (const CLI::Option* o : app.get_options())
+                if (o->check_name(name)) type = o->get_type_name();
+            const std::string want = type == "UINT"    ? "a non-negative integer"
+                                     : type == "INT"   ? "an integer"
+                                     : type == "FLOAT" ? "a number"
+                                                       : (type.empty() ? std::string("another value") : type);
+            return fmt::format("{}: '{}' is not {} (see --help)", name, value, want);
+        }
+    }
     // CLI11's ExtrasError carries the app's name as its name: tell it by type.
     if (!dynamic_cast<const CLI::ExtrasError*>(&e)) return msg;
     // The subcommand the unknown arguments were given to, and its option names.

@@ -120,4 +120,12 @@ check("a missing model is exit 2 on check as on run, one npusim: error: line eac
       err.startswith("npusim: error: ") and err2.startswith("npusim: error: ") and err.count("\n") == 1, err + err2)
 rc, out, err = run(["specs", "--platform", "RK9999"])
 check("specs: unknown platform, one npusim: error: line", rc == 2 and err.startswith("npusim: error: unknown platform 'RK9999'"), err)
+# A value CLI11 cannot convert to the option's type (its own text is "Could not convert: --epochs =
+# -1"): one line naming the option, the value and what it takes.
+rc, out, err = run(["train", f"{T}/m.onnx", "--data", "d.npy", "--labels", "l.npy", "--epochs", "-1"])
+check("train --epochs -1: exit 2, names the option, the value and 'a non-negative integer'", rc == 2 and
+      err.count("\n") == 1 and err.startswith("npusim: error: --epochs: '-1' is not a non-negative integer"), err)
+rc, out, err = run(["train", f"{T}/m.onnx", "--data", "d.npy", "--labels", "l.npy", "--lr", "fast"])
+check("train --lr fast: exit 2, 'is not a number'", rc == 2 and err.count("\n") == 1 and
+      err.startswith("npusim: error: --lr: 'fast' is not a number"), err)
 sys.exit(1 if fails else 0)
