@@ -100,24 +100,108 @@ void broadcast_n(const Ctx& c, num::DType dt, std::vector<size_t> idx) {
     c.set(0, dt, s);
 }
 
-void binary(const Ctx& c) { broadcast_n(c, c.in(0).dtype, {0, 1}); }
-void compare(const Ctx& c) { broadcast_n(c, num::DType::Bool, {0, 1}); }
+/// ONNX type constraint "T" shared by inputs `idx` (Add, Equal, Max ...: one type for all).
+void same_type(const Ctx& c, const std::vector<size_t>& idx) {
+    for (size_t k = 1; k < idx.size(); ++k)
+        if (c.in(idx[k]).dtype != c.in(idx[0]).dtype)
+            c.fail(std::string("inputs must have one type (ONNX type constraint T): '") + c.in(idx[0]).name + "' is " +
+                   num::dtype_name(c.in(idx[0]).dtype) + ", '" + c.in(idx[k]).name + "' is " +
+                   num::dtype_name(c.in(idx[k]).dtype));
+}
+
+void binary(const Ctx& c) {
+    same_type(c, {0, 1});
+    broadcast_n(c, c.in(0).dtype, {0, 1});
+}
+void power(const Ctx& c) { broadcast_n(c, c.in(0).dtype, {0, 1}); }  // Pow: T and T1 may differ
+void compare(const Ctx& c) {
+    same_type(c, {0, 1});
+    broadcast_n(c, num::DType::Bool, {0, 1});
+}
 void variadic(const Ctx& c) {
     std::vector<size_t> idx;
     for (size_t i = 0; i < c.node.inputs.size(); ++i) idx.push_back(i);
     if (idx.empty()) c.fail("needs at least one input");
+    same_type(c, idx);
     broadcast_n(c, c.in(0).dtype, idx);
+}
+
+/// Inputs `idx` are 1-D of `n` elements (BatchNormalization's scale/B/mean/var, InstanceNormalization's
+/// scale/B: "1-D tensor of size C").
+void per_channel_inputs(const Ctx& c, std::vector<size_t> idx, int64_t n, const char* what) {
+    for (size_t i : idx) {
+        if (!c.has(i)) continue;
+        const Value& v = c.in(i);
+        if (v.shape.size() != 1 || v.shape[0] != n)
+            c.fail(std::string(what) + " input '" + v.name + "' must be 1-D [" + std::to_string(n) + "] (the input's " +
+                   "channels), got " + v.shape_str());
+    }
+}
+
+void batch_norm(const Ctx& c) {
+    const Value& x = c.in(0);
+    if (x.shape.size() < 2) c.fail("input must have rank >= 2 (N, C, ...), got " + x.shape_str());
+    for (size_t i = 1; i <= 4; ++i) (void)c.in(i);  // all five inputs are required
+    per_channel_inputs(c, {1, 2, 3, 4}, x.shape[1], "scale/B/mean/var");
+    same_as_input0(c);
+    for (size_t i = 1; i < c.node.outputs.size() && i < 3; ++i) c.set(i, c.in(i + 2).dtype, c.in(i + 2).shape);
+}
+
+void instance_norm(const Ctx& c) {
+    const Value& x = c.in(0);
+    if (x.shape.size() < 3) c.fail("input must have rank >= 3 (N, C, D1, ...), got " + x.shape_str());
+    (void)c.in(1);
+    (void)c.in(2);
+    per_channel_inputs(c, {1, 2}, x.shape[1], "scale/B");
+    same_as_input0(c);
+}
+
+/// Softmax / LogSoftmax / Hardmax: the axis attribute names a dimension of the input.
+void softmax_like(const Ctx& c) {
+    if (c.node.attrs.has("axis")) (void)normalize_axis(attr_int(c.node.attrs, "axis", -1), c.in(0).shape.size(), c);
+    same_as_input0(c);
 }
 void where(const Ctx& c) { broadcast_n(c, c.in(1).dtype, {0, 1, 2}); }
 void qlinear_binary(const Ctx& c) { broadcast_n(c, c.in(0).dtype, {0, 3}); }
 void mul_integer(const Ctx& c) { broadcast_n(c, num::DType::I32, {0, 2}); }
 
+/// QuantizeLinear / DequantizeLinear parameters (ONNX operator docs, seed 002): y_scale a scalar (or a
+/// one-element vector: per tensor, as onnxruntime reads it) or a 1-D vector of x.shape[axis] elements
+/// (per axis); the zero point, when given, has the scale's shape. Blocked quantization (block_size,
+/// opset 21) has other shapes and is left to the executor.
+void quant_params(const Ctx& c) {
+    if (c.node.attrs.has("block_size")) return;
+    const Value& x = c.in(0);
+    const Value& s = c.in(1);
+    int64_t n = 1;
+    for (int64_t d : s.shape) n *= d;
+    if (n != 1) {
+        if (s.shape.size() != 1)
+            c.fail("scale '" + s.name + "' must be a scalar or 1-D (per axis), got " + s.shape_str());
+        const int64_t axis = normalize_axis(attr_int(c.node.attrs, "axis", 1), x.shape.size(), c);
+        if (s.shape[0] != x.shape[static_cast<size_t>(axis)])
+            c.fail("per-axis scale '" + s.name + "' has " + std::to_string(s.shape[0]) + " elements, input '" + x.name +
+                   "' " + x.shape_str() + " has " + std::to_string(x.shape[static_cast<size_t>(axis)]) + " along axis " +
+                   std::to_string(axis));
+    }
+    if (c.has(2)) {
+        const Value& z = c.in(2);
+        int64_t nz = 1;
+        for (int64_t d : z.shape) nz *= d;
+        if (nz != n) c.fail("zero point '" + z.name + "' " + z.shape_str() + " must have the scale's shape " + s.shape_str());
+    }
+}
+
 void quantize_linear(const Ctx& c) {
+    quant_params(c);
     num::DType dt = num::DType::U8;
     if (c.node.has_input(2)) dt = c.in(2).dtype;
     c.set(0, dt, c.in(0).shape);
 }
-void dequantize_linear(const Ctx& c) { c.set(0, num::DType::F32, c.in(0).shape); }
+void dequantize_linear(const Ctx& c) {
+    quant_params(c);
+    c.set(0, num::DType::F32, c.in(0).shape);
+}
 void qlinear_unary(const Ctx& c) { c.set(0, c.in(0).dtype, c.in(0).shape); }
 
 void shape_op(const Ctx& c) {
@@ -156,15 +240,18 @@ const std::map<std::string, Rule>& rules() {
         for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Ceil", "Floor", "Round",
                                "Sin", "Cos", "Tan", "Erf", "Elu", "Selu", "Celu", "LeakyRelu", "HardSigmoid",
                                "HardSwish", "Softplus", "Softsign", "ThresholdedRelu", "Gelu", "Not", "Identity",
-                               "Clip", "Softmax", "LogSoftmax", "Hardmax", "BatchNormalization", "Reciprocal",
-                               "InstanceNormalization", "LpNormalization", "CumSum", "Trilu", "Sign",
+                               "Clip", "Reciprocal", "LpNormalization", "CumSum", "Trilu", "Sign",
                                "ScatterND", "ScatterElements", "Scatter", "ReverseSequence", "Mish", "Swish"})
             t[std::string(":") + op] = same_as_input0;
         t[":LayerNormalization"] = same_as_input0;
+        for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) t[std::string(":") + op] = softmax_like;
+        t[":BatchNormalization"] = batch_norm;
+        t[":InstanceNormalization"] = instance_norm;
         t[":Dropout"] = dropout;
         t[":Cast"] = cast;
-        for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "PRelu", "And", "Or", "Xor"})
+        for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod", "BitShift", "PRelu", "And", "Or", "Xor"})
             t[std::string(":") + op] = binary;
+        t[":Pow"] = power;
         for (const char* op : {"And", "Or", "Xor", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
             t[std::string(":") + op] = compare;
         for (const char* op : {"Max", "Min", "Sum", "Mean"}) t[std::string(":") + op] = variadic;

@@ -76,9 +76,23 @@ void conv_common(const Ctx& c, size_t x_idx, size_t w_idx, num::DType out_dt) {
     c.set(0, out_dt, out);
 }
 
-void conv(const Ctx& c) { conv_common(c, 0, 1, c.in(0).dtype); }
+/// The bias input `b_idx`, when given: "1-D tensor of size M" (Conv, ConvTranspose; QLinearConv's int32 B).
+void conv_bias(const Ctx& c, size_t b_idx, int64_t m) {
+    if (!c.has(b_idx)) return;
+    const Value& b = c.in(b_idx);
+    if (b.shape.size() != 1 || b.shape[0] != m)
+        c.fail("bias '" + b.name + "' must be 1-D [" + std::to_string(m) + "] (one per output channel), got " + b.shape_str());
+}
+
+void conv(const Ctx& c) {
+    conv_common(c, 0, 1, c.in(0).dtype);
+    conv_bias(c, 2, c.in(1).shape[0]);
+}
 void conv_integer(const Ctx& c) { conv_common(c, 0, 1, num::DType::I32); }
-void qlinear_conv(const Ctx& c) { conv_common(c, 0, 3, c.has(7) ? c.in(7).dtype : c.in(0).dtype); }
+void qlinear_conv(const Ctx& c) {
+    conv_common(c, 0, 3, c.has(7) ? c.in(7).dtype : c.in(0).dtype);
+    conv_bias(c, 8, c.in(3).shape[0]);
+}
 
 void conv_transpose(const Ctx& c) {
     const Value& x = c.in(0);
@@ -92,6 +106,8 @@ void conv_transpose(const Ctx& c) {
     auto out_shape = attr_ints(c.node.attrs, "output_shape", {});
     if (!out_shape.empty() && out_shape.size() < sp)
         c.fail("output_shape has " + std::to_string(out_shape.size()) + " values for " + std::to_string(sp) + " spatial dims");
+    if (group <= 0 || x.shape[1] % group != 0) c.fail("group " + std::to_string(group) + " does not divide channels");
+    conv_bias(c, 2, w.shape[1] * group);
     std::vector<int64_t> out{x.shape[0], w.shape[1] * group};
     for (size_t i = 0; i < sp; ++i) {
         if (!out_shape.empty()) {
@@ -177,6 +193,23 @@ void recurrent(const Ctx& c) {
     int64_t hidden = attr_int(c.node.attrs, "hidden_size", 0);
     if (hidden <= 0) c.fail("attribute hidden_size must be positive");
     int64_t dirs = w.shape[0];
+    const std::string dir = attr_string(c.node.attrs, "direction", "forward");
+    if (dirs != (dir == "bidirectional" ? 2 : 1))
+        c.fail("W '" + w.name + "' has " + std::to_string(dirs) + " directions, direction '" + dir + "' needs " +
+               (dir == "bidirectional" ? "2" : "1"));
+    if (c.node.domain.empty()) {  // ONNX layouts: W [D, G*H, I], R [D, G*H, H], B [D, 2*G*H]
+        const int64_t gates = c.node.op_type == "LSTM" ? 4 : c.node.op_type == "GRU" ? 3 : 1;
+        const int64_t in_size = x.shape[2];  // X is [seq, batch, I] or, layout 1, [batch, seq, I]
+        auto want = [&](size_t i, std::vector<int64_t> shape, const char* what) {
+            if (!c.has(i)) return;
+            const Value& v = c.in(i);
+            if (v.shape != shape)
+                c.fail(std::string(what) + " '" + v.name + "' must be " + shape_to_string(shape) + ", got " + v.shape_str());
+        };
+        want(1, {dirs, gates * hidden, in_size}, "W");
+        want(2, {dirs, gates * hidden, hidden}, "R");
+        want(3, {dirs, 2 * gates * hidden}, "B");
+    }
     bool batch_first = attr_int(c.node.attrs, "layout", 0) != 0;
     int64_t seq = batch_first ? x.shape[1] : x.shape[0], batch = batch_first ? x.shape[0] : x.shape[1];
     if (batch_first) {

@@ -222,6 +222,10 @@ void resize(const Ctx& c) {
     const Value& x = c.in(0);
     std::vector<float> scales;
     std::vector<int64_t> sizes;
+    // ONNX Resize / Upsample: mode is one of "nearest", "linear", "cubic" ("bilinear" in Upsample-7).
+    const std::string mode = attr_string(c.node.attrs, "mode", "nearest");
+    if (mode != "nearest" && mode != "linear" && mode != "cubic" && mode != "bilinear")
+        c.fail("mode '" + mode + "' is not an ONNX Resize mode (nearest, linear, cubic)");
     bool v10 = c.node.op_type == "Upsample" || c.g.opset("") < 11;
     size_t scales_idx = v10 ? 1 : 2;
     if (c.node.attrs.has("scales")) {
@@ -276,6 +280,15 @@ void gather(const Ctx& c) {
     const Value& x = c.in(0);
     const Value& idx = c.in(1);
     size_t a = static_cast<size_t>(normalize_axis(attr_int(c.node.attrs, "axis", 0), x.shape.size(), c));
+    // ONNX Gather: "all index values are expected to be within bounds [-s, s-1] along axis of size s;
+    // it is an error if any of the index values are out of bounds" - known when the indices are constant.
+    if (idx.is_constant() && (idx.data->dtype() == num::DType::I64 || idx.data->dtype() == num::DType::I32)) {
+        const int64_t s = x.shape[a];
+        for (int64_t j : constant_ints(c.g, idx.name, c.node.label()))
+            if (j < -s || j >= s)
+                c.fail("index " + std::to_string(j) + " out of bounds [" + std::to_string(-s) + ", " + std::to_string(s - 1) +
+                       "] along axis " + std::to_string(a) + " of '" + x.name + "' " + x.shape_str());
+    }
     std::vector<int64_t> out(x.shape.begin(), x.shape.begin() + static_cast<long>(a));
     out.insert(out.end(), idx.shape.begin(), idx.shape.end());
     out.insert(out.end(), x.shape.begin() + static_cast<long>(a) + 1, x.shape.end());
