@@ -498,6 +498,60 @@ probe("gru_bidirectional", "GRU", "num_directions: forward/reverse/bidirectional
       qdq=(False,))
 
 
+# RK3566/RK3568 perm=[3,1,0,2]/[3,1,2,0]: "c1<8192,n<8192,h1*w1<8192,(h1=w1=1,n1%4=0)or(n1=h1=1,w1%4=0)";
+# [2,1,0,3]/[2,1,3,0] read "(n1=h1=1,h1%4=0)" for the second case (h1=1 and h1%4=0 cannot both hold: only the
+# first case is probed). RK3588 (3.2.62) allows these shapes ([3,1,0,2]: h1*w1<p, c1*w1<8192, n1*h1<p).
+T66 = "RK3566: (h1=w1=1,n1%4=0)or(n1=h1=1,w1%4=0)"
+for perm in ([3, 1, 0, 2], [3, 1, 2, 0]):
+    tag = "".join(map(str, perm))
+    probe("transpose_%s_n4" % tag, "Transpose", T66, "NPU", transpose((4, 8, 1, 1), perm))
+    probe("transpose_%s_n2" % tag, "Transpose", T66, {"RK3588": "NPU", "RK3566_RK3568": "CPU"}, transpose((2, 8, 1, 1), perm))
+    probe("transpose_%s_w8" % tag, "Transpose", T66, "NPU", transpose((1, 8, 1, 8), perm))
+    probe("transpose_%s_w6" % tag, "Transpose", T66, {"RK3588": "NPU", "RK3566_RK3568": "CPU"}, transpose((1, 8, 1, 6), perm))
+    probe("transpose_%s_h2" % tag, "Transpose", T66, {"RK3588": "NPU", "RK3566_RK3568": "CPU"}, transpose((1, 8, 2, 8), perm))
+# RK3588 [2,1,3,0] also asks "n1*w1%4=0" (T1 and T2 rows), so n1=2, w1=1 is CPU there too (first written
+# as NPU on RK3588 from [2,1,0,3]'s row: npusim's verdict was the seed's).
+for perm, n2_3588 in (([2, 1, 0, 3], "NPU"), ([2, 1, 3, 0], "CPU")):
+    tag = "".join(map(str, perm))
+    probe("transpose_%s_n4" % tag, "Transpose", T66, "NPU", transpose((4, 8, 1, 1), perm))
+    probe("transpose_%s_n2" % tag, "Transpose", T66 + "; RK3588 [2,1,3,0]: n1*w1%4=0",
+          {"RK3588": n2_3588, "RK3566_RK3568": "CPU"}, transpose((2, 8, 1, 1), perm))
+
+
+# -- Expand (3.1.34 / 3.2.34) and Where (3.1.70 / 3.2.74: "广播约束同Expand") ------------------------------
+def expand(src, dst):
+    def b(g):
+        x = g.input("x", src)
+        return g.node("Expand", [x, g.init("shape", np.array(dst, np.int64))], ["ex_y"], name="probe")
+    return b
+
+
+for pat, (sb, ex) in PATTERNS.items():
+    if pat in ("same", "b111"):
+        continue
+    probe("expand_%s" % pat, "Expand", EXP, ex, expand(sb, FULL))
+
+
+# -- Div (3.1.33 / 3.2.33): "T1:float16(Tensor)" - an int8 (QDQ) Div of two activations is not in the table --
+probe("div_same_int8", "Div", "T1: float16", "CPU", binary("Div", FULL, FULL), qdq=(True,))
+
+
+# -- LSTM (3.1.37 / 3.2.38): input_forget 0; batch_size "大于1时仅支持4的倍数" --------------------------------
+def lstm(batch, hidden=8, inp=8, seq=3, **attrs):
+    def b(g):
+        x = g.input("x", (seq, batch, inp))
+        w = g.init("W", (g.rng.standard_normal((1, 4 * hidden, inp)) * 0.1).astype(np.float32))
+        r = g.init("R", (g.rng.standard_normal((1, 4 * hidden, hidden)) * 0.1).astype(np.float32))
+        return g.node("LSTM", [x, w, r], ["lstm_y"], name="probe", hidden_size=hidden, **attrs)
+    return b
+
+
+probe("lstm_batch1", "LSTM", "batch_size∈(0,8192]", "NPU", lstm(1), qdq=(False,))
+probe("lstm_batch4", "LSTM", "batch_size 大于1时仅支持4的倍数", "NPU", lstm(4), qdq=(False,))
+probe("lstm_batch3", "LSTM", "batch_size 大于1时仅支持4的倍数", "CPU", lstm(3), qdq=(False,))
+probe("lstm_input_forget1", "LSTM", "input_forget: 0", "CPU", lstm(1, input_forget=1), qdq=(False,))
+
+
 def run_check(npusim, plat, path):
     r = subprocess.run([npusim, "check", "--platform", plat, path, "--json"], capture_output=True, text=True, timeout=120)
     try:
