@@ -518,6 +518,26 @@ for perm, n2_3588 in (([2, 1, 0, 3], "NPU"), ([2, 1, 3, 0], "CPU")):
           {"RK3588": n2_3588, "RK3566_RK3568": "CPU"}, transpose((2, 8, 1, 1), perm))
 
 
+# RK3588 (3.2.62) alignment rules, T1 = int8 (the QDQ probe), T2 = int16/float16 (the float probe, RKNN's
+# float16 path): the quantity is 16 (aligned for both), 8 (T1 %16 fails, T2 %8 holds) or 4 (both fail).
+# RK3566/RK3568 (3.1.58): every one of these perms is "不支持".
+ALIGN = [([0, 1, 3, 2], "h1", 16, 8), ([0, 2, 3, 1], "h1*w1", 8, 8), ([0, 2, 1, 3], "h1", 16, 8),
+         ([0, 3, 2, 1], "h1", 16, 8), ([1, 0, 3, 2], "h1", 16, 8), ([1, 2, 0, 3], "w1", 16, 8),
+         ([1, 3, 0, 2], "w1", 16, 8), ([1, 3, 2, 0], "w1", 16, 8), ([2, 0, 1, 3], "h1*w1", 16, 8),
+         ([2, 3, 1, 0], "h1*w1", 16, 8), ([3, 0, 2, 1], "n1*w1", 16, 8), ([3, 0, 1, 2], "n1*h1*w1", 16, 8),
+         ([3, 2, 1, 0], "h1", 16, 8)]
+for perm, qty, m1, m2 in ALIGN:
+    tag = "".join(map(str, perm))
+    for val in (16, 8, 4):
+        # the probed quantity equals val: h1 = val, or w1 = val (h1 = 1 where h1 is a factor of it)
+        shape = (1, 4, val, 2) if qty == "h1" else (1, 4, 1 if "h1" in qty else 2, val)
+        for qdq, m, tt in ((True, m1, "T1"), (False, m2, "T2")):
+            quote = "perm=%s %s: %s%%%d=0" % (perm, tt, qty, m)
+            probe("transpose_%s_%s%d" % (tag, qty.replace("*", ""), val), "Transpose", quote,
+                  {"RK3588": "NPU" if val % m == 0 else "CPU", "RK3566_RK3568": "CPU"}, transpose(shape, perm),
+                  qdq=(qdq,))
+
+
 # -- Expand (3.1.34 / 3.2.34) and Where (3.1.70 / 3.2.74: "广播约束同Expand") ------------------------------
 def expand(src, dst):
     def b(g):
