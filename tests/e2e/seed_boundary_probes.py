@@ -16,6 +16,18 @@ the vendor verdict `npusim check --json` gives it (NPU / CPU fallback; a node fo
 takes that node's verdict). "npusim has no NPU lowering yet" is npusim's own placement, not the
 vendor verdict, and is not scored.
 
+Rules of the tables not probed here, and why:
+- cannot be decided from the graph: the first-layer input width ("详见模型输入说明", the notes are not in the
+  seed), Slice's "subc" (never defined, so steps != 1 with height*width == 1 is not probed), the recommended
+  GRU/LSTM alignments ("建议"), the layouts of the custom ex* operators and the multi-core flags;
+- cannot be written as a valid ONNX model on the outside side: pool pads 8 (ONNX wants pad < kernel and the
+  kernel is at most 7 inside), epsilon <= 0;
+- ambiguous in the text: Transpose RK3566 [2,1,0,3]/[2,1,3,0] second case "(n1=h1=1,h1%4=0)", ranks below 4,
+  AveragePool count_include_pad = 0 ("count_include_pad: 1" may be the value RKNN computes with or a limit),
+  a Resize factor of 1 on one of H/W;
+- custom RKNN operators with no ONNX form (exGlu, exMatMul, exNorm, exWindow, exSDPAttention, exSoftmaxMask,
+  exSwooshR/L).
+
 usage: seed_boundary_probes.py NPUSIM [--list] [--keep DIR]
 Prints a table per SoC (probes, right, wrong with the rule) and exits 1 unless every probe is right.
 """
@@ -105,11 +117,7 @@ class Graph:
 
     def finish(self, y):
         y = self.act_qdq(y, "y")
-        self.nodes[-1].output[0] = "output"
-        for n in self.nodes:  # an op whose output was y: now "output" when no output Q/DQ
-            for i, t in enumerate(n.input):
-                if t == y and n is not self.nodes[-1]:
-                    pass
+        self.nodes[-1].output[0] = "output"  # y is the last node's output (the probe op's in a float model)
         g = helper.make_graph(self.nodes, "probe", self.inputs,
                               [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)], self.inits)
         m = helper.make_model(g, producer_name="npusim-seed-probe", opset_imports=[helper.make_opsetid("", OPSET)])
@@ -308,10 +316,8 @@ probe("resize_sizes_x2", RS, RQ, "NPU", resize((1, 4, 3, 5), sizes=[1, 4, 6, 10]
 probe("resize_sizes_x1p5", RS, RQ, "CPU", resize((1, 4, 4, 4), sizes=[1, 4, 6, 6], mode="nearest"))
 probe("resize_1c11_any", RS, "如果是(1,c,1,1)则支持放大到(1,c,h,w)", "NPU", resize((1, 4, 1, 1), sizes=[1, 4, 13, 7], mode="nearest"))
 probe("resize_cubic", RS, "mode: 目前仅支持nearest和linear两种", "CPU", resize((1, 4, 3, 3), [1, 1, 2, 2], mode="cubic"))
-for cm, ex in (("half_pixel", "NPU"), ("pytorch_half_pixel", "NPU"), ("align_corners", "NPU"),
-               ("asymmetric", "CPU"), ("tf_crop_and_resize", "CPU")):
-    if cm == "tf_crop_and_resize":
-        continue  # needs roi, which is "目前暂不支持" anyway
+# (tf_crop_and_resize is not probed: it needs roi, which is "目前暂不支持" anyway)
+for cm, ex in (("half_pixel", "NPU"), ("pytorch_half_pixel", "NPU"), ("align_corners", "NPU"), ("asymmetric", "CPU")):
     probe("resize_linear_%s" % cm, RS, "coordinate_transformation_mode: 目前仅支持half_pixel,pytorch_half_pixel,align_corners",
           ex, resize((1, 4, 3, 3), [1, 1, 2, 2], mode="linear", coordinate_transformation_mode=cm))
 probe("resize_nearest_mode_floor", RS, "nearest_mode: 目前不支持设置", "CPU",
@@ -332,7 +338,7 @@ def concat(axis, rank=4):
 
 
 for ax in (0, 1, 2, 3, -1):
-    probe("concat_axis%d" % ax, "Concat", "axis∈{0,1,2,3}", "NPU", concat(ax))
+    probe("concat_axis%s" % str(ax).replace("-", "m"), "Concat", "axis∈{0,1,2,3}", "NPU", concat(ax))
 
 
 def gather(shape, idx, axis):
@@ -536,6 +542,40 @@ for perm, qty, m1, m2 in ALIGN:
             probe("transpose_%s_%s%d" % (tag, qty.replace("*", ""), val), "Transpose", quote,
                   {"RK3588": "NPU" if val % m == 0 else "CPU", "RK3566_RK3568": "CPU"}, transpose(shape, perm),
                   qdq=(qdq,))
+
+
+# -- more limits --------------------------------------------------------------------------------------
+probe("hardmax_axis3_ch12", "Hardmax", "axis=3/-1,channel*height<16384", {"RK3588": "NPU", "RK3566_RK3568": "CPU"},
+      unary("Hardmax", (1, 4, 3, 16), axis=3), qdq=(False,))
+probe("hardmax_axis2", "Hardmax", "axis: 1 或 3/-1", "CPU", unary("Hardmax", (1, 4, 3, 16), axis=2), qdq=(False,))
+probe("dw_dilated_width16383", DW, "当dilated_kernel_h>1时,width<16383", "CPU", conv(2, 3, 16383, 2, (3, 1), group=2))
+probe("dw_dilated_width16382", DW, "当dilated_kernel_h>1时,width<16383", "NPU", conv(2, 3, 16382, 2, (3, 1), group=2))
+probe("convt_dilated_width16383", CT, "当dilated_kernel_h>1时,width<16383", "CPU", convt(1, 2, 16383, 1, (2, 1), (2, 1)))
+probe("convt_dilated_width16382", CT, "当dilated_kernel_h>1时,width<16383", "NPU", convt(1, 2, 16382, 1, (2, 1), (2, 1)))
+probe("conv_group2", CV, "group:int (无限制)", "NPU", conv(8, 6, 6, 8, (3, 3), group=2))
+probe("batchnorm", "BatchNormalization", "BatchNormalization (4-D, epsilon∈(0,∞])", "NPU", lambda g: g.node(
+    "BatchNormalization", [g.input("x", (1, 4, 3, 5))] + [g.init(n, np.full(4, v, np.float32)) for n, v in
+                                                           (("sc", 1.5), ("bi", 0.1), ("mu", 0.2), ("va", 2.0))],
+    ["bn_y"], name="probe", epsilon=1e-5))
+probe("clip_0_6", "Clip/ReLU6", "将输入张量的值裁剪到[0,6]范围内", "NPU",
+      unary("Clip", extra=(("lo", np.array(0, np.float32)), ("hi", np.array(6, np.float32)))))
+probe("add_const_bc11", "Add", "T2: float const tensor; 广播约束同Expand", "NPU",
+      lambda g: g.node("Add", [g.input("x", FULL), g.const("k", np.full((1, 4, 1, 1), 0.5, np.float32))], ["ad_y"],
+                       name="probe"))
+probe("mul_const_b1hw", "Mul", EXP + " ([1,1,h,w] is not one)", "CPU",
+      lambda g: g.node("Mul", [g.input("x", FULL), g.const("k", np.full((1, 1, 6, 8), 0.5, np.float32))], ["mu_y"],
+                       name="probe"))
+
+
+# rank: every table writes its tensors "shape:[batch,channel,height,width]" (4-D); a 5-D tensor is outside.
+# (Ranks below 4 are not probed: the seed does not say whether they count as [1,...] padded 4-D tensors.)
+probe("relu_rank5", "Relu", "shape:[batch,channel,height,width]", "CPU", unary("Relu", (1, 2, 4, 3, 5)))
+probe("sigmoid_rank5", "Sigmoid", "shape:[batch,channel,height,width]", "CPU", unary("Sigmoid", (1, 2, 4, 3, 5)))
+probe("concat_rank5", "Concat", "shape:[batch,channel,height,width]; axis∈{0,1,2,3}", "CPU", concat(1, rank=5))
+probe("add_rank5", "Add", "A,B shape:[batch,channel,height,width]", "CPU", binary("Add", (1, 2, 4, 3, 5), (1, 2, 4, 3, 5)))
+probe("maxpool_rank5", "MaxPool", "shape:[batch,channel,height,width]", "CPU",
+      lambda g: g.node("MaxPool", [g.input("x", (1, 2, 4, 4, 4))], ["mp_y"], name="probe", kernel_shape=[2, 2, 2],
+                       strides=[2, 2, 2]))
 
 
 # -- Expand (3.1.34 / 3.2.34) and Where (3.1.70 / 3.2.74: "广播约束同Expand") ------------------------------
