@@ -9,9 +9,9 @@ expected verdicts were written from the seed TEXT (the Chinese operator tables, 
 docs: drivers/compiler/specs/README.md names the seed), not from the project's spec JSON, so they
 test the spec DB and the checker against the seed, not the DB against itself.
 
-Each probe is written twice: a float model (RKNN's float16 path) and a QDQ int8 model in the form
-onnxruntime's quantize_static writes (uint8 activations behind QuantizeLinear/DequantizeLinear,
-per-channel symmetric int8 weights, int32 bias). The probed node is named "probe"; its verdict is
+Each probe is written three times: a float model (RKNN's float16 path) and two QDQ models in the form
+onnxruntime's quantize_static writes (uint8 activations, the default, and int8 activations behind
+QuantizeLinear/DequantizeLinear; per-channel symmetric int8 weights, int32 bias). The probed node is named "probe"; its verdict is
 the vendor verdict `npusim check --json` gives it (NPU / CPU fallback; a node folded into another
 takes that node's verdict). "npusim has no NPU lowering yet" is npusim's own placement, not the
 vendor verdict, and is not scored.
@@ -65,8 +65,9 @@ def section(op, plat):
 class Graph:
     """One-operator model builder: float, or QDQ as onnxruntime's quantize_static writes it."""
 
-    def __init__(self, qdq):
-        self.qdq, self.nodes, self.inits, self.inputs, self.k = qdq, [], [], [], 0
+    def __init__(self, qdq, signed=False):
+        """signed: int8 activations (quantize_static activation_type=QInt8, zero point 0), else uint8."""
+        self.qdq, self.signed, self.nodes, self.inits, self.inputs, self.k = qdq, signed, [], [], [], 0
         self.rng = np.random.RandomState(7)
 
     def init(self, name, a):
@@ -81,7 +82,8 @@ class Graph:
     def act_qdq(self, x, tag, scale=0.02, zp=128):
         if not self.qdq:
             return x
-        s, z = self.init(tag + "_s", np.array(scale, np.float32)), self.init(tag + "_z", np.array(zp, np.uint8))
+        zpa = np.array(0, np.int8) if self.signed else np.array(zp, np.uint8)
+        s, z = self.init(tag + "_s", np.array(scale, np.float32)), self.init(tag + "_z", zpa)
         q = self.node("QuantizeLinear", [x, s, z], [tag + "_q"])
         return self.node("DequantizeLinear", [q, s, z], [tag + "_dq"])
 
@@ -647,11 +649,13 @@ def main():
     jobs = []
     for name, op, quote, expect, build, qdqs in PROBES:
         for qdq in qdqs:
-            g = Graph(qdq)
-            m = g.finish(build(g))
-            path = os.path.join(tmp, "%s_%s.onnx" % (name, "qdq" if qdq else "f"))
-            onnx.save(m, path)
-            jobs += [(name, op, quote, qdq, path, plat, want) for plat, want in expect.items()]
+            for signed in ((False, True) if qdq else (False,)):  # QDQ: uint8 and int8 activations
+                g = Graph(qdq, signed)
+                m = g.finish(build(g))
+                kind = ("qdq_s8" if signed else "qdq") if qdq else "float"
+                path = os.path.join(tmp, "%s_%s.onnx" % (name, kind))
+                onnx.save(m, path)
+                jobs += [(name, op, quote, kind, path, plat, want) for plat, want in expect.items()]
 
     def verdict(rep):
         if "error" in rep:
@@ -691,7 +695,7 @@ def main():
             st[1] += 1
         else:
             st[2].append("%s %s [%s, %s \"%s\"]: expected %s, got %s (%s)" % (
-                name, "qdq" if qdq else "float", section(op, plat), op, quote, want, got, why))
+                name, qdq, section(op, plat), op, quote, want, got, why))
     if not keep:
         for path in sorted({j[4] for j in jobs}):
             os.remove(path)
