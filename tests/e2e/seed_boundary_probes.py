@@ -53,7 +53,7 @@ SECTION = {
     "GlobalMaxPool": (44, 45), "AveragePool": (45, 46), "GlobalAveragePool": (46, 47), "Pow": (47, 48),
     "Relu": (48, 49), "Clip/ReLU6": (49, 50), "PRelu": (50, 51), "LeakyRelu": (51, 52), "Reshape": (52, 53),
     "Resize": (53, 54), "Slice": (54, 55), "Softmax": (None, 56), "Split": (55, 59), "Sub": (56, 60),
-    "Tile": (57, 61), "Transpose": (58, 62), "Sigmoid": (59, 63), "HardSigmoid": (62, 66), "Elu": (64, 68),
+    "Tile": (57, 61), "Transpose": (58, 62), "Sigmoid": (59, 63), "Where": (70, 74), "HardSigmoid": (62, 66), "Elu": (64, 68),
 }
 
 
@@ -317,6 +317,9 @@ probe("resize_nearest_c2", RS, RQ + " (宽高方向)", "CPU", resize((1, 4, 3, 3
 probe("resize_sizes_x2", RS, RQ, "NPU", resize((1, 4, 3, 5), sizes=[1, 4, 6, 10], mode="nearest"))
 probe("resize_sizes_x1p5", RS, RQ, "CPU", resize((1, 4, 4, 4), sizes=[1, 4, 6, 6], mode="nearest"))
 probe("resize_1c11_any", RS, "如果是(1,c,1,1)则支持放大到(1,c,h,w)", "NPU", resize((1, 4, 1, 1), sizes=[1, 4, 13, 7], mode="nearest"))
+probe("resize_1c11_scales13", RS, "如果是(1,c,1,1)则支持放大到(1,c,h,w)", "NPU", resize((1, 4, 1, 1), [1, 1, 13, 7], mode="nearest"))
+probe("resize_1c11_linear", RS, "如果是(1,c,1,1)则支持放大到(1,c,h,w)", "NPU", resize((1, 4, 1, 1), sizes=[1, 4, 9, 9], mode="linear"))
+probe("resize_2c11_x9", RS, "缩放倍数为2-8 (9 outside; (1,4,2,1) is not (1,c,1,1))", "CPU", resize((1, 4, 2, 1), [1, 1, 9, 9], mode="nearest"))
 probe("resize_cubic", RS, "mode: 目前仅支持nearest和linear两种", "CPU", resize((1, 4, 3, 3), [1, 1, 2, 2], mode="cubic"))
 # (tf_crop_and_resize is not probed: it needs roi, which is "目前暂不支持" anyway)
 for cm, ex in (("half_pixel", "NPU"), ("pytorch_half_pixel", "NPU"), ("align_corners", "NPU"), ("asymmetric", "CPU")):
@@ -352,6 +355,7 @@ def gather(shape, idx, axis):
 
 for ax in (0, 1, 2, 3):
     probe("gather_axis%d" % ax, "Gather", "axis∈{0,1,2,3}; Indices 秩rank=1", "NPU", gather((2, 4, 3, 5), [1, 0], ax))
+probe("gather_axis_m1", "Gather", "axis∈{0,1,2,3} (-1 = 3)", "NPU", gather((1, 4, 3, 5), [1, 0], -1))
 probe("gather_idx_rank2", "Gather", "Indices: 秩rank=1", "CPU", gather((1, 4, 3, 5), [[1, 0], [2, 3]], 1))
 probe("gather_idx_rank0", "Gather", "Indices: 秩rank=1", "CPU", gather((1, 4, 3, 5), 1, 1))
 
@@ -569,6 +573,20 @@ probe("mul_const_b1hw", "Mul", EXP + " ([1,1,h,w] is not one)", "CPU",
                        name="probe"))
 
 
+# explicit pads written by auto_pad: Convolution has no auto_pad entry, so the pads it implies are checked
+def conv_auto(k, h, w, auto_pad, stride=1):
+    def b(g):
+        x = g.input("x", (1, 4, h, w))
+        return g.node("Conv", [x, g.weight("w", (4, 4, k, k)), g.bias("b", 4)], ["conv_y"], name="probe",
+                      kernel_shape=[k, k], strides=[stride, stride], auto_pad=auto_pad)
+    return b
+
+
+probe("conv_same_upper_k3", CV, "pads_*∈[0,15] (auto_pad SAME_UPPER, pads 1)", "NPU", conv_auto(3, 8, 8, "SAME_UPPER"))
+probe("conv_same_upper_k31", CV, "pads_*∈[0,15] (auto_pad SAME_UPPER, pads 15)", "NPU", conv_auto(31, 32, 32, "SAME_UPPER"))
+probe("conv_valid_k5", CV, "pads_*∈[0,15] (auto_pad VALID)", "NPU", conv_auto(5, 8, 8, "VALID"))
+
+
 # rank: every table writes its tensors "shape:[batch,channel,height,width]" (4-D); a 5-D tensor is outside.
 # (Ranks below 4 are not probed: the seed does not say whether they count as [1,...] padded 4-D tensors.)
 probe("relu_rank5", "Relu", "shape:[batch,channel,height,width]", "CPU", unary("Relu", (1, 2, 4, 3, 5)))
@@ -592,6 +610,18 @@ for pat, (sb, ex) in PATTERNS.items():
     if pat in ("same", "b111"):
         continue
     probe("expand_%s" % pat, "Expand", EXP, ex, expand(sb, FULL))
+
+
+def where(sy):
+    def b(g):
+        x, y = g.input("x", FULL), g.input("yy", sy)
+        cond = g.init("cond", (np.arange(np.prod(FULL)) % 3 == 0).reshape(FULL))
+        return g.node("Where", [cond, x, y], ["wh_y"], name="probe")
+    return b
+
+
+for pat in ("same", "bc11", "b1h1", "b1hw"):
+    probe("where_%s" % pat, "Where", "x,y: " + EXP, PATTERNS[pat][1], where(PATTERNS[pat][0]))
 
 
 # -- Div (3.1.33 / 3.2.33): "T1:float16(Tensor)" - an int8 (QDQ) Div of two activations is not in the table --
