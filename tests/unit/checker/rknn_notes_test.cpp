@@ -151,6 +151,23 @@ TEST(RknnNotes, AddSecondInputT1UnlessConstant) {
     pair(add(true, DType::F32), add(false, DType::I32), "add", "input 1");
 }
 
+/// Where(mask, x, y) on [1,8,4,4]: a constant mask of dtype `mask`, x and y graph inputs of dtype `xy`.
+ir::Graph where(DType mask, DType xy) {
+    G g;
+    g.opset(13).cst("m", {1, 8, 4, 4}, mask).in("x", {1, 8, 4, 4}, xy).in("y", {1, 8, 4, 4}, xy);
+    g.val("o", {1, 8, 4, 4}, xy).node("Where", "where", {"m", "x", "y"}, {"o"}).out("o");
+    return std::move(g.graph());
+}
+
+// §3.2.74 / §3.1.70 Where: "mask_tensor:T1", "x_tensor:T2", "T1:bool(Tensor)", "T2:int8(Tensor),float16(Tensor)":
+// the bool mask is not held to the int8/float16 of the data (every Where used to fall back on the mask's dtype).
+TEST(RknnNotes, WhereBoolMaskInt8OrFloat16Data) {
+    for (const char* pid : {"RK3588", "RK3566_RK3568"}) {
+        pair(where(DType::Bool, DType::F32), where(DType::F32, DType::F32), "where", "allowed {bool}", pid);
+        pair(where(DType::Bool, DType::I8), where(DType::Bool, DType::I32), "where", "input 1 'x'", pid);
+    }
+}
+
 // §3.1 RK3566/RK3568 Resize has the same note.
 TEST(RknnNotes, Rk3566ResizeFactor) {
     pair(resize({1, 4, 8, 8}, {1, 4, 24, 24}), resize({1, 4, 8, 8}, {1, 4, 80, 80}), "resize", "integer scaling",

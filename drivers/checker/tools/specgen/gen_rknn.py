@@ -326,14 +326,21 @@ def op_entry(plat_key, section, op, hd, pq):
         rules = []  # the fused/alias entry has exactly its base's limits
     else:
         dts = op.get("dtypes") or []
-        if dts and name != "Transpose":
+        if dts and name == "Where":
+            # Where: mask_tensor is T1 = bool; x_tensor and the output are T2 = int8/float16 (y_tensor reads
+            # "T1", a typo: it is selected into the T2 output and is quantized per-layer like x).
+            for k, t in enumerate(("in2", "in1")):
+                rules.insert(0, rule("dtype", "%s in {%s}" % (("y: T2", "x: T2")[k], ", ".join(dts)), tensor=t,
+                                     dtypes=dts))
+        elif dts and name != "Transpose":
             rules.insert(0, rule("dtype", "T1 in {%s}" % ", ".join(dts), tensor="in0", dtypes=dts))
         if name == "Transpose":
             rules.insert(0, rule("dtype", "input T1 = int8; output int8, int16 or float16", tensor="in0",
                                  dtypes=["int8", "int16", "float16"]))
         q = op.get("quant") or []
         if q == ["per-layer"]:
-            rules.append(rule("quant", "input/output quantization per-layer", tensor="in0", granularity=["per-layer"]))
+            rules.append(rule("quant", "input/output quantization per-layer", tensor="in1" if name == "Where" else "in0",
+                              granularity=["per-layer"]))
             rules.append(rule("quant", "output quantization per-layer", tensor="out0", granularity=["per-layer"]))
     if name in ("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"):
         e["bind"] = dict(POOL_BIND)
