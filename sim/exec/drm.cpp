@@ -345,6 +345,7 @@ DrmDevice::Stats DrmDevice::stats() const {
         ++s.objects;
         s.bytes += g->size;
     }
+    s.files = files_.size();
     return s;
 }
 
