@@ -67,10 +67,18 @@ const bool g_verbose = std::getenv("NPUSIM_FUZZ_VERBOSE") != nullptr;
     std::abort();
 }
 
+/// Descriptors of buffer memory open in the process (the backings' memfds, "npusim-<driver>-bo<N>",
+/// and their copies): fence pipes are counted by the driver (Usage::fences). Other descriptors are
+/// left out: libFuzzer and the sanitizers open their own (the symbolizer's pipes) at any time.
 size_t open_fds() {
     size_t n = 0;
     if (DIR* d = opendir("/proc/self/fd")) {
-        while (readdir(d)) ++n;
+        char link[256];
+        while (const dirent* e = readdir(d)) {
+            const std::string path = std::string("/proc/self/fd/") + e->d_name;
+            const ssize_t k = readlink(path.c_str(), link, sizeof link - 1);
+            if (k > 0 && std::string(link, static_cast<size_t>(k)).rfind("/memfd:npusim-", 0) == 0) ++n;
+        }
         closedir(d);
     }
     return n;
@@ -167,7 +175,7 @@ void run_session(const uint8_t* data, size_t size) {
         if (g_verbose) {
             uint32_t cmd = 0;
             if (wire_op == NPX_OP_IOCTL) std::memcpy(&cmd, payload.data(), 4);
-            std::fprintf(stderr, "op %u cmd 0x%08x ret %d\n%s", wire_op, cmd, r.ret, r.log.c_str());
+            std::fprintf(stderr, "op %u cmd 0x%08x ret %d fd %d (%zu open)\n%s", wire_op, cmd, r.ret, r.fd, open_fds(), r.log.c_str());
         }
         if (r.fd >= 0) {
             if (wire_op == NPX_OP_MMAP && r.ret == 0) {
@@ -243,6 +251,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (g_verbose) std::fprintf(stderr, "before: %s\nafter:  %s\n", base.text().c_str(), after.text().c_str());
     if (after != base) finding("buffer memory left after the session closed: before " + base.text() + ", after " + after.text());
     const size_t fds = open_fds();
-    if (fds != fds0) finding("open descriptors " + std::to_string(fds0) + " before the session, " + std::to_string(fds) + " after");
+    if (fds != fds0)
+        finding("buffer descriptors open: " + std::to_string(fds0) + " before the session, " + std::to_string(fds) + " after");
     return 0;
 }

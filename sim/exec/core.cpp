@@ -298,14 +298,15 @@ ExecCore::Usage ExecCore::usage() const {
         u.files += st.files;
     }
     u.phys_bytes = soc_->phys_used_bytes();
+    u.fences = rknpu_->fence_count();
     u.iommu_domains = soc_->platform().iommu().domain_count() - rknpu_->domain_slots();
     u.iommu_pages = soc_->platform().iommu().mapped_pages();
     return u;
 }
 
 std::string ExecCore::Usage::text() const {
-    return fmt::format("{} objects ({} bytes), {} bytes of DDR, {} IOMMU domains ({} pages mapped), {} files", objects,
-                       object_bytes, phys_bytes, iommu_domains, iommu_pages, files);
+    return fmt::format("{} objects ({} bytes), {} bytes of DDR, {} IOMMU domains ({} pages mapped), {} files, {} fences",
+                       objects, object_bytes, phys_bytes, iommu_domains, iommu_pages, files, fences);
 }
 
 }  // namespace sim::exec

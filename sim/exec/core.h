@@ -63,12 +63,13 @@ class ExecCore {
     std::string status();
 
     /// Buffer memory in use, for leak checks (dispatcher only): objects and bytes of both drivers,
-    /// physical DDR allocated, IOMMU domains and mapped pages, open files.
+    /// physical DDR allocated, IOMMU domains and mapped pages, open files, RKNPU fences (pipes).
     struct Usage {
-        uint64_t objects = 0, object_bytes = 0, phys_bytes = 0, iommu_domains = 0, iommu_pages = 0, files = 0;
+        uint64_t objects = 0, object_bytes = 0, phys_bytes = 0, iommu_domains = 0, iommu_pages = 0, files = 0, fences = 0;
         bool operator==(const Usage& o) const {
             return objects == o.objects && object_bytes == o.object_bytes && phys_bytes == o.phys_bytes &&
-                   iommu_domains == o.iommu_domains && iommu_pages == o.iommu_pages && files == o.files;
+                   iommu_domains == o.iommu_domains && iommu_pages == o.iommu_pages && files == o.files &&
+                   fences == o.fences;
         }
         bool operator!=(const Usage& o) const { return !(*this == o); }
         std::string text() const;

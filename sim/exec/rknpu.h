@@ -25,6 +25,8 @@ class RknpuDevice : public DrmDevice {
     /// IOMMU domains of the iommu_domain_id slots used so far (kept for the device's life, as the
     /// vendor driver keeps its domains).
     size_t domain_slots() const { return soc_iommu_domains_; }
+    /// FENCE_OUT fences held (each a pipe).
+    size_t fence_count() const { return fences_.size(); }
 
     /// Driver version this emulation reports (rknpu_drv.h of the 0.9.x drivers in the field).
     static constexpr int kMajor = 0, kMinor = 9, kPatch = 8;
