@@ -64,6 +64,8 @@ class JobBoard {
     void finish(uint64_t id);
     /// True when all `ids` finished before the absolute CLOCK_MONOTONIC deadline (0: no wait).
     bool wait(const std::vector<uint64_t>& ids, int64_t deadline_ns);
+    /// True when no job is left before the absolute CLOCK_MONOTONIC deadline.
+    bool wait_all(int64_t deadline_ns);
     size_t running();
 
    private:

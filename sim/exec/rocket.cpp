@@ -136,11 +136,19 @@ int RocketDevice::submit(Call& c) {
     uint32_t queued = 0;
     for (uint32_t i = 0; i < blob.job_count; ++i) {
         npx_rocket_job_blob jb;
-        if (at + sizeof jb > c.extra.size()) return -EFAULT;
+        // rocket_ioctl_submit: a job struct that cannot be read ends the loop with -EFAULT; the
+        // jobs pushed before it stay queued on the scheduler and run.
+        if (at + sizeof jb > c.extra.size()) {
+            schedule();
+            return -EFAULT;
+        }
         std::memcpy(&jb, c.extra.data() + at, sizeof jb);
         at += sizeof jb;
         const size_t need = jb.task_count * sizeof(npx_rocket_task) + (jb.in_count + jb.out_count) * 4ull;
-        if (at + need > c.extra.size()) return -EFAULT;
+        if (at + need > c.extra.size()) {
+            schedule();
+            return -EFAULT;
+        }
         const uint8_t* p = c.extra.data() + at;
         at += need;
         // rocket_ioctl_submit_job: its errors are not returned (rocket_ioctl_submit ignores them).
