@@ -72,6 +72,16 @@ bool JobBoard::wait(const std::vector<uint64_t>& ids, int64_t deadline_ns) {
     return true;
 }
 
+bool JobBoard::wait_all(int64_t deadline_ns) {
+    std::unique_lock<std::mutex> l(m_);
+    while (!unfinished_.empty()) {
+        const int64_t left = deadline_ns - monotonic_ns();
+        if (left <= 0) return false;
+        cv_.wait_for(l, std::chrono::nanoseconds(std::min<int64_t>(left, 100000000)));
+    }
+    return true;
+}
+
 std::string errno_name(int e) {
     switch (-e) {
         case EPERM: return "-EPERM";
@@ -345,6 +355,7 @@ DrmDevice::Stats DrmDevice::stats() const {
         ++s.objects;
         s.bytes += g->size;
     }
+    s.files = files_.size();
     return s;
 }
 

@@ -64,6 +64,8 @@ class JobBoard {
     void finish(uint64_t id);
     /// True when all `ids` finished before the absolute CLOCK_MONOTONIC deadline (0: no wait).
     bool wait(const std::vector<uint64_t>& ids, int64_t deadline_ns);
+    /// True when no job is left before the absolute CLOCK_MONOTONIC deadline.
+    bool wait_all(int64_t deadline_ns);
     size_t running();
 
    private:
@@ -166,9 +168,11 @@ class DrmDevice {
     void finish(Call& c);
 
     struct Stats {
-        uint64_t objects = 0, bytes = 0;
+        uint64_t objects = 0, bytes = 0, files = 0;
     };
     Stats stats() const;
+    /// Keep a record of every job for report_json() (the default; off in the fuzzer).
+    void set_history(bool on) { history_ = on; }
     virtual std::string report_json() const { return "{}"; }
 
    protected:
@@ -222,6 +226,7 @@ class DrmDevice {
     RangeAllocator offsets_;
     uint32_t next_gem_ = 1, next_file_ = 1;
     std::map<uint32_t, std::weak_ptr<DrmFile>> files_;
+    bool history_ = true;
 
    private:
     const IoctlDef* core_ioctl(uint32_t nr) const;

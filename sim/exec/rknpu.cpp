@@ -104,6 +104,7 @@ RknpuDevice::Domain& RknpuDevice::domain(int id) {
     Domain& d = domains_[id];
     if (!d.iova) {
         d.mmu = soc_.iommu() ? soc_.platform().iommu().create_domain() : 0;
+        if (d.mmu) ++soc_iommu_domains_;
         d.iova = std::make_unique<RangeAllocator>(soc_.soc().mem.iova_base.value, soc_.soc().mem.iova_bytes.value);
     }
     return d;
@@ -625,7 +626,7 @@ void RknpuDevice::job_done(const std::shared_ptr<Job>& j) {
                          {}, "job");
         tw->complete(j->track, fmt::format("RKNPU job {}", j->seq), j->commit_ps, j->end_ps - j->commit_ps, ta, "job");
     }
-    job_reports_.push_back(fmt::format(
+    if (history_) job_reports_.push_back(fmt::format(
         "{{\"job\": {}, \"client\": {}, \"driver\": \"rknpu\", \"core_mask\": {}, \"task_number\": {}, \"timeout_ms\": {}, "
         "\"submit_ns\": {}, \"start_ns\": {}, \"end_ns\": {}, \"ret\": \"{}\", \"int_status\": {}}}",
         j->seq, j->file->client_no, j->mask, j->args.task_number, j->args.timeout, j->submit_ps / 1000, j->commit_ps / 1000,
@@ -665,6 +666,11 @@ void RknpuDevice::signal_fence(uint64_t key) {
     const char one = 1;
     if (write(it->second.wr, &one, 1) != 1) return;
     it->second.signaled = true;
+    if (!files_.count(it->second.file)) {  // the file closed while the job ran: nobody can pass it back
+        close(it->second.rd);
+        close(it->second.wr);
+        fences_.erase(it);
+    }
 }
 
 std::string RknpuDevice::report_json() const {

@@ -22,6 +22,11 @@ class RknpuDevice : public DrmDevice {
    public:
     RknpuDevice(SocHost& soc, JobBoard& jobs);
     std::string report_json() const override;
+    /// IOMMU domains of the iommu_domain_id slots used so far (kept for the device's life, as the
+    /// vendor driver keeps its domains).
+    size_t domain_slots() const { return soc_iommu_domains_; }
+    /// FENCE_OUT fences held (each a pipe).
+    size_t fence_count() const { return fences_.size(); }
 
     /// Driver version this emulation reports (rknpu_drv.h of the 0.9.x drivers in the field).
     static constexpr int kMajor = 0, kMinor = 9, kPatch = 8;
@@ -73,6 +78,7 @@ class RknpuDevice : public DrmDevice {
     std::vector<IoctlDef> ioctls_;
     std::map<int, Domain> domains_;
     int live_domain_ = 0;
+    size_t soc_iommu_domains_ = 0;
     std::map<uint64_t, std::weak_ptr<Gem>> objs_;  ///< obj_addr -> object
     std::vector<std::deque<std::shared_ptr<Job>>> todo_;
     std::vector<std::shared_ptr<Job>> running_;

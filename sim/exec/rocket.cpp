@@ -62,7 +62,21 @@ void RocketDevice::file_opened(DrmFile& f) {
 }
 
 void RocketDevice::file_closing(DrmFile& f) {
-    (void)f;  // the domain goes with the last buffer (rocket_iommu_domain_put); kept for running jobs
+    // rocket_postclose drops the file's reference to its domain; its jobs hold theirs
+    // (rocket_iommu_domain_get in rocket_job_push), so the domain goes when the last job ends. A
+    // buffer of the file another file opened by name keeps an IOVA no job of that file can use
+    // (its jobs run in their own domain), so nothing observable waits for it.
+    closed_.insert(f.id);
+    release_if_idle(f);
+}
+
+void RocketDevice::release_if_idle(DrmFile& f) {
+    if (!closed_.count(f.id) || file_busy_[f.id] > 0) return;
+    if (soc_.iommu() && f.mmu_domain) soc_.platform().iommu().destroy_domain(f.mmu_domain);
+    f.mmu_domain = 0;
+    closed_.erase(f.id);
+    file_busy_.erase(f.id);
+    file_core_.erase(f.id);
 }
 
 int RocketDevice::gem_map(DrmFile& f, Gem& g) {
@@ -122,11 +136,19 @@ int RocketDevice::submit(Call& c) {
     uint32_t queued = 0;
     for (uint32_t i = 0; i < blob.job_count; ++i) {
         npx_rocket_job_blob jb;
-        if (at + sizeof jb > c.extra.size()) return -EFAULT;
+        // rocket_ioctl_submit: a job struct that cannot be read ends the loop with -EFAULT; the
+        // jobs pushed before it stay queued on the scheduler and run.
+        if (at + sizeof jb > c.extra.size()) {
+            schedule();
+            return -EFAULT;
+        }
         std::memcpy(&jb, c.extra.data() + at, sizeof jb);
         at += sizeof jb;
         const size_t need = jb.task_count * sizeof(npx_rocket_task) + (jb.in_count + jb.out_count) * 4ull;
-        if (at + need > c.extra.size()) return -EFAULT;
+        if (at + need > c.extra.size()) {
+            schedule();
+            return -EFAULT;
+        }
         const uint8_t* p = c.extra.data() + at;
         at += need;
         // rocket_ioctl_submit_job: its errors are not returned (rocket_ioctl_submit ignores them).
@@ -289,12 +311,13 @@ void RocketDevice::run(std::shared_ptr<Job> j, int core) {
                       trace::arg("timed_out", std::string(j->timed_out ? "yes" : "no"))},
                      "job");
     }
-    job_reports_.push_back(fmt::format("{{\"job\": {}, \"client\": {}, \"driver\": \"rocket\", \"core\": {}, \"tasks\": {}, "
+    if (history_) job_reports_.push_back(fmt::format("{{\"job\": {}, \"client\": {}, \"driver\": \"rocket\", \"core\": {}, \"tasks\": {}, "
                                        "\"submit_ns\": {}, \"start_ns\": {}, \"end_ns\": {}, \"timed_out\": {}}}",
                                        j->seq, j->file->client_no, core, j->tasks.size(), j->submit_ps / 1000,
                                        j->start_ps / 1000, j->end_ps / 1000, j->timed_out ? "true" : "false"));
     running_[static_cast<size_t>(core)] = nullptr;
     --file_busy_[j->file->id];
+    release_if_idle(*j->file);
     for (auto it = unfinished_.begin(); it != unfinished_.end(); ++it)
         if (*it == j) {
             unfinished_.erase(it);

@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ class RocketDevice : public DrmDevice {
     int fini_bo(Call& c);
     void schedule();
     void run(std::shared_ptr<Job> j, int core);
+    /// A closed file's IOMMU domain goes once no job of the file is queued or running.
+    void release_if_idle(DrmFile& f);
 
     std::vector<IoctlDef> ioctls_;
     std::vector<std::deque<std::shared_ptr<Job>>> queue_;  ///< per core (drm_sched, credit limit 1)
@@ -51,6 +54,7 @@ class RocketDevice : public DrmDevice {
     std::vector<std::shared_ptr<Job>> unfinished_;  ///< for implicit fences, in submission order
     std::map<uint32_t, int> file_core_;              ///< file -> core its entity is bound to while busy
     std::map<uint32_t, int> file_busy_;
+    std::set<uint32_t> closed_;                      ///< closed files whose domain jobs still use
     uint64_t submits_ = 0;
     std::vector<std::string> job_reports_;
 };

@@ -15,8 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "exec/rknpu.h"
-#include "exec/rocket.h"
+#include "exec/core.h"
 #include "exec/soc.h"
 #include "trace/trace_writer.h"
 
@@ -33,19 +32,13 @@ namespace {
 std::atomic<bool> g_signalled{false};
 void on_signal(int) { g_signalled = true; }
 
-std::string cstr(const char* p, size_t n) { return std::string(p, strnlen(p, n)); }
-
-std::string json_str(const std::string& s) { return trace::json_quote(s); }
-
 class Server {
    public:
     Server(const hw::SocProfile& soc, const ServeOptions& o)
-        : o_(o), tw_(o.record_trace || !o.trace_path.empty() ? std::make_unique<trace::TraceWriter>() : nullptr) {
-        soc_ = std::make_unique<SocHost>("exec", soc, o.core_mask, tw_.get());
-        rknpu_ = std::make_unique<RknpuDevice>(*soc_, jobs_);
-        // Mainline rocket binds to "rockchip,rk3588-rknn-core" only.
-        if (soc.name == "rk3588") rocket_ = std::make_unique<RocketDevice>(*soc_, jobs_);
-    }
+        : o_(o),
+          tw_(o.record_trace || !o.trace_path.empty() ? std::make_unique<trace::TraceWriter>() : nullptr),
+          core_(std::make_unique<ExecCore>(soc, o.core_mask, tw_.get())),
+          soc_(&core_->soc()) {}
 
     int run();
 
@@ -53,32 +46,17 @@ class Server {
     void accept_loop(int lfd);
     void serve_conn(int fd);
     bool hello(int fd, const npx_hello& h, std::shared_ptr<Session>& s);
-    /// Run `fn` in the SoC's dispatcher and wait for its reply.
-    Reply in_sim(std::function<void(std::shared_ptr<Pending>)> fn);
+    Reply in_sim(std::function<void(std::shared_ptr<Pending>)> fn) { return core_->in_sim(std::move(fn)); }
     void control(int fd, const npx_control& c, const std::string& text, const std::string& tag);
-    std::string report(const std::string& tag);
     void maybe_idle_exit();
 
     ServeOptions o_;
     std::unique_ptr<trace::TraceWriter> tw_;
-    std::unique_ptr<SocHost> soc_;
-    JobBoard jobs_;
-    std::unique_ptr<RknpuDevice> rknpu_;
-    std::unique_ptr<RocketDevice> rocket_;
-    // Touched in the dispatcher only:
-    std::vector<std::shared_ptr<Session>> sessions_;
-    std::map<std::pair<std::string, int>, uint32_t> clients_;  ///< (tag, pid) -> client number
-    std::map<uint32_t, std::shared_ptr<DrmFile>> files_;
-    uint32_t next_session_ = 1;
+    std::unique_ptr<ExecCore> core_;  ///< the SoC, the drivers, sessions and files
+    SocHost* soc_;
     std::atomic<int> live_{0};
     std::atomic<bool> had_client_{false}, stopping_{false};
 };
-
-Reply Server::in_sim(std::function<void(std::shared_ptr<Pending>)> fn) {
-    auto p = std::make_shared<Pending>();
-    soc_->post([fn, p] { fn(p); });
-    return p->wait();
-}
 
 int Server::run() {
     const int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -156,7 +134,7 @@ int Server::run() {
     }
     if (!o_.report_path.empty()) {
         std::ofstream f(o_.report_path);
-        f << report("");
+        f << core_->report("");  // the kernel has stopped: no dispatcher to post to
         if (!f) {
             std::cerr << fmt::format("npusim: error: cannot write report '{}', serve\n", o_.report_path);
             rc = 2;
@@ -194,43 +172,7 @@ void Server::maybe_idle_exit() {
 
 bool Server::hello(int fd, const npx_hello& h, std::shared_ptr<Session>& s) {
     npx_hello_reply rep{};
-    Reply r = in_sim([&, h](std::shared_ptr<Pending> p) {
-        Reply out;
-        DrmDevice* dev = h.kind == NPX_KIND_RKNPU ? static_cast<DrmDevice*>(rknpu_.get())
-                         : h.kind == NPX_KIND_ROCKET ? static_cast<DrmDevice*>(rocket_.get())
-                                                     : nullptr;
-        if (h.kind != NPX_KIND_CONTROL && !dev) {
-            out.ret = -ENODEV;
-            out.log = fmt::format("no {} device on {}", h.kind == NPX_KIND_ROCKET ? "rocket" : "NPU", soc_->soc().name);
-            p->complete(std::move(out));
-            return;
-        }
-        auto ns = std::make_shared<Session>();
-        ns->id = next_session_++;
-        ns->pid = h.pid;
-        ns->comm = cstr(h.comm, sizeof h.comm);
-        ns->tag = cstr(h.tag, sizeof h.tag);
-        ns->node = cstr(h.node, sizeof h.node);
-        ns->arch = cstr(h.arch, sizeof h.arch);
-        ns->log = (h.flags & NPX_HELLO_LOG) != 0;
-        auto key = std::make_pair(ns->tag, ns->pid);
-        if (!clients_.count(key)) clients_[key] = static_cast<uint32_t>(clients_.size() + 1);
-        ns->client_no = clients_[key];
-        if (dev) {
-            ns->kind = static_cast<Kind>(h.kind);
-            if ((h.flags & NPX_HELLO_ATTACH) && files_.count(h.attach_file)) {
-                ns->file = files_[h.attach_file];
-            } else {
-                ns->file = dev->open_file(*ns, ns->node.find("renderD") != std::string::npos);
-                files_[ns->file->id] = ns->file;
-            }
-            ++ns->file->sessions;
-        }
-        sessions_.push_back(ns);
-        out.ret = static_cast<int32_t>(ns->id);
-        s = ns;
-        p->complete(std::move(out));
-    });
+    Reply r = core_->open_session(h, s);
     rep.status = r.ret < 0 ? r.ret : 0;
     if (r.ret >= 0) {
         rep.session = s->id;
@@ -254,50 +196,9 @@ void Server::serve_conn(int fd) {
             for (;;) {
                 if (npx_recv(fd, &h, &payload, fds) != 0) break;
                 const auto* pl = static_cast<const uint8_t*>(payload);
-                DrmDevice* dev = s->kind == Kind::Rknpu ? static_cast<DrmDevice*>(rknpu_.get())
-                                                        : static_cast<DrmDevice*>(rocket_.get());
                 Reply r;
                 bool ok = true;
-                if (h.op == NPX_OP_IOCTL && s->file && h.len >= sizeof(npx_ioctl_req)) {
-                    npx_ioctl_req q;
-                    std::memcpy(&q, pl, sizeof q);
-                    if (sizeof q + q.arg_len + q.extra_len > h.len) break;
-                    std::vector<uint8_t> arg(pl + sizeof q, pl + sizeof q + q.arg_len);
-                    std::vector<uint8_t> extra(pl + sizeof q + q.arg_len, pl + sizeof q + q.arg_len + q.extra_len);
-                    const int in_fd = fds[0];
-                    if (fds[1] >= 0) close(fds[1]);
-                    r = in_sim([dev, s, q, arg, extra, in_fd](std::shared_ptr<Pending> p) {
-                        dev->ioctl(*s, q, arg.data(), extra.data(), in_fd, std::move(p));
-                    });
-                    if (!r.wait_jobs.empty() && r.ret == 0) {
-                        timespec ts{};
-                        clock_gettime(CLOCK_MONOTONIC, &ts);
-                        const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-                        const bool poll = r.deadline_ns <= now;  // drm_timeout_abs_to_jiffies: 0 or past = poll
-                        if (!jobs_.wait(r.wait_jobs, poll ? 0 : r.deadline_ns)) r.ret = poll ? -EBUSY : -ETIMEDOUT;
-                    }
-                    npx_ioctl_rep rep{r.ret, static_cast<uint32_t>(r.out.size()), static_cast<uint32_t>(r.extra.size()),
-                                      static_cast<uint32_t>(r.log.size()), r.fd >= 0 ? r.fd_offset : -1, r.cloexec ? 1u : 0u};
-                    std::vector<uint8_t> body(r.out);
-                    body.insert(body.end(), r.extra.begin(), r.extra.end());
-                    ok = npx_send(fd, NPX_OP_IOCTL, &rep, sizeof rep, body.data(), body.size(), r.log.data(), r.log.size(),
-                                  r.fd >= 0 ? &r.fd : nullptr, r.fd >= 0 ? 1 : 0) == 0;
-                } else if (h.op == NPX_OP_MMAP && s->file && h.len >= sizeof(npx_mmap_req)) {
-                    npx_mmap_req q;
-                    std::memcpy(&q, pl, sizeof q);
-                    r = in_sim([dev, s, q](std::shared_ptr<Pending> p) { dev->mmap(*s, q, std::move(p)); });
-                    npx_mmap_rep rep{r.ret, static_cast<uint32_t>(r.log.size()), r.memfd_offset,
-                                     r.force_shared && r.ret == 0 ? NPX_MMAP_FORCE_SHARED : 0u, 0};
-                    ok = npx_send(fd, NPX_OP_MMAP, &rep, sizeof rep, r.log.data(), r.log.size(), nullptr, 0,
-                                  r.fd >= 0 ? &r.fd : nullptr, r.fd >= 0 ? 1 : 0) == 0;
-                } else if (h.op == NPX_OP_MUNMAP && s->file && h.len >= sizeof(npx_munmap_req)) {
-                    npx_munmap_req q;
-                    std::memcpy(&q, pl, sizeof q);
-                    r = in_sim([dev, s, q](std::shared_ptr<Pending> p) { dev->munmap(*s, q, std::move(p)); });
-                    npx_status_rep rep{r.ret, static_cast<uint32_t>(r.log.size())};
-                    ok = npx_send(fd, NPX_OP_MUNMAP, &rep, sizeof rep, r.log.data(), r.log.size(), nullptr, 0, nullptr,
-                                  0) == 0;
-                } else if (h.op == NPX_OP_CONTROL && !s->file && h.len >= sizeof(npx_control)) {
+                if (h.op == NPX_OP_CONTROL && !s->file && h.len >= sizeof(npx_control)) {
                     npx_control cq;
                     std::memcpy(&cq, pl, sizeof cq);
                     const std::string text(reinterpret_cast<const char*>(pl) + sizeof cq,
@@ -306,7 +207,30 @@ void Server::serve_conn(int fd) {
                     for (int& x : fds)
                         if (x >= 0) close(x);
                 } else {
-                    ok = false;
+                    const int in_fd = h.op == NPX_OP_IOCTL ? fds[0] : -1;
+                    if (h.op == NPX_OP_IOCTL && fds[1] >= 0) close(fds[1]);
+                    if (!core_->request(s, h.op, pl, h.len, in_fd, r)) {
+                        if (in_fd >= 0) close(in_fd);
+                        break;
+                    }
+                    if (h.op == NPX_OP_IOCTL) {
+                        npx_ioctl_rep rep{r.ret, static_cast<uint32_t>(r.out.size()), static_cast<uint32_t>(r.extra.size()),
+                                          static_cast<uint32_t>(r.log.size()), r.fd >= 0 ? r.fd_offset : -1,
+                                          r.cloexec ? 1u : 0u};
+                        std::vector<uint8_t> body(r.out);
+                        body.insert(body.end(), r.extra.begin(), r.extra.end());
+                        ok = npx_send(fd, NPX_OP_IOCTL, &rep, sizeof rep, body.data(), body.size(), r.log.data(),
+                                      r.log.size(), r.fd >= 0 ? &r.fd : nullptr, r.fd >= 0 ? 1 : 0) == 0;
+                    } else if (h.op == NPX_OP_MMAP) {
+                        npx_mmap_rep rep{r.ret, static_cast<uint32_t>(r.log.size()), r.memfd_offset,
+                                         r.force_shared && r.ret == 0 ? NPX_MMAP_FORCE_SHARED : 0u, 0};
+                        ok = npx_send(fd, NPX_OP_MMAP, &rep, sizeof rep, r.log.data(), r.log.size(), nullptr, 0,
+                                      r.fd >= 0 ? &r.fd : nullptr, r.fd >= 0 ? 1 : 0) == 0;
+                    } else {
+                        npx_status_rep rep{r.ret, static_cast<uint32_t>(r.log.size())};
+                        ok = npx_send(fd, NPX_OP_MUNMAP, &rep, sizeof rep, r.log.data(), r.log.size(), nullptr, 0,
+                                      nullptr, 0) == 0;
+                    }
                 }
                 if (r.fd >= 0) close(r.fd);
                 free(payload);
@@ -317,17 +241,7 @@ void Server::serve_conn(int fd) {
     }
     free(payload);
     close(fd);
-    if (s) {
-        in_sim([this, s](std::shared_ptr<Pending> p) {
-            if (s->file && --s->file->sessions == 0) {
-                DrmDevice* dev = s->kind == Kind::Rknpu ? static_cast<DrmDevice*>(rknpu_.get())
-                                                        : static_cast<DrmDevice*>(rocket_.get());
-                dev->close_file(*s->file);
-                files_.erase(s->file->id);
-            }
-            p->complete(Reply{});
-        });
-    }
+    if (s) core_->close_session(s);
     --live_;
     maybe_idle_exit();
 }
@@ -353,7 +267,7 @@ void Server::control(int fd, const npx_control& c, const std::string& text, cons
         Reply r = in_sim([this, text, tag](std::shared_ptr<Pending> p) {
             Reply out;
             std::ofstream f(text);
-            f << report(tag);
+            f << core_->report(tag);
             if (!f) {
                 out.ret = -EIO;
                 out.log = fmt::format("cannot write report '{}'", text);
@@ -365,8 +279,7 @@ void Server::control(int fd, const npx_control& c, const std::string& text, cons
     } else if (c.what == NPX_CTL_STATUS) {
         Reply r = in_sim([this](std::shared_ptr<Pending> p) {
             Reply out;
-            out.log = fmt::format("{} sessions, {} jobs running, simulated time {} ns", sessions_.size(), jobs_.running(),
-                                  SocHost::now_ns());
+            out.log = core_->status();
             p->complete(std::move(out));
         });
         msg = r.log;
@@ -378,27 +291,6 @@ void Server::control(int fd, const npx_control& c, const std::string& text, cons
     }
     rep.text_len = static_cast<uint32_t>(msg.size());
     npx_send(fd, NPX_OP_CONTROL, &rep, sizeof rep, msg.data(), msg.size(), nullptr, 0, nullptr, 0);
-}
-
-std::string Server::report(const std::string& tag) {
-    std::string s = fmt::format("{{\n  \"platform\": {},\n  \"simulated_ns\": {},\n  \"clients\": [", json_str(soc_->soc().name),
-                                SocHost::now_ns());
-    bool first = true;
-    for (const auto& ss : sessions_) {
-        if (!ss->file || (!tag.empty() && ss->tag != tag)) continue;
-        std::string calls, errors;
-        for (const auto& [k, v] : ss->calls) calls += fmt::format("{}{}: {}", calls.empty() ? "" : ", ", json_str(k), v);
-        for (const auto& [k, v] : ss->errors) errors += fmt::format("{}{}: {}", errors.empty() ? "" : ", ", json_str(k), v);
-        s += fmt::format("{}\n    {{\"client\": {}, \"program\": {}, \"arch\": {}, \"node\": {}, \"driver\": {}, "
-                         "\"ioctls\": {{{}}}, \"errors\": {{{}}}}}",
-                         first ? "" : ",", ss->client_no, json_str(ss->comm), json_str(ss->arch), json_str(ss->node),
-                         json_str(ss->kind == Kind::Rknpu ? "rknpu" : "rocket"), calls, errors);
-        first = false;
-    }
-    s += first ? "]" : "\n  ]";
-    s += fmt::format(",\n  \"rknpu_jobs\": {}", rknpu_->report_json());
-    if (rocket_) s += fmt::format(",\n  \"rocket_jobs\": {}", rocket_->report_json());
-    return s + "\n}\n";
 }
 
 }  // namespace

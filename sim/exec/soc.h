@@ -73,6 +73,7 @@ class SocHost : public sc_core::sc_module {
     /// Physical DDR for a buffer (page-aligned), below 4 GiB when `dma32`; nullopt when full.
     std::optional<uint64_t> alloc_phys(uint64_t bytes, bool dma32);
     void free_phys(uint64_t pa) { phys_.free(pa); }
+    uint64_t phys_used_bytes() const { return phys_.used_bytes(); }
     /// Back physical [pa, pa + backing.bytes()) with the buffer's shared memory.
     bool attach(uint64_t pa, Backing& b);
     void detach(uint64_t pa);

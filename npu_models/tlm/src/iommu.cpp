@@ -136,6 +136,12 @@ void Iommu::destroy_domain(int domain) {
         if (d == domain) d = 0;
 }
 
+size_t Iommu::mapped_pages() const {
+    size_t n = 0;
+    for (const auto& [id, m] : domains_) n += m.size();
+    return n;
+}
+
 bool Iommu::map(int domain, uint64_t iova, uint64_t pa, uint64_t bytes, std::string* why) {
     auto d = domains_.find(domain);
     if (d == domains_.end()) {

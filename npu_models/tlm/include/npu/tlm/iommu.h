@@ -50,6 +50,9 @@ class Iommu : public sc_core::sc_module {
     /// A new, empty translation domain; returns its id (> 0).
     int create_domain();
     void destroy_domain(int domain);
+    /// Domains created and not destroyed, and the pages mapped in them (leak checks).
+    size_t domain_count() const { return domains_.size(); }
+    size_t mapped_pages() const;
     /// Map [iova, iova + bytes) to physical [pa, pa + bytes) in `domain` (page-aligned; false with
     /// `why` on misalignment, a range outside the domain aperture or an unknown domain).
     bool map(int domain, uint64_t iova, uint64_t pa, uint64_t bytes, std::string* why = nullptr);
