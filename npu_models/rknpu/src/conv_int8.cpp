@@ -215,12 +215,21 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AVie
     const __m512i m128 = _mm512_set1_epi32(-128);
     const __m512i corr0 = _mm512_mullo_epi32(_mm512_loadu_si512(wsum), m128);
     const __m512i corr1 = kNp > 1 ? _mm512_mullo_epi32(_mm512_loadu_si512(wsum + kAccBlock), m128) : _mm512_setzero_si512();
+    // The pixels' row and column advance one by one (A.pix without a division per pixel: with a
+    // small K, as MobileNetV2's pointwise convs have, eight divisions cost as much as the tile's
+    // multiply-adds).
+    uint64_t py = p0 / A.out_w, px = p0 % A.out_w;
     for (uint64_t i0 = 0; i0 < n; i0 += kMr) {
         const int mr = static_cast<int>(std::min<uint64_t>(kMr, n - i0));
         const uint8_t* ar[kMr];
         __m512i c0[kMr], c1[kMr];
         for (int i = 0; i < kMr; ++i) {
-            ar[i] = A.base + A.pix(p0 + i0 + static_cast<uint64_t>(std::min(i, mr - 1)));
+            if (i < mr) {
+                ar[i] = A.base + py * A.row_step + px * A.col_step;
+                if (++px == A.out_w) px = 0, ++py;
+            } else {
+                ar[i] = ar[mr - 1];
+            }
             c0[i] = _mm512_setzero_si512();
             c1[i] = _mm512_setzero_si512();
         }
