@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "dpu_blocked.h"
+#include "engine_cache.h"
 #include "npu/rknpu/dpu_engine.h"
 #include "numerics/gemm.h"
 #include "numerics/requant.h"
@@ -22,6 +23,10 @@ T* scratch(std::vector<T>& v, size_t n) {
     if (v.size() < n) v.resize(n);
     return v.data();
 }
+
+/// Bound of the weight panel cache per thread (weight images and their panels): ResNet50 v2 keeps
+/// about 50 MB.
+constexpr uint64_t kPackCacheBytes = uint64_t{512} << 20;
 
 bool use_vnni() {
 #if defined(__x86_64__)
@@ -210,12 +215,21 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AVie
     const __m512i m128 = _mm512_set1_epi32(-128);
     const __m512i corr0 = _mm512_mullo_epi32(_mm512_loadu_si512(wsum), m128);
     const __m512i corr1 = kNp > 1 ? _mm512_mullo_epi32(_mm512_loadu_si512(wsum + kAccBlock), m128) : _mm512_setzero_si512();
+    // The pixels' row and column advance one by one (A.pix without a division per pixel: with a
+    // small K, as MobileNetV2's pointwise convs have, eight divisions cost as much as the tile's
+    // multiply-adds).
+    uint64_t py = p0 / A.out_w, px = p0 % A.out_w;
     for (uint64_t i0 = 0; i0 < n; i0 += kMr) {
         const int mr = static_cast<int>(std::min<uint64_t>(kMr, n - i0));
         const uint8_t* ar[kMr];
         __m512i c0[kMr], c1[kMr];
         for (int i = 0; i < kMr; ++i) {
-            ar[i] = A.base + A.pix(p0 + i0 + static_cast<uint64_t>(std::min(i, mr - 1)));
+            if (i < mr) {
+                ar[i] = A.base + py * A.row_step + px * A.col_step;
+                if (++px == A.out_w) px = 0, ++py;
+            } else {
+                ar[i] = ar[mr - 1];
+            }
             c0[i] = _mm512_setzero_si512();
             c1[i] = _mm512_setzero_si512();
         }
@@ -317,13 +331,27 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512vnni"))) void de
             __m512i sum = _mm512_setzero_si512();
             const int64_t y0 = static_cast<int64_t>(oy) * c.stride_y - c.pad_top, x0 = static_cast<int64_t>(ox) * c.stride_x - c.pad_left;
             if (y0 >= 0 && y0 + span_y < c.in_h && x0 >= 0 && x0 + span_x < c.in_w) {
-                // The window inside the input: the same sums in the same tap order, no bounds tests.
+                // The window inside the input: no bounds tests, the taps summed in three chains
+                // (t mod 3) added at the end, so that the multiply-adds do not wait on each other's
+                // latency; the sums are exact in int32 (at most 25 x 2^14), so any order gives the
+                // same value.
                 const int8_t* at = plane + (static_cast<uint64_t>(y0) * c.in_w + static_cast<uint64_t>(x0)) * 16;
-                for (uint32_t t = 0; t < taps; ++t) {
-                    const __m512i x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + toff[t])));
-                    if constexpr (kVnni) sum = _mm512_dpwssd_epi32(sum, x, w[t]);
-                    else sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(x, w[t]));
+                __m512i s1 = _mm512_setzero_si512(), s2 = _mm512_setzero_si512();
+#define NPUSIM_DW_TAP(S, T)                                                                                         \
+    do {                                                                                                            \
+        const __m512i x_ = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + toff[T]))); \
+        if constexpr (kVnni) S = _mm512_dpwssd_epi32(S, x_, w[T]);                                                   \
+        else S = _mm512_add_epi32(S, _mm512_mullo_epi32(x_, w[T]));                                                  \
+    } while (0)
+                uint32_t t = 0;
+                for (; t + 3 <= taps; t += 3) {
+                    NPUSIM_DW_TAP(sum, t);
+                    NPUSIM_DW_TAP(s1, t + 1);
+                    NPUSIM_DW_TAP(s2, t + 2);
                 }
+                for (; t < taps; ++t) NPUSIM_DW_TAP(sum, t);
+#undef NPUSIM_DW_TAP
+                sum = _mm512_add_epi32(sum, _mm512_add_epi32(s1, s2));
                 _mm512_storeu_si512(dst + i * kAccBlock, sum);
                 if (++ox == c.out_w) ox = 0, ++oy;
                 continue;
@@ -412,8 +440,6 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
         throw std::logic_error("conv: weight image smaller than the kernels");
     }
     thread_local std::vector<uint8_t> a_buf, w_buf;
-    thread_local std::vector<int8_t> b_buf;
-    thread_local std::vector<int32_t> s_buf;
     const uint64_t Hp = static_cast<uint64_t>(c.out_h - 1) * c.stride_y + static_cast<uint64_t>(c.kernel_h - 1) * c.dilation_y + 1;
     const uint64_t Wp = static_cast<uint64_t>(c.out_w - 1) * c.stride_x + static_cast<uint64_t>(c.kernel_w - 1) * c.dilation_x + 1;
     uint8_t* a = scratch(a_buf, c1s * Hp * Wp * bw_);
@@ -423,24 +449,41 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
         for (uint32_t c1 = 0; c1 < c1s; ++c1)
             koff_[t * c1s + c1] = (c1 * Hp * Wp + ((t / c.kernel_w) * c.dilation_y * Wp + (t % c.kernel_w) * c.dilation_x)) * bw_;
     row_step_ = c.stride_y * Wp * bw_, col_step_ = static_cast<uint64_t>(c.stride_x) * bw_;
-    const uint8_t* W = ops.weights.data();
-    if (K_ != K_full) {  // the kernels' weights of the channels taking part: [n][tap][bw]
-        uint8_t* w = scratch(w_buf, K_ * c.out_c);
-        for (uint64_t n = 0; n < c.out_c; ++n)
-            for (uint64_t t = 0; t < taps; ++t) std::memcpy(w + (n * taps + t) * bw_, W + n * K_full + t * c.in_c, bw_);
-        W = w;
-    }
-    int8_t* b = scratch(b_buf, blocks_ * K_ * kAccBlock);
-    int32_t* s = scratch(s_buf, static_cast<size_t>(blocks_ + 1) * kAccBlock);
+    // The panels are a function of the weight image and these fields alone (engine_cache.h): a
+    // repeated inference finds its layers' panels instead of packing them again.
+    const bool vnni = use_vnni();
+    const std::vector<int64_t> params{static_cast<int64_t>(K_), static_cast<int64_t>(K_full), static_cast<int64_t>(taps),
+                                      bw_, c.out_c, blocks_, ops.weights_raw, ops.raw_kernels, c.in_c, c.kernel_w,
+                                      c.kernel_h, c.wblocks.kernel_group, c.wblocks.channel_group, vnni};
+    const CacheBytes image{ops.weights.data(), ops.weights.size()};
+    thread_local ContentCache<PackedWeights> cache(kPackCacheBytes);
+    packed_ = cache.find(params, {image});
+    if (!packed_) {
+        const uint8_t* W = ops.weights.data();
+        if (K_ != K_full) {  // the kernels' weights of the channels taking part: [n][tap][bw]
+            uint8_t* w = scratch(w_buf, K_ * c.out_c);
+            for (uint64_t n = 0; n < c.out_c; ++n)
+                for (uint64_t t = 0; t < taps; ++t) std::memcpy(w + (n * taps + t) * bw_, W + n * K_full + t * c.in_c, bw_);
+            W = w;
+        }
+        auto p = std::make_shared<PackedWeights>();
+        p->b.resize(static_cast<size_t>(blocks_) * K_ * kAccBlock);
+        p->s.resize(static_cast<size_t>(blocks_ + 1) * kAccBlock);
+        int8_t* b = p->b.data();
+        int32_t* s = p->s.data();
 #if defined(__x86_64__)
-    if (ops.weights_raw)
-        pack_weights_raw_vnni(c, W, ops.raw_kernels, std::min(ops.raw_kernels, c.out_c), blocks_, b, s);
-    else if (use_vnni()) pack_weights_vnni(W, c.out_c, K_, blocks_, b, s);
-    else pack_weights(W, c.out_c, K_, blocks_, b, s);
+        if (ops.weights_raw)
+            pack_weights_raw_vnni(c, W, ops.raw_kernels, std::min(ops.raw_kernels, c.out_c), blocks_, b, s);
+        else if (vnni) pack_weights_vnni(W, c.out_c, K_, blocks_, b, s);
+        else pack_weights(W, c.out_c, K_, blocks_, b, s);
 #else
-    pack_weights(W, c.out_c, K_, blocks_, b, s);
+        (void)vnni;
+        pack_weights(W, c.out_c, K_, blocks_, b, s);
 #endif
-    a_ = a, b_ = b, wsum_ = s;
+        cache.insert(params, {image}, p, p->b.size() + 4 * p->s.size());
+        packed_ = std::move(p);
+    }
+    a_ = a, b_ = packed_->b.data(), wsum_ = packed_->s.data();
 }
 
 void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {

@@ -8,6 +8,7 @@
 // bit-identical to conv_accumulate_reference (tests/unit/rknpu/engine_equivalence_test.cpp).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "npu/rknpu/conv_engine.h"
@@ -23,6 +24,13 @@ bool conv_blocked_ok(const ConvConfig& c, uint32_t used);
 /// ConvBlocked packs ConvOperands::weights_raw images (the VNNI GEMM, weight blocks of 16-kernel
 /// and 4-channel multiples).
 bool conv_packs_raw_weights(const ConvConfig& c);
+
+/// A task's weight panels and per-kernel weight sums (ConvBlocked's packing), shared with the
+/// engine cache (engine_cache.h).
+struct PackedWeights {
+    std::vector<int8_t> b;   ///< panels [panel][K / 4][16][4]
+    std::vector<int32_t> s;  ///< per kernel: the sum of its weights
+};
 
 /// One task's accumulators, pixel range by pixel range.
 class ConvBlocked {
@@ -42,6 +50,7 @@ private:
     const uint8_t* a_ = nullptr;  ///< the padded input, [c1][Hp][Wp][bw] bytes, top bit flipped (u8)
     std::vector<uint64_t> koff_;  ///< per k block (tap, c1): its offset in a_
     uint64_t row_step_ = 0, col_step_ = 0;  ///< a_ offset per output row / column
+    std::shared_ptr<const PackedWeights> packed_;  ///< from the engine cache or packed for this task
     const int8_t* b_ = nullptr;   ///< weight panels [panel][K / 4][16][4]
     const int32_t* wsum_ = nullptr;  ///< per kernel: sum of its weights (the +128 correction)
 };

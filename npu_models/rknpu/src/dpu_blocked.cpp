@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+
+#include "engine_cache.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -545,45 +547,48 @@ bool dpu_blocked_ok(const DpuConfig& d) {
     return !ew_from_mem(d) || d.ew_prec() == Precision::Int8;
 }
 
-DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_(ops) {
-    if (!dpu_blocked_ok(d)) throw std::logic_error("DpuBlocked: configuration outside the fused sweep");
+namespace {
+
+/// DpuBlocked's constants for a configuration dpu_blocked_ok admits.
+std::shared_ptr<const DpuBlocked::Prepared> prepare(const DpuConfig& d, const DpuOperands& ops) {
+    auto t = std::make_shared<DpuBlocked::Prepared>();
     const uint32_t C = d.c;
-    lanes_ = d.atom;  // int8 output: one atom holds `atom` channels
-    surfaces_ = (C + lanes_ - 1) / lanes_;
+    t->lanes = d.atom;  // int8 output: one atom holds `atom` channels
+    t->surfaces = (C + t->lanes - 1) / t->lanes;
+    DpuBlocked::Scalars& k = t->k;
     const DpuStage& s = d.bs;
     const bool on = !s.bypass, alu = on && !s.alu_bypass, mul = on && !s.mul_bypass, relu = on && !s.relu_bypass;
     const DpuStage& s2 = d.bn;
     const bool on2 = !s2.bypass, alu2 = on2 && !s2.alu_bypass, mul2 = on2 && !s2.mul_bypass, relu2 = on2 && !s2.relu_bypass;
-    k_.msh = mul ? s.mul_shift : 0;
-    k_.m_half = k_.msh ? int64_t{1} << (k_.msh - 1) : 0;
-    k_.msh2 = mul2 ? s2.mul_shift : 0;
-    k_.m2_half = k_.msh2 ? int64_t{1} << (k_.msh2 - 1) : 0;
-    k_.scale = static_cast<int32_t>(d.out_cvt_scale), k_.shift = d.out_cvt_shift, k_.offset = d.out_cvt_offset;
-    k_.s_half = k_.shift ? int64_t{1} << (k_.shift - 1) : 0;
+    k.msh = mul ? s.mul_shift : 0;
+    k.m_half = k.msh ? int64_t{1} << (k.msh - 1) : 0;
+    k.msh2 = mul2 ? s2.mul_shift : 0;
+    k.m2_half = k.msh2 ? int64_t{1} << (k.msh2 - 1) : 0;
+    k.scale = static_cast<int32_t>(d.out_cvt_scale), k.shift = d.out_cvt_shift, k.offset = d.out_cvt_offset;
+    k.s_half = k.shift ? int64_t{1} << (k.shift - 1) : 0;
     const bool ew_on = !d.ew.bypass, ew_add = ew_on && !d.ew.op_bypass, ew_mem = ew_from_mem(d);
     if (ew_on && !d.ew.relu_bypass) {
-        k_.ew_lo = 0;
-        if (d.ew.relux_en) k_.ew_hi = static_cast<int32_t>(d.ew.relux_cmp);
+        k.ew_lo = 0;
+        if (d.ew.relux_en) k.ew_hi = static_cast<int32_t>(d.ew.relux_cmp);
     }
-    k_.e_off = d.ew.cvt_offset, k_.e_scale = static_cast<int32_t>(d.ew.cvt_scale), k_.e_shift = d.ew.cvt_shift;
-    k_.e_half = k_.e_shift ? int64_t{1} << (k_.e_shift - 1) : 0;
-    if (ew_mem && ops.ew.size() < cube_bytes(d.ew_w(), d.ew_h(), d.c, d.ew_prec(), d.atom))
-        throw std::logic_error("unpack_cube: image smaller than the cube");
+    k.e_off = d.ew.cvt_offset, k.e_scale = static_cast<int32_t>(d.ew.cvt_scale), k.e_shift = d.ew.cvt_shift;
+    k.e_half = k.e_shift ? int64_t{1} << (k.e_shift - 1) : 0;
     const bool per_channel = ew_mem && d.ew_per_channel();
-    ew_mem_ = ew_mem && !per_channel;
-    bn_mode_ = !on2 ? 0 : (alu2 ? 2 : 1);
-    ew_used_ = ew_add || k_.ew_lo != INT64_MIN || k_.ew_hi != INT64_MAX;
-    ew_cvt_ = !d.ew.cvt_bypass;
-    ew_surf_ = surface_bytes(d.ew_w(), d.ew_h(), d.atom);
-    lane_.resize(surfaces_);
-    for (uint32_t sf = 0; sf < surfaces_; ++sf) {
-        Lanes& L = lane_[sf];
+    t->ew_mem = ew_mem && !per_channel;
+    t->bn_mode = !on2 ? 0 : (alu2 ? 2 : 1);
+    t->ew_used = ew_add || k.ew_lo != INT64_MIN || k.ew_hi != INT64_MAX;
+    t->ew_cvt = !d.ew.cvt_bypass;
+    t->ew_surf = surface_bytes(d.ew_w(), d.ew_h(), d.atom);
+    const uint32_t lanes = t->lanes;
+    t->lane.resize(t->surfaces);
+    for (uint32_t sf = 0; sf < t->surfaces; ++sf) {
+        DpuBlocked::Lanes& L = t->lane[sf];
         for (uint32_t j = 0; j < 16; ++j) {
-            const uint32_t ch = sf * lanes_ + j;
+            const uint32_t ch = sf * lanes + j;
             L.a[j] = 0, L.m[j] = 1, L.lo[j] = INT64_MIN, L.hi[j] = INT64_MAX;
             L.a2[j] = 0, L.m2[j] = 1, L.lo2[j] = INT64_MIN, L.hi2[j] = INT64_MAX;
             L.e[j] = ew_add && !ew_mem ? static_cast<int32_t>(d.ew.operand) : 0;
-            if (j >= lanes_ || ch >= C) continue;  // padding lanes: zeroed after the sweep
+            if (j >= lanes || ch >= C) continue;  // padding lanes: zeroed after the sweep
             if (on) {
                 const DpuStageOperands o = dpu_stage_operands(s, ch, C, ops.bs);
                 if (alu) L.a[j] = static_cast<int32_t>(o.alu);
@@ -599,7 +604,7 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
                 if (relu2 && s2.relux_en) L.hi2[j] = static_cast<int32_t>(s2.relux_cmp);
             }
             if (per_channel) {  // one operand per channel, through the EW convert
-                int64_t e = static_cast<int8_t>(ops.ew[(ch / lanes_) * ew_surf_ + ch % lanes_]);
+                int64_t e = static_cast<int8_t>(ops.ew[(ch / lanes) * t->ew_surf + ch % lanes]);
                 if (!d.ew.cvt_bypass) e = sat32(shr(e + d.ew.cvt_offset, d.ew.cvt_scale, d.ew.cvt_shift));
                 L.e[j] = e;
             }
@@ -607,18 +612,54 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
     }
     // The folded sweep (fuse_lane, or fuse_lane2 with a BS shift) when every live lane folds;
     // AVX-512 builds only.
-    fused_ = !ew_mem_ && engine_isa() == EngineIsa::Avx512;
-    two_stage_ = k_.msh != 0;
-    fused_shift_ = k_.msh2 + k_.shift;
-    fused_lane_.resize(fused_ ? surfaces_ : 0);
-    for (uint32_t sf = 0; fused_ && sf < surfaces_; ++sf)
-        for (uint32_t j = 0; fused_ && j < 16; ++j) {
-            Fused& f = fused_lane_[sf];
+    t->fused = !t->ew_mem && engine_isa() == EngineIsa::Avx512;
+    t->two_stage = k.msh != 0;
+    t->fused_shift = k.msh2 + k.shift;
+    t->fused_lane.resize(t->fused ? t->surfaces : 0);
+    for (uint32_t sf = 0; t->fused && sf < t->surfaces; ++sf)
+        for (uint32_t j = 0; t->fused && j < 16; ++j) {
+            DpuBlocked::Fused& f = t->fused_lane[sf];
             f.M[j] = 0, f.R[j] = 0, f.lo[j] = 0, f.hi[j] = 0;  // padding lanes: zeroed after the sweep
             f.M1[j] = 0, f.R1[j] = 0, f.lo1[j] = 0, f.hi1[j] = 0;
-            if (j >= lanes_ || sf * lanes_ + j >= C) continue;
-            fused_ = two_stage_ ? fuse_lane2(lane_[sf], j, k_, f) : fuse_lane(lane_[sf], j, k_, f.M[j], f.R[j], f.lo[j], f.hi[j]);
+            if (j >= lanes || sf * lanes + j >= C) continue;
+            t->fused = t->two_stage ? fuse_lane2(t->lane[sf], j, k, f)
+                                    : fuse_lane(t->lane[sf], j, k, f.M[j], f.R[j], f.lo[j], f.hi[j]);
         }
+    return t;
+}
+
+/// Bound of the DPU constants cache per thread.
+constexpr uint64_t kDpuCacheBytes = uint64_t{64} << 20;
+
+}  // namespace
+
+DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_(ops) {
+    if (!dpu_blocked_ok(d)) throw std::logic_error("DpuBlocked: configuration outside the fused sweep");
+    const bool ew_mem = ew_from_mem(d), per_channel = ew_mem && d.ew_per_channel();
+    if (ew_mem && ops.ew.size() < cube_bytes(d.ew_w(), d.ew_h(), d.c, d.ew_prec(), d.atom))
+        throw std::logic_error("unpack_cube: image smaller than the cube");
+    // Every field prepare() reads, and its operand images (a per-pixel EW cube is only read by the
+    // sweep): a repeated inference finds its tasks' constants (engine_cache.h).
+    const DpuStage &s = d.bs, &s2 = d.bn;
+    const DpuEw& e = d.ew;
+    const std::vector<int64_t> params{
+        d.c, d.w, d.h, d.atom, static_cast<int64_t>(d.proc), static_cast<int64_t>(engine_isa()),
+        s.bypass, s.alu_bypass, s.mul_bypass, s.relu_bypass, s.relux_en, s.alu_from_mem, s.mul_from_mem,
+        s.alu_operand, s.mul_operand, s.mul_shift, s.relux_cmp,
+        s2.bypass, s2.alu_bypass, s2.mul_bypass, s2.relu_bypass, s2.relux_en, s2.alu_from_mem, s2.mul_from_mem,
+        s2.alu_operand, s2.mul_operand, s2.mul_shift, s2.relux_cmp,
+        e.bypass, e.op_bypass, e.op_from_mem, e.relu_bypass, e.relux_en, e.relux_cmp, e.cvt_bypass, e.cvt_offset,
+        e.cvt_scale, e.cvt_shift, e.operand, e.data_mode, e.erdma_data_size,
+        d.out_cvt_scale, d.out_cvt_shift, d.out_cvt_offset};
+    const CacheBytes bs{ops.bs.data(), ops.bs.size()}, bn{ops.bn.data(), ops.bn.size()};
+    const CacheBytes ew{ops.ew.data(), per_channel ? ops.ew.size() : 0};
+    thread_local ContentCache<Prepared> cache(kDpuCacheBytes);
+    t_ = cache.find(params, {bs, bn, ew});
+    if (!t_) {
+        t_ = prepare(d, ops);
+        cache.insert(params, {bs, bn, ew}, t_,
+                     sizeof(Prepared) + t_->lane.size() * sizeof(Lanes) + t_->fused_lane.size() * sizeof(Fused));
+    }
 }
 
 void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const { sweep(acc, nullptr, p0, n, out); }
@@ -628,29 +669,31 @@ void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
 }
 
 void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
-    const BodyFn fn = pick(img != nullptr, lanes_, ew_mem_, ew_cvt_, bn_mode_, ew_used_, k_.msh != 0, k_.scale == 1 && k_.shift <= 30);
+    const Prepared& t = *t_;
+    const BodyFn fn = pick(img != nullptr, t.lanes, t.ew_mem, t.ew_cvt, t.bn_mode, t.ew_used, t.k.msh != 0,
+                           t.k.scale == 1 && t.k.shift <= 30);
     using FusedFn = void (*)(const void*, int8_t*, uint64_t, const Fused&, int64_t, int64_t);
     FusedFn ffn = nullptr;
 #ifdef NPUSIM_X86_DISPATCH
-    if (fused_ && two_stage_)
-        ffn = img ? (lanes_ == 16 ? fused_avx512<true, 16, true> : fused_avx512<true, 8, true>)
-                  : (lanes_ == 16 ? fused_avx512<false, 16, true> : fused_avx512<false, 8, true>);
-    else if (fused_)
-        ffn = img ? (lanes_ == 16 ? fused_avx512<true, 16, false> : fused_avx512<true, 8, false>)
-                  : (lanes_ == 16 ? fused_avx512<false, 16, false> : fused_avx512<false, 8, false>);
+    if (t.fused && t.two_stage)
+        ffn = img ? (t.lanes == 16 ? fused_avx512<true, 16, true> : fused_avx512<true, 8, true>)
+                  : (t.lanes == 16 ? fused_avx512<false, 16, true> : fused_avx512<false, 8, true>);
+    else if (t.fused)
+        ffn = img ? (t.lanes == 16 ? fused_avx512<true, 16, false> : fused_avx512<true, 8, false>)
+                  : (t.lanes == 16 ? fused_avx512<false, 16, false> : fused_avx512<false, 8, false>);
 #endif
-    const uint32_t atom = d_.atom;
-    for (uint32_t sf = 0; sf < surfaces_; ++sf) {
-        const uint32_t ch0 = sf * lanes_;
+    const uint32_t atom = d_.atom, lanes = t.lanes;
+    for (uint32_t sf = 0; sf < t.surfaces; ++sf) {
+        const uint32_t ch0 = sf * lanes;
         const void* in = img ? static_cast<const void*>(img + sf * n * atom)
                              : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);
         auto* dst = reinterpret_cast<int8_t*>(out[sf].data() + p0 * atom);
-        const auto* e = ew_mem_ ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * ew_surf_ + p0 * atom) : nullptr;
-        if (ffn) ffn(in, dst, n, fused_lane_[sf], fused_shift_, k_.msh);
-        else fn(in, e, dst, n, lane_[sf], k_);
-        const uint32_t valid = std::min(lanes_, d_.c - ch0);  // padding channels of the last atom are zero
-        if (valid < lanes_)
-            for (uint64_t p = 0; p < n; ++p) std::memset(dst + p * atom + valid, 0, lanes_ - valid);
+        const auto* e = t.ew_mem ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * t.ew_surf + p0 * atom) : nullptr;
+        if (ffn) ffn(in, dst, n, t.fused_lane[sf], t.fused_shift, t.k.msh);
+        else fn(in, e, dst, n, t.lane[sf], t.k);
+        const uint32_t valid = std::min(lanes, d_.c - ch0);  // padding channels of the last atom are zero
+        if (valid < lanes)
+            for (uint64_t p = 0; p < n; ++p) std::memset(dst + p * atom + valid, 0, lanes - valid);
     }
 }
 

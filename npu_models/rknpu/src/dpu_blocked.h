@@ -8,6 +8,7 @@
 // kernels' arithmetic; tests/unit/rknpu/engine_equivalence_test.cpp).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "npu/rknpu/dpu_engine.h"
@@ -49,21 +50,27 @@ public:
         int64_t M1[16], R1[16], lo1[16], hi1[16];
     };
 
+    /// The task's constants, a function of the DPU fields and the BS / BN (and per-channel EW)
+    /// operand bytes alone, shared through the engine cache (engine_cache.h).
+    struct Prepared {
+        uint32_t lanes = 16, surfaces = 0;
+        bool ew_mem = false, ew_cvt = false;  ///< per-pixel int8 EW operand (else e[] per lane)
+        int bn_mode = 2;        ///< 0 BN bypassed, 1 without its ALU add, 2 full
+        bool ew_used = true;    ///< an EW addend or clamp applies
+        uint64_t ew_surf = 0;
+        Scalars k;
+        std::vector<Lanes> lane;
+        bool fused = false;      ///< every lane's sweep folds into one multiply, shift and clamp
+        bool two_stage = false;  ///< ... after the BS map of its own (a BS shift)
+        int64_t fused_shift = 0;
+        std::vector<Fused> fused_lane;
+    };
+
 private:
     void sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const;
     const DpuConfig& d_;
     const DpuOperands& ops_;
-    uint32_t lanes_ = 16, surfaces_ = 0;
-    bool ew_mem_ = false, ew_cvt_ = false;  ///< per-pixel int8 EW operand (else e[] per lane)
-    int bn_mode_ = 2;        ///< 0 BN bypassed, 1 without its ALU add, 2 full
-    bool ew_used_ = true;    ///< an EW addend or clamp applies
-    uint64_t ew_surf_ = 0;
-    Scalars k_;
-    std::vector<Lanes> lane_;
-    bool fused_ = false;      ///< every lane's sweep folds into one multiply, shift and clamp
-    bool two_stage_ = false;  ///< ... after the BS map of its own (a BS shift)
-    int64_t fused_shift_ = 0;
-    std::vector<Fused> fused_lane_;
+    std::shared_ptr<const Prepared> t_;
 };
 
 /// Per-lane constants of dpu_engine.cpp's surface kernel (int8 NC1HWC2 in and out, BS, EW add,

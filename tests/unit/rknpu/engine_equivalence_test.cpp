@@ -6,7 +6,9 @@
 // in, NC1HWC2 surfaces out) must be bit-identical to conv_accumulate_reference / run_dpu +
 // pack_cube, over shapes, strides, dilation, padding, depthwise, C2 16 and 8, odd channel counts,
 // every DPU stage and both GEMM kernels (vector and portable).
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -449,6 +451,133 @@ TEST(ConvEquivalence, RawWeightBlocksPackLikeTheCanonicalWeights) {
         ASSERT_EQ(got, ref) << "trial " << t;
     }
     EXPECT_GT(ran, 40);
+}
+
+/// The engine cache (npu_models/rknpu/src/engine_cache.h) keeps a task's weight panels and DPU
+/// constants for the next task with the same operand bytes (a repeated inference). Operands that
+/// change between two runs of the same task, as a write into the weights or the BS / BN operands
+/// in DDR changes them, must give the reference result for the new bytes: a cache keyed on the
+/// task alone would return the first run's output. Canonical and raw (CNA block) weight images.
+TEST(EngineCache, ChangedWeightsAndOperandsBetweenRepeatsGiveTheNewResult) {
+    on_each_isa([] {
+        Rng r(53);
+        int changed = 0, trials = 0;
+        const bool vnni = std::string(num::qgemm_kernel_name()) == "avx512vnni";
+        for (int t = 0; t < 90; ++t) {
+            const uint32_t atom = r.coin(70) ? 16 : 8;
+            ConvCase k = random_conv(r, Precision::Int8, false, atom);
+            ConvConfig& c = k.c;
+            c.clip_truncate = 0;
+            c.in_c_real = c.in_c;
+            const uint32_t taps = c.kernel_w * c.kernel_h;
+            // A requantizing DPU that keeps the outputs off the clamps, so that changed operands
+            // show: bias from memory (BS), M2 >> S2 in BN with S2 scaling the sums' spread
+            // (~sqrt(K) x 74^2 for random bytes) to about +-32, OUT_CVT the identity.
+            DpuConfig& d = c.dpu;
+            d.out = Precision::Int8;
+            d.bs = DpuStage{}, d.bn = DpuStage{}, d.ew = DpuEw{};
+            d.bs.bypass = false, d.bs.alu_bypass = false, d.bs.alu_from_mem = true, d.bs.alu_algo = 2;
+            d.bn.bypass = false, d.bn.mul_bypass = false, d.bn.mul_operand = static_cast<uint32_t>(r.in(1, 3));
+            d.bn.mul_shift = static_cast<uint32_t>(std::max(0.0, std::floor(std::log2(std::sqrt(double(taps) * c.in_c) * 5500 / 32))));
+            d.bn.relu_bypass = r.coin(70);
+            d.out_cvt_scale = 1, d.out_cvt_shift = 0, d.out_cvt_offset = static_cast<int32_t>(r.in(-20, 20));
+            k.ops.bias.resize(4ull * c.out_c);
+            for (uint32_t n = 0; n < c.out_c; ++n) {
+                const int32_t b = static_cast<int32_t>(r.in(-3000, 3000));
+                std::memcpy(k.ops.bias.data() + 4 * n, &b, 4);
+            }
+            k.bn.clear(), k.ew.clear();
+            ConvOperands run_ops = k.ops;
+            const bool raw = vnni && r.coin();
+            if (raw) {  // the CNA's block image (RawWeightBlocksPackLikeTheCanonicalWeights)
+                c.kernels = c.out_c, c.present_kernels = c.out_c;
+                c.wblocks.kernel_group = r.coin() ? 32 : 16, c.wblocks.channel_group = r.coin() ? 32 : 16;
+                run_ops.weights.assign(static_cast<size_t>(c.kernels) * taps * c.in_c, 0);
+                c.weight_bytes = static_cast<uint32_t>(run_ops.weights.size());
+                if (!conv_takes_raw_weights(c, run_ops.weights.size())) continue;
+                run_ops.weights_raw = true, run_ops.raw_kernels = c.kernels;
+            }
+            const auto to_raw = [&] {
+                if (!raw) return;
+                for (uint32_t n = 0; n < c.out_c; ++n)
+                    for (uint32_t tp = 0; tp < taps; ++tp)
+                        for (uint32_t ch = 0; ch < c.in_c; ++ch)
+                            run_ops.weights[hw::rknpu::weight_element(c.wblocks, c.kernels, taps, c.in_c, n, tp, ch)] =
+                                k.ops.weights[(static_cast<size_t>(n) * taps + tp) * c.in_c + ch];
+            };
+            to_raw();
+            const auto reference = [&] {
+                set_reference_engines(true);
+                const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+                set_reference_engines(false);
+                return ref;
+            };
+            const auto first = concat(run_conv_surfaces(c, run_ops, k.bn, k.ew));
+            ASSERT_EQ(first, reference()) << "trial " << t;
+            ASSERT_EQ(concat(run_conv_surfaces(c, run_ops, k.bn, k.ew)), first) << "trial " << t << ": the repeat";
+            // New bytes in one operand: the weights (one element, or a whole kernel) or the BS
+            // operands (the bias of one kernel).
+            const int what = static_cast<int>(r.in(0, 2));
+            std::vector<uint8_t>* v = what <= 1 ? &k.ops.weights : &k.ops.bias;
+            if (what == 2) {
+                // a shift of about 16 outputs
+                const auto b = static_cast<int32_t>(r.in(-3000, 3000) * (int64_t{1} << d.bn.mul_shift) / 100);
+                std::memcpy(v->data() + 4 * r.in(0, c.out_c - 1), &b, 4);
+            } else if (what == 1) {
+                const uint64_t n = static_cast<uint64_t>(r.in(0, c.out_c - 1)), K = uint64_t{taps} * c.in_c;
+                for (uint64_t i = 0; i < K; ++i) (*v)[n * K + i] = static_cast<uint8_t>(r.in(0, 255));
+            } else {
+                (*v)[static_cast<size_t>(r.in(0, static_cast<int64_t>(v->size()) - 1))] ^= static_cast<uint8_t>(r.in(1, 255));
+            }
+            run_ops.bias = k.ops.bias;
+            if (raw) to_raw();
+            else run_ops.weights = k.ops.weights;
+            const auto want = reference();
+            ASSERT_EQ(concat(run_conv_surfaces(c, run_ops, k.bn, k.ew)), want)
+                << "trial " << t << (raw ? " (raw weights)" : "") << ": operand " << what << " changed";
+            ++trials;
+            changed += want != first;
+        }
+        EXPECT_GT(trials, 40);
+        EXPECT_GT(changed, trials / 2) << "the changes must reach the outputs for the test to see a stale cache";
+    });
+}
+
+/// The same for a DPU-only task whose per-channel EW operand (part of the cached constants)
+/// changes between two runs.
+TEST(EngineCache, ChangedPerChannelEwOperandGivesTheNewResult) {
+    on_each_isa([] {
+        Rng r(59);
+        int changed = 0;
+        for (int t = 0; t < 120; ++t) {
+            const uint32_t atom = r.coin() ? 16 : 8;
+            DpuConfig d;
+            d.w = static_cast<uint32_t>(r.in(2, 9)), d.h = static_cast<uint32_t>(r.in(1, 7)), d.c = static_cast<uint32_t>(r.in(1, 40));
+            d.atom = atom, d.proc = Precision::Int8, d.from_core = false, d.src_prec = Precision::Int8;
+            // x + the channel's operand (through the EW convert), clamped to int8.
+            d.out = Precision::Int8;
+            d.bs = DpuStage{}, d.bn = DpuStage{}, d.ew = DpuEw{};
+            d.ew.bypass = false, d.ew.op_bypass = false, d.ew.op_from_mem = true, d.ew.data_mode = 0;
+            d.ew.erdma_data_size = 1, d.ew.cvt_bypass = r.coin(), d.ew.alu_algo = 2;
+            d.ew.cvt_offset = static_cast<int32_t>(r.in(-20, 20)), d.ew.cvt_scale = 1, d.ew.cvt_shift = 0;
+            d.out_cvt_scale = 1, d.out_cvt_shift = 0, d.out_cvt_offset = 0;
+            DpuOperands ops;
+            ops.ew = r.bytes(cube_bytes(1, 1, d.c, Precision::Int8, atom));
+            const auto img = r.bytes(cube_bytes(d.w, d.h, d.c, Precision::Int8, atom));
+            const auto reference = [&] {
+                return pack_cube(run_dpu(d, unpack_cube(img, d.w, d.h, d.c, Precision::Int8, atom), ops), d.out, atom);
+            };
+            const auto first = concat(run_dpu_int_image(d, img, ops));
+            ASSERT_EQ(first, reference()) << "trial " << t;
+            ASSERT_EQ(concat(run_dpu_int_image(d, img, ops)), first) << "trial " << t << ": the repeat";
+            const uint32_t ch = static_cast<uint32_t>(r.in(0, d.c - 1));
+            ops.ew[(ch / atom) * surface_bytes(1, 1, atom) + ch % atom] ^= static_cast<uint8_t>(r.in(1, 255));
+            const auto want = reference();
+            ASSERT_EQ(concat(run_dpu_int_image(d, img, ops)), want) << "trial " << t << ": EW operand of channel " << ch;
+            changed += want != first;
+        }
+        EXPECT_GT(changed, 40);
+    });
 }
 
 TEST(PpuEquivalence, FastIntegerPoolingMatchesRunPpuBitForBit) {

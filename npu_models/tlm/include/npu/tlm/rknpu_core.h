@@ -110,6 +110,9 @@ class RknpuCore : public sc_core::sc_module {
     std::vector<std::string> diags_;
     /// The DMA engines' bus transaction, reused burst after burst (construction allocates).
     tlm::tlm_generic_payload dma_gp_;
+    /// One read burst's bytes on their way into the task's buffer, which then grows burst by burst
+    /// (written once, not zero-filled first).
+    std::vector<uint8_t> dma_bounce_;
     void trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
                     uint64_t task_ps);
     struct Tracks {
