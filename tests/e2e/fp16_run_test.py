@@ -5,11 +5,13 @@ fp16 (conv, depthwise, grouped, Gemm / MatMul as 1x1 convs, fused Relu / ReLU6 /
 BatchNormalization, standalone Relu, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Concat,
 views, the LUT functions
 Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, PRelu per channel, arithmetic with scalar and
-per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice), run with
+per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice, constant Pad,
+bilinear Resize, Concat along H / W, Gather along H / C), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
-tolerance max|device - reference| <= 2^-7 x max|reference| (drv::rknpu::kFp16LayerRtol); the end
+tolerance max|device - reference| <= 2^-7 x max|reference| (drv::rknpu::kFp16LayerRtol) (the data-movement
+net "move" also through check_run_agree.py: `npusim check` places each node as run does); the end
 to end output against numpy's float64 evaluation of the same net and against onnxruntime
 (tests/oracle/run_ort.js, when onnxruntime-node is installed) within 2^-5 relative (the fp16
 roundings of every layer compound). The nets follow ONNX operator semantics (opset 13).
@@ -170,8 +172,31 @@ class Net:
             idx[a] = slice(s0, e, st)
         return self.node("Slice", [x] + k, self.vals[x][tuple(idx)])
 
-    def concat(self, xs):
-        return self.node("Concat", xs, np.concatenate([self.vals[x] for x in xs], axis=1), axis=1)
+    def concat(self, xs, axis=1):
+        return self.node("Concat", xs, np.concatenate([self.vals[x] for x in xs], axis=axis), axis=axis)
+
+    def bilinear(self, x, f):  # linear, half_pixel (ONNX Resize): source (o + 0.5) / f - 0.5, clamped to the edges
+        v = self.vals[x]
+        for ax in (2, 3):
+            n = v.shape[ax]
+            s = np.clip((np.arange(n * f) + 0.5) / f - 0.5, 0, n - 1)
+            i0 = np.floor(s).astype(np.int64)
+            i1 = np.minimum(i0 + 1, n - 1)
+            t = (s - i0).reshape([-1 if a == ax else 1 for a in range(4)])
+            v = np.take(v, i0, axis=ax) * (1 - t) + np.take(v, i1, axis=ax) * t
+        r = self.node("Resize", [x, "", self.init([1, 1, f, f])], v, mode="linear")
+        return r
+
+    def pad(self, x, pads, value=0.0):  # constant, ONNX order (x1_begin, x2_begin, ..., x1_end, ...)
+        k = self.t("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(pads, dtype=np.int64), k))
+        v = np.pad(self.vals[x], list(zip(pads[:4], pads[4:])), constant_values=value)
+        return self.node("Pad", [x, k, self.init(value)], v)
+
+    def gather(self, x, idx, axis):
+        k = self.t("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(idx, dtype=np.int64), k))
+        return self.node("Gather", [x, k], np.take(self.vals[x], idx, axis=axis), axis=axis)
 
     def save(self, path, y):
         out = helper.make_tensor_value_info(y, TensorProto.FLOAT, list(self.vals[y].shape))
@@ -248,6 +273,17 @@ def nets():
     v = n.slice(n.relu(n.conv("x", 8, k=1, pad=0)), [1, 1], [8, 10], [2, 3], [1, 1])  # rows 1-7, columns 1-9
     w = n.concat([n.conv(p, 8, k=1, pad=0), n.conv(r, 8, k=1, pad=0), u, t])  # fp16 C2-aligned offsets
     yield n, n.concat([n.relu(n.conv(v, 8, k=3, stride=(2, 2), pad=1)), n.maxpool(w, 3, 2, 1)])
+    # Data movement of DeepLabV3+ / decoder heads on the fp16 path (the int8 lowerings with 2-byte
+    # elements): constant Pad, bilinear x2 (replicate pad + nearest copies + fp16 depthwise conv),
+    # Concat along H and W (DPU copies), Gather along H (PPU row copies) and C (selection conv).
+    n = Net("move", [1, 16, 6, 8])
+    a = n.relu(n.conv("x", 16, k=3))
+    b = n.conv(n.pad(a, [0, 0, 1, 1, 0, 0, 1, 1]), 16, k=3, pad=0)
+    u = n.bilinear(b, 2)
+    gh = n.gather(n.concat([a, b], axis=2), [11, 0, 1, 2, 7, 6], 2)
+    v = n.bilinear(n.gather(gh, list(range(15, -1, -1)), 1), 2)
+    cw = n.concat([a, b], axis=3)
+    yield n, n.binary("Add", n.binary("Add", u, v), n.concat([cw, cw], axis=2))
     n = Net("head", [1, 64, 7, 7])
     y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
     yield n, n.matmul(n.gemm(y, 40), 24)
@@ -332,6 +368,13 @@ def main():
                         fails.append("%s: relative error %.3g against onnxruntime > %.3g" % (tag, ort_e2e, RTOL_E2E))
                 print("%-28s %d layers, worst layer relative error %.2e, end to end %.2e (onnxruntime %.2e)"
                       % (tag, len(j["layers"]), worst, e2e, ort_e2e))
+            if net.name == "move":  # the data-movement lowerings: `npusim check` places every node as run does
+                agree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_run_agree.py")
+                r = subprocess.run([sys.executable, agree, npusim, "full", "rk3588,rk3566", path], capture_output=True,
+                                   text=True)
+                print(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "")
+                if r.returncode != 0:
+                    fails.append("move: check and run disagree: %s" % (r.stdout + r.stderr).strip()[-600:])
     for f in fails:
         print("FAIL - " + f)
     return 1 if fails else 0

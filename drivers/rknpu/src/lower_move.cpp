@@ -171,21 +171,42 @@ std::vector<TaskBody> lower_resize_nearest_op(const std::string& name, const Dev
 }
 
 std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out, int top,
-                                   int left, int32_t code, const hw::SocProfile& soc, int core) {
+                                   int left, int32_t code, const hw::SocProfile& soc, int core, ArenaBuilder* arena) {
     auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Pad '{}': {}", name, why)); };
-    const int atom = soc.npu.c2_int8.value;
+    // int8 or fp16 (issue 14): `atom` channels of `eb` bytes per pixel.
+    const bool f16 = in.fp16;
+    const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t eb = f16 ? 2 : 1;
     const int bottom = out.h - in.h - top, right = out.w - in.w - left;
-    if (in.c2 != atom || out.c2 != atom || in.c != out.c) bad("tensor C2 or channels differ");
+    if (in.c2 != atom || out.c2 != atom || in.c != out.c || out.fp16 != f16)
+        bad("tensor C2, precision or channels differ from the SoC's int8/fp16 C2");
     if (top < 0 || left < 0 || bottom < 0 || right < 0) bad("negative padding");
+    if (f16 && !arena) bad("an fp16 pad needs the arena for its constant source");
     for (const DeviceTensor* t : {&in, &out})
-        if (t->line_stride != static_cast<uint32_t>(t->w * atom)) bad(fmt::format("rows of '{}' are not compact", t->name));
-    const uint64_t A = u(atom), row = u(out.w) * A;
+        if (t->line_stride != static_cast<uint32_t>(u(t->w) * u(atom) * eb))
+            bad(fmt::format("rows of '{}' are not compact", t->name));
+    const uint64_t A = u(atom) * eb, row = u(out.w) * A;
+    const int c1 = (out.c + atom - 1) / atom;
+    // fp16: the vendor's fp16 tasks program the output convert as identity (scale 1, FP32TOFP16_EN;
+    // docs/rknpu-register-semantics.md §10) and the DPU model leaves OUT_CVT out on the float path, so
+    // the border is no output-convert fill as in int8 but a plain copy of a constant image holding the
+    // fp16 pad value (`code` = its bits), C1 surfaces of the largest strip: exact, and independent of
+    // what the border bytes held before (a scale-0 product of a NaN would stay NaN).
+    uint64_t const_src = 0, const_surf = 0;
+    if (f16) {
+        const uint64_t strip = std::max({u(out.w) * u(std::max(top, bottom)), u(std::max(left, right)) * u(in.h), u(1)});
+        const_surf = (strip * A + 15) / 16 * 16;
+        std::vector<uint8_t> img(const_surf * u(c1));
+        for (size_t k = 0; k + 1 < img.size(); k += 2)
+            img[k] = static_cast<uint8_t>(code & 0xff), img[k + 1] = static_cast<uint8_t>((code >> 8) & 0xff);
+        const_src = arena->add_init(img);
+    }
     std::vector<TaskBody> tasks;
-    // The border: DPU tasks whose output convert is scale 0, offset `code` (every value the pad
-    // code); each reads, and ignores, the bytes of the strip it writes (same cube, compact).
-    // A cube whose compact surface is not a whole number of 16-byte units (8-byte atoms, odd w*h)
-    // cannot skip to the next surface (the MRDMA's notch is in 16-byte units): one task per C1
-    // surface then.
+    // The border: int8, DPU tasks whose output convert is scale 0, offset `code` (every value the pad
+    // code), each reading, and ignoring, the bytes of the strip it writes (same cube, compact); fp16,
+    // DPU copies of the constant image. A cube whose compact surface is not a whole number of 16-byte
+    // units (8-byte atoms, odd w*h) cannot skip to the next surface (the MRDMA's notch is in 16-byte
+    // units): one task per C1 surface then.
     auto copy = [&](const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, int w, int h, int notch,
                     NpuTask::Window win, std::optional<int32_t> f) {
         if (w < 1 || h < 1) return;
@@ -194,7 +215,7 @@ std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& 
             const int c = whole ? out.c : std::min(atom, out.c - c0);
             const uint64_t s = u(c0 / atom);
             TaskBody t = lower_dpu_copy(what, src + s * src_surf, src_surf, dst + s * out.surf_stride, out.surf_stride, w, h,
-                                        c, notch, atom, core, false, false, f);
+                                        c, notch, atom, core, false, f16, f);
             t.meta.out_window = win;
             t.meta.out_window.c0 = c0, t.meta.out_window.c1 = c0 + c;
             t.meta.in_window = {c0, c0 + c, 0, in.h, 0, in.w};
@@ -202,7 +223,12 @@ std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& 
         }
     };
     auto fill = [&](const char* what, uint64_t dst, int w, int h, int notch, NpuTask::Window win) {
-        copy(fmt::format("pad {} {}x{}", what, h, w), dst, out.surf_stride, dst, w, h, notch, win, code);
+        const std::string nm = fmt::format("pad {} {}x{}", what, h, w);
+        if (!f16) return copy(nm, dst, out.surf_stride, dst, w, h, notch, win, code);
+        // Whole: the constant's surfaces read back to back as compact w x h cubes; else one per surface.
+        const uint64_t compact = u(std::max(w, 0)) * u(std::max(h, 0)) * A;
+        copy(nm, const_src, static_cast<uint32_t>(compact % 16 == 0 ? compact : const_surf), dst, w, h, notch, win,
+             std::nullopt);
     };
     fill("top", out.offset, out.w, top, 0, {0, out.c, 0, top, 0, out.w});
     fill("bottom", out.offset + u(top + in.h) * row, out.w, bottom, 0, {0, out.c, top + in.h, out.h, 0, out.w});

@@ -43,8 +43,12 @@ uint64_t resize_scratch_bytes(const DeviceTensor& in, int sh, int sw);
 /// Constant Pad of H and W (issue 15): DPU tasks writing the border strips with the pad code (output
 /// convert scale 0, offset `code`), then a DPU copy of the input into the interior (row notch
 /// out.w - in.w). `top` / `left` pixels before, the rest after (out's size). Exact.
+/// fp16 tensors (issue 14): `code` is the pad value's fp16 bits and the border strips are DPU copies
+/// of a constant image of that value placed in `arena` (required then); one task per C1 surface where
+/// the 16-byte surface units cannot express a strip's surfaces (8-byte atoms, odd w*h).
 std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out, int top,
-                                   int left, int32_t code, const hw::SocProfile& soc, int core);
+                                   int left, int32_t code, const hw::SocProfile& soc, int core,
+                                   ArenaBuilder* arena = nullptr);
 
 /// A dilated conv whose kernel rows (dilated height x input row bytes) exceed the CBUF's data banks
 /// beside one weight bank: lower it as row phases (lower_conv_phase.cpp).

@@ -51,12 +51,16 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
                                                int fh, int fw, const std::vector<DeviceTensor>& s, ArenaBuilder& arena,
                                                const hw::SocProfile& soc, int core) {
     auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Resize '{}': {}", name, why)); };
-    const int atom = soc.npu.c2_int8.value;
+    // int8 or fp16 (issue 14): `atom` channels of `eb` bytes per pixel; the copies move elements
+    // unchanged in either precision, the conv is the fp16 CNA/CORE (fp16 products, fp32 sums).
+    const bool f16 = in.fp16;
+    const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t eb = f16 ? 2 : 1;
     if (s.size() != 5) bad("five scratch tensors expected");
     const DeviceTensor &pad = s[0], &cl = s[1], &cr = s[2], &wide = s[3], &up = s[4];
-    if (in.c2 != atom || out.c2 != atom) bad("tensor C2 differs from the SoC's int8 C2");
+    if (in.c2 != atom || out.c2 != atom || out.fp16 != f16) bad("tensor C2 or precision differs from the SoC's int8/fp16 C2");
     if (out.h != in.h * fh || out.w != in.w * fw || out.c != in.c) bad("output is not the input times the factors");
-    if (in.line_stride != u(in.w) * u(atom)) bad("input rows are not compact");
+    if (in.line_stride != u(in.w) * u(atom) * eb) bad("input rows are not compact");
     std::vector<TaskBody> tasks;
     const NpuTask::Window whole_in{0, in.c, 0, in.h, 0, in.w};
     auto inter = [&](TaskBody t) {
@@ -64,10 +68,25 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
         t.meta.in_window = whole_in;
         tasks.push_back(std::move(t));
     };
-    const uint64_t A = u(atom);
+    const uint64_t A = u(atom) * eb;
+    // A DPU copy of a w x h cube of every channel: one task when the MRDMA's 16-byte surface notch and
+    // the output's 16-byte surface stride express both strides, else one task per C1 surface (8-byte
+    // atoms on RK356x, int8 or fp16, with an odd pixel count: e.g. the columns of an odd height, the
+    // padded rows of an odd width).
+    auto copy = [&](const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf, int w,
+                    int h, int notch) {
+        const uint64_t compact = u(w) * u(h) * A;
+        const bool whole = in.c <= atom || (src_surf >= compact && (src_surf - compact) % 16 == 0 && dst_surf % 16 == 0);
+        for (int c0 = 0; c0 < in.c; c0 += whole ? in.c : atom) {
+            const int c = whole ? in.c : std::min(atom, in.c - c0);
+            const uint64_t k = u(c0 / atom);
+            inter(lower_dpu_copy(whole ? what : fmt::format("{} (surface {})", what, k), src + k * src_surf, src_surf,
+                                 dst + k * dst_surf, dst_surf, w, h, c, notch, atom, core, false, f16));
+        }
+    };
     // 1. Replicate-pad by one pixel.
-    inter(lower_dpu_copy("bilinear pad: interior", in.offset, in.surf_stride, pad.offset + (u(pad.w) + 1) * A,
-                         pad.surf_stride, in.w, in.h, in.c, 2, atom, core));
+    copy("bilinear pad: interior", in.offset, in.surf_stride, pad.offset + (u(pad.w) + 1) * A, pad.surf_stride, in.w,
+         in.h, 2);
     for (int side = 0; side < 2; ++side) {
         DeviceTensor win = in;
         win.w = 1;
@@ -77,15 +96,13 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
             t.meta.what = fmt::format("bilinear pad: {} column", side ? "right" : "left");
             inter(std::move(t));
         }
-        inter(lower_dpu_copy(fmt::format("bilinear pad: {} column back", side ? "right" : "left"), col.offset,
-                             col.surf_stride, pad.offset + u(pad.w) * A + (side ? u(pad.w - 1) * A : 0), pad.surf_stride,
-                             1, in.h, in.c, pad.w - 1, atom, core));
+        copy(fmt::format("bilinear pad: {} column back", side ? "right" : "left"), col.offset, col.surf_stride,
+             pad.offset + u(pad.w) * A + (side ? u(pad.w - 1) * A : 0), pad.surf_stride, 1, in.h, pad.w - 1);
     }
     for (int side = 0; side < 2; ++side) {  // rows 0 and h + 1 from rows 1 and h, corners included
         const uint64_t row = u(pad.w) * A;
-        inter(lower_dpu_copy(fmt::format("bilinear pad: {} row", side ? "bottom" : "top"),
-                             pad.offset + (side ? u(in.h) : 1) * row, pad.surf_stride,
-                             pad.offset + (side ? u(in.h + 1) : 0) * row, pad.surf_stride, pad.w, 1, in.c, 0, atom, core));
+        copy(fmt::format("bilinear pad: {} row", side ? "bottom" : "top"), pad.offset + (side ? u(in.h) : 1) * row,
+             pad.surf_stride, pad.offset + (side ? u(in.h + 1) : 0) * row, pad.surf_stride, pad.w, 1, 0);
     }
     // 2. Nearest upsampling of the padded input.
     for (TaskBody& t : lower_resize_nearest_op(name, pad, up, fh, fw, wide.offset, soc, core)) inter(std::move(t));
@@ -103,10 +120,17 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
     op.in_c = op.out_c = in.c;
     op.depthwise = true;
     op.kernel_h = KH, op.kernel_w = KW;
-    op.weights.resize(u(in.c) * u(KH) * u(KW));
+    // fp16: the weights k_h k_w / (D_h D_w), fp16 (exact for even factors, D a power of two; an odd
+    // factor's 1/f^2 rounded to fp16, 2^-11 relative), the products and the fp32 sum the CNA/CORE's.
+    op.fp16 = f16;
+    (f16 ? op.weights_f.resize(u(in.c) * u(KH) * u(KW)) : op.weights.resize(u(in.c) * u(KH) * u(KW)));
     for (size_t c = 0; c < u(in.c); ++c)
         for (int a = 0; a < KH; ++a)
-            for (int b = 0; b < KW; ++b) op.weights[(c * u(KH) + u(a)) * u(KW) + u(b)] = static_cast<int8_t>(kh[u(a)] * kw[u(b)]);
+            for (int b = 0; b < KW; ++b) {
+                const size_t at = (c * u(KH) + u(a)) * u(KW) + u(b);
+                if (f16) op.weights_f[at] = static_cast<float>(kh[u(a)] * kw[u(b)]) / static_cast<float>(dh * dw);
+                else op.weights[at] = static_cast<int8_t>(kh[u(a)] * kw[u(b)]);
+            }
     op.w_scales = {1.0f / static_cast<float>(dh * dw)};
     op.in_scale = in.scale, op.out_scale = out.scale;
     op.in_zp = in.zp, op.out_zp = out.zp;

@@ -481,6 +481,8 @@ bool Compiler::concat_f16(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const std::string y = n.outputs.at(0);
     const int64_t axis = ir::attr_int(n.attrs, "axis", 1);
+    if (g_.value(y).shape.size() == 4 && (axis == 2 || axis == 3 || axis == -2 || axis == -1))
+        return concat_spatial(i, axis < 0 ? axis + 4 : axis);  // DPU copies, the int8 lowering's (model_compiler_move.cpp)
     if (g_.value(y).shape.size() != 4 || (axis != 1 && axis != -3)) unsupported("Concat not along channels of a 4-D tensor");
     const DeviceTensor& out = dev_f16(y);
     std::vector<ConcatPart> parts;

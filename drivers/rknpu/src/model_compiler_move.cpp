@@ -8,6 +8,7 @@
 // weights and single products exact).
 #include "compiler_internal.h"
 #include "lower_move.h"
+#include "numerics/half.h"
 
 namespace drv::rknpu::compiler_detail {
 
@@ -219,7 +220,6 @@ bool Compiler::resize_node(size_t i) {
     if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
     const std::string mode = ir::attr_string(n.attrs, "mode", "nearest");
     if (mode != "nearest" && mode != "linear") unsupported("Resize mode other than nearest / linear");
-    if (f16 && mode != "nearest") unsupported("bilinear Resize in fp16 (the int8 lowering only)");
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1 || yv.shape[0] != 1 || xv.shape[1] != yv.shape[1])
         unsupported("Resize that is not a spatial [1,C,H,W] resize");
     const int64_t H = xv.shape[2], W = xv.shape[3];
@@ -272,7 +272,9 @@ bool Compiler::pad_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
+    // The fp16 path (issue 14): a float Pad moves fp16 elements, the border a copy of the value's fp16.
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
+    if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
     if (ir::attr_string(n.attrs, "mode", "constant") != "constant") unsupported("Pad mode other than constant");
     if (xv.shape.size() != 4 || yv.shape.size() != 4) unsupported("Pad of a tensor that is not 4-D");
     if (n.inputs.size() > 3 && !n.input(3).empty()) unsupported("Pad with axes");
@@ -282,26 +284,32 @@ bool Compiler::pad_node(size_t i) {
     if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) unsupported("Pad of the batch or channel axis");
     for (int64_t v : p)
         if (v < 0) unsupported("negative Pad (a crop)");
-    DeviceTensor& in = dev_q(n.input(0));
-    DeviceTensor& out = dev_q(n.outputs[0]);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("Pad changes the quantization");
-    // The pad value's code in the tensor's quantization (QuantizeLinear's rounding: half to even).
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("Pad changes the quantization");
     float cv = 0.f;
     if (n.has_input(2)) {
         const num::Tensor* c = const_of(g_, n, 2);
         if (!c || c->numel() != 1) unsupported("Pad constant_value is not a constant scalar");
         cv = c->dtype() == num::DType::F32 ? floats_of(*c)[0] : static_cast<float>(ints_of(*c)[0]);
     }
-    const int32_t code =
-        std::clamp(static_cast<int32_t>(std::nearbyint(cv / in.scale)) + in.zp, int32_t{-128}, int32_t{127});
+    if (f16 && !std::isfinite(cv)) unsupported("Pad constant_value is not finite");
+    // int8: the pad value's code in the tensor's quantization (QuantizeLinear's rounding: half to even);
+    // fp16: its fp16 bits (round to nearest even, as every fp16 value of the path).
+    const int32_t code = f16 ? static_cast<int32_t>(num::fp32_to_fp16(cv))
+                             : std::clamp(static_cast<int32_t>(std::nearbyint(cv / in.scale)) + in.zp, int32_t{-128},
+                                          int32_t{127});
     Layer L = base_layer(i, "Pad", Unit::Npu);
-    L.note = fmt::format("constant {} (code {}): DPU fills of the border, a notched DPU copy of the input", cv, code);
+    L.note = f16 ? fmt::format("fp16; constant {}: DPU copies of a constant image into the border, a notched DPU copy "
+                               "of the input",
+                               cv)
+                 : fmt::format("constant {} (code {}): DPU fills of the border, a notched DPU copy of the input", cv, code);
     const std::string x = n.input(0), y = n.outputs[0];
     const int top = static_cast<int>(p[2]), left = static_cast<int>(p[3]), core = m_.cores.front();
     push_npu(
         std::move(L),
         [this, x, y, top, left, code, core, name = n.name]() {
-            return lower_pad_op(name, m_.tensors.at(x), m_.tensors.at(y), top, left, code, soc_, core);
+            return lower_pad_op(name, m_.tensors.at(x), m_.tensors.at(y), top, left, code, soc_, core, &arena_);
         },
         false);
     return true;
@@ -313,14 +321,16 @@ bool Compiler::resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh
     // (o + 0.5) / f - 0.5, clamped to the edges: the fixed-kernel form of lower_resize.cpp.
     if (ctm != "half_pixel" && ctm != "pytorch_half_pixel")
         unsupported(fmt::format("bilinear Resize with coordinate mode {} (the fixed kernel is half_pixel's)", ctm));
-    const DeviceTensor& in = dev_q(n.input(0));
-    dev_q(n.outputs[0]);
+    const ir::Value& xv = g_.value(n.input(0));
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32;  // the fp16 path: copies and conv in fp16
+    const DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
     Layer L = base_layer(i, "Resize", Unit::Npu);
     int dh = 1, dw = 1;
     const size_t th = bilinear_taps(static_cast<int>(sh), dh).size(), tw = bilinear_taps(static_cast<int>(sw), dw).size();
-    L.note = fmt::format("bilinear x{}x{}: replicate pad + nearest upsampling (DPU/PPU copies), {}x{} depthwise conv "
+    L.note = fmt::format("{}bilinear x{}x{}: replicate pad + nearest upsampling (DPU/PPU copies), {}x{} depthwise conv "
                          "with integer taps / {}",
-                         sh, sw, th, tw, dh * dw);
+                         f16 ? "fp16; " : "", sh, sw, th, tw, dh * dw);
     L.macs = static_cast<uint64_t>(in.c) * static_cast<uint64_t>(in.h * sh * in.w * sw) * th * tw;
     const std::string x = n.input(0), y = n.outputs[0];
     std::vector<std::string> names;
@@ -330,7 +340,7 @@ bool Compiler::resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh
         t.name = fmt::format("{}/npusim_bilinear_scratch{}", y, k++);
         t.ir_shape = {1, in.c, h, w};
         t.h = h, t.w = w;
-        t.line_stride = static_cast<uint32_t>(t.w * t.c2);
+        t.line_stride = static_cast<uint32_t>(t.w * t.c2 * t.elem_bytes());
         t.surf_stride = static_cast<uint32_t>(align_up(static_cast<uint64_t>(t.line_stride) * static_cast<uint64_t>(h), 16));
         t.bytes = static_cast<uint64_t>(t.surf_stride) * static_cast<uint64_t>((in.c + in.c2 - 1) / in.c2);
         t.alias_of.clear();
@@ -354,8 +364,12 @@ bool Compiler::resize_bilinear_node(size_t i, const std::string& ctm, int64_t sh
 bool Compiler::concat_spatial(size_t i, int64_t axis) {
     const ir::Node& n = g_.nodes()[i];
     const std::string y = n.outputs.at(0);
-    if ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5) unsupported("QLinearConcat input count");
-    const DeviceTensor& out = dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
+    // The fp16 path (issue 14, concat_f16): a float Concat, every input a plain DPU copy of fp16
+    // elements (no quantization to change); QLinearConcat's inputs are (x, scale, zero point) triples.
+    const bool f16 = n.op_type == "Concat";
+    const std::string what = f16 ? "Concat" : "QLinearConcat";
+    if (!f16 && ((n.inputs.size() - 2) % 3 != 0 || n.inputs.size() < 5)) unsupported("QLinearConcat input count");
+    const DeviceTensor& out = f16 ? dev_f16(y) : dev(y, scalar_scale(g_, n, 0), scalar_zp(g_, n, 1));
     struct Part {
         std::string name;
         int off;
@@ -363,21 +377,22 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
     };
     std::vector<Part> parts;
     int off = 0, nreq = 0;
-    for (size_t j = 0; j < (n.inputs.size() - 2) / 3; ++j) {
-        const std::string x = n.input(2 + 3 * j);
-        if (g_.value(x).is_constant()) unsupported("QLinearConcat with a constant input");
-        const DeviceTensor& t = dev(x, scalar_scale(g_, n, 3 + 3 * j), scalar_zp(g_, n, 4 + 3 * j));
+    const size_t k = f16 ? n.inputs.size() : (n.inputs.size() - 2) / 3;
+    for (size_t j = 0; j < k; ++j) {
+        const std::string x = n.input(f16 ? j : 2 + 3 * j);
+        if (g_.value(x).is_constant()) unsupported(what + " with a constant input");
+        const DeviceTensor& t = f16 ? dev_f16(x) : dev(x, scalar_scale(g_, n, 3 + 3 * j), scalar_zp(g_, n, 4 + 3 * j));
         if (t.c != out.c || (axis == 2 ? t.w != out.w : t.h != out.h))
-            unsupported("QLinearConcat inputs differ outside the concat axis");
+            unsupported(what + " inputs differ outside the concat axis");
         parts.push_back({x, off, ""});
         off += axis == 2 ? t.h : t.w;
     }
-    if (off != (axis == 2 ? out.h : out.w)) unsupported("QLinearConcat sizes do not add up to the output");
+    if (off != (axis == 2 ? out.h : out.w)) unsupported(what + " sizes do not add up to the output");
     // Along W the rows of a part are notched into the output's, which the plain DPU copy does but
     // the requantizing affine task (compact rows) does not: an input of another quantization is
     // first requantized into a layer scratch of its own shape in the output's quantization (the
     // one rounding, as along H), and that scratch is then copied into its columns.
-    if (axis == 3)
+    if (axis == 3 && !f16)
         for (size_t j = 0; j < parts.size(); ++j) {
             const DeviceTensor& t = m_.tensors.at(parts[j].name);
             if (t.scale == out.scale && t.zp == out.zp) continue;
@@ -388,14 +403,14 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
             ++nreq;
         }
     Layer L = base_layer(i, "Concat", Unit::Npu);
-    L.note = fmt::format("along {}: one DPU copy per input into its {} range", axis == 2 ? "height" : "width",
-                         axis == 2 ? "row" : "column");
+    L.note = fmt::format("{}along {}: one DPU copy per input into its {} range", f16 ? "fp16; " : "",
+                         axis == 2 ? "height" : "width", axis == 2 ? "row" : "column");
     if (nreq)
         L.note += fmt::format(" ({} of {} inputs requantized into a scratch first)", nreq, parts.size());
     const int core = m_.cores.front();
     push_npu(
         std::move(L),
-        [this, parts, y, axis, core, name = n.name]() {
+        [this, parts, y, axis, core, f16, name = n.name]() {
             const DeviceTensor& o = m_.tensors.at(y);
             std::vector<TaskBody> all;
             for (const Part& p : parts) {
@@ -410,23 +425,28 @@ bool Compiler::concat_spatial(size_t i, int64_t axis) {
                     }
                 }
                 const DeviceTensor& src = m_.tensors.at(p.requant.empty() ? p.name : p.requant);
-                if (axis == 2) {  // rows [off, off + h): a compact-row view with the output's surfaces
+                if (axis == 2 && !f16) {  // rows [off, off + h): a compact-row view with the output's surfaces
                     DeviceTensor dst = rows_of(o, p.off, src.h);
                     dst.name = o.name + fmt::format("[rows {}:{}]", p.off, p.off + src.h);
                     t = lower_affine_op(name, "concat rows", src, dst, {static_cast<double>(src.scale) / o.scale}, {0.0},
                                         arena_, soc_, core);
                 } else {
-                    // All channels in one task when both surface strides are 16-byte expressible.
-                    const uint64_t compact = static_cast<uint64_t>(src.w) * static_cast<uint64_t>(src.h * src.c2);
+                    // Columns [off, off + w) (rows notched o.w - w atoms), or in fp16 rows [off, off + h)
+                    // too (a plain copy: the output's rows, no notch). All channels in one task when both
+                    // surface strides are 16-byte expressible, else one task per C1 surface.
+                    const uint64_t eb = static_cast<uint64_t>(src.elem_bytes());
+                    const uint64_t compact = static_cast<uint64_t>(src.w) * static_cast<uint64_t>(src.h * src.c2) * eb;
                     const bool whole = (src.surf_stride - compact) % 16 == 0 && o.surf_stride % 16 == 0;
+                    const uint64_t at = axis == 2 ? static_cast<uint64_t>(p.off) * o.line_stride
+                                                  : static_cast<uint64_t>(p.off * o.c2) * eb;
                     for (int c0 = 0; c0 < src.c; c0 += whole ? src.c : src.c2) {
                         const int c = whole ? src.c : std::min(src.c2, src.c - c0);
-                        t.push_back(lower_dpu_copy(fmt::format("concat columns {}-{}", p.off, p.off + src.w - 1),
+                        t.push_back(lower_dpu_copy(axis == 2 ? fmt::format("concat rows {}-{}", p.off, p.off + src.h - 1)
+                                                             : fmt::format("concat columns {}-{}", p.off, p.off + src.w - 1),
                                                    src.offset + static_cast<uint64_t>(c0 / src.c2) * src.surf_stride,
                                                    src.surf_stride,
-                                                   o.offset + static_cast<uint64_t>(c0 / o.c2) * o.surf_stride +
-                                                       static_cast<uint64_t>(p.off * o.c2),
-                                                   o.surf_stride, src.w, src.h, c, o.w - src.w, o.c2, core));
+                                                   o.offset + static_cast<uint64_t>(c0 / o.c2) * o.surf_stride + at,
+                                                   o.surf_stride, src.w, src.h, c, o.w - src.w, o.c2, core, false, f16));
                         t.back().meta.out_window = {c0, c0 + c, 0, src.h, 0, src.w};
                     }
                 }

@@ -49,7 +49,10 @@ bool Compiler::gather_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
     const ir::Value& yv = g_.value(n.outputs.at(0));
-    if (!is_q8(xv.dtype) || !is_q8(yv.dtype)) return false;
+    // The fp16 path (issue 14): a float Gather moves fp16 elements (the selection conv in fp16: 1.0
+    // weights, one product per output, exact; the PPU copies in 16-bit elements).
+    const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
+    if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
     if (xv.shape.size() != 4 || yv.shape.size() != 4 || xv.shape[0] != 1)
         unsupported("Gather of a tensor that is not [1,C,H,W] (or with indices of another rank)");
     int64_t axis = ir::attr_int(n.attrs, "axis", 0);
@@ -58,9 +61,9 @@ bool Compiler::gather_node(size_t i) {
     if (!it) unsupported("Gather indices are not constant");
     if (axis < 1 || axis > 3) unsupported("Gather along the batch axis");
     const std::vector<int64_t> idx = gather_indices(*it, xv.shape[static_cast<size_t>(axis)]);
-    DeviceTensor& in = dev_q(n.input(0));
-    DeviceTensor& out = dev_q(n.outputs[0]);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("Gather changes the quantization");
+    DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
+    DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("Gather changes the quantization");
     if (in.row_major) unsupported("Gather of a row-major tensor");
     const std::string x = n.input(0), y = n.outputs[0];
     if (axis == 1) {
@@ -72,7 +75,17 @@ bool Compiler::gather_node(size_t i) {
         op.w_scales = {1.f};
         op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
         Layer L = base_layer(i, "Gather", Unit::Npu);
-        L.note = fmt::format("{} channels picked by a 1x1 selection convolution (0/1 weights, exact)", out.c);
+        L.note = fmt::format("{}{} channels picked by a 1x1 selection convolution (0/1 weights, exact)",
+                             f16 ? "fp16; " : "", out.c);
+        if (f16) {
+            op.fp16 = true;
+            push_conv_f16(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
+                o.weights_f.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0.f);
+                for (size_t k = 0; k < idx.size(); ++k)
+                    o.weights_f[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1.f;
+            });
+            return true;
+        }
         push_conv(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
             o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
             for (size_t k = 0; k < idx.size(); ++k)
@@ -85,8 +98,8 @@ bool Compiler::gather_node(size_t i) {
     if (axis == 3 && in.h != 1) unsupported("Gather along W of a tensor with more than one row (PPU output rows are compact)");
     const auto runs = index_runs(idx);
     Layer L = base_layer(i, "Gather", Unit::Npu);
-    L.note = fmt::format("{} runs of consecutive {} as PPU window copies (1x1 max pool, exact)", runs.size(),
-                         axis == 2 ? "rows" : "columns");
+    L.note = fmt::format("{}{} runs of consecutive {} as PPU window copies (1x1 max pool, exact)", f16 ? "fp16; " : "",
+                         runs.size(), axis == 2 ? "rows" : "columns");
     const int core = m_.cores.front();
     const bool rows = axis == 2;
     push_npu(
@@ -96,14 +109,13 @@ bool Compiler::gather_node(size_t i) {
             std::vector<TaskBody> all;
             for (const auto& [o0, s0, len] : runs) {
                 DeviceTensor win = src, part = dst;
-                const uint64_t s_off = rows ? static_cast<uint64_t>(s0) * src.line_stride
-                                            : static_cast<uint64_t>(s0) * static_cast<uint64_t>(src.c2);
-                const uint64_t d_off = rows ? static_cast<uint64_t>(o0) * dst.line_stride
-                                            : static_cast<uint64_t>(o0) * static_cast<uint64_t>(dst.c2);
+                const uint64_t atom = static_cast<uint64_t>(src.c2 * src.elem_bytes());  // bytes per pixel
+                const uint64_t s_off = rows ? static_cast<uint64_t>(s0) * src.line_stride : static_cast<uint64_t>(s0) * atom;
+                const uint64_t d_off = rows ? static_cast<uint64_t>(o0) * dst.line_stride : static_cast<uint64_t>(o0) * atom;
                 win.offset += s_off, part.offset += d_off;
                 (rows ? win.h : win.w) = len;
                 (rows ? part.h : part.w) = len;
-                part.line_stride = static_cast<uint32_t>(part.w * part.c2);
+                part.line_stride = static_cast<uint32_t>(part.w * part.c2 * part.elem_bytes());
                 auto t = lower_window_copy_op(fmt::format("{}/{}", name, o0), win, part, 1, 1, arena_, soc_, core);
                 for (TaskBody& b : t) {
                     b.meta.in_window = rows ? NpuTask::Window{0, src.c, s0, s0 + len, 0, src.w} : NpuTask::Window{0, src.c, 0, 1, s0, s0 + len};

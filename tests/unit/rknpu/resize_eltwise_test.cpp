@@ -206,5 +206,8 @@ TEST(ResizeEltwise, DilatedConvRowPhases) {
 
 TEST(ResizeEltwise, BilinearSubMaxMinRk3588) { check_soc("rk3588", 10, 12); }
 TEST(ResizeEltwise, BilinearSubMaxMinRk3566EightByteAtoms) { check_soc("rk3566", 6, 8); }
+// An odd height: the bilinear pad's column copies (7 one-atom rows: 56 bytes in a 64-byte surface)
+// and the Pad's side strips run one C1 surface per task.
+TEST(ResizeEltwise, BilinearSubMaxMinRk3566OddHeight) { check_soc("rk3566", 7, 8); }
 
 }  // namespace
