@@ -383,6 +383,46 @@ case("cli_max_memory_small", ["run", "--reference", small, "--input", xin_p, "--
 case("cli_max_memory_garbage", ["run", "--reference", small, "--max-memory", "12Q"], ERR2, err_has="--max-memory")
 case("cli_max_memory_check", ["check", "-p", "rk3588", huge_in, "--max-memory", "16"], BAD, err_has="--max-memory")
 
+# ---- structurally invalid nodes (ONNX operator definitions): refused at import (exit 3) in check,
+# timing and full runs alike; before, check and timing runs accepted them and exited 0 ----
+X4 = vi("x", TensorProto.FLOAT, [1, 8, 16, 16])
+Y = vi("y", TensorProto.FLOAT, None)
+f32 = lambda name, shape: numpy_helper.from_array(np.ones(shape, np.float32), name)  # noqa: E731
+i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+invalid = {
+    # Conv B: "1-D tensor of size M"
+    "conv_bias_not_m": ([helper.make_node("Conv", ["x", "W", "B"], ["y"], pads=[1, 1, 1, 1])], [X4],
+                        [f32("W", (8, 8, 3, 3)), f32("B", (3,))], "bias 'B' must be 1-D [8]"),
+    # BatchNormalization scale/B/mean/var: "1-D tensor of size C"
+    "batchnorm_params_not_c": ([helper.make_node("BatchNormalization", ["x", "a", "a", "a", "a"], ["y"])], [X4],
+                               [f32("a", (3,))], "must be 1-D [8]"),
+    # QuantizeLinear per-axis: a 1-D scale of x.shape[axis] elements, axis within the rank
+    "quantize_axis_out_of_range": ([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=5),
+                                    helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=5)], [X4],
+                                   [f32("s", (8,)), numpy_helper.from_array(np.zeros(8, np.uint8), "z")], "axis 5"),
+    "quantize_per_axis_length": ([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+                                  helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)], [X4],
+                                 [f32("s", (5,)), numpy_helper.from_array(np.zeros(5, np.uint8), "z")], "5 elements"),
+    # Gather: "it is an error if any of the index values are out of bounds"
+    "gather_constant_index_out_of_bounds": ([helper.make_node("Gather", ["x", "i"], ["y"], axis=1)], [X4],
+                                            [i64("i", [100])], "out of bounds [-8, 7]"),
+    # LSTM W: [num_directions, 4*hidden_size, input_size]
+    "lstm_w_shape": ([helper.make_node("LSTM", ["s", "Wl", "Rl"], ["y"], hidden_size=4)],
+                     [vi("s", TensorProto.FLOAT, [5, 1, 3])], [f32("Wl", (1, 16, 7)), f32("Rl", (1, 16, 4))],
+                     "must be 1x16x3"),
+    # Add: type constraint T shared by A and B
+    "add_mixed_types": ([helper.make_node("Add", ["x", "c"], ["y"])], [X4],
+                        [numpy_helper.from_array(np.ones((1, 8, 16, 16), np.int32), "c")], "one type"),
+    "softmax_axis_out_of_range": ([helper.make_node("Softmax", ["x"], ["y"], axis=10)], [X4], [], "axis 10"),
+    "resize_unknown_mode": ([helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="cubic_spline")], [X4],
+                            [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")], "cubic_spline"),
+}
+for name, (nodes, ins, inits, text) in invalid.items():
+    pm = save_model("invalid_" + name, nodes, ins, [Y], inits)
+    for tag, args in (("check", ["check", "-p", "rk3588", pm]), ("timing", ["run", "-p", "rk3588", "--mode", "timing", pm]),
+                      ("full", ["run", "-p", "rk3588", pm])):
+        case(f"invalid_{name}_{tag}", args, {3}, err_has=text)
+
 # ---- ISS presets and options ----
 preset = {"schema_version": 1, "name": "bad", "isa": {"extensions": "imc", "reset_pc": "0x80000000"},
           "cycles": {"clock_hz": 0}, "memory": [{"name": "ram", "base": "0x80000000", "size_bytes": "0x1000"}]}
