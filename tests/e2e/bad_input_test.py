@@ -207,9 +207,9 @@ case("reference_batchnorm_short_params", ["run", "--reference", bn], BAD | {1}, 
 
 
 # ---- silent wrong answers ----
-def out_is(expected):
+def out_is(expected, name="o.npy"):
     def chk(rc, out, err):
-        got = np.load(path("o.npy"))
+        got = np.load(path(name))
         if got.shape != expected.shape or not np.allclose(got, expected):
             return f"got {got.shape} {got.ravel()[:8]}, expected {expected.shape} {expected.ravel()[:8]}"
         return None
@@ -232,6 +232,10 @@ clip = save_model("clip_min_gt_max", [helper.make_node("Clip", ["x", "lo", "hi"]
 # onnxruntime's Clip: min(max(x, lo), hi), so lo > hi gives hi everywhere.
 case("clip_min_greater_than_max", ["run", "--reference", clip, "--input", xin_p, "--output", path("o.npy")], {0},
      check=out_is(np.minimum(np.maximum(xin, 5), 2)))
+# The same model on ws63: the MCU kernel clamps low first (nnacl's order), so the converter must
+# give it ONNX's result (hi everywhere), not lo; a mismatch against the reference would be exit 1.
+case("clip_min_greater_than_max_ws63", ["run", "-p", "ws63", clip, "--input", xin_p, "--output", path("o63.npy")], {0},
+     check=out_is(np.minimum(np.maximum(xin, 5), 2), "o63.npy"))
 # A QDQ model (onnxruntime's QDQ convention: Q/DQ pairs around a float Conv) that both NPU run
 # kinds accept in timing mode: an --input there would be silently ignored (even a missing file).
 qs = [numpy_helper.from_array(np.array(0.1, np.float32), "s"), numpy_helper.from_array(np.array(128, np.uint8), "z"),

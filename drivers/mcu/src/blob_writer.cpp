@@ -164,7 +164,11 @@ void Converter::node(const Node& n) {
             }
             return drv::ir::attr_float(n.attrs, attr, dflt);
         };
-        const float lo = bound(1, "min", -INFINITY), hi = bound(2, "max", INFINITY);
+        const float hi = bound(2, "max", INFINITY);
+        // ONNX Clip is min(max(x, min), max) (onnxruntime's kernel, the ONNX reference): with
+        // min > max every element is max. The MCU kernel tests the low bound first (nnacl's
+        // order), which would give min; clamping the low bound to max gives ONNX's result.
+        const float lo = std::min(bound(1, "min", -INFINITY), hi);
         if (in_dtype(0) != num::DType::F32) throw ConvertError(n.label() + ": no MCU kernel yet for a non-float Clip");
         return unary_f32(n, MK_UN_CLIP, lo, hi);
     }
