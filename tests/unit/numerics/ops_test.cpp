@@ -3,6 +3,10 @@
 // quantize/dequantize per axis, QLinearConv requantization, resize, split, error reporting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "test_util.h"
 
 using namespace numtest;
@@ -103,6 +107,32 @@ TEST(QuantizeLinear, PerAxisInt8TiesAndSaturation) {
     EXPECT_EQ(values<int8_t>(y[0]), (std::vector<int8_t>{0, 2, 127, 100}));
     const auto back = run("DequantizeLinear", a, {&y[0], &s, &z});
     EXPECT_EQ(values<float>(back[0]), (std::vector<float>{0.0f, 1.0f, 27.0f, 0.0f}));
+}
+
+TEST(QuantizeLinear, PerTensorRowMatchesTheOnnxDefinition) {
+    // The per-tensor path (a vectorising row loop) against the ONNX definition written out with
+    // std::nearbyint (RNE in the default rounding mode): saturate(round(x / s) + zp), NaN -> zp
+    // (onnxruntime). Values: ties both ways, -0, NaN, infinities, huge and tiny magnitudes, and a
+    // pseudo-random sweep over the int8 range and past it; 67 elements (not a multiple of a vector).
+    std::vector<float> xs{0.125f, 0.375f, -0.125f, -0.375f, 0.625f, -0.625f, -0.0f, NAN, INFINITY, -INFINITY,
+                          1e30f, -1e30f, 1e-30f, 3.0e7f, -3.0e7f, 63.75f, -64.25f};
+    uint32_t seed = 12345;
+    while (xs.size() < 67) {
+        seed = seed * 1664525u + 1013904223u;
+        xs.push_back((static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 80.0f);
+    }
+    const float scale = 0.25f;
+    for (const int zp : {0, -3, 100}) {
+        const Tensor x = f32({static_cast<int64_t>(xs.size())}, xs), s = f32({}, {scale});
+        const Tensor z = make<int8_t>(DType::I8, {}, {static_cast<int8_t>(zp)});
+        const auto y = values<int8_t>(run("QuantizeLinear", {}, {&x, &s, &z})[0]);
+        ASSERT_EQ(y.size(), xs.size());
+        for (size_t i = 0; i < xs.size(); ++i) {
+            const float v = xs[i] / scale;
+            const double q = v != v ? zp : std::min(127.0, std::max(-128.0, std::nearbyint(static_cast<double>(v)) + zp));
+            EXPECT_EQ(y[i], static_cast<int8_t>(q)) << "x = " << xs[i] << ", zp = " << zp;
+        }
+    }
 }
 
 TEST(QLinearConv, RequantizesWithBiasAndZeroPoints) {

@@ -80,6 +80,22 @@ inline T quantize_in(float x, float scale, int32_t zp, QRange r) {
     v = std::min(std::max(v, lo), hi);
     return static_cast<T>(static_cast<int32_t>(rne_small(v)) + zp);
 }
+/// quantize_in over a row with one scale and zero point, in the compare-select form that
+/// vectorises (as requant_row): the same result element for element (NaN -> 0 before the clamp,
+/// the clamp before the RNE, whose magic-constant pair needs |v| < 2^22, which the clamp ensures).
+template <typename T>
+inline void quantize_row(const float* x, size_t n, float scale, int32_t zp, QRange r, T* y) {
+    const float lo = static_cast<float>(r.lo - zp);
+    const float hi = static_cast<float>(r.hi - zp);
+    constexpr float kMagic = 12582912.0f;
+    for (size_t i = 0; i < n; ++i) {
+        float v = x[i] / scale;
+        v = v == v ? v : 0.0f;
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        y[i] = static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic) + zp);
+    }
+}
 template <typename T>
 inline T requant_in(int32_t acc, float scale, int32_t zp, QRange r) {
     const float lo = static_cast<float>(r.lo - zp);

@@ -58,9 +58,7 @@ Outputs quantize_linear(const Attributes& a, const Inputs& in) {
         const float* ps = sc.data<float>();
         T* py = y.data<T>();
         if (p.count == 1) {  // per tensor: the parameters once
-            const float s0 = ps[0];
-            const int32_t z0 = zp[0];
-            for (size_t i = 0; i < n; ++i) py[i] = quantize_in<T>(px[i], s0, z0, r);
+            quantize_row<T>(px, n, ps[0], zp[0], r, py);
             return 0;
         }
         for (size_t i = 0; i < n; ++i) {
