@@ -39,15 +39,8 @@ bool Iommu::translate(int domain, uint64_t iova, uint64_t& pa, std::string* why)
         return false;
     }
     if (domain != 0) {
-        const uint64_t page = iova / kPage * kPage;
         auto d = domains_.find(domain);
-        if (d != domains_.end()) {
-            auto it = d->second.find(page);
-            if (it != d->second.end()) {
-                pa = it->second + (iova - page);
-                return true;
-            }
-        }
+        if (d != domains_.end() && d->second.translate(iova, pa)) return true;
         if (why) *why = fmt::format("IOVA 0x{:x} is not mapped in IOMMU domain {} (IOMMU page fault)", iova, domain);
         return false;
     }
@@ -138,7 +131,7 @@ void Iommu::destroy_domain(int domain) {
 
 size_t Iommu::mapped_pages() const {
     size_t n = 0;
-    for (const auto& [id, m] : domains_) n += m.size();
+    for (const auto& [id, m] : domains_) n += static_cast<size_t>(m.mapped_bytes() / kPage);
     return n;
 }
 
@@ -157,14 +150,18 @@ bool Iommu::map(int domain, uint64_t iova, uint64_t pa, uint64_t bytes, std::str
                                     domain_base_, domain_end_);
         return false;
     }
-    for (uint64_t off = 0; off < bytes; off += kPage) d->second[iova + off] = pa + off;
+    d->second.map(iova, pa, bytes);
     return true;
 }
 
 void Iommu::unmap(int domain, uint64_t iova, uint64_t bytes) {
     auto d = domains_.find(domain);
     if (d == domains_.end()) return;
-    for (uint64_t off = 0; off < bytes; off += kPage) d->second.erase(iova / kPage * kPage + off);
+    // The pages from the one holding iova on, ceil(bytes / page) of them (saturated at the top of
+    // the address space).
+    const uint64_t lo = iova / kPage * kPage, pages = bytes / kPage + (bytes % kPage != 0);
+    const uint64_t hi = pages > (UINT64_MAX - lo) / kPage ? UINT64_MAX : lo + pages * kPage;
+    d->second.unmap(lo, hi);
 }
 
 void Iommu::attach(int initiator, int domain) {

@@ -26,6 +26,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "hw/profile.h"
+#include "npu/memory/iova_map.h"
 
 namespace npu::tlm_models {
 
@@ -83,7 +84,7 @@ class Iommu : public sc_core::sc_module {
     std::map<uint64_t, uint64_t> pages_;                   ///< IOVA page -> physical page
     bool demand_ = false;
     uint64_t pool_next_ = 0, pool_end_ = 0;
-    std::map<int, std::map<uint64_t, uint64_t>> domains_;  ///< domain id -> IOVA page -> physical page
+    std::map<int, memory::IovaMap> domains_;  ///< domain id -> its IOVA -> physical extents
     int next_domain_ = 1;
     std::map<int, int> attached_;  ///< initiator -> domain (absent: 0)
 };
