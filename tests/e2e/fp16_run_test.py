@@ -6,7 +6,7 @@ BatchNormalization, standalone Relu, MaxPool, AveragePool, GlobalAveragePool, Gl
 views, the LUT functions
 Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, PRelu per channel, arithmetic with scalar and
 per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice, constant Pad,
-bilinear Resize, Concat along H / W, Gather along H / C), run with
+bilinear Resize, Concat along H / W, Gather along H / C, Softmax along W), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
@@ -40,6 +40,7 @@ class Net:
         self.input = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
         self.vals = {"x": self.x.astype(np.float64)}
         self.opset = 13
+        self.plats = ("rk3588", "rk3566")
 
     def t(self, prefix):
         self.k += 1
@@ -198,6 +199,11 @@ class Net:
         self.inits.append(numpy_helper.from_array(np.asarray(idx, dtype=np.int64), k))
         return self.node("Gather", [x, k], np.take(self.vals[x], idx, axis=axis), axis=axis)
 
+    def softmax(self, x, axis):
+        v = self.vals[x]
+        e = np.exp(v - v.max(axis=axis, keepdims=True))
+        return self.node("Softmax", [x], e / e.sum(axis=axis, keepdims=True), axis=axis)
+
     def save(self, path, y):
         out = helper.make_tensor_value_info(y, TensorProto.FLOAT, list(self.vals[y].shape))
         g = helper.make_graph(self.nodes, self.name, [self.input], [out], self.inits)
@@ -284,6 +290,12 @@ def nets():
     v = n.bilinear(n.gather(gh, list(range(15, -1, -1)), 1), 2)
     cw = n.concat([a, b], axis=3)
     yield n, n.binary("Add", n.binary("Add", u, v), n.concat([cw, cw], axis=2))
+    # Softmax along W (A-SOFTMAX-F16, model_compiler_softmax.cpp): per row the PPU max over a 3 x 16
+    # grid of the 48 pixels, EW minus, exp on the float-path LUT, a depthwise sum of ones, EW div.
+    # RK3566_RK3568 has no Softmax (vendor rule): RK3562 instead.
+    n = Net("softmax", [1, 8, 2, 48])
+    n.plats = ("rk3588", "rk3562")
+    yield n, n.softmax(n.const_op("Mul", n.conv("x", 16, k=3), 6.0), 3)
     n = Net("head", [1, 64, 7, 7])
     y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
     yield n, n.matmul(n.gemm(y, 40), 24)
@@ -332,7 +344,7 @@ def main():
             print("onnxruntime-node not installed: the outputs are compared with numpy only")
         for net, y in all_nets:
             path, want = cases[net.name][0], net.want
-            for plat in ("rk3588", "rk3566"):
+            for plat in net.plats:
                 tag = "%s on %s" % (net.name, plat)
                 rep, dump, outdir = (os.path.join(tmp, "%s_%s%s" % (net.name, plat, s)) for s in (".json", "_dump", "_out"))
                 r = subprocess.run([npusim, "run", "-p", plat, path, "--input", path[:-5] + "_x.npy", "--report", rep, "-q",
@@ -368,13 +380,13 @@ def main():
                         fails.append("%s: relative error %.3g against onnxruntime > %.3g" % (tag, ort_e2e, RTOL_E2E))
                 print("%-28s %d layers, worst layer relative error %.2e, end to end %.2e (onnxruntime %.2e)"
                       % (tag, len(j["layers"]), worst, e2e, ort_e2e))
-            if net.name == "move":  # the data-movement lowerings: `npusim check` places every node as run does
+            if net.name in ("move", "softmax"):  # `npusim check` places every node as run does
                 agree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_run_agree.py")
-                r = subprocess.run([sys.executable, agree, npusim, "full", "rk3588,rk3566", path], capture_output=True,
+                r = subprocess.run([sys.executable, agree, npusim, "full", ",".join(net.plats), path], capture_output=True,
                                    text=True)
                 print(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "")
                 if r.returncode != 0:
-                    fails.append("move: check and run disagree: %s" % (r.stdout + r.stderr).strip()[-600:])
+                    fails.append("%s: check and run disagree: %s" % (net.name, (r.stdout + r.stderr).strip()[-600:]))
     for f in fails:
         print("FAIL - " + f)
     return 1 if fails else 0

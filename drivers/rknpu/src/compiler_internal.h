@@ -364,6 +364,8 @@ class Compiler {
     bool bn_f16(size_t i);
     bool act_f16(size_t i);
     bool concat_f16(size_t i);
+    /// Softmax along W of a [1,C,H,W] tensor, row by row (model_compiler_softmax.cpp, A-SOFTMAX-F16).
+    bool softmax_f16(size_t i);
     /// A region of element-wise float nodes of one tensor (Sigmoid, SiLU, HardSwish, ...) as the
     /// DPU float-path LUT (model_compiler_fp16_act.cpp); false: not one.
     bool lut_f16(size_t i);

@@ -563,6 +563,7 @@ bool Compiler::classify_fp16(size_t i) {
     if (op == "BatchNormalization") return bn_f16(i);
     if (op == "Relu" || op == "Clip") return act_f16(i);
     if (op == "Concat") return concat_f16(i);
+    if (op == "Softmax") return softmax_f16(i);
     if (op == "PRelu") return prelu_f16(i);
     if (op == "LSTM" || op == "GRU") return rnn_f16(i);
     return false;  // MaxPool and views: the shared lowerings (classify_npu)
