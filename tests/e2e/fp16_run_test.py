@@ -6,7 +6,7 @@ BatchNormalization, standalone Relu, MaxPool, AveragePool, GlobalAveragePool, Gl
 views, the LUT functions
 Sigmoid / Tanh / SiLU / HardSigmoid / HardSwish / LeakyRelu / Elu, PRelu per channel, arithmetic with scalar and
 per-channel constants, the [1,C,1,1] squeeze-excite product, nearest Resize, Split, Slice, constant Pad,
-bilinear Resize, Concat along H / W, Gather along H / C, Softmax along W), run with
+bilinear Resize, Concat along H / W, Gather along H / C, Softmax along W and C), run with
 `npusim run` (full mode, no --quantize: RKNN's fp16 default) on rk3588 and rk3566. Asserts: exit 0,
 every layer on the NPU (or a view), and, per layer, the device tensor against the reference
 executor's float32 result on the device's own inputs (--dump-layers) within the stated relative
@@ -290,12 +290,17 @@ def nets():
     v = n.bilinear(n.gather(gh, list(range(15, -1, -1)), 1), 2)
     cw = n.concat([a, b], axis=3)
     yield n, n.binary("Add", n.binary("Add", u, v), n.concat([cw, cw], axis=2))
-    # Softmax along W (A-SOFTMAX-F16, model_compiler_softmax.cpp): per row the PPU max over a 3 x 16
+    # Softmax (A-SOFTMAX-F16, model_compiler_softmax.cpp) along W: per row the PPU max over a 3 x 16
     # grid of the 48 pixels, EW minus, exp on the float-path LUT, a depthwise sum of ones, EW div.
     # RK3566_RK3568 has no Softmax (vendor rule): RK3562 instead.
     n = Net("softmax", [1, 8, 2, 48])
     n.plats = ("rk3588", "rk3562")
     yield n, n.softmax(n.const_op("Mul", n.conv("x", 16, k=3), 6.0), 3)
+    # Along C (a segmentation head's per-pixel class scores, 21 classes): the channel max tree of EW
+    # max tasks over channel halves, 1x1 broadcast convs, the 1x1 sum conv.
+    n = Net("softmax_c", [1, 16, 6, 8])
+    n.plats = ("rk3588", "rk3562")
+    yield n, n.softmax(n.const_op("Mul", n.conv("x", 21, k=3), 6.0), 1)
     n = Net("head", [1, 64, 7, 7])
     y = n.flatten(n.relu(n.gap(n.conv("x", 96, k=1, pad=0))))  # the vendor rules keep Relu to 4-D inputs
     yield n, n.matmul(n.gemm(y, 40), 24)
@@ -380,7 +385,7 @@ def main():
                         fails.append("%s: relative error %.3g against onnxruntime > %.3g" % (tag, ort_e2e, RTOL_E2E))
                 print("%-28s %d layers, worst layer relative error %.2e, end to end %.2e (onnxruntime %.2e)"
                       % (tag, len(j["layers"]), worst, e2e, ort_e2e))
-            if net.name in ("move", "softmax"):  # `npusim check` places every node as run does
+            if net.name in ("move", "softmax", "softmax_c"):  # `npusim check` places every node as run does
                 agree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_run_agree.py")
                 r = subprocess.run([sys.executable, agree, npusim, "full", ",".join(net.plats), path], capture_output=True,
                                    text=True)

@@ -366,6 +366,7 @@ class Compiler {
     bool concat_f16(size_t i);
     /// Softmax along W of a [1,C,H,W] tensor, row by row (model_compiler_softmax.cpp, A-SOFTMAX-F16).
     bool softmax_f16(size_t i);
+    bool softmax_channels_f16(size_t i);  ///< its axis-1 form: a channel max tree of EW max
     /// A region of element-wise float nodes of one tensor (Sigmoid, SiLU, HardSwish, ...) as the
     /// DPU float-path LUT (model_compiler_fp16_act.cpp); false: not one.
     bool lut_f16(size_t i);

@@ -11,6 +11,12 @@
 //   4. s = sum over W: depthwise convolution with one kernel of ones over the same grid, fp32
 //      accumulation;
 //   5. y = e / s: DPU EW ALU div by the ERDMA per-channel operand.
+// Softmax along C (axis 1) has no per-channel trick: the channel maximum is a tree of exact steps,
+// each halving the channels (out channel k = max(x[k], x[h + k]), h = ceil(n / 2); the halves are
+// channel views where they are whole atoms, else 1x1 selection convolutions with 0/1 weights, exact
+// in fp16), the EW ALU max of the halves; the [1,1,H,W] maximum goes back to every channel by a 1x1
+// convolution of ones (tile_tasks), then the same minus / exp / sum (a 1x1 convolution of ones to one
+// channel) / broadcast / div.
 // Shift invariance makes step 1 what keeps exp inside fp16 for any input (the row maximum gives
 // e = 1). The error is the LUT's (interpolation + fp16 entries) plus fp16 roundings of d, e and y:
 // measured per layer against the reference Softmax (kFp16LayerRtol) by `npusim run`.
@@ -31,6 +37,8 @@ constexpr int kPpuWindow = 16;  // PPU_POOLING_KERNEL_CFG.KERNEL_WIDTH / _HEIGHT
 constexpr float kExpRange = 32.f;
 /// Softmax rows the lowering unrolls (five tasks each).
 constexpr int kMaxRows = 64;
+/// Channels of a Softmax along C (a max tree of 13 levels).
+constexpr int kMaxChannels = 8192;
 
 /// W as a grid a x b (a rows of b pixels) with a, b <= the PPU window, b as large as it can be;
 /// false when W has no such factorisation.
@@ -41,6 +49,16 @@ bool grid_of(int w, int& a, int& b) {
             return true;
         }
     return false;
+}
+
+/// exp(min(d, 0)) on the float-path LUT. Built in timing-only compiles too (`npusim check`): the
+/// LUT task's registers hold the table.
+Fp16Lut exp_table() {
+    return make_fp16_lut(kExpRange, [](const std::vector<float>& xs) {
+        std::vector<float> r;
+        for (float v : xs) r.push_back(std::exp(std::min(v, 0.f)));
+        return r;
+    });
 }
 
 /// A one-row cube [C,1,a*b] seen as [C,a,b]: the same bytes (compact rows of b atoms).
@@ -63,11 +81,10 @@ bool Compiler::softmax_f16(size_t i) {
     int64_t axis = ir::attr_int(n.attrs, "axis", opset >= 13 ? -1 : 1);
     if (axis < 0) axis += rank;
     // Opset < 13 flattens the dims from `axis` on; for the last axis both definitions agree.
-    if (axis != 3)
-        unsupported(fmt::format("Softmax along axis {} (the fp16 lowering reduces along W, axis 3; along channels "
-                                "the NPU has no channel maximum yet)",
-                                axis));
+    if (axis != 3 && axis != 1)
+        unsupported(fmt::format("Softmax along axis {} (the seed's rule and the lowering: channels or W)", axis));
     if (xv.shape[0] != 1) unsupported("Softmax of a batch > 1");
+    if (axis == 1) return softmax_channels_f16(i);
     const int C = static_cast<int>(xv.shape[1]), H = static_cast<int>(xv.shape[2]), W = static_cast<int>(xv.shape[3]);
     int ga = 1, gb = W;
     if (W > kPpuWindow && !grid_of(W, ga, gb))
@@ -88,12 +105,7 @@ bool Compiler::softmax_f16(size_t i) {
     L.note = fmt::format("fp16; along W per row ({}x{} windows): PPU max, EW minus, exp LUT, depthwise sum of "
                          "ones, EW div (A-SOFTMAX-F16)",
                          ga, gb);
-    // Built in timing-only compiles too (`npusim check`): the LUT task's registers hold the table.
-    const Fp16Lut exp_lut = make_fp16_lut(kExpRange, [](const std::vector<float>& xs) {
-        std::vector<float> r;
-        for (float v : xs) r.push_back(std::exp(std::min(v, 0.f)));
-        return r;
-    });
+    const Fp16Lut exp_lut = exp_table();
     const int core = m_.cores.front();
     using Algo = hw::rknpu::enums::AluAlgo;
     push_npu(
@@ -151,6 +163,115 @@ bool Compiler::softmax_f16(size_t i) {
                 div.what = "softmax exp / sum";
                 add(lower_fp16_dpu_op(name, div, e, &s, yr, arena_, soc_, core), row, false);
             }
+            return all;
+        },
+        false);
+    return true;
+}
+
+bool Compiler::softmax_channels_f16(size_t i) {
+    const ir::Node& n = g_.nodes()[i];
+    const auto& sh = g_.value(n.input(0)).shape;
+    const int C = static_cast<int>(sh[1]), H = static_cast<int>(sh[2]), W = static_cast<int>(sh[3]);
+    if (C > kMaxChannels) unsupported(fmt::format("Softmax over {} channels (the max tree is built up to {})", C, kMaxChannels));
+    const std::string x = n.input(0), y = n.outputs[0];
+    const DeviceTensor& dx = dev_f16(x);
+    dev_f16(y);
+    const std::string base = y + "/npusim_softmax_";
+    // The max tree's levels: channels n -> h = ceil(n / 2); the halves A (channels [0, h)) and B
+    // (channels [h, n), then channel n - 1 again when n is odd: a repeat does not change a max) are views of the
+    // level's input where they are whole atoms of it, else selection-conv scratches.
+    struct Level {
+        int n, h;
+        std::string in, a, b, out;  // a / b empty: a channel view of `in`
+    };
+    std::vector<Level> levels;
+    std::string cur = x;
+    for (int c = C, k = 0; c > 1; c = (c + 1) / 2, ++k) {
+        Level l;
+        l.n = c, l.h = (c + 1) / 2, l.in = cur;
+        const int c2 = dx.c2;
+        if (l.h % c2 != 0) l.a = scratch_like(dx, fmt::format("{}a{}", base, k), l.h, H, W);
+        if (l.h % c2 != 0 || c % 2 != 0) l.b = scratch_like(dx, fmt::format("{}b{}", base, k), l.h, H, W);
+        l.out = scratch_like(dx, fmt::format("{}max{}", base, k), l.h, H, W);
+        cur = l.out;
+        levels.push_back(l);
+    }
+    const std::string t_m = cur;  // [1,H,W] (C = 1: x itself)
+    const std::string t_mb = scratch_like(dx, base + "max_all", C, H, W);
+    const std::string t_d = scratch_like(dx, base + "diff", C, H, W);
+    const std::string t_e = scratch_like(dx, base + "exp", C, H, W);
+    const std::string t_s = scratch_like(dx, base + "sum", 1, H, W);
+    const std::string t_sb = scratch_like(dx, base + "sum_all", C, H, W);
+    Layer L = base_layer(i, "Softmax", Unit::Npu);
+    L.macs = 2 * static_cast<uint64_t>(C) * static_cast<uint64_t>(H) * static_cast<uint64_t>(W);  // sum + broadcasts
+    L.note = fmt::format("fp16; along C: a {}-level max tree (EW max of channel halves), 1x1 broadcast convs, EW minus, "
+                         "exp LUT, 1x1 sum conv, EW div (A-SOFTMAX-F16)",
+                         levels.size());
+    const Fp16Lut exp_lut = exp_table();
+    const int core = m_.cores.front();
+    using Algo = hw::rknpu::enums::AluAlgo;
+    push_npu(
+        std::move(L),
+        [this, x, y, C, H, W, levels, t_m, t_mb, t_d, t_e, t_s, t_sb, exp_lut, core, name = n.name]() {
+            std::vector<TaskBody> all;
+            const auto add = [&](std::vector<TaskBody> bodies, bool intermediate) {
+                for (TaskBody& b : bodies) {
+                    b.meta.intermediate = intermediate;
+                    if (!intermediate) b.meta.in_window = {0, C, 0, H, 0, W};
+                    all.push_back(std::move(b));
+                }
+            };
+            // out channel k = in channel src(k): a 1x1 conv with one weight 1 per kernel (exact).
+            const auto select = [&](const DeviceTensor& in, const DeviceTensor& out, const std::function<int(int)>& src) {
+                ConvOp op;
+                op.name = name + "/select";
+                op.fp16 = true;
+                op.in_c = in.c, op.out_c = out.c;
+                if (!opts_.timing_only) {
+                    op.weights_f.assign(static_cast<size_t>(out.c) * static_cast<size_t>(in.c), 0.f);
+                    for (int k = 0; k < out.c; ++k)
+                        op.weights_f[static_cast<size_t>(k) * static_cast<size_t>(in.c) + static_cast<size_t>(src(k))] = 1.f;
+                }
+                add(lower_conv_op(op, in, out, arena_, soc_, {core}), true);
+            };
+            for (const Level& l : levels) {
+                const DeviceTensor& in = m_.tensors.at(l.in);
+                DeviceTensor a = l.a.empty() ? slice(in, 0, l.h) : m_.tensors.at(l.a);
+                DeviceTensor b = l.b.empty() ? slice(in, l.h, l.h) : m_.tensors.at(l.b);
+                if (!l.a.empty()) select(in, a, [](int k) { return k; });
+                if (!l.b.empty()) select(in, b, [&l](int k) { return std::min(l.h + k, l.n - 1); });
+                Fp16DpuOp mx;
+                mx.kind = Fp16DpuOp::Kind::Add;
+                mx.alu_algo = static_cast<uint32_t>(Algo::MAX);
+                mx.what = "softmax channel max";
+                add(lower_fp16_dpu_op(name, mx, a, &b, m_.tensors.at(l.out), arena_, soc_, core), true);
+            }
+            for (TaskBody& b : tile_tasks(name + "/max", t_m, t_mb, "", core, true)) all.push_back(std::move(b));
+            Fp16DpuOp sub;
+            sub.kind = Fp16DpuOp::Kind::Add;
+            sub.alu_algo = static_cast<uint32_t>(Algo::MINUS);
+            sub.what = "softmax x - max";
+            add(lower_fp16_dpu_op(name, sub, m_.tensors.at(x), &m_.tensors.at(t_mb), m_.tensors.at(t_d), arena_, soc_, core), true);
+            Fp16DpuOp ex;
+            ex.kind = Fp16DpuOp::Kind::Lut;
+            ex.lut = exp_lut;
+            ex.what = "softmax exp";
+            add(lower_fp16_dpu_op(name, ex, m_.tensors.at(t_d), nullptr, m_.tensors.at(t_e), arena_, soc_, core), true);
+            {  // the sum over channels: a 1x1 conv of ones to one channel (fp32 accumulation)
+                ConvOp op;
+                op.name = name + "/sum";
+                op.fp16 = true;
+                op.in_c = C, op.out_c = 1;
+                if (!opts_.timing_only) op.weights_f.assign(static_cast<size_t>(C), 1.f);
+                add(lower_conv_op(op, m_.tensors.at(t_e), m_.tensors.at(t_s), arena_, soc_, {core}), true);
+            }
+            for (TaskBody& b : tile_tasks(name + "/sum", t_s, t_sb, "", core, true)) all.push_back(std::move(b));
+            Fp16DpuOp div;
+            div.kind = Fp16DpuOp::Kind::Add;
+            div.alu_algo = static_cast<uint32_t>(Algo::DIV);
+            div.what = "softmax exp / sum";
+            add(lower_fp16_dpu_op(name, div, m_.tensors.at(t_e), &m_.tensors.at(t_sb), m_.tensors.at(y), arena_, soc_, core), false);
             return all;
         },
         false);
