@@ -8,6 +8,11 @@
 
 namespace npu::memory {
 
+uint64_t next_stamp() {
+    static uint64_t counter = 0;
+    return ++counter;
+}
+
 bool SparseMemory::sparse_read(uint64_t addr, uint8_t* dst, uint64_t len) const {
     while (len > 0) {
         const uint64_t page = addr / kPageBytes;
@@ -17,7 +22,7 @@ bool SparseMemory::sparse_read(uint64_t addr, uint8_t* dst, uint64_t len) const 
         if (it == pages_.end())
             std::memset(dst, 0, n);
         else
-            std::memcpy(dst, it->second.get() + off, n);
+            std::memcpy(dst, it->second.bytes.get() + off, n);
         dst += n;
         addr += n;
         len -= n;
@@ -26,16 +31,18 @@ bool SparseMemory::sparse_read(uint64_t addr, uint8_t* dst, uint64_t len) const 
 }
 
 bool SparseMemory::sparse_write(uint64_t addr, const uint8_t* src, uint64_t len) {
+    const uint64_t st = len ? next_stamp() : 0;
     while (len > 0) {
         const uint64_t page = addr / kPageBytes;
         const uint64_t off = addr % kPageBytes;
         const uint64_t n = std::min(len, kPageBytes - off);
-        auto& p = pages_[page];
-        if (!p) {
-            p = std::make_unique<uint8_t[]>(kPageBytes);
-            std::memset(p.get(), 0, kPageBytes);
+        Page& p = pages_[page];
+        if (!p.bytes) {
+            p.bytes = std::make_unique<uint8_t[]>(kPageBytes);
+            std::memset(p.bytes.get(), 0, kPageBytes);
         }
-        std::memcpy(p.get() + off, src, n);
+        p.stamp = st;
+        std::memcpy(p.bytes.get() + off, src, n);
         src += n;
         addr += n;
         len -= n;
@@ -71,6 +78,10 @@ bool SparseMemory::read(uint64_t addr, uint8_t* dst, uint64_t len) const {
     return true;
 }
 
+void SparseMemory::stamp_external(uint64_t addr, uint64_t len, uint64_t st) {
+    for (uint64_t p = addr / kPageBytes, last = (addr + len - 1) / kPageBytes; p <= last; ++p) ext_stamps_[p] = st;
+}
+
 bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
     if (!in_range(addr, len)) return false;
     if (external_.empty()) return sparse_write(addr, src, len);
@@ -79,6 +90,7 @@ bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
         if (const auto* e = external_at(addr, gap)) {
             const uint64_t off = addr - e->first;
             const uint64_t n = std::min(len, e->second.len - off);
+            if (e->second.tracked) stamp_external(addr, n, next_stamp());
             std::memcpy(e->second.host + off, src, n);
             src += n, addr += n, len -= n;
         } else {
@@ -90,7 +102,7 @@ bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
     return true;
 }
 
-bool SparseMemory::attach(uint64_t addr, uint8_t* host, uint64_t len) {
+bool SparseMemory::attach(uint64_t addr, uint8_t* host, uint64_t len, bool tracked) {
     if (len == 0 || !in_range(addr, len) || !host) return false;
     auto next = external_.lower_bound(addr);
     if (next != external_.end() && next->first < addr + len) return false;
@@ -98,10 +110,31 @@ bool SparseMemory::attach(uint64_t addr, uint8_t* host, uint64_t len) {
         auto prev = std::prev(next);
         if (prev->first + prev->second.len > addr) return false;
     }
-    external_.emplace(addr, External{len, host});
+    external_.emplace(addr, External{len, host, tracked});
+    layout_stamp_ = next_stamp();
     return true;
 }
 
-void SparseMemory::detach(uint64_t addr) { external_.erase(addr); }
+void SparseMemory::detach(uint64_t addr) {
+    if (external_.erase(addr)) layout_stamp_ = next_stamp();
+}
+
+uint64_t SparseMemory::stamp(uint64_t addr, uint64_t len) const {
+    if (len == 0 || !in_range(addr, len)) return layout_stamp_;
+    uint64_t st = layout_stamp_;
+    const uint64_t last = (addr + len - 1) / kPageBytes;
+    if (!external_.empty()) {
+        // Attachments overlapping the range (the one holding addr, then those starting in it).
+        auto it = external_.upper_bound(addr);
+        if (it != external_.begin()) --it;
+        for (; it != external_.end() && it->first < addr + len; ++it)
+            if (it->first + it->second.len > addr && !it->second.tracked) return kVolatileStamp;
+        for (auto p = ext_stamps_.lower_bound(addr / kPageBytes); p != ext_stamps_.end() && p->first <= last; ++p)
+            st = std::max(st, p->second);
+    }
+    for (auto it = pages_.lower_bound(addr / kPageBytes); it != pages_.end() && it->first <= last; ++it)
+        st = std::max(st, it->second.stamp);
+    return st;
+}
 
 }  // namespace npu::memory
