@@ -301,9 +301,11 @@ bool Runner::attach_arena() {
     auto zeros = [&](uint64_t from, uint64_t to) {
         if (to <= from) return true;
         arena_zero_.emplace_back(static_cast<uint8_t*>(std::calloc(to - from, 1)), &std::free);
-        return arena_zero_.back() && store.attach(off + from, arena_zero_.back().get(), to - from);
+        return arena_zero_.back() && store.attach(off + from, arena_zero_.back().get(), to - from, true);
     };
-    return zeros(0, init0) && (init1 == init0 || store.attach(off + init0, m_.arena_init.data(), init1 - init0)) &&
+    // Tracked attachments: only the DDR model writes these bytes (its stamps tell the NPU model
+    // which weights it read before are unchanged, issue 25).
+    return zeros(0, init0) && (init1 == init0 || store.attach(off + init0, m_.arena_init.data(), init1 - init0, true)) &&
            zeros(init1, m_.arena_bytes);
 }
 

@@ -432,9 +432,11 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     const uint32_t c1s = bw_ == c.c2() ? c.in_c / bw_ : 1;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, K_full = taps * c.in_c;
     K_ = taps * c1s * bw_;
+    const std::vector<uint8_t>& wimg = ops.weight_image();
+    if (ops.weights_shared && !ops.weights_raw) throw std::logic_error("conv: a shared weight image that is not raw");
     if (ops.weights_raw) {
         if (!conv_packs_raw_weights(c) || K_ != K_full) throw std::logic_error("conv: raw weights outside the blocked path");
-        if (ops.weights.size() < static_cast<uint64_t>(ops.raw_kernels) * K_full)
+        if (wimg.size() < static_cast<uint64_t>(ops.raw_kernels) * K_full)
             throw std::logic_error("conv: weight image smaller than the kernels");
     } else if (ops.weights.size() < K_full * c.out_c) {
         throw std::logic_error("conv: weight image smaller than the kernels");
@@ -455,11 +457,14 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     const std::vector<int64_t> params{static_cast<int64_t>(K_), static_cast<int64_t>(K_full), static_cast<int64_t>(taps),
                                       bw_, c.out_c, blocks_, ops.weights_raw, ops.raw_kernels, c.in_c, c.kernel_w,
                                       c.kernel_h, c.wblocks.kernel_group, c.wblocks.channel_group, vnni};
-    const CacheBytes image{ops.weights.data(), ops.weights.size()};
+    const CacheBytes image{wimg.data(), wimg.size()};
     thread_local ContentCache<PackedWeights> cache(kPackCacheBytes);
-    packed_ = cache.find(params, {image});
+    // A shared image is immutable while referenced: the entry holds it, so the same address is the
+    // same bytes (no comparison needed).
+    thread_local IdentityCache<PackedWeights> by_image(kPackCacheBytes);
+    packed_ = ops.weights_shared ? by_image.find(params, ops.weights_shared) : cache.find(params, {image});
     if (!packed_) {
-        const uint8_t* W = ops.weights.data();
+        const uint8_t* W = wimg.data();
         if (K_ != K_full) {  // the kernels' weights of the channels taking part: [n][tap][bw]
             uint8_t* w = scratch(w_buf, K_ * c.out_c);
             for (uint64_t n = 0; n < c.out_c; ++n)
@@ -480,7 +485,10 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
         (void)vnni;
         pack_weights(W, c.out_c, K_, blocks_, b, s);
 #endif
-        cache.insert(params, {image}, p, p->b.size() + 4 * p->s.size());
+        if (ops.weights_shared)
+            by_image.insert(params, ops.weights_shared, p, p->b.size() + 4 * p->s.size());
+        else
+            cache.insert(params, {image}, p, p->b.size() + 4 * p->s.size());
         packed_ = std::move(p);
     }
     a_ = a, b_ = packed_->b.data(), wsum_ = packed_->s.data();

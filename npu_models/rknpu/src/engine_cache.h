@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -102,6 +103,45 @@ private:
     uint64_t max_bytes_;
     uint64_t bytes_ = 0;
     std::map<Key, std::vector<Entry>> map_;
+};
+
+/// Values derived from an immutable shared image (ConvOperands::weights_shared): keyed by the
+/// image's address and `params`. Each entry holds the image, so while it exists no other image can
+/// have that address: a hit is exactly the value for these bytes. Bounded like ContentCache.
+template <typename V>
+class IdentityCache {
+public:
+    explicit IdentityCache(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+
+    std::shared_ptr<const V> find(const std::vector<int64_t>& params,
+                                  const std::shared_ptr<const std::vector<uint8_t>>& image) const {
+        const auto it = map_.find(Key{image.get(), params});
+        return it == map_.end() ? nullptr : it->second.value;
+    }
+
+    void insert(const std::vector<int64_t>& params, std::shared_ptr<const std::vector<uint8_t>> image,
+                std::shared_ptr<const V> value, uint64_t value_bytes) {
+        const uint64_t n = value_bytes + image->size();
+        if (n > max_bytes_) return;
+        if (bytes_ + n > max_bytes_) map_.clear(), bytes_ = 0;
+        const Key k{image.get(), params};
+        map_[k] = Entry{std::move(image), std::move(value)};
+        bytes_ += n;
+    }
+
+private:
+    struct Key {
+        const void* image;
+        std::vector<int64_t> params;
+        bool operator<(const Key& o) const { return image != o.image ? std::less<const void*>()(image, o.image) : params < o.params; }
+    };
+    struct Entry {
+        std::shared_ptr<const std::vector<uint8_t>> image;  ///< held: its address stays this image's
+        std::shared_ptr<const V> value;
+    };
+    uint64_t max_bytes_;
+    uint64_t bytes_ = 0;
+    std::map<Key, Entry> map_;
 };
 
 }  // namespace npu::rknpu::detail

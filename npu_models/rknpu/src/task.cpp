@@ -22,7 +22,7 @@ uint64_t TaskPlan::pipeline_cycles() const { return std::max({core_cycles, dpu_c
 namespace {
 
 // DmaRegion::what names execute_task routes the bytes by.
-constexpr const char* kWeights = "weights";
+constexpr const char* kWeights = kWeightsRead;
 constexpr const char* kFeature = "feature";
 constexpr const char* kFeatureLine = "feature line";
 constexpr const char* kBsOperands = "bias";
@@ -361,6 +361,11 @@ TaskPlan plan_task(const RegFile& rf, uint32_t enable_mask, const hw::SocProfile
     return p;
 }
 
+namespace {
+std::vector<std::vector<uint8_t>> execute_task_impl(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
+                                                    EngineHooks* hooks, const SharedReads* shared);
+}  // namespace
+
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, const std::vector<std::vector<uint8_t>>& reads) {
     return execute_task(plan, std::vector<std::vector<uint8_t>>(reads));
 }
@@ -371,10 +376,39 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
 
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
                                                EngineHooks* hooks) {
+    return execute_task_impl(plan, std::move(reads), hooks, nullptr);
+}
+
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
+                                               const SharedReads& shared) {
+    if (shared.size() != reads.size()) throw std::logic_error("execute_task: shared read count mismatch");
+    return execute_task_impl(plan, std::move(reads), nullptr, &shared);
+}
+
+namespace {
+std::vector<std::vector<uint8_t>> execute_task_impl(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
+                                                    EngineHooks* hooks, const SharedReads* shared) {
     if (!plan.faults.empty()) throw std::logic_error("execute_task: plan has faults");
     if (reads.size() != plan.reads.size()) throw std::logic_error("execute_task: read count mismatch");
+    // A conv's one weight region may stay the shared image (the blocked int8 path takes it);
+    // every other shared read becomes the owned buffer the engines consume.
+    std::shared_ptr<const std::vector<uint8_t>> shared_w;
+    size_t wi = reads.size();
+    if (shared) {
+        size_t n = 0;
+        for (size_t i = 0; i < reads.size(); ++i)
+            if (plan.reads[i].what == kWeights) ++n, wi = i;
+        if (!plan.conv || n != 1 || !(*shared)[wi]) wi = reads.size();
+        for (size_t i = 0; i < reads.size(); ++i) {
+            if (!(*shared)[i]) continue;
+            if (!reads[i].empty()) throw std::logic_error("execute_task: a read both shared and owned");
+            if (i == wi) shared_w = (*shared)[i];
+            else reads[i] = *(*shared)[i];
+        }
+    }
     for (size_t i = 0; i < reads.size(); ++i)
-        if (reads[i].size() != plan.reads[i].bytes) throw std::logic_error("execute_task: read size mismatch");
+        if ((i == wi ? shared_w->size() : reads[i].size()) != plan.reads[i].bytes)
+            throw std::logic_error("execute_task: read size mismatch");
     if (plan.conv) {
         // The engines' view of the task: the cubes in canonical layout, depthwise channels beyond
         // the input (Mesa pads the output to 64) and kernels beyond WEIGHT_KERNELS accumulate 0.
@@ -385,8 +419,10 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
         // The blocked int8 path packs its GEMM panels straight from the weight blocks as read.
         const bool raw_w = !hooks && fast_ppu(plan) && !c.dpu.transpose && channels == c.in_c &&
                          conv_takes_raw_weights(c, plan_bytes(plan, kWeights));
+        if (shared_w && !raw_w) reads[wi] = *shared_w;  // the other paths reshape the weights
         if (raw_w) {
-            ops.weights = gather(plan, reads, kWeights);
+            if (shared_w) ops.weights_shared = shared_w;
+            else ops.weights = gather(plan, reads, kWeights);
             ops.weights_raw = true;
             ops.raw_kernels = c.kernels;
         } else {
@@ -448,5 +484,7 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
     }
     return {};
 }
+
+}  // namespace
 
 }  // namespace npu::rknpu

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "npu/tlm/ddr.h"
 
+#include <algorithm>
+
+#include "npu/tlm/mem_stamp.h"
 #include "npu/tlm/time.h"
 
 namespace npu::tlm_models {
@@ -44,6 +47,13 @@ void Ddr::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
 
 unsigned int Ddr::transport_dbg(tlm::tlm_generic_payload& gp) {
     const uint64_t len = gp.get_data_length();
+    if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) {  // a MemStampQuery (mem_stamp.h)
+        MemStampQuery* q = nullptr;
+        gp.get_extension(q);
+        if (!q || !mem_.in_range(gp.get_address(), len)) return 0;
+        q->stamp = std::max(q->stamp, mem_.stamp(gp.get_address(), len));
+        return static_cast<unsigned int>(len);
+    }
     const bool ok = gp.is_write() ? mem_.write(gp.get_address(), gp.get_data_ptr(), len)
                                   : mem_.read(gp.get_address(), gp.get_data_ptr(), len);
     gp.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "npu/memory/sparse_memory.h"
+#include "npu/tlm/mem_stamp.h"
+
 namespace npu::tlm_models {
 
 Iommu::Iommu(sc_core::sc_module_name name, const hw::SocProfile& soc)
@@ -19,10 +22,14 @@ Iommu::Iommu(sc_core::sc_module_name name, const hw::SocProfile& soc)
     socket.register_transport_dbg(this, &Iommu::transport_dbg);
 }
 
-void Iommu::map_identity(uint64_t base, uint64_t bytes) { identity_.emplace_back(base, base + bytes); }
+void Iommu::map_identity(uint64_t base, uint64_t bytes) {
+    identity_.emplace_back(base, base + bytes);
+    config_stamp_ = memory::next_stamp();
+}
 
 void Iommu::enable_demand_paging(uint64_t pool_base, uint64_t pool_bytes) {
     demand_ = true;
+    config_stamp_ = memory::next_stamp();
     pool_next_ = (pool_base + kPage - 1) / kPage * kPage;
     pool_end_ = pool_base + pool_bytes;
 }
@@ -58,6 +65,7 @@ bool Iommu::translate(int domain, uint64_t iova, uint64_t& pa, std::string* why)
             return false;
         }
         it = pages_.emplace(page, pool_next_).first;
+        config_stamp_ = memory::next_stamp();
         pool_next_ += kPage;
     }
     pa = it->second + (iova - page);
@@ -107,6 +115,37 @@ void Iommu::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& 
 }
 
 unsigned int Iommu::transport_dbg(int id, tlm::tlm_generic_payload& gp) {
+    if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) {  // a MemStampQuery (mem_stamp.h), piece by piece
+        MemStampQuery* q = nullptr;
+        gp.get_extension(q);
+        if (!q) return 0;
+        // Physically contiguous pieces are asked about as one run (a buffer mapped page after page).
+        uint64_t st = 0, run_pa = 0, run_n = 0;
+        tlm::tlm_generic_payload p;
+        const auto ask = [&]() {
+            if (run_n == 0) return true;
+            uint64_t piece = 0;
+            const bool got = query_mem_stamp(p, run_pa, run_n, piece,
+                                             [&](tlm::tlm_generic_payload& pp) { return to_memory->transport_dbg(pp); });
+            st = std::max(st, piece);
+            run_n = 0;
+            return got;
+        };
+        bool ok = each_piece(attached(id), gp.get_address(), gp.get_data_length(), nullptr,
+                             [&](uint64_t pa, uint64_t, uint64_t n) {
+                                 if (run_n && pa == run_pa + run_n) {
+                                     run_n += n;
+                                     return true;
+                                 }
+                                 const bool prev = ask();
+                                 run_pa = pa, run_n = n;
+                                 return prev;
+                             });
+        ok = ask() && ok;
+        // After the walk: a demand page it backed is a translation change too.
+        q->stamp = std::max({q->stamp, st, config_stamp_});
+        return ok ? gp.get_data_length() : 0;
+    }
     const bool write = gp.is_write();
     return host_access_in(attached(id), gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), write)
                ? gp.get_data_length()
@@ -125,6 +164,7 @@ int Iommu::create_domain() {
 
 void Iommu::destroy_domain(int domain) {
     domains_.erase(domain);
+    config_stamp_ = memory::next_stamp();
     for (auto& [init, d] : attached_)
         if (d == domain) d = 0;
 }
@@ -151,6 +191,7 @@ bool Iommu::map(int domain, uint64_t iova, uint64_t pa, uint64_t bytes, std::str
         return false;
     }
     d->second.map(iova, pa, bytes);
+    config_stamp_ = memory::next_stamp();
     return true;
 }
 
@@ -162,9 +203,11 @@ void Iommu::unmap(int domain, uint64_t iova, uint64_t bytes) {
     const uint64_t lo = iova / kPage * kPage, pages = bytes / kPage + (bytes % kPage != 0);
     const uint64_t hi = pages > (UINT64_MAX - lo) / kPage ? UINT64_MAX : lo + pages * kPage;
     d->second.unmap(lo, hi);
+    config_stamp_ = memory::next_stamp();
 }
 
 void Iommu::attach(int initiator, int domain) {
+    config_stamp_ = memory::next_stamp();
     if (domain == 0)
         attached_.erase(initiator);
     else

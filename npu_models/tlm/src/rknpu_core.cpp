@@ -10,6 +10,8 @@
 
 #include "hw/regcmd.h"
 #include "hw/regdb.h"
+#include "npu/memory/sparse_memory.h"
+#include "npu/tlm/mem_stamp.h"
 #include "npu/tlm/time.h"
 
 namespace npu::tlm_models {
@@ -123,13 +125,24 @@ constexpr uint64_t kSegmentBytes = 4096;
 constexpr size_t kInFlight = 4;
 /// How far a core may run ahead of simulated time before it yields to other initiators.
 constexpr uint64_t kQuantumPs = 1000000;  // 1 us
+/// Weight regions kept as shared images: from this size (smaller ones cost less to copy than to
+/// look up), up to this total (then the images are dropped and collected again).
+constexpr uint64_t kSnapshotMinBytes = 4096;
+constexpr uint64_t kSnapshotBytes = uint64_t{512} << 20;
 }  // namespace
 
+bool RknpuCore::mem_stamp(uint64_t addr, uint64_t len, uint64_t& stamp) {
+    tlm::tlm_generic_payload p;
+    return query_mem_stamp(p, addr, len, stamp, [&](tlm::tlm_generic_payload& q) { return dma->transport_dbg(q); });
+}
+
 bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool write, std::vector<std::vector<uint8_t>>& data,
-                    sc_core::sc_time start, sc_core::sc_time& done, size_t& bad) {
+                    sc_core::sc_time start, sc_core::sc_time& done, size_t& bad,
+                    std::vector<std::shared_ptr<const std::vector<uint8_t>>>* shared) {
     std::deque<sc_core::sc_time> inflight;
     done = start;
     if (!write) data.resize(regions.size());
+    if (shared) shared->assign(regions.size(), nullptr);
     for (size_t r = 0; r < regions.size(); ++r) {
         const rknpu::DmaRegion& reg = regions[r];
         if (reg.bytes > soc_.mem.ddr_size_bytes.value || reg.addr >> soc_.npu.dma_address_bits.value) {
@@ -143,10 +156,50 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
         // Timing mode moves no bytes (null data pointer), except the regcmd the PC must decode.
         const bool timing_only = mode_ == SimMode::Timing && reg.block != "PC";
         std::vector<uint8_t>& buf = data[r];
+        // A weight image read before at the same memory stamp: the engines get that image (the
+        // bytes are the same); the transfer below still runs, timing only.
+        const bool snapshot = shared && !write && !timing_only && reg.bytes >= kSnapshotMinBytes &&
+                              reg.what == rknpu::kWeightsRead;
+        uint64_t stamp0 = memory::kVolatileStamp;
+        const Snapshot* hit = nullptr;
+        if (snapshot && mem_stamp(reg.addr, reg.bytes, stamp0) && stamp0 != memory::kVolatileStamp) {
+            const auto it = snapshots_.find({reg.addr, reg.bytes});
+            if (it != snapshots_.end() && it->second.stamp == stamp0) hit = &it->second;
+        }
+        // After the transfer: share the image (a hit whose stamp held), or keep the bytes just read
+        // as the region's image when nothing wrote into it meanwhile.
+        const auto finish_snapshot = [&]() {
+            if (!snapshot) return;
+            uint64_t stamp1 = memory::kVolatileStamp;
+            const bool same = mem_stamp(reg.addr, reg.bytes, stamp1) && stamp1 == stamp0 && stamp0 != memory::kVolatileStamp;
+            if (hit && same) {
+                (*shared)[r] = hit->bytes;
+                return;
+            }
+            if (hit) {  // written while the transfer ran (another initiator): the bytes as they are now
+                buf.resize(reg.bytes);
+                tlm::tlm_generic_payload& gp = dma_gp_;
+                gp.set_command(tlm::TLM_READ_COMMAND);
+                gp.set_address(reg.addr);
+                gp.set_data_ptr(buf.data());
+                gp.set_data_length(static_cast<unsigned int>(reg.bytes));
+                gp.set_streaming_width(static_cast<unsigned int>(reg.bytes));
+                if (dma->transport_dbg(gp) != reg.bytes) buf.assign(reg.bytes, 0);
+            }
+            if (!same) return;
+            if (snapshot_bytes_ + reg.bytes > kSnapshotBytes) snapshots_.clear(), snapshot_bytes_ = 0;
+            auto img = std::make_shared<const std::vector<uint8_t>>(std::move(buf));
+            buf = std::vector<uint8_t>();
+            Snapshot& sn = snapshots_[{reg.addr, reg.bytes}];
+            if (sn.bytes) snapshot_bytes_ -= sn.bytes->size();
+            sn = Snapshot{img, stamp0};
+            snapshot_bytes_ += reg.bytes;
+            (*shared)[r] = std::move(img);
+        };
         if (reg.cbuf_resident && !write) {
             // Held in the CBUF (WEIGHT_REUSE): no bus time. The model keeps no CBUF image, so the
             // engines get the same bytes from memory by debug transport.
-            if (!timing_only) {
+            if (!timing_only && !hit) {
                 buf.resize(reg.bytes);
                 tlm::tlm_generic_payload& gp = dma_gp_;
                 gp.set_command(tlm::TLM_READ_COMMAND);
@@ -161,11 +214,12 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
                     return false;
                 }
             }
+            finish_snapshot();
             continue;
         }
         // A read fills the buffer burst by burst from the bounce buffer (one pass over the bytes;
         // a resize would zero-fill them first).
-        const bool fill = !write && !timing_only;
+        const bool fill = !write && !timing_only && !hit;
         if (fill) {
             buf.clear();
             buf.reserve(reg.bytes);
@@ -185,7 +239,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             tlm::tlm_generic_payload& gp = dma_gp_;
             gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
             gp.set_address(reg.addr + off);
-            gp.set_data_ptr(timing_only ? nullptr : (fill ? dma_bounce_.data() : buf.data() + off));
+            gp.set_data_ptr(timing_only || hit ? nullptr : (fill ? dma_bounce_.data() : buf.data() + off));
             gp.set_data_length(static_cast<unsigned int>(n));
             gp.set_streaming_width(static_cast<unsigned int>(n));
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
@@ -206,6 +260,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             if (reg.bytes == 0) break;
         }
         done = std::max(done, last_done);
+        finish_snapshot();
         if (tw_)
             tw_->complete(write ? tr_.dma_wr : tr_.dma_rd, reg.what, to_ps(first_req), to_ps(last_done - first_req),
                           {trace::arg("addr", fmt_hex(reg.addr)), trace::arg("bytes", reg.bytes),

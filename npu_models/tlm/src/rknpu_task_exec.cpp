@@ -39,9 +39,10 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
     rec.macs_padded = plan.macs_padded;
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     std::vector<std::vector<uint8_t>> in;
+    rknpu::SharedReads shared;  // weight images read before (dma_move): not copied again
     sc_core::sc_time rd_done;
     size_t bad = 0;
-    if (!dma_move(plan.reads, false, in, t0, rd_done, bad)) {
+    if (!dma_move(plan.reads, false, in, t0, rd_done, bad, mode_ == SimMode::Full ? &shared : nullptr)) {
         const rknpu::DmaRegion& r = plan.reads[bad];
         rec.faults.push_back({r.block, r.what, "address", r.addr,
                               fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
@@ -65,7 +66,13 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
     if (mode_ == SimMode::Full) {
         try {
             // The loads are not used afterwards.
-            out = executor_ ? executor_->execute(plan, std::move(in), rec) : rknpu::execute_task(plan, std::move(in));
+            if (executor_) {  // the co-simulation takes owned buffers
+                for (size_t i = 0; i < shared.size(); ++i)
+                    if (shared[i]) in[i] = *shared[i];
+                out = executor_->execute(plan, std::move(in), rec);
+            } else {
+                out = rknpu::execute_task(plan, std::move(in), shared);
+            }
         } catch (const std::exception& e) {
             rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
                                   fmt::format("the task's programming cannot be executed: {}", e.what())});

@@ -5,6 +5,7 @@
 // BN, EW, LUT, output convert), whose WDMA writes NC1HWC2. No time here (SG-8.4).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "npu/rknpu/conv_config.h"
@@ -22,6 +23,12 @@ struct ConvOperands {
     /// run_conv_surfaces to pack them without the canonical copy.
     bool weights_raw = false;
     uint32_t raw_kernels = 0;
+    /// With weights_raw: the weight image shared by the DMA (an immutable image it may hand out
+    /// again, execute_task's SharedReads) instead of `weights` (then empty). The blocked path
+    /// finds its panels for the same image by its identity, without comparing the bytes.
+    std::shared_ptr<const std::vector<uint8_t>> weights_shared{};
+    /// The weight image: `*weights_shared` when set, else `weights`.
+    const std::vector<uint8_t>& weight_image() const { return weights_shared ? *weights_shared : weights; }
 };
 
 /// Weight packing the model reads (UNVERIFIED against silicon captures): kernel after kernel,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "hw/profile.h"
@@ -29,6 +30,9 @@ inline constexpr uint32_t DPU_RDMA = 1u << 4;
 inline constexpr uint32_t PPU = 1u << 5;
 inline constexpr uint32_t PPU_RDMA = 1u << 6;
 }  // namespace enable
+
+/// DmaRegion::what of the CNA's weight read.
+inline constexpr const char* kWeightsRead = "weights";
 
 /// A DMA transfer the task performs; `what` names it in traces and faults.
 struct DmaRegion {
@@ -83,5 +87,11 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
 /// The same with `hooks` asked first for the conv / DPU computation (nullptr: the C++ engines).
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
                                                EngineHooks* hooks);
+/// Read images shared with the caller (RknpuCore's weight images): shared[i], where not null,
+/// holds region i's bytes and reads[i] is empty. The blocked int8 conv packs its weight panels
+/// from such an image once and finds them by the image's identity afterwards (it is immutable).
+using SharedReads = std::vector<std::shared_ptr<const std::vector<uint8_t>>>;
+std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
+                                               const SharedReads& shared);
 
 }  // namespace npu::rknpu

@@ -87,6 +87,9 @@ class Iommu : public sc_core::sc_module {
     std::map<int, memory::IovaMap> domains_;  ///< domain id -> its IOVA -> physical extents
     int next_domain_ = 1;
     std::map<int, int> attached_;  ///< initiator -> domain (absent: 0)
+    /// npu::memory::next_stamp() of the last change to any translation (map, unmap, attach, a
+    /// demand page, ...): every MemStampQuery answer is at least this.
+    uint64_t config_stamp_ = 0;
 };
 
 }  // namespace npu::tlm_models

@@ -7,6 +7,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -86,8 +88,14 @@ class RknpuCore : public sc_core::sc_module {
     /// is split into segments with a few in flight, and the thread synchronises whenever it runs a
     /// quantum ahead, so concurrent initiators interleave on the DDR channel. Returns false (and
     /// sets `bad` to the failing region) on an error response. `done` = last completion.
+    /// `shared` (reads in full mode): a weight region whose bytes are those of an earlier read
+    /// (kept while the memory's stamps say they did not change, mem_stamp.h) comes back as that
+    /// shared image in (*shared)[r] with data[r] empty; the bus traffic and its timing are the same.
     bool dma_move(const std::vector<rknpu::DmaRegion>& regions, bool write, std::vector<std::vector<uint8_t>>& data,
-             sc_core::sc_time start, sc_core::sc_time& done, size_t& bad);
+             sc_core::sc_time start, sc_core::sc_time& done, size_t& bad,
+             std::vector<std::shared_ptr<const std::vector<uint8_t>>>* shared = nullptr);
+    /// The MemStampQuery answer for [addr, addr + len) through the DMA port (false: unreachable).
+    bool mem_stamp(uint64_t addr, uint64_t len, uint64_t& stamp);
     /// Fetch `entries` regcmd words at `addr` over the bus; false on an error response.
     bool fetch_regcmd(uint64_t addr, uint64_t entries, std::vector<uint64_t>& words, sc_core::sc_time& done);
     void exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, uint64_t t0_ps);
@@ -113,6 +121,15 @@ class RknpuCore : public sc_core::sc_module {
     /// One read burst's bytes on their way into the task's buffer, which then grows burst by burst
     /// (written once, not zero-filled first).
     std::vector<uint8_t> dma_bounce_;
+    /// Weight images read before, by (address, bytes), with the memory stamp they were read at
+    /// (issue 25: a repeated inference reads the same weights; they are handed to the engines
+    /// shared instead of copied). Bounded by kSnapshotBytes.
+    struct Snapshot {
+        std::shared_ptr<const std::vector<uint8_t>> bytes;
+        uint64_t stamp = 0;
+    };
+    std::map<std::pair<uint64_t, uint64_t>, Snapshot> snapshots_;
+    uint64_t snapshot_bytes_ = 0;
     void trace_task(const TaskRecord& rec, const rknpu::TaskPlan& plan, uint64_t t0_ps, uint64_t load_ps,
                     uint64_t task_ps);
     struct Tracks {
