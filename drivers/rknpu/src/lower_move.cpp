@@ -257,7 +257,9 @@ std::vector<TaskBody> lower_border_copies(const std::string& name, const DeviceT
     if (!cols.empty() && (col.h != h || col.w != 1 || top < 0 || top + h > img.h))
         bad(fmt::format("column buffer {}x{} or rows {}-{} do not fit the {}x{} image", col.h, col.w, top, top + h - 1,
                         img.h, img.w));
-    if (!cols.empty() && col_src.line_stride % 16 != 0)
+    // A one-column source in compact rows is already the compact column: the DPU reads it directly.
+    const bool direct = col_src.w == 1 && col_src.line_stride == A;
+    if (!cols.empty() && !direct && col_src.line_stride % 16 != 0)
         bad(fmt::format("the PPU's column reads need rows of whole 16-byte units; these are {} bytes (8-byte atoms, "
                         "odd width)",
                         col_src.line_stride));
@@ -290,7 +292,7 @@ std::vector<TaskBody> lower_border_copies(const std::string& name, const DeviceT
     for (const BorderCopy& e : cols) {
         if (e.n != 1 || e.src < 0 || e.src >= col_src.w || e.dst < 0 || e.dst >= img.w)
             bad(fmt::format("column copy {} -> {} outside the tensors", e.src, e.dst));
-        if (e.src != held) {
+        if (e.src != held && !direct) {
             DeviceTensor win = col_src;
             win.w = 1;
             win.offset = col_src.offset + u(e.src) * A;
@@ -300,8 +302,9 @@ std::vector<TaskBody> lower_border_copies(const std::string& name, const DeviceT
             }
             held = e.src;
         }
-        copy(fmt::format("border: column {} to {}", e.src, e.dst), col.offset, col.surf_stride,
-             img.offset + u(top) * row + u(e.dst) * A, 1, h, img.w - 1, {0, img.c, top, top + h, e.dst, e.dst + 1});
+        copy(fmt::format("border: column {} to {}", e.src, e.dst), direct ? col_src.offset : col.offset,
+             direct ? col_src.surf_stride : col.surf_stride, img.offset + u(top) * row + u(e.dst) * A, 1, h, img.w - 1,
+             {0, img.c, top, top + h, e.dst, e.dst + 1});
     }
     for (const BorderCopy& e : rows) {
         if (e.n < 1 || e.src < 0 || e.dst < 0 || e.src + e.n > img.h || e.dst + e.n > img.h ||
@@ -371,7 +374,7 @@ std::vector<TaskBody> lower_pad_copy_op(const std::string& name, const DeviceTen
     // The PPU reads 16-byte rows: the input's columns, or the same columns of the output's interior
     // (after the interior copy) when only the output's rows are whole 16-byte units.
     DeviceTensor src = in;
-    if (in.line_stride % 16 != 0 && out.line_stride % 16 == 0) {
+    if (in.w > 1 && in.line_stride % 16 != 0 && out.line_stride % 16 == 0) {
         src.offset = out.offset + u(top) * row + u(left) * A;
         src.line_stride = out.line_stride;
         src.surf_stride = out.surf_stride;

@@ -59,7 +59,8 @@ struct BorderCopy {
 /// pad and Pad reflect / edge (issue 15). Columns first: for each entry of `cols` (n = 1), column
 /// `src` of `col_src` - a view whose rows are img's rows [top, top + col_src.h), its own line and
 /// surface strides - is read by the PPU (a 1x1 window copy through the line stride) into `col`
-/// (compact, col_src.h x 1; a run of entries with the same source reads it once), then written to
+/// (compact, col_src.h x 1; a run of entries with the same source reads it once; a one-column
+/// col_src with compact rows is that column already and is read by the DPU directly), then written to
 /// column `dst` of those rows by a DPU copy (row notch img.w - 1). Then rows: for each entry of
 /// `rows` in order, img rows [src, src + n) into rows [dst, dst + n) by one DPU copy of whole rows
 /// (a row an earlier entry wrote may be a source). Copies whose surfaces the 16-byte units cannot
