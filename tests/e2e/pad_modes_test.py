@@ -6,7 +6,7 @@ input's quantization) and float (the fp16 path), run with `npusim run -p rk3588 
 and with onnxruntime (tests/oracle/run_ort.js). Asserts: exit 0; the Pad in one NPU layer where the
 lowering takes it, else a CPU layer with the stated reason (edge: the seed's rule "mode constant or
 reflect", a vendor rule; reflect on RK3566 with odd input and output widths: the PPU's 16-byte rows);
-the output bit-identical to onnxruntime's (int8: the same codes; fp16 on the NPU: onnxruntime's
+`npusim check` placing the Pad as run does; the output bit-identical to onnxruntime's (int8: the same codes; fp16 on the NPU: onnxruntime's
 float32 value rounded to fp16, the Pad moving the fp16 input unchanged; a float Pad on the CPU:
 float32) and onnxruntime equal to numpy's np.pad.
 Prints the task count and time of each Pad layer.
@@ -121,6 +121,16 @@ def main():
                     fails.append("%s: the Pad is not one %s layer: %s" % (name, unit, layers))
                     continue
                 la = layers[0]
+                # `npusim check` places the Pad as run does (one verdict, issue 13).
+                c = subprocess.run([npusim, "check", "--platform", plat, "--json", os.path.join(d, "model.onnx")],
+                                   capture_output=True, text=True)
+                try:
+                    placed = [(v["npusim"]["unit"], v["npusim"]["reason"] if v["npusim"]["unit"] == "CPU" else "")
+                              for v in json.loads(c.stdout)["nodes"] if v["name"] == "pad"]
+                except (ValueError, KeyError) as e:
+                    placed = ["check failed: %s %s" % (e, c.stderr.strip()[-200:])]
+                if placed != [(unit, la.get("cpu_reason", "") if unit == "CPU" else "")]:
+                    fails.append("%s: npusim check places the Pad %s, run %s %s" % (name, placed, unit, la.get("cpu_reason", "")))
                 if unit == "CPU" and cpu[plat] not in (la.get("cpu_reason", "") + " " + la.get("note", "")):
                     fails.append("%s: CPU reason %r, expected %r" % (name, la.get("note"), cpu[plat]))
                 # fp16 on the NPU: the input's fp16 moved unchanged; a float Pad on the CPU: float32.
