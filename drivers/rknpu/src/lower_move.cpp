@@ -30,6 +30,30 @@ uint64_t u(int v) { return static_cast<uint64_t>(v); }
 
 }  // namespace
 
+namespace {
+
+/// A Pad's interior (constant, reflect, edge): a DPU copy of the input into rows [top, top + in.h),
+/// columns [left, left + in.w) of `out` (row notch out.w - in.w); one task per C1 surface where the
+/// input's compact surface is not a whole number of 16-byte units.
+void pad_interior(std::vector<TaskBody>& tasks, const DeviceTensor& in, const DeviceTensor& out, int top, int left,
+                  int atom, int core) {
+    const bool f16 = in.fp16;
+    const uint64_t A = u(atom) * (f16 ? 2 : 1), row = u(out.w) * A;
+    const bool whole = out.c <= atom || (u(in.w) * u(in.h) * A) % 16 == 0;
+    for (int c0 = 0; c0 < out.c; c0 += whole ? out.c : atom) {
+        const int c = whole ? out.c : std::min(atom, out.c - c0);
+        const uint64_t s = u(c0 / atom);
+        TaskBody t = lower_dpu_copy(fmt::format("pad interior {}x{}", in.h, in.w), in.offset + s * in.surf_stride,
+                                    in.surf_stride, out.offset + s * out.surf_stride + u(top) * row + u(left) * A,
+                                    out.surf_stride, in.w, in.h, c, out.w - in.w, atom, core, false, f16);
+        t.meta.out_window = {c0, c0 + c, top, top + in.h, left, left + in.w};
+        t.meta.in_window = {c0, c0 + c, 0, in.h, 0, in.w};
+        tasks.push_back(std::move(t));
+    }
+}
+
+}  // namespace
+
 TaskBody lower_dpu_copy(const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, uint32_t dst_surf,
                         int w, int h, int c, int notch, int atom, int core, bool channel_last, bool fp16,
                         std::optional<int32_t> fill) {
@@ -235,8 +259,7 @@ std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& 
     fill("left", out.offset + u(top) * row, left, in.h, out.w - left, {0, out.c, top, top + in.h, 0, left});
     fill("right", out.offset + u(top) * row + u(left + in.w) * A, right, in.h, out.w - right,
          {0, out.c, top, top + in.h, left + in.w, out.w});
-    copy(fmt::format("pad interior {}x{}", in.h, in.w), in.offset, in.surf_stride, out.offset + u(top) * row + u(left) * A,
-         in.w, in.h, out.w - in.w, {0, out.c, top, top + in.h, left, left + in.w}, std::nullopt);
+    pad_interior(tasks, in, out, top, left, atom, core);
     return tasks;
 }
 
@@ -337,19 +360,9 @@ std::vector<TaskBody> lower_pad_copy_op(const std::string& name, const DeviceTen
         if (t->line_stride != static_cast<uint32_t>(u(t->w) * A)) bad(fmt::format("rows of '{}' are not compact", t->name));
     const NpuTask::Window whole_in{0, in.c, 0, in.h, 0, in.w};
     std::vector<TaskBody> tasks;
-    // 1. The interior: a notched DPU copy of the input (one per C1 surface where 16-byte units do not fit).
-    const uint64_t row = u(out.w) * A, compact = u(in.w) * u(in.h) * A;
-    const bool whole = out.c <= atom || compact % 16 == 0;
-    for (int c0 = 0; c0 < out.c; c0 += whole ? out.c : atom) {
-        const int c = whole ? out.c : std::min(atom, out.c - c0);
-        const uint64_t s = u(c0 / atom);
-        TaskBody t = lower_dpu_copy(fmt::format("pad interior {}x{}", in.h, in.w), in.offset + s * in.surf_stride,
-                                    in.surf_stride, out.offset + s * out.surf_stride + u(top) * row + u(left) * A,
-                                    out.surf_stride, in.w, in.h, c, out.w - in.w, atom, core, false, f16);
-        t.meta.out_window = {c0, c0 + c, top, top + in.h, left, left + in.w};
-        t.meta.in_window = {c0, c0 + c, 0, in.h, 0, in.w};
-        tasks.push_back(std::move(t));
-    }
+    // 1. The interior: the constant Pad's notched DPU copy of the input.
+    pad_interior(tasks, in, out, top, left, atom, core);
+    const uint64_t row = u(out.w) * A;
     // 2. Columns (input column indices), then rows (output row indices, corners included).
     std::vector<BorderCopy> cols, rows;
     for (int j = 0; j < left; ++j) cols.push_back({j, reflect ? left - j : 0});
