@@ -7,6 +7,9 @@
 //    every sw-th atom; height: widened rows written every sh-th row).
 //  - Window copy (Slice / Split on H or W, strided Slice): the PPU reading a window of the source
 //    through PPU_RDMA's line and surface strides with a 1x1 max-pool kernel, stride = step.
+//  - Pad: constant (DPU fills of the border), reflect / edge (border copies: PPU column reads and
+//    DPU copies, lower_border_copies, also the bilinear Resize's replicate pad); a notched DPU copy
+//    of the input into the interior for every mode.
 // How RKNN itself moves these tensors is not public; the mapping is an assumption (COMPILER.md).
 #include "lower_move.h"
 

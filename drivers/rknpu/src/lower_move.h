@@ -79,9 +79,11 @@ std::vector<TaskBody> lower_border_copies(const std::string& name, const DeviceT
 /// interior (row notch out.w - in.w), then lower_border_copies: the left / right columns from the
 /// input's columns (reflect: column left - j for output column j < left, in.w - 2 - k for the k-th
 /// right one; edge: 0 and in.w - 1) through `col` (in.h x 1 scratch), then the top / bottom rows
-/// (corners included) from the output's own rows (reflect: row 2 top - y; edge: row top, doubled
-/// into the rows above it: ceil(log2(top + 1)) copies, the bottom likewise). The PPU reads the
-/// columns from the input, or from the output's interior when only that has 16-byte rows. Exact.
+/// (corners included) from the output's own rows (reflect: row 2 top - y above, 2 (top + in.h - 1) - y
+/// below; edge: row top, doubled into the rows above it: ceil(log2(top + 1)) copies, the bottom
+/// likewise). The PPU reads the columns from the input, or from the output's interior when only
+/// that has 16-byte rows; a one-column input needs no PPU read. `col` is unused without column
+/// pads. Exact.
 /// Throws std::invalid_argument when reflect pads reach the dimension (ONNX requires pad < dim), or
 /// a stride or field does not fit.
 std::vector<TaskBody> lower_pad_copy_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
