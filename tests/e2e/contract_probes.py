@@ -374,6 +374,8 @@ PROBES = {
                        extra=[ints("pads", [0, 0, 1, 2, 0, 0, 2, 1])], same=True),
     "pad_reflect": unary("Pad", lambda v: np.pad(v, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"),
                          extra=[ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])], mode="reflect", same=True),
+    "pad_edge": unary("Pad", lambda v: np.pad(v, ((0, 0), (0, 0), (1, 2), (2, 1)), mode="edge"),
+                      extra=[ints("pads", [0, 0, 1, 2, 0, 0, 2, 1])], mode="edge", same=True),
     "maxpool": pool("MaxPool", kernel_shape=[2, 2], strides=[2, 2]),
     "averagepool": pool("AveragePool", kernel_shape=[2, 2], strides=[2, 2]),
     "globalmaxpool": pool("GlobalMaxPool", shape=(1, C, 6, 7)),

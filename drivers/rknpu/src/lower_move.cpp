@@ -7,6 +7,9 @@
 //    every sw-th atom; height: widened rows written every sh-th row).
 //  - Window copy (Slice / Split on H or W, strided Slice): the PPU reading a window of the source
 //    through PPU_RDMA's line and surface strides with a 1x1 max-pool kernel, stride = step.
+//  - Pad: constant (DPU fills of the border), reflect / edge (border copies: PPU column reads and
+//    DPU copies, lower_border_copies, also the bilinear Resize's replicate pad); a notched DPU copy
+//    of the input into the interior for every mode.
 // How RKNN itself moves these tensors is not public; the mapping is an assumption (COMPILER.md).
 #include "lower_move.h"
 
@@ -27,6 +30,30 @@ constexpr uint64_t kCubeMax = 8192;   // 13-bit DATA_CUBE_WIDTH/HEIGHT/CHANNEL f
 constexpr uint64_t kNotchMax = 8191;  // 13-bit NOTCH_ADDR_0
 
 uint64_t u(int v) { return static_cast<uint64_t>(v); }
+
+}  // namespace
+
+namespace {
+
+/// A Pad's interior (constant, reflect, edge): a DPU copy of the input into rows [top, top + in.h),
+/// columns [left, left + in.w) of `out` (row notch out.w - in.w); one task per C1 surface where the
+/// input's compact surface is not a whole number of 16-byte units.
+void pad_interior(std::vector<TaskBody>& tasks, const DeviceTensor& in, const DeviceTensor& out, int top, int left,
+                  int atom, int core) {
+    const bool f16 = in.fp16;
+    const uint64_t A = u(atom) * (f16 ? 2 : 1), row = u(out.w) * A;
+    const bool whole = out.c <= atom || (u(in.w) * u(in.h) * A) % 16 == 0;
+    for (int c0 = 0; c0 < out.c; c0 += whole ? out.c : atom) {
+        const int c = whole ? out.c : std::min(atom, out.c - c0);
+        const uint64_t s = u(c0 / atom);
+        TaskBody t = lower_dpu_copy(fmt::format("pad interior {}x{}", in.h, in.w), in.offset + s * in.surf_stride,
+                                    in.surf_stride, out.offset + s * out.surf_stride + u(top) * row + u(left) * A,
+                                    out.surf_stride, in.w, in.h, c, out.w - in.w, atom, core, false, f16);
+        t.meta.out_window = {c0, c0 + c, top, top + in.h, left, left + in.w};
+        t.meta.in_window = {c0, c0 + c, 0, in.h, 0, in.w};
+        tasks.push_back(std::move(t));
+    }
+}
 
 }  // namespace
 
@@ -235,8 +262,144 @@ std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& 
     fill("left", out.offset + u(top) * row, left, in.h, out.w - left, {0, out.c, top, top + in.h, 0, left});
     fill("right", out.offset + u(top) * row + u(left + in.w) * A, right, in.h, out.w - right,
          {0, out.c, top, top + in.h, left + in.w, out.w});
-    copy(fmt::format("pad interior {}x{}", in.h, in.w), in.offset, in.surf_stride, out.offset + u(top) * row + u(left) * A,
-         in.w, in.h, out.w - in.w, {0, out.c, top, top + in.h, left, left + in.w}, std::nullopt);
+    pad_interior(tasks, in, out, top, left, atom, core);
+    return tasks;
+}
+
+std::vector<TaskBody> lower_border_copies(const std::string& name, const DeviceTensor& img, int top,
+                                          const DeviceTensor& col_src, const std::vector<BorderCopy>& cols,
+                                          const std::vector<BorderCopy>& rows, const DeviceTensor& col,
+                                          const NpuTask::Window& in_window, bool intermediate, ArenaBuilder& arena,
+                                          const hw::SocProfile& soc, int core) {
+    auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("'{}': {}", name, why)); };
+    const bool f16 = img.fp16;
+    const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t A = u(atom) * (f16 ? 2 : 1);
+    if (img.c2 != atom || col_src.c2 != atom || col.c2 != atom || col_src.fp16 != f16 || col.fp16 != f16 ||
+        col_src.c != img.c || col.c != img.c)
+        bad("tensor C2, precision or channels differ from the SoC's int8/fp16 C2");
+    if (img.line_stride != static_cast<uint32_t>(u(img.w) * A)) bad("image rows are not compact");
+    const int h = col_src.h;
+    if (!cols.empty() && (col.h != h || col.w != 1 || top < 0 || top + h > img.h))
+        bad(fmt::format("column buffer {}x{} or rows {}-{} do not fit the {}x{} image", col.h, col.w, top, top + h - 1,
+                        img.h, img.w));
+    // A one-column source in compact rows is already the compact column: the DPU reads it directly.
+    const bool direct = col_src.w == 1 && col_src.line_stride == A;
+    if (!cols.empty() && !direct && col_src.line_stride % 16 != 0)
+        bad(fmt::format("the PPU's column reads need rows of whole 16-byte units; these are {} bytes (8-byte atoms, "
+                        "odd width)",
+                        col_src.line_stride));
+    std::vector<TaskBody> tasks;
+    auto push = [&](TaskBody t, NpuTask::Window out_win, bool inter) {
+        t.meta.intermediate = inter;
+        t.meta.in_window = in_window;
+        t.meta.in_window.c0 = out_win.c0, t.meta.in_window.c1 = out_win.c1;
+        t.meta.out_window = out_win;
+        tasks.push_back(std::move(t));
+    };
+    // A DPU copy of every channel: one task when the MRDMA's 16-byte surface notch and the output's
+    // 16-byte surface stride express both strides, else one task per C1 surface.
+    auto copy = [&](const std::string& what, uint64_t src, uint32_t src_surf, uint64_t dst, int w, int hh, int notch,
+                    NpuTask::Window win) {
+        const uint64_t compact = u(w) * u(hh) * A;
+        const bool whole =
+            img.c <= atom || (src_surf >= compact && (src_surf - compact) % 16 == 0 && img.surf_stride % 16 == 0);
+        for (int c0 = 0; c0 < img.c; c0 += whole ? img.c : atom) {
+            const int c = whole ? img.c : std::min(atom, img.c - c0);
+            const uint64_t k = u(c0 / atom);
+            win.c0 = c0, win.c1 = c0 + c;
+            push(lower_dpu_copy(whole ? what : fmt::format("{} (surface {})", what, k), src + k * src_surf, src_surf,
+                                dst + k * img.surf_stride, img.surf_stride, w, hh, c, notch, atom, core, false, f16),
+                 win, intermediate);
+        }
+    };
+    const uint64_t row = u(img.w) * A;
+    int held = -1;  // the source column `col` holds
+    for (const BorderCopy& e : cols) {
+        if (e.n != 1 || e.src < 0 || e.src >= col_src.w || e.dst < 0 || e.dst >= img.w)
+            bad(fmt::format("column copy {} -> {} outside the tensors", e.src, e.dst));
+        if (e.src != held && !direct) {
+            DeviceTensor win = col_src;
+            win.w = 1;
+            win.offset = col_src.offset + u(e.src) * A;
+            for (TaskBody& t : lower_window_copy_op(name, win, col, 1, 1, arena, soc, core)) {
+                t.meta.what = fmt::format("border: column {} read", e.src);
+                push(std::move(t), {0, img.c, 0, h, 0, 1}, true);
+            }
+            held = e.src;
+        }
+        copy(fmt::format("border: column {} to {}", e.src, e.dst), direct ? col_src.offset : col.offset,
+             direct ? col_src.surf_stride : col.surf_stride, img.offset + u(top) * row + u(e.dst) * A, 1, h, img.w - 1,
+             {0, img.c, top, top + h, e.dst, e.dst + 1});
+    }
+    for (const BorderCopy& e : rows) {
+        if (e.n < 1 || e.src < 0 || e.dst < 0 || e.src + e.n > img.h || e.dst + e.n > img.h ||
+            (e.src < e.dst + e.n && e.dst < e.src + e.n))
+            bad(fmt::format("row copy {}+{} -> {} outside the image or overlapping", e.src, e.n, e.dst));
+        copy(e.n == 1 ? fmt::format("border: row {} to {}", e.src, e.dst)
+                      : fmt::format("border: rows {}-{} to {}-{}", e.src, e.src + e.n - 1, e.dst, e.dst + e.n - 1),
+             img.offset + u(e.src) * row, img.surf_stride, img.offset + u(e.dst) * row, img.w, e.n, 0,
+             {0, img.c, e.dst, e.dst + e.n, 0, img.w});
+    }
+    return tasks;
+}
+
+std::vector<TaskBody> lower_pad_copy_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                        int top, int left, bool reflect, const DeviceTensor& col, ArenaBuilder& arena,
+                                        const hw::SocProfile& soc, int core) {
+    auto bad = [&](const std::string& why) { throw std::invalid_argument(fmt::format("Pad '{}': {}", name, why)); };
+    const bool f16 = in.fp16;
+    const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
+    const uint64_t A = u(atom) * (f16 ? 2 : 1);
+    const int bottom = out.h - in.h - top, right = out.w - in.w - left;
+    if (in.c2 != atom || out.c2 != atom || in.c != out.c || out.fp16 != f16)
+        bad("tensor C2, precision or channels differ from the SoC's int8/fp16 C2");
+    if (top < 0 || left < 0 || bottom < 0 || right < 0) bad("negative padding");
+    if (in.h < 1 || in.w < 1) bad("empty input");
+    // ONNX: reflect needs pads below the dimension (the mirrored pixel excludes the edge).
+    if (reflect && (std::max(top, bottom) >= in.h || std::max(left, right) >= in.w))
+        bad(fmt::format("reflect pads ({}, {}, {}, {}) not below the {}x{} input", top, left, bottom, right, in.h, in.w));
+    for (const DeviceTensor* t : {&in, &out})
+        if (t->line_stride != static_cast<uint32_t>(u(t->w) * A)) bad(fmt::format("rows of '{}' are not compact", t->name));
+    const NpuTask::Window whole_in{0, in.c, 0, in.h, 0, in.w};
+    std::vector<TaskBody> tasks;
+    // 1. The interior: the constant Pad's notched DPU copy of the input.
+    pad_interior(tasks, in, out, top, left, atom, core);
+    const uint64_t row = u(out.w) * A;
+    // 2. Columns (input column indices), then rows (output row indices, corners included).
+    std::vector<BorderCopy> cols, rows;
+    for (int j = 0; j < left; ++j) cols.push_back({j, reflect ? left - j : 0});
+    for (int k = 0; k < right; ++k) cols.push_back({left + in.w + k, reflect ? in.w - 2 - k : in.w - 1});
+    if (reflect) {
+        for (int y = 0; y < top; ++y) rows.push_back({y, 2 * top - y});
+        for (int k = 0; k < bottom; ++k) rows.push_back({top + in.h + k, top + in.h - 2 - k});
+    } else {
+        // Edge: the filled block next to the edge row doubles: [top - n, top + 1) -> n + 1 rows above.
+        for (int done = 0; done < top;) {
+            const int n = std::min(done + 1, top - done);
+            rows.push_back({top - done - n, top - done, n});
+            done += n;
+        }
+        const int last = top + in.h - 1;
+        for (int done = 0; done < bottom;) {
+            const int n = std::min(done + 1, bottom - done);
+            rows.push_back({last + 1 + done, last + 1 + done - n, n});
+            done += n;
+        }
+    }
+    // The PPU reads 16-byte rows: the input's columns, or the same columns of the output's interior
+    // (after the interior copy) when only the output's rows are whole 16-byte units.
+    DeviceTensor src = in;
+    if (in.w > 1 && in.line_stride % 16 != 0 && out.line_stride % 16 == 0) {
+        src.offset = out.offset + u(top) * row + u(left) * A;
+        src.line_stride = out.line_stride;
+        src.surf_stride = out.surf_stride;
+    }
+    for (TaskBody& t : lower_border_copies(name, out, top, src, cols, rows, col, whole_in, false, arena, soc, core)) {
+        t.meta.in_window = whole_in;  // every value is a copy of an input value
+        t.meta.in_window.c0 = t.meta.out_window.c0, t.meta.in_window.c1 = t.meta.out_window.c1;
+        tasks.push_back(std::move(t));
+    }
     return tasks;
 }
 

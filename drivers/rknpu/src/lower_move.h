@@ -50,6 +50,46 @@ std::vector<TaskBody> lower_pad_op(const std::string& name, const DeviceTensor& 
                                    int left, int32_t code, const hw::SocProfile& soc, int core,
                                    ArenaBuilder* arena = nullptr);
 
+/// One copy of lower_border_copies: `n` columns / rows from `src` to `dst` (image indices).
+struct BorderCopy {
+    int dst = 0, src = 0, n = 1;
+};
+
+/// Border copies inside `img` (compact rows), the one mechanism of the bilinear Resize's replicate
+/// pad and Pad reflect / edge (issue 15). Columns first: for each entry of `cols` (n = 1), column
+/// `src` of `col_src` - a view whose rows are img's rows [top, top + col_src.h), its own line and
+/// surface strides - is read by the PPU (a 1x1 window copy through the line stride) into `col`
+/// (compact, col_src.h x 1; a run of entries with the same source reads it once; a one-column
+/// col_src with compact rows is that column already and is read by the DPU directly), then written to
+/// column `dst` of those rows by a DPU copy (row notch img.w - 1). Then rows: for each entry of
+/// `rows` in order, img rows [src, src + n) into rows [dst, dst + n) by one DPU copy of whole rows
+/// (a row an earlier entry wrote may be a source). Copies whose surfaces the 16-byte units cannot
+/// express run one C1 surface per task. Tasks run in order on one core (the scratch is reused, rows
+/// read what earlier tasks wrote). Windows in img's coordinates, every task's input window
+/// `in_window`; `intermediate` when img is a layer-internal scratch. Throws std::invalid_argument
+/// when a field or stride does not fit: the PPU reads rows in 16-byte units, so col_src's line
+/// stride must be a multiple of 16 (8-byte atoms and an odd width do not fit).
+std::vector<TaskBody> lower_border_copies(const std::string& name, const DeviceTensor& img, int top,
+                                          const DeviceTensor& col_src, const std::vector<BorderCopy>& cols,
+                                          const std::vector<BorderCopy>& rows, const DeviceTensor& col,
+                                          const NpuTask::Window& in_window, bool intermediate, ArenaBuilder& arena,
+                                          const hw::SocProfile& soc, int core);
+
+/// Pad reflect / edge of H and W (issue 15, ONNX Pad-11/13/18): a DPU copy of the input into the
+/// interior (row notch out.w - in.w), then lower_border_copies: the left / right columns from the
+/// input's columns (reflect: column left - j for output column j < left, in.w - 2 - k for the k-th
+/// right one; edge: 0 and in.w - 1) through `col` (in.h x 1 scratch), then the top / bottom rows
+/// (corners included) from the output's own rows (reflect: row 2 top - y above, 2 (top + in.h - 1) - y
+/// below; edge: row top, doubled into the rows above it: ceil(log2(top + 1)) copies, the bottom
+/// likewise). The PPU reads the columns from the input, or from the output's interior when only
+/// that has 16-byte rows; a one-column input needs no PPU read. `col` is unused without column
+/// pads. Exact.
+/// Throws std::invalid_argument when reflect pads reach the dimension (ONNX requires pad < dim), or
+/// a stride or field does not fit.
+std::vector<TaskBody> lower_pad_copy_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
+                                        int top, int left, bool reflect, const DeviceTensor& col, ArenaBuilder& arena,
+                                        const hw::SocProfile& soc, int core);
+
 /// A dilated conv whose kernel rows (dilated height x input row bytes) exceed the CBUF's data banks
 /// beside one weight bank: lower it as row phases (lower_conv_phase.cpp).
 bool conv_rows_exceed_cbuf(const ConvOp& op, const DeviceTensor& in, const hw::SocProfile& soc);
@@ -103,11 +143,12 @@ std::vector<TaskBody> lower_window_copy_op(const std::string& name, const Device
 std::vector<int> bilinear_taps(int f, int& denom);
 
 /// Geometry (h, w) of lower_resize_bilinear_op's layer-internal tensors, in order: the input padded
-/// by one replicated pixel, its left and right columns, the nearest upsampling's width-pass scratch
-/// and the nearest upsampling of the padded input (channels and C2 the input's).
+/// by one replicated pixel, the column buffer of its border copies (lower_border_copies), the nearest
+/// upsampling's width-pass scratch and the nearest upsampling of the padded input (channels and C2
+/// the input's).
 std::vector<std::pair<int, int>> resize_bilinear_scratch(const DeviceTensor& in, int fh, int fw);
 
-/// out = bilinear resize of `in` by (fh, fw): replicate padding (DPU copies, PPU column reads),
+/// out = bilinear resize of `in` by (fh, fw): replicate padding (lower_border_copies),
 /// nearest upsampling (DPU copies), one depthwise conv with the integer kernel taps_h x taps_w at
 /// weight scale 1 / (denom_h denom_w), no padding (CNA/CORE/DPU). `scratch` as
 /// resize_bilinear_scratch describes it. Throws std::invalid_argument when a stride or field does

@@ -8,10 +8,11 @@
 // with one scale 1 / (D_h D_w), so the CNA's depthwise sum is exact and the only rounding is the
 // DPU's one requantization (differences from onnxruntime's float interpolation: rounding ties).
 // Block mapping (ASSUMPTION: how RKNN resizes bilinearly is not public):
-//   1. the input padded by one replicated pixel: a DPU copy of the interior (row notch 2), the
-//      left/right columns read by the PPU (1x1 window copy through the line stride) into compact
-//      columns and written back by DPU copies (row notch w + 1), then the top/bottom rows (with
-//      the corners) copied from rows 1 and h;
+//   1. the input padded by one replicated pixel: a DPU copy of the interior (row notch 2), then
+//      lower_border_copies (lower_move.cpp, Pad reflect / edge's mechanism too): the left/right
+//      columns read by the PPU (1x1 window copy through the line stride) into a compact column and
+//      written back by DPU copies (row notch w + 1), then the top/bottom rows (with the corners)
+//      copied from rows 1 and h;
 //   2. the nearest upsampling of the padded input (lower_resize_nearest_op: DPU copies);
 //   3. one depthwise convolution (KH x KW, no padding) over the window of the upsampled image that
 //      starts (f - J) pixels in (J = (K - 1) / 2), writing the output.
@@ -44,7 +45,7 @@ std::vector<int> bilinear_taps(int f, int& denom) {
 }
 
 std::vector<std::pair<int, int>> resize_bilinear_scratch(const DeviceTensor& in, int fh, int fw) {
-    return {{in.h + 2, in.w + 2}, {in.h, 1}, {in.h, 1}, {in.h + 2, (in.w + 2) * fw}, {(in.h + 2) * fh, (in.w + 2) * fw}};
+    return {{in.h + 2, in.w + 2}, {in.h, 1}, {in.h + 2, (in.w + 2) * fw}, {(in.h + 2) * fh, (in.w + 2) * fw}};
 }
 
 std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const DeviceTensor& in, const DeviceTensor& out,
@@ -56,8 +57,8 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
     const bool f16 = in.fp16;
     const int atom = f16 ? soc.npu.c2_fp16.value : soc.npu.c2_int8.value;
     const uint64_t eb = f16 ? 2 : 1;
-    if (s.size() != 5) bad("five scratch tensors expected");
-    const DeviceTensor &pad = s[0], &cl = s[1], &cr = s[2], &wide = s[3], &up = s[4];
+    if (s.size() != 4) bad("four scratch tensors expected");
+    const DeviceTensor &pad = s[0], &col = s[1], &wide = s[2], &up = s[3];
     if (in.c2 != atom || out.c2 != atom || out.fp16 != f16) bad("tensor C2 or precision differs from the SoC's int8/fp16 C2");
     if (out.h != in.h * fh || out.w != in.w * fw || out.c != in.c) bad("output is not the input times the factors");
     if (in.line_stride != u(in.w) * u(atom) * eb) bad("input rows are not compact");
@@ -84,26 +85,13 @@ std::vector<TaskBody> lower_resize_bilinear_op(const std::string& name, const De
                                  dst + k * dst_surf, dst_surf, w, h, c, notch, atom, core, false, f16));
         }
     };
-    // 1. Replicate-pad by one pixel.
+    // 1. Replicate-pad by one pixel: the interior, then the border copies (the first and last input
+    // columns through the PPU, rows 1 and h with the corners into rows 0 and h + 1).
     copy("bilinear pad: interior", in.offset, in.surf_stride, pad.offset + (u(pad.w) + 1) * A, pad.surf_stride, in.w,
          in.h, 2);
-    for (int side = 0; side < 2; ++side) {
-        DeviceTensor win = in;
-        win.w = 1;
-        win.offset = in.offset + (side ? u(in.w - 1) * A : 0);
-        const DeviceTensor& col = side ? cr : cl;
-        for (TaskBody& t : lower_window_copy_op(name, win, col, 1, 1, arena, soc, core)) {
-            t.meta.what = fmt::format("bilinear pad: {} column", side ? "right" : "left");
-            inter(std::move(t));
-        }
-        copy(fmt::format("bilinear pad: {} column back", side ? "right" : "left"), col.offset, col.surf_stride,
-             pad.offset + u(pad.w) * A + (side ? u(pad.w - 1) * A : 0), pad.surf_stride, 1, in.h, pad.w - 1);
-    }
-    for (int side = 0; side < 2; ++side) {  // rows 0 and h + 1 from rows 1 and h, corners included
-        const uint64_t row = u(pad.w) * A;
-        copy(fmt::format("bilinear pad: {} row", side ? "bottom" : "top"), pad.offset + (side ? u(in.h) : 1) * row,
-             pad.surf_stride, pad.offset + (side ? u(in.h + 1) : 0) * row, pad.surf_stride, pad.w, 1, 0);
-    }
+    for (TaskBody& t : lower_border_copies(name, pad, 1, in, {{0, 0}, {pad.w - 1, in.w - 1}}, {{0, 1}, {in.h + 1, in.h}},
+                                           col, whole_in, true, arena, soc, core))
+        inter(std::move(t));
     // 2. Nearest upsampling of the padded input.
     for (TaskBody& t : lower_resize_nearest_op(name, pad, up, fh, fw, wide.offset, soc, core)) inter(std::move(t));
     // 3. The fixed-kernel depthwise convolution over the window (f - J) pixels in.

@@ -275,7 +275,9 @@ bool Compiler::pad_node(size_t i) {
     // The fp16 path (issue 14): a float Pad moves fp16 elements, the border a copy of the value's fp16.
     const bool f16 = opts_.fp16 && xv.dtype == num::DType::F32 && yv.dtype == num::DType::F32;
     if (!f16 && (!is_q8(xv.dtype) || !is_q8(yv.dtype))) return false;
-    if (ir::attr_string(n.attrs, "mode", "constant") != "constant") unsupported("Pad mode other than constant");
+    // Modes (issue 15): constant (border fills), reflect / edge (border copies, lower_pad_copy_op).
+    const std::string mode = ir::attr_string(n.attrs, "mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge") unsupported(fmt::format("Pad mode {}", mode));
     if (xv.shape.size() != 4 || yv.shape.size() != 4) unsupported("Pad of a tensor that is not 4-D");
     if (n.inputs.size() > 3 && !n.input(3).empty()) unsupported("Pad with axes");
     const num::Tensor* pads = n.has_input(1) ? const_of(g_, n, 1) : nullptr;
@@ -287,6 +289,29 @@ bool Compiler::pad_node(size_t i) {
     DeviceTensor& in = f16 ? dev_f16(n.input(0)) : dev_q(n.input(0));
     DeviceTensor& out = f16 ? dev_f16(n.outputs[0]) : dev_q(n.outputs[0]);
     if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("Pad changes the quantization");
+    if (mode != "constant") {
+        if (mode == "reflect" &&
+            (p[2] >= xv.shape[2] || p[6] >= xv.shape[2] || p[3] >= xv.shape[3] || p[7] >= xv.shape[3]))
+            unsupported("reflect Pad not below the dimension (ONNX requires pad < dim)");
+        Layer L = base_layer(i, "Pad", Unit::Npu);
+        L.note = fmt::format("{}{}: a notched DPU copy of the input, border columns by PPU column reads + DPU copies, "
+                             "border rows by DPU row copies",
+                             f16 ? "fp16; " : "", mode);
+        const std::string x = n.input(0), y = n.outputs[0];
+        const int top = static_cast<int>(p[2]), left = static_cast<int>(p[3]), core = m_.cores.front();
+        const std::string col =
+            p[3] + p[7] > 0 ? scratch_like(in, y + "/npusim_pad_column", in.c, in.h, 1) : std::string();
+        const bool reflect = mode == "reflect";
+        push_npu(
+            std::move(L),
+            [this, x, y, top, left, reflect, col, core, name = n.name]() {
+                const DeviceTensor& src = m_.tensors.at(x);
+                return lower_pad_copy_op(name, src, m_.tensors.at(y), top, left, reflect,
+                                         col.empty() ? src : m_.tensors.at(col), arena_, soc_, core);
+            },
+            false);
+        return true;
+    }
     float cv = 0.f;
     if (n.has_input(2)) {
         const num::Tensor* c = const_of(g_, n, 2);
