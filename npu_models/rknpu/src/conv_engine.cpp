@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/conv_engine.h"
+#include "npu/rknpu/buffer_pool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -319,7 +320,7 @@ Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, uin
     if (detail::dpu_blocked_ok(d)) {
         const detail::DpuBlocked dpu(d, dops);
         Surfaces out((d.c + d.atom - 1) / d.atom);  // zero-filled in place, not copied from a prototype
-        for (auto& v : out) v.resize(surface_bytes(d.w, d.h, d.atom));
+        for (auto& v : out) v = zeroed_buffer(surface_bytes(d.w, d.h, d.atom));  // buffer_pool.h
         int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * std::min(P, kChunkPixels));
         for (uint64_t p0 = 0; p0 < P; p0 += kChunkPixels) {
             const uint64_t n = std::min(kChunkPixels, P - p0);

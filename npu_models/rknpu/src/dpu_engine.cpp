@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "npu/rknpu/dpu_engine.h"
+#include "npu/rknpu/buffer_pool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -356,9 +357,10 @@ inline int64_t load_elem(const uint8_t* b, uint32_t eb) {
 /// Output surfaces of d.out (one per C1, w*h*atom bytes each, padding channels zero).
 Surfaces make_surfaces(const DpuConfig& d) {
     const uint32_t c2 = c2_of(d.out, d.atom);
-    // Each surface zero-filled in place (not copied from a zeroed prototype: half the memory traffic).
+    // Each surface zero-filled in place (not copied from a zeroed prototype: half the memory traffic),
+    // in memory an earlier task's writes gave back (buffer_pool.h).
     Surfaces s((d.c + c2 - 1) / c2);
-    for (auto& v : s) v.resize(surface_bytes(d.w, d.h, d.atom));
+    for (auto& v : s) v = zeroed_buffer(surface_bytes(d.w, d.h, d.atom));
     return s;
 }
 

@@ -13,6 +13,7 @@
 #include "hw/rknpu_regs.h"
 #include "npu/rknpu/dpu_engine.h"
 #include "npu/rknpu/ppu_config.h"
+#include "npu/rknpu/buffer_pool.h"
 #include "numerics/requant.h"
 
 namespace npu::rknpu {
@@ -259,7 +260,8 @@ std::vector<std::vector<uint8_t>> run_ppu_int(const PpuConfig& c, const std::vec
     const int64_t lo = c.prec == Precision::Int8 ? INT8_MIN : INT16_MIN, hi = c.prec == Precision::Int8 ? INT8_MAX : INT16_MAX;
     const int64_t pad_i = num::saturate(static_cast<int32_t>(c.pad_value), lo, hi);
     const int64_t rw = c.recip_w, rh = static_cast<int32_t>(c.recip_h);
-    std::vector<std::vector<uint8_t>> out(c1s, std::vector<uint8_t>(surface_bytes(c.out_w, c.out_h, atom), 0));
+    std::vector<std::vector<uint8_t>> out(c1s);
+    for (auto& v : out) v = zeroed_buffer(surface_bytes(c.out_w, c.out_h, atom));  // buffer_pool.h
     if (eb == 1 && c.method != PoolMethod::Average && (c2 == 16 || c2 == 8) && c2 == atom) {
         const bool mx = c.method == PoolMethod::Max;
         const PoolFn fn = c2 == 16 ? (mx ? pick_pool<16, true>() : pick_pool<16, false>())

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "hw/regdb.h"
+#include "npu/rknpu/buffer_pool.h"
 #include "npu/rknpu/pc.h"
 #include "npu/rknpu/task.h"
 #include "npu/tlm/rknpu_core.h"
@@ -97,6 +98,7 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
         return;
     }
     for (const auto& w : plan.writes) (in_nbuf(w.addr) ? rec.sram_bytes_written : rec.bytes_written) += w.bytes;
+    rknpu::recycle_buffers(out);  // in memory now: the next task's engines reuse the buffers
     rec.dma_read_ps = to_ps(rd_done - t0);
     rec.compute_ps = pipe_ps;
     rec.compute_cycles = plan.pipeline_cycles();
