@@ -123,9 +123,21 @@ public:
                 std::shared_ptr<const V> value, uint64_t value_bytes) {
         const uint64_t n = value_bytes + image->size();
         if (n > max_bytes_) return;
+        // Entries whose image only this cache still holds can never be found again (nobody can
+        // hand that image to an engine): dropped.
+        for (auto it = map_.begin(); it != map_.end();) {
+            if (it->second.image.use_count() == 1) {
+                bytes_ -= it->second.bytes;
+                it = map_.erase(it);
+            } else {
+                ++it;
+            }
+        }
         if (bytes_ + n > max_bytes_) map_.clear(), bytes_ = 0;
         const Key k{image.get(), params};
-        map_[k] = Entry{std::move(image), std::move(value)};
+        const auto old = map_.find(k);
+        if (old != map_.end()) bytes_ -= old->second.bytes;
+        map_[k] = Entry{std::move(image), std::move(value), n};
         bytes_ += n;
     }
 
@@ -138,6 +150,7 @@ private:
     struct Entry {
         std::shared_ptr<const std::vector<uint8_t>> image;  ///< held: its address stays this image's
         std::shared_ptr<const V> value;
+        uint64_t bytes = 0;  ///< counted against max_bytes_
     };
     uint64_t max_bytes_;
     uint64_t bytes_ = 0;

@@ -187,6 +187,15 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
                 if (dma->transport_dbg(gp) != reg.bytes) buf.assign(reg.bytes, 0);
             }
             if (!same) return;
+            const auto it = snapshots_.find({reg.addr, reg.bytes});
+            if (it != snapshots_.end() && *it->second.bytes == buf) {
+                // A write near the weights moved the stamp (64 KiB pages), not the bytes: the same
+                // image, so that what the engines keep for it stays found.
+                it->second.stamp = stamp0;
+                (*shared)[r] = it->second.bytes;
+                buf = std::vector<uint8_t>();
+                return;
+            }
             if (snapshot_bytes_ + reg.bytes > kSnapshotBytes) snapshots_.clear(), snapshot_bytes_ = 0;
             auto img = std::make_shared<const std::vector<uint8_t>>(std::move(buf));
             buf = std::vector<uint8_t>();
