@@ -376,6 +376,98 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512vnni"))) void de
     }
 }
 
+/// Depthwise 16-channel atoms with the taps of a kernel row in quads (stride_x 1 or 2, dilation_x 1,
+/// kernel_w <= 8), on the padded input of the GEMM path (build_padded: [group][Hp][Wp][16] bytes,
+/// u = x ^ 0x80 = x + 128 as u8, padding the pad value flipped alike). One 64-byte load of four
+/// consecutive pixels and a VPERMB give the quads (u[px][c], u[px+1][c], u[px+2][c], u[px+3][c])
+/// of the 16 channels; one VPDPBUSD then sums four taps: sum (x + 128) w = sum x w + 128 sum w, so
+/// the accumulator starts at -128 sum w (taps past kernel_w have weight 0, the bytes they meet are
+/// padding or the next pixels). Exact int32 sums: the values of depthwise_body. Three loads,
+/// permutes and multiply-adds per 3x3 output against nine sign extensions and multiply-adds.
+struct DwPadded {
+    const uint8_t* base = nullptr;
+    uint64_t row_bytes = 0;    ///< Wp * 16
+    uint64_t plane_bytes = 0;  ///< Hp * Wp * 16
+};
+
+template <uint32_t kNq>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise16_quads(
+    const ConvConfig& c, const DwPadded& pd, const int8_t* wts, uint64_t p0, uint64_t n, int32_t* acc) {
+    constexpr uint32_t kMaxRows = 8;
+    const uint32_t kh = c.kernel_h, kw = c.kernel_w, sx = c.stride_x;
+    alignas(64) uint8_t idx[64];
+    for (uint32_t ch = 0; ch < 16; ++ch)
+        for (uint32_t j = 0; j < 4; ++j) idx[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
+    const __m512i perm = _mm512_load_si512(idx);
+    for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += 16) {
+        // Weight quads per kernel row (s8: w[ky][4q + j][c] in byte 4c + j), and -128 sum w.
+        __m512i w[kMaxRows][kNq];
+        __m512i corr = _mm512_setzero_si512();
+        for (uint32_t ky = 0; ky < kh; ++ky)
+            for (uint32_t q = 0; q < kNq; ++q) {
+                alignas(64) int8_t b[64] = {};
+                for (uint32_t ch = 0; ch < 16; ++ch)
+                    for (uint32_t j = 0; j < 4; ++j) {
+                        const uint32_t kx = 4 * q + j;
+                        if (kx < kw) b[4 * ch + j] = wts[(static_cast<uint64_t>(ky) * kw + kx) * c.in_c + ch0 + ch];
+                    }
+                w[ky][q] = _mm512_load_si512(b);
+                corr = _mm512_dpbusd_epi32(corr, _mm512_set1_epi8(static_cast<char>(0x80)), w[ky][q]);
+            }
+        corr = _mm512_sub_epi32(_mm512_setzero_si512(), corr);
+        int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock;
+        const uint8_t* plane = pd.base + static_cast<uint64_t>(ch0 / 16) * pd.plane_bytes;
+        // Runs of output pixels within one row: the kernel rows' addresses once per run.
+        const uint8_t* rows[kMaxRows];
+        for (uint64_t i = 0; i < n;) {
+            const uint64_t p = p0 + i;
+            const uint32_t oy = static_cast<uint32_t>(p / c.out_w), ox0 = static_cast<uint32_t>(p % c.out_w);
+            const uint64_t run = std::min<uint64_t>(n - i, c.out_w - ox0);
+            for (uint32_t ky = 0; ky < kh; ++ky)
+                rows[ky] = plane + (static_cast<uint64_t>(oy) * c.stride_y + static_cast<uint64_t>(ky) * c.dilation_y) * pd.row_bytes +
+                           static_cast<uint64_t>(ox0) * sx * 16;
+            const uint64_t step = static_cast<uint64_t>(sx) * 16;
+            int32_t* out = dst + i * kAccBlock;
+            if (kh == 3 && kNq == 1) {  // the common 3x3 (and 3x2, 3x4) kernel, unrolled
+                const __m512i w0 = w[0][0], w1 = w[1][0], w2 = w[2][0];
+                const uint8_t *a0 = rows[0], *a1 = rows[1], *a2 = rows[2];
+                for (uint64_t k = 0; k < run; ++k, a0 += step, a1 += step, a2 += step) {
+                    const __m512i x0 = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, perm, _mm512_loadu_si512(a0));
+                    const __m512i x1 = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, perm, _mm512_loadu_si512(a1));
+                    const __m512i x2 = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, perm, _mm512_loadu_si512(a2));
+                    __m512i s0 = _mm512_dpbusd_epi32(corr, x0, w0);
+                    const __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), x1, w1);
+                    s0 = _mm512_dpbusd_epi32(s0, x2, w2);
+                    _mm512_storeu_si512(out + k * kAccBlock, _mm512_add_epi32(s0, s1));
+                }
+            } else {
+                for (uint64_t k = 0; k < run; ++k) {
+                    __m512i s0 = corr, s1 = _mm512_setzero_si512();
+                    for (uint32_t ky = 0; ky < kh; ++ky)
+                        for (uint32_t q = 0; q < kNq; ++q) {
+                            const __m512i x = _mm512_maskz_permutexvar_epi8(
+                                ~__mmask64{0}, perm, _mm512_loadu_si512(rows[ky] + k * step + 64 * q));
+                            if ((ky + q) & 1) s1 = _mm512_dpbusd_epi32(s1, x, w[ky][q]);
+                            else s0 = _mm512_dpbusd_epi32(s0, x, w[ky][q]);
+                        }
+                    _mm512_storeu_si512(out + k * kAccBlock, _mm512_add_epi32(s0, s1));
+                }
+            }
+            i += run;
+        }
+    }
+}
+
+/// The quad path applies: AVX-512 VBMI for the quads' byte transposition, VNNI, 16-channel atoms,
+/// stride_x 1 or 2 (a quad starts at a multiple of the stride), dilation_x 1, 2..8 taps per row,
+/// at most 8 kernel rows.
+bool dw_quads_ok(const ConvConfig& c) {
+    static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+    return vbmi && use_vnni() && engine_isa() == EngineIsa::Avx512 && c.depthwise && c.c2() == 16 && c.atom == 16 &&
+           (c.stride_x == 1 || c.stride_x == 2) && c.dilation_x == 1 && c.kernel_w >= 2 && c.kernel_w <= 8 &&
+           c.kernel_h <= 8 && c.in_c % 16 == 0 && c.out_c <= c.in_c;
+}
+
 template <uint32_t kBw>
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl"))) void depthwise_avx512(const ConvConfig& c, const int8_t* f,
                                                                                       const int8_t* w, uint64_t p0,
@@ -427,7 +519,22 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     P_ = static_cast<uint64_t>(c.out_w) * c.out_h;
     bw_ = c.c2();
     blocks_ = (c.out_c + kAccBlock - 1) / kAccBlock;
-    if (c.depthwise) return;
+    if (c.depthwise) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (!reference_engines() && dw_quads_ok(c)) {
+            const uint32_t nq = (c.kernel_w + 3) / 4;
+            const uint64_t Hp = static_cast<uint64_t>(c.out_h - 1) * c.stride_y + static_cast<uint64_t>(c.kernel_h - 1) * c.dilation_y + 1;
+            // Every quad's four pixels inside the row: up to column (out_w - 1) sx + 4 nq - 1.
+            const uint64_t Wp = static_cast<uint64_t>(c.out_w - 1) * c.stride_x + 4 * nq;
+            const uint32_t groups = (c.out_c + 15) / 16;
+            thread_local std::vector<uint8_t> dw_buf;
+            uint8_t* a = scratch(dw_buf, static_cast<uint64_t>(groups) * Hp * Wp * 16);
+            build_padded(c, ops.feature.data(), a, 16, groups, Hp, Wp);
+            quads_ = std::make_shared<DwQuadsView>(DwQuadsView{a, Wp * 16, Hp * Wp * 16, nq});
+        }
+#endif
+        return;
+    }
     bw_ = block_width(c, used);
     const uint32_t c1s = bw_ == c.c2() ? c.in_c / bw_ : 1;
     const uint64_t taps = static_cast<uint64_t>(c.kernel_w) * c.kernel_h, K_full = taps * c.in_c;
@@ -499,7 +606,16 @@ void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
     if (c.depthwise) {
         const auto* f = reinterpret_cast<const int8_t*>(ops_.feature.data());
         const auto* w = reinterpret_cast<const int8_t*>(ops_.weights.data());
-        (bw_ == 16 ? pick_depthwise<16>() : pick_depthwise<8>())(c, f, w, p0, n, acc);
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (quads_) {
+            const DwPadded pd{quads_->base, quads_->row_bytes, quads_->plane_bytes};
+            if (quads_->nq == 1) depthwise16_quads<1>(c, pd, w, p0, n, acc);
+            else depthwise16_quads<2>(c, pd, w, p0, n, acc);
+        } else
+#endif
+        {
+            (bw_ == 16 ? pick_depthwise<16>() : pick_depthwise<8>())(c, f, w, p0, n, acc);
+        }
     } else {
         const uint64_t panel = K_ * kAccBlock;  // bytes of one weight panel
         AView av;

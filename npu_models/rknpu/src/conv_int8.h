@@ -32,6 +32,14 @@ struct PackedWeights {
     std::vector<int32_t> s;  ///< per kernel: the sum of its weights
 };
 
+/// A depthwise conv's padded input for its quad path (conv_int8.cpp depthwise16_quads): per atom
+/// group Hp rows of row_bytes, nq quads per kernel row.
+struct DwQuadsView {
+    const uint8_t* base = nullptr;
+    uint64_t row_bytes = 0, plane_bytes = 0;
+    uint32_t nq = 1;
+};
+
 /// One task's accumulators, pixel range by pixel range.
 class ConvBlocked {
 public:
@@ -53,6 +61,7 @@ private:
     std::shared_ptr<const PackedWeights> packed_;  ///< from the engine cache or packed for this task
     const int8_t* b_ = nullptr;   ///< weight panels [panel][K / 4][16][4]
     const int32_t* wsum_ = nullptr;  ///< per kernel: sum of its weights (the +128 correction)
+    std::shared_ptr<const DwQuadsView> quads_;  ///< depthwise: the quad image (its AVX-512 path), or null
 };
 
 }  // namespace npu::rknpu::detail
