@@ -78,10 +78,6 @@ bool SparseMemory::read(uint64_t addr, uint8_t* dst, uint64_t len) const {
     return true;
 }
 
-void SparseMemory::stamp_external(uint64_t addr, uint64_t len, uint64_t st) {
-    for (uint64_t p = addr / kPageBytes, last = (addr + len - 1) / kPageBytes; p <= last; ++p) ext_stamps_[p] = st;
-}
-
 bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
     if (!in_range(addr, len)) return false;
     if (external_.empty()) return sparse_write(addr, src, len);
@@ -90,7 +86,11 @@ bool SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
         if (const auto* e = external_at(addr, gap)) {
             const uint64_t off = addr - e->first;
             const uint64_t n = std::min(len, e->second.len - off);
-            if (e->second.tracked) stamp_external(addr, n, next_stamp());
+            if (e->second.tracked) {
+                std::vector<uint64_t>& st = e->second.stamps;
+                const uint64_t now = next_stamp();
+                for (uint64_t p = off / kPageBytes; p <= (off + n - 1) / kPageBytes; ++p) st[p] = now;
+            }
             std::memcpy(e->second.host + off, src, n);
             src += n, addr += n, len -= n;
         } else {
@@ -110,7 +110,9 @@ bool SparseMemory::attach(uint64_t addr, uint8_t* host, uint64_t len, bool track
         auto prev = std::prev(next);
         if (prev->first + prev->second.len > addr) return false;
     }
-    external_.emplace(addr, External{len, host, tracked});
+    External e{len, host, tracked, {}};
+    if (tracked) e.stamps.assign(static_cast<size_t>((len + kPageBytes - 1) / kPageBytes), 0);
+    external_.emplace(addr, std::move(e));
     layout_stamp_ = next_stamp();
     return true;
 }
@@ -127,10 +129,14 @@ uint64_t SparseMemory::stamp(uint64_t addr, uint64_t len) const {
         // Attachments overlapping the range (the one holding addr, then those starting in it).
         auto it = external_.upper_bound(addr);
         if (it != external_.begin()) --it;
-        for (; it != external_.end() && it->first < addr + len; ++it)
-            if (it->first + it->second.len > addr && !it->second.tracked) return kVolatileStamp;
-        for (auto p = ext_stamps_.lower_bound(addr / kPageBytes); p != ext_stamps_.end() && p->first <= last; ++p)
-            st = std::max(st, p->second);
+        for (; it != external_.end() && it->first < addr + len; ++it) {
+            const External& e = it->second;
+            if (it->first + e.len <= addr) continue;
+            if (!e.tracked) return kVolatileStamp;
+            // The attachment's 64 KiB pieces the range overlaps.
+            const uint64_t lo = std::max(addr, it->first) - it->first, hi = std::min(addr + len, it->first + e.len) - it->first;
+            for (uint64_t p = lo / kPageBytes; p <= (hi - 1) / kPageBytes; ++p) st = std::max(st, e.stamps[p]);
+        }
     }
     for (auto it = pages_.lower_bound(addr / kPageBytes); it != pages_.end() && it->first <= last; ++it)
         st = std::max(st, it->second.stamp);

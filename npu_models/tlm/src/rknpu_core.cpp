@@ -11,6 +11,7 @@
 #include "hw/regcmd.h"
 #include "hw/regdb.h"
 #include "npu/memory/sparse_memory.h"
+#include "npu/rknpu/buffer_pool.h"
 #include "npu/tlm/mem_stamp.h"
 #include "npu/tlm/time.h"
 
@@ -226,14 +227,10 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             finish_snapshot();
             continue;
         }
-        // A read fills the buffer burst by burst from the bounce buffer (one pass over the bytes;
-        // a resize would zero-fill them first).
+        // A read lands in a buffer an earlier task's writes gave back (buffer_pool.h: no zero fill,
+        // every byte is overwritten), burst by burst.
         const bool fill = !write && !timing_only && !hit;
-        if (fill) {
-            buf.clear();
-            buf.reserve(reg.bytes);
-            if (dma_bounce_.size() < kSegmentBytes) dma_bounce_.resize(kSegmentBytes);
-        }
+        if (fill) buf = rknpu::overwritten_buffer(reg.bytes);
         sc_core::sc_time first_req = sc_core::SC_ZERO_TIME, last_done = start;
         for (uint64_t off = 0; off < reg.bytes || (reg.bytes == 0 && off == 0); off += kSegmentBytes) {
             const uint64_t n = std::min(kSegmentBytes, reg.bytes - off);
@@ -248,7 +245,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             tlm::tlm_generic_payload& gp = dma_gp_;
             gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
             gp.set_address(reg.addr + off);
-            gp.set_data_ptr(timing_only || hit ? nullptr : (fill ? dma_bounce_.data() : buf.data() + off));
+            gp.set_data_ptr(timing_only || hit ? nullptr : buf.data() + off);
             gp.set_data_length(static_cast<unsigned int>(n));
             gp.set_streaming_width(static_cast<unsigned int>(n));
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
@@ -262,7 +259,6 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
                 bad = r;
                 return false;
             }
-            if (fill) buf.insert(buf.end(), dma_bounce_.data(), dma_bounce_.data() + n);
             const sc_core::sc_time complete = sc_core::sc_time_stamp() + t;
             inflight.push_back(complete);
             last_done = std::max(last_done, complete);

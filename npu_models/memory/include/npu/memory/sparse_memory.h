@@ -48,6 +48,8 @@ class SparseMemory {
         uint64_t len;
         uint8_t* host;
         bool tracked;
+        /// tracked: per 64 KiB of the attachment (from its start), the stamp of its last write.
+        mutable std::vector<uint64_t> stamps;  ///< (written through external_at's const view)
     };
     /// The attachment containing `addr`, or the distance to the next one (in `gap`).
     const std::pair<const uint64_t, External>* external_at(uint64_t addr, uint64_t& gap) const;
@@ -62,8 +64,7 @@ class SparseMemory {
     uint64_t size_;
     std::map<uint64_t, Page> pages_;
     uint64_t layout_stamp_ = 0;  ///< of the last attach / detach
-    std::map<uint64_t, uint64_t> ext_stamps_;  ///< 64 KiB page -> stamp of the last write into a tracked attachment
-    void stamp_external(uint64_t addr, uint64_t len, uint64_t st);
+
 };
 
 }  // namespace npu::memory

@@ -14,6 +14,9 @@ namespace npu::rknpu {
 
 /// n zero bytes, in a buffer given back earlier when one has the capacity.
 std::vector<uint8_t> zeroed_buffer(size_t n);
+/// n bytes the caller overwrites entirely (a DMA read's destination): a buffer given back earlier
+/// keeps its old bytes (no zero fill), a new one is zero.
+std::vector<uint8_t> overwritten_buffer(size_t n);
 /// Keep the buffers' memory for zeroed_buffer (up to the pool's bound); `bufs` is left empty.
 void recycle_buffers(std::vector<std::vector<uint8_t>>& bufs);
 

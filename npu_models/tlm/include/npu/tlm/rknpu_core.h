@@ -118,9 +118,6 @@ class RknpuCore : public sc_core::sc_module {
     std::vector<std::string> diags_;
     /// The DMA engines' bus transaction, reused burst after burst (construction allocates).
     tlm::tlm_generic_payload dma_gp_;
-    /// One read burst's bytes on their way into the task's buffer, which then grows burst by burst
-    /// (written once, not zero-filled first).
-    std::vector<uint8_t> dma_bounce_;
     /// Weight images read before, by (address, bytes), with the memory stamp they were read at
     /// (issue 25: a repeated inference reads the same weights; they are handed to the engines
     /// shared instead of copied). Bounded by kSnapshotBytes.
