@@ -223,12 +223,17 @@ uint64_t plan_bytes(const TaskPlan& plan, const char* what) {
 }
 
 /// Concatenated bytes of every read named `what`, in plan order. The reads are consumed: a single
-/// matching region is moved out, not copied.
+/// matching buffer (one region, or a run the DMA read into one buffer) is moved out, not copied.
 std::vector<uint8_t> gather(const TaskPlan& plan, std::vector<std::vector<uint8_t>>& reads, const char* what) {
-    size_t n = 0, last = 0;
+    size_t n = 0, last = 0, filled = 0, only = 0;
+    uint64_t total = 0;
     for (size_t i = 0; i < plan.reads.size(); ++i)
-        if (plan.reads[i].what == what) ++n, last = i;
+        if (plan.reads[i].what == what) {
+            ++n, last = i, total += plan.reads[i].bytes;
+            if (!reads[i].empty()) ++filled, only = i;
+        }
     if (n == 1) return std::move(reads[last]);
+    if (filled == 1 && reads[only].size() == total) return std::move(reads[only]);
     std::vector<uint8_t> out;
     for (size_t i = 0; i < plan.reads.size(); ++i)
         if (plan.reads[i].what == what) out.insert(out.end(), reads[i].begin(), reads[i].end());
@@ -406,9 +411,22 @@ std::vector<std::vector<uint8_t>> execute_task_impl(const TaskPlan& plan, std::v
             else reads[i] = *(*shared)[i];
         }
     }
-    for (size_t i = 0; i < reads.size(); ++i)
-        if ((i == wi ? shared_w->size() : reads[i].size()) != plan.reads[i].bytes)
-            throw std::logic_error("execute_task: read size mismatch");
+    // Each region's bytes, or a run of regions of one kind concatenated in the first one's buffer
+    // (the others empty: RknpuCore reads a cube's surfaces into one buffer).
+    for (size_t i = 0; i < reads.size();) {
+        const uint64_t have = i == wi ? shared_w->size() : reads[i].size();
+        if (have == plan.reads[i].bytes) {
+            ++i;
+            continue;
+        }
+        uint64_t total = plan.reads[i].bytes;
+        size_t j = i + 1;
+        while (i != wi && j < reads.size() && j != wi && total < have && plan.reads[j].what == plan.reads[i].what &&
+               reads[j].empty() && plan.reads[j].bytes > 0)
+            total += plan.reads[j++].bytes;
+        if (total != have) throw std::logic_error("execute_task: read size mismatch");
+        i = j;
+    }
     if (plan.conv) {
         // The engines' view of the task: the cubes in canonical layout, depthwise channels beyond
         // the input (Mesa pads the output to 64) and kernels beyond WEIGHT_KERNELS accumulate 0.

@@ -144,6 +144,8 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
     done = start;
     if (!write) data.resize(regions.size());
     if (shared) shared->assign(regions.size(), nullptr);
+    size_t run_first = 0, run_end = 0;  // the read run being filled: regions [run_first, run_end)
+    uint64_t run_off = 0;
     for (size_t r = 0; r < regions.size(); ++r) {
         const rknpu::DmaRegion& reg = regions[r];
         if (reg.bytes > soc_.mem.ddr_size_bytes.value || reg.addr >> soc_.npu.dma_address_bits.value) {
@@ -228,9 +230,29 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             continue;
         }
         // A read lands in a buffer an earlier task's writes gave back (buffer_pool.h: no zero fill,
-        // every byte is overwritten), burst by burst.
+        // every byte is overwritten), burst by burst. With `shared` (the engines' own reads),
+        // consecutive regions of one kind (a cube read surface by surface) go into one buffer, the
+        // first region's, the others left empty (execute_task's concatenated runs).
         const bool fill = !write && !timing_only && !hit;
-        if (fill) buf = rknpu::overwritten_buffer(reg.bytes);
+        const auto joins = [&](size_t k) {
+            const rknpu::DmaRegion& a = regions[k];
+            return shared && !a.cbuf_resident && a.what != rknpu::kWeightsRead && a.bytes > 0;
+        };
+        uint8_t* dst = buf.data();  // a write's source
+        if (fill) {
+            if (r > 0 && run_end > r) {  // inside the run a previous region opened
+                dst = data[run_first].data() + run_off;
+            } else {
+                run_first = r, run_off = 0, run_end = r + 1;
+                uint64_t total = reg.bytes;
+                if (joins(r))
+                    while (run_end < regions.size() && joins(run_end) && regions[run_end].what == reg.what)
+                        total += regions[run_end++].bytes;
+                buf = rknpu::overwritten_buffer(total);
+                dst = buf.data();
+            }
+            run_off += reg.bytes;
+        }
         sc_core::sc_time first_req = sc_core::SC_ZERO_TIME, last_done = start;
         for (uint64_t off = 0; off < reg.bytes || (reg.bytes == 0 && off == 0); off += kSegmentBytes) {
             const uint64_t n = std::min(kSegmentBytes, reg.bytes - off);
@@ -245,7 +267,7 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             tlm::tlm_generic_payload& gp = dma_gp_;
             gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
             gp.set_address(reg.addr + off);
-            gp.set_data_ptr(timing_only || hit ? nullptr : buf.data() + off);
+            gp.set_data_ptr(timing_only || hit ? nullptr : dst + off);
             gp.set_data_length(static_cast<unsigned int>(n));
             gp.set_streaming_width(static_cast<unsigned int>(n));
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);

@@ -88,7 +88,8 @@ std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
                                                EngineHooks* hooks);
 /// Read images shared with the caller (RknpuCore's weight images): shared[i], where not null,
-/// holds region i's bytes and reads[i] is empty. The blocked int8 conv packs its weight panels
+/// holds region i's bytes and reads[i] is empty. Here too a run of consecutive regions of one
+/// `what` may arrive concatenated in its first region's buffer, the others empty. The blocked int8 conv packs its weight panels
 /// from such an image once and finds them by the image's identity afterwards (it is immutable).
 using SharedReads = std::vector<std::shared_ptr<const std::vector<uint8_t>>>;
 std::vector<std::vector<uint8_t>> execute_task(const TaskPlan& plan, std::vector<std::vector<uint8_t>>&& reads,
