@@ -40,10 +40,12 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
     rec.macs_padded = plan.macs_padded;
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     std::vector<std::vector<uint8_t>> in;
-    rknpu::SharedReads shared;  // weight images read before (dma_move): not copied again
+    // Weight images read before, and same-kind runs in one buffer (dma_move): for the C++ engines
+    // only (the co-simulation takes one owned buffer per region).
+    rknpu::SharedReads shared;
     sc_core::sc_time rd_done;
     size_t bad = 0;
-    if (!dma_move(plan.reads, false, in, t0, rd_done, bad, mode_ == SimMode::Full ? &shared : nullptr)) {
+    if (!dma_move(plan.reads, false, in, t0, rd_done, bad, mode_ == SimMode::Full && !executor_ ? &shared : nullptr)) {
         const rknpu::DmaRegion& r = plan.reads[bad];
         rec.faults.push_back({r.block, r.what, "address", r.addr,
                               fmt::format("{} load of {} bytes at 0x{:x} outside memory", r.what, r.bytes, r.addr)});
@@ -67,13 +69,7 @@ void RknpuCore::exec_task(TaskRecord& rec, const rknpu::TaskEntries& entries, ui
     if (mode_ == SimMode::Full) {
         try {
             // The loads are not used afterwards.
-            if (executor_) {  // the co-simulation takes owned buffers
-                for (size_t i = 0; i < shared.size(); ++i)
-                    if (shared[i]) in[i] = *shared[i];
-                out = executor_->execute(plan, std::move(in), rec);
-            } else {
-                out = rknpu::execute_task(plan, std::move(in), shared);
-            }
+            out = executor_ ? executor_->execute(plan, std::move(in), rec) : rknpu::execute_task(plan, std::move(in), shared);
         } catch (const std::exception& e) {
             rec.faults.push_back({"PC", "OPERATION_ENABLE", "OP_EN", enable_mask,
                                   fmt::format("the task's programming cannot be executed: {}", e.what())});
