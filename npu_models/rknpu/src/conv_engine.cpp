@@ -319,8 +319,10 @@ Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, uin
     thread_local std::vector<int32_t> acc_buf, planar_buf;
     if (detail::dpu_blocked_ok(d)) {
         const detail::DpuBlocked dpu(d, dops);
-        Surfaces out((d.c + d.atom - 1) / d.atom);  // zero-filled in place, not copied from a prototype
-        for (auto& v : out) v = zeroed_buffer(surface_bytes(d.w, d.h, d.atom));  // buffer_pool.h
+        // The sweep writes every byte of every surface (all pixels, the padding lanes of the last
+        // atom as zeros: DpuBlocked::sweep), so the buffers need no zero fill (buffer_pool.h).
+        Surfaces out((d.c + d.atom - 1) / d.atom);
+        for (auto& v : out) v = overwritten_buffer(surface_bytes(d.w, d.h, d.atom));
         int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * std::min(P, kChunkPixels));
         for (uint64_t p0 = 0; p0 < P; p0 += kChunkPixels) {
             const uint64_t n = std::min(kChunkPixels, P - p0);
