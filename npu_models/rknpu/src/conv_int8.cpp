@@ -51,12 +51,54 @@ struct AView {
     uint64_t pix(uint64_t p) const { return (p / out_w) * row_step + (p % out_w) * col_step; }
 };
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/// d = s ^ 0x80, 64 bytes per step (the byte loop of flip_copy compiles to 16-byte SSE2 steps).
+__attribute__((target("avx512f,avx512bw"))) void flip_copy_avx512(uint8_t* __restrict d, const uint8_t* __restrict s,
+                                                                   uint64_t n) {
+    const __m512i m = _mm512_set1_epi8(static_cast<char>(0x80));
+    uint64_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        _mm512_storeu_si512(d + i, _mm512_xor_si512(_mm512_loadu_si512(s + i), m));
+    if (i < n) {
+        const __mmask64 k = ~__mmask64{0} >> (64 - (n - i));
+        _mm512_mask_storeu_epi8(d + i, k, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, s + i), m));
+    }
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/// The first bw (4 or 8) bytes of each 16-byte pixel of `in`, flipped, packed: 4 pixels per 64-byte
+/// load, their first dwords (or qwords) compressed together. Returns the pixels done (a multiple
+/// of 4; the caller copies the rest).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) int64_t first_channels_avx512(uint8_t* __restrict d,
+                                                                                   const uint8_t* __restrict in,
+                                                                                   int64_t pixels, uint32_t bw) {
+    const __m512i m = _mm512_set1_epi8(static_cast<char>(0x80));
+    int64_t x = 0;
+    for (; x + 4 <= pixels; x += 4) {
+        const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(in + x * 16), m);
+        // Masked stores of the packed low bytes (no 128/256-bit casts: GCC 12's -Wmaybe-uninitialized).
+        if (bw == 4) _mm512_mask_storeu_epi8(d + x * 4, __mmask64{0xFFFF}, _mm512_maskz_compress_epi32(0x1111, v));
+        else _mm512_mask_storeu_epi8(d + x * 8, __mmask64{0xFFFFFFFF}, _mm512_maskz_compress_epi64(0x55, v));
+    }
+    return x;
+}
+#endif
+
 void build_padded(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t bw, uint32_t c1s, uint64_t Hp,
                   uint64_t Wp) {
     const uint32_t atom = c.atom;
     const uint64_t surf = static_cast<uint64_t>(c.in_w) * c.in_h * atom;
     const auto pad = static_cast<uint8_t>(static_cast<uint8_t>(static_cast<int8_t>(c.pad_value)) ^ 0x80u);
-    const auto flip_copy = [](uint8_t* __restrict d, const uint8_t* __restrict s, uint64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const bool wide = engine_isa() == EngineIsa::Avx512;
+#else
+    const bool wide = false;
+#endif
+    const auto flip_copy = [wide](uint8_t* __restrict d, const uint8_t* __restrict s, uint64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (wide && n >= 64) return flip_copy_avx512(d, s, n);
+#endif
         for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ 0x80u);
     };
     // Padded columns [lo, hi) hold input columns lo - pad_left ...
@@ -80,7 +122,12 @@ void build_padded(const ConvConfig& c, const uint8_t* feat, uint8_t* A, uint32_t
             if (bw == atom) {
                 flip_copy(row + lo * bw, in, static_cast<uint64_t>(hi - lo) * bw);
             } else {
-                for (int64_t x = 0; x < hi - lo; ++x) flip_copy(row + (lo + x) * bw, in + x * atom, bw);
+                int64_t x = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+                if (wide && atom == 16 && (bw == 4 || bw == 8))
+                    x = first_channels_avx512(row + lo * bw, in, hi - lo, bw);
+#endif
+                for (; x < hi - lo; ++x) flip_copy(row + (lo + x) * bw, in + x * atom, bw);
             }
         }
     }
