@@ -61,6 +61,22 @@ Fp16Lut exp_table() {
     });
 }
 
+/// The EW ALU task of x against the ERDMA operand (alu: regdb AluAlgo) and the exp table task.
+Fp16DpuOp ew_alu(hw::rknpu::enums::AluAlgo alu, const char* what) {
+    Fp16DpuOp op;
+    op.kind = Fp16DpuOp::Kind::Add;
+    op.alu_algo = static_cast<uint32_t>(alu);
+    op.what = what;
+    return op;
+}
+Fp16DpuOp exp_task(const Fp16Lut& t) {
+    Fp16DpuOp op;
+    op.kind = Fp16DpuOp::Kind::Lut;
+    op.lut = t;
+    op.what = "softmax exp";
+    return op;
+}
+
 /// A one-row cube [C,1,a*b] seen as [C,a,b]: the same bytes (compact rows of b atoms).
 DeviceTensor as_grid(const DeviceTensor& t, int a, int b) {
     DeviceTensor g = t;
@@ -146,22 +162,10 @@ bool Compiler::softmax_f16(size_t i) {
             for (int row = 0; row < H; ++row) {
                 const DeviceTensor xr = rows_of(X, row, 1), yr = rows_of(Y, row, 1);
                 pool(xr, m, row);
-                Fp16DpuOp sub;
-                sub.kind = Fp16DpuOp::Kind::Add;
-                sub.alu_algo = static_cast<uint32_t>(Algo::MINUS);
-                sub.what = "softmax x - max";
-                add(lower_fp16_dpu_op(name, sub, xr, &m, d, arena_, soc_, core), row, true);
-                Fp16DpuOp ex;
-                ex.kind = Fp16DpuOp::Kind::Lut;
-                ex.lut = exp_lut;
-                ex.what = "softmax exp";
-                add(lower_fp16_dpu_op(name, ex, d, nullptr, e, arena_, soc_, core), row, true);
+                add(lower_fp16_dpu_op(name, ew_alu(Algo::MINUS, "softmax x - max"), xr, &m, d, arena_, soc_, core), row, true);
+                add(lower_fp16_dpu_op(name, exp_task(exp_lut), d, nullptr, e, arena_, soc_, core), row, true);
                 sum(e, s, row);
-                Fp16DpuOp div;
-                div.kind = Fp16DpuOp::Kind::Add;
-                div.alu_algo = static_cast<uint32_t>(Algo::DIV);
-                div.what = "softmax exp / sum";
-                add(lower_fp16_dpu_op(name, div, e, &s, yr, arena_, soc_, core), row, false);
+                add(lower_fp16_dpu_op(name, ew_alu(Algo::DIV, "softmax exp / sum"), e, &s, yr, arena_, soc_, core), row, false);
             }
             return all;
         },
@@ -241,37 +245,28 @@ bool Compiler::softmax_channels_f16(size_t i) {
                 DeviceTensor b = l.b.empty() ? slice(in, l.h, l.h) : m_.tensors.at(l.b);
                 if (!l.a.empty()) select(in, a, [](int k) { return k; });
                 if (!l.b.empty()) select(in, b, [&l](int k) { return std::min(l.h + k, l.n - 1); });
-                Fp16DpuOp mx;
-                mx.kind = Fp16DpuOp::Kind::Add;
-                mx.alu_algo = static_cast<uint32_t>(Algo::MAX);
-                mx.what = "softmax channel max";
-                add(lower_fp16_dpu_op(name, mx, a, &b, m_.tensors.at(l.out), arena_, soc_, core), true);
+                add(lower_fp16_dpu_op(name, ew_alu(Algo::MAX, "softmax channel max"), a, &b, m_.tensors.at(l.out), arena_,
+                                      soc_, core),
+                    true);
             }
             for (TaskBody& b : tile_tasks(name + "/max", t_m, t_mb, "", core, true)) all.push_back(std::move(b));
-            Fp16DpuOp sub;
-            sub.kind = Fp16DpuOp::Kind::Add;
-            sub.alu_algo = static_cast<uint32_t>(Algo::MINUS);
-            sub.what = "softmax x - max";
-            add(lower_fp16_dpu_op(name, sub, m_.tensors.at(x), &m_.tensors.at(t_mb), m_.tensors.at(t_d), arena_, soc_, core), true);
-            Fp16DpuOp ex;
-            ex.kind = Fp16DpuOp::Kind::Lut;
-            ex.lut = exp_lut;
-            ex.what = "softmax exp";
-            add(lower_fp16_dpu_op(name, ex, m_.tensors.at(t_d), nullptr, m_.tensors.at(t_e), arena_, soc_, core), true);
+            const DeviceTensor &d = m_.tensors.at(t_d), &e = m_.tensors.at(t_e);
+            add(lower_fp16_dpu_op(name, ew_alu(Algo::MINUS, "softmax x - max"), m_.tensors.at(x), &m_.tensors.at(t_mb), d,
+                                  arena_, soc_, core),
+                true);
+            add(lower_fp16_dpu_op(name, exp_task(exp_lut), d, nullptr, e, arena_, soc_, core), true);
             {  // the sum over channels: a 1x1 conv of ones to one channel (fp32 accumulation)
                 ConvOp op;
                 op.name = name + "/sum";
                 op.fp16 = true;
                 op.in_c = C, op.out_c = 1;
                 if (!opts_.timing_only) op.weights_f.assign(static_cast<size_t>(C), 1.f);
-                add(lower_conv_op(op, m_.tensors.at(t_e), m_.tensors.at(t_s), arena_, soc_, {core}), true);
+                add(lower_conv_op(op, e, m_.tensors.at(t_s), arena_, soc_, {core}), true);
             }
             for (TaskBody& b : tile_tasks(name + "/sum", t_s, t_sb, "", core, true)) all.push_back(std::move(b));
-            Fp16DpuOp div;
-            div.kind = Fp16DpuOp::Kind::Add;
-            div.alu_algo = static_cast<uint32_t>(Algo::DIV);
-            div.what = "softmax exp / sum";
-            add(lower_fp16_dpu_op(name, div, m_.tensors.at(t_e), &m_.tensors.at(t_sb), m_.tensors.at(y), arena_, soc_, core), false);
+            add(lower_fp16_dpu_op(name, ew_alu(Algo::DIV, "softmax exp / sum"), e, &m_.tensors.at(t_sb), m_.tensors.at(y),
+                                  arena_, soc_, core),
+                false);
             return all;
         },
         false);
