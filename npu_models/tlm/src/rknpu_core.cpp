@@ -169,6 +169,17 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
             const auto it = snapshots_.find({reg.addr, reg.bytes});
             if (it != snapshots_.end() && it->second.stamp == stamp0) hit = &it->second;
         }
+        // The region's bytes by debug transport (no bus time); false when they leave memory.
+        const auto read_dbg = [&]() {
+            buf.resize(reg.bytes);
+            tlm::tlm_generic_payload& gp = dma_gp_;
+            gp.set_command(tlm::TLM_READ_COMMAND);
+            gp.set_address(reg.addr);
+            gp.set_data_ptr(buf.data());
+            gp.set_data_length(static_cast<unsigned int>(reg.bytes));
+            gp.set_streaming_width(static_cast<unsigned int>(reg.bytes));
+            return dma->transport_dbg(gp) == reg.bytes;
+        };
         // After the transfer: share the image (a hit whose stamp held), or keep the bytes just read
         // as the region's image when nothing wrote into it meanwhile.
         const auto finish_snapshot = [&]() {
@@ -179,16 +190,8 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
                 (*shared)[r] = hit->bytes;
                 return;
             }
-            if (hit) {  // written while the transfer ran (another initiator): the bytes as they are now
-                buf.resize(reg.bytes);
-                tlm::tlm_generic_payload& gp = dma_gp_;
-                gp.set_command(tlm::TLM_READ_COMMAND);
-                gp.set_address(reg.addr);
-                gp.set_data_ptr(buf.data());
-                gp.set_data_length(static_cast<unsigned int>(reg.bytes));
-                gp.set_streaming_width(static_cast<unsigned int>(reg.bytes));
-                if (dma->transport_dbg(gp) != reg.bytes) buf.assign(reg.bytes, 0);
-            }
+            // Written while the transfer ran (another initiator): the bytes as they are now.
+            if (hit && !read_dbg()) buf.assign(reg.bytes, 0);
             if (!same) return;
             const auto it = snapshots_.find({reg.addr, reg.bytes});
             if (it != snapshots_.end() && *it->second.bytes == buf) {
@@ -211,20 +214,11 @@ bool RknpuCore::dma_move(const std::vector<rknpu::DmaRegion>& regions, bool writ
         if (reg.cbuf_resident && !write) {
             // Held in the CBUF (WEIGHT_REUSE): no bus time. The model keeps no CBUF image, so the
             // engines get the same bytes from memory by debug transport.
-            if (!timing_only && !hit) {
-                buf.resize(reg.bytes);
-                tlm::tlm_generic_payload& gp = dma_gp_;
-                gp.set_command(tlm::TLM_READ_COMMAND);
-                gp.set_address(reg.addr);
-                gp.set_data_ptr(buf.data());
-                gp.set_data_length(static_cast<unsigned int>(reg.bytes));
-                gp.set_streaming_width(static_cast<unsigned int>(reg.bytes));
-                if (dma->transport_dbg(gp) != reg.bytes) {
-                    diags_.push_back(fmt::format("{}: CBUF-resident {} of {} bytes at 0x{:x} is outside memory", name(),
-                                                 reg.what, reg.bytes, reg.addr));
-                    bad = r;
-                    return false;
-                }
+            if (!timing_only && !hit && !read_dbg()) {
+                diags_.push_back(fmt::format("{}: CBUF-resident {} of {} bytes at 0x{:x} is outside memory", name(), reg.what,
+                                             reg.bytes, reg.addr));
+                bad = r;
+                return false;
             }
             finish_snapshot();
             continue;
