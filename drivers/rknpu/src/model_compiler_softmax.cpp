@@ -96,10 +96,13 @@ bool Compiler::softmax_f16(size_t i) {
     const int64_t opset = g_.opset("");
     int64_t axis = ir::attr_int(n.attrs, "axis", opset >= 13 ? -1 : 1);
     if (axis < 0) axis += rank;
-    // Opset < 13 flattens the dims from `axis` on; for the last axis both definitions agree.
     if (axis != 3 && axis != 1)
         unsupported(fmt::format("Softmax along axis {} (the seed's rule and the lowering: channels or W)", axis));
     if (xv.shape[0] != 1) unsupported("Softmax of a batch > 1");
+    // Opset < 13 flattens the dims from `axis` on: for the last axis both definitions agree, from
+    // axis 1 the softmax runs over C x H x W together (the same as along C only when H = W = 1).
+    if (opset < 13 && axis == 1 && xv.shape[2] * xv.shape[3] > 1)
+        unsupported("Softmax before opset 13 along axis 1 normalises C x H x W together (not lowered)");
     if (axis == 1) return softmax_channels_f16(i);
     const int C = static_cast<int>(xv.shape[1]), H = static_cast<int>(xv.shape[2]), W = static_cast<int>(xv.shape[3]);
     int ga = 1, gb = W;

@@ -149,6 +149,34 @@ void check_soc(const char* soc_name, bool has_softmax) {
 }
 
 TEST(SoftmaxFp16, AlongWidthAndChannelsRk3588) { check_soc("rk3588", true); }
+
+// Softmax-1 / -11 (before opset 13) flattens from `axis` on: along axis 1 of [1,8,3,4] it normalises
+// all 96 values together, which the per-channel lowering does not compute (CPU, with the reason);
+// on [1,8,1,1] the two definitions agree (NPU); the last axis is the same in both (NPU).
+TEST(SoftmaxFp16, OpsetElevenAxisOneFlattens) {
+    test_onnx::ModelBuilder b(11);
+    b.input("a", kF32, {1, 8, 3, 4});
+    b.input("v", kF32, {1, 8, 1, 1});
+    for (const auto& [x, y, nm, axis] : {std::tuple{"a", "ya", "sm_flat", 1}, {"v", "yv", "sm_vec", 1}, {"a", "yw", "sm_last", 3}}) {
+        auto& n = b.node("Softmax", {x}, {y}, nm);
+        test_onnx::ModelBuilder::attr_int(n, "axis", axis);
+        b.output(y);
+    }
+    drv::importer::ImportOptions o;
+    o.qdq = drv::importer::QdqMode::Keep;
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), o, "softmax11.onnx");
+    CompileOptions opts;
+    opts.fp16 = true;
+    const CompiledModel m = compile_model(g, hw::load_named_profile("rk3588"), opts);
+    std::map<std::string, const Layer*> by_name;
+    for (const auto& L : m.layers) by_name[L.name] = &L;
+    ASSERT_TRUE(by_name.count("sm_flat") && by_name.count("sm_vec") && by_name.count("sm_last"));
+    EXPECT_EQ(by_name.at("sm_flat")->unit, Unit::Cpu);
+    EXPECT_NE(by_name.at("sm_flat")->note.find("before opset 13"), std::string::npos) << by_name.at("sm_flat")->note;
+    EXPECT_EQ(by_name.at("sm_vec")->unit, Unit::Npu) << by_name.at("sm_vec")->note;
+    EXPECT_EQ(by_name.at("sm_last")->unit, Unit::Npu) << by_name.at("sm_last")->note;
+}
 TEST(SoftmaxFp16, AlongWidthAndChannelsRk3562) { check_soc("rk3562", true); }
 TEST(SoftmaxFp16, VendorRuleRk3566) { check_soc("rk3566", false); }
 
