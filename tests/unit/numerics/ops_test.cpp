@@ -133,6 +133,18 @@ TEST(QuantizeLinear, PerTensorRowMatchesTheOnnxDefinition) {
             EXPECT_EQ(y[i], static_cast<int8_t>(q)) << "x = " << xs[i] << ", zp = " << zp;
         }
     }
+    // uint8 outputs (the AVX-512 path narrows both signednesses the same way).
+    for (const int zp : {0, 128, 200}) {
+        const Tensor x = f32({static_cast<int64_t>(xs.size())}, xs), s = f32({}, {scale});
+        const Tensor z = make<uint8_t>(DType::U8, {}, {static_cast<uint8_t>(zp)});
+        const auto y = values<uint8_t>(run("QuantizeLinear", {}, {&x, &s, &z})[0]);
+        ASSERT_EQ(y.size(), xs.size());
+        for (size_t i = 0; i < xs.size(); ++i) {
+            const float v = xs[i] / scale;
+            const double q = v != v ? zp : std::min(255.0, std::max(0.0, std::nearbyint(static_cast<double>(v)) + zp));
+            EXPECT_EQ(y[i], static_cast<uint8_t>(q)) << "x = " << xs[i] << ", zp = " << zp;
+        }
+    }
 }
 
 TEST(QLinearConv, RequantizesWithBiasAndZeroPoints) {
