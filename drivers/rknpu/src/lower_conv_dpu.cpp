@@ -147,19 +147,75 @@ static uint32_t f32_bits(float v) {
     return u;
 }
 
+namespace {
+
+/// The output bounds of a float-path conv (fused Relu / ReLU6 / Clip): a lower bound 0 is a ReLU
+/// (RELUX at a finite upper bound); another lower bound is the BN ALU max, its upper bound the EW
+/// ALU min.
+struct FloatClamp {
+    float lo, hi;
+    bool relu, relux, bn_max, ew_min;
+};
+FloatClamp float_clamp(const ConvOp& op) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const bool clip = op.act == Act::Clip;
+    FloatClamp k{};
+    k.lo = clip ? op.clip_lo_f : (op.act == Act::Relu ? 0.f : -inf);
+    k.hi = clip ? op.clip_hi_f : inf;
+    k.relu = k.lo == 0.f, k.relux = k.relu && k.hi < inf;
+    k.bn_max = !k.relu && k.lo > -inf, k.ew_min = !k.relu && k.hi < inf;
+    return k;
+}
+
+/// EW stage of the float path: the ALU min at the upper bound (register operand), or bypassed.
+void emit_float_ew(BodyBuilder& bb, const FloatClamp& k) {
+    if (k.ew_min) {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
+                                       {"EW_OP_BYPASS", 0},
+                                       {"EW_OP_TYPE", 0},
+                                       {"EW_OP_SRC", 0},
+                                       {"EW_ALU_ALGO", en::AluAlgo::MIN},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+        bb.write("DPU_EW_OP_VALUE_0", f32_bits(k.hi));
+    } else {
+        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
+                                       {"EW_OP_BYPASS", 1},
+                                       {"EW_LUT_BYPASS", 1},
+                                       {"EW_OP_CVT_BYPASS", 1},
+                                       {"EW_RELU_BYPASS", 1}});
+    }
+}
+
+/// OUT_CVT (fp32 -> fp16, scale 1) and the DPU_RDMA side of a float-path conv task: the BS operands
+/// (`use`) per kernel group from memory, no BN or EW operands, no MRDMA (the input is the CORE's).
+void emit_float_out(BodyBuilder& bb, const TaskGeom& tg, const Constants& cs, en::DataUse use) {
+    const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
+                   c1 = static_cast<uint64_t>(tg.kn - 1);
+    bb.write("DPU_OUT_CVT_OFFSET", 0);
+    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", 1}});
+    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
+    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});
+    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", use}});
+    bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
+    bb.write("DPU_RDMA_RDMA_NRDMA_CFG", 0);
+    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
+    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
+}
+
+}  // namespace
+
 /// DPU on the float path: BS adds the fp32 bias (ReLU, ReLU6 as ReLU + RELUX there); a Clip with
 /// another lower bound clamps in BN (ALU max, register operand) and EW (ALU min); fp16 output.
 void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const TaskGeom& tg,
                    const Constants& cs) {
     emit_dpu_cube(bb, op, out, tg, true);
-    const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
-                   c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA cube below
-    const float inf = std::numeric_limits<float>::infinity();
-    const bool clip = op.act == Act::Clip;
-    const float lo = clip ? op.clip_lo_f : (op.act == Act::Relu ? 0.f : -inf);
-    const float hi = clip ? op.clip_hi_f : inf;
-    const bool relu = lo == 0.f, relux = relu && hi < inf;
-    const bool bn_max = !relu && lo > -inf, ew_min = !relu && hi < inf;
+    const FloatClamp k = float_clamp(op);
+    const float lo = k.lo, hi = k.hi;
+    const bool relu = k.relu, relux = k.relux, bn_max = k.bn_max;
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},
@@ -187,34 +243,10 @@ void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
                                        {"EW_OP_CVT_BYPASS", 1},
                                        {"EW_RELU_BYPASS", 1}});
         dpu_only::emit_lut_f16(bb, op.lut_f);
-    } else if (ew_min) {
-        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
-                                       {"EW_OP_BYPASS", 0},
-                                       {"EW_OP_TYPE", 0},
-                                       {"EW_OP_SRC", 0},
-                                       {"EW_ALU_ALGO", en::AluAlgo::MIN},
-                                       {"EW_LUT_BYPASS", 1},
-                                       {"EW_OP_CVT_BYPASS", 1},
-                                       {"EW_RELU_BYPASS", 1}});
-        bb.write("DPU_EW_OP_VALUE_0", f32_bits(hi));
     } else {
-        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
-                                       {"EW_OP_BYPASS", 1},
-                                       {"EW_LUT_BYPASS", 1},
-                                       {"EW_OP_CVT_BYPASS", 1},
-                                       {"EW_RELU_BYPASS", 1}});
+        emit_float_ew(bb, k);
     }
-    bb.write("DPU_OUT_CVT_OFFSET", 0);
-    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", 1}});
-    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
-    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
-    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
-    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});
-    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU}});
-    bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
-    bb.write("DPU_RDMA_RDMA_NRDMA_CFG", 0);  // no BN operands in memory
-    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
-    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
+    emit_float_out(bb, tg, cs, en::DataUse::ALU);  // no BN operands in memory
 }
 
 /// An int8 conv with a float output (ConvOp::float_out, assumption A-I2F): the DPU's float path on
@@ -227,14 +259,9 @@ void emit_dpu_fp16(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, c
 void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, const FloatOut& fo, const TaskGeom& tg,
                   const Constants& cs) {
     emit_dpu_cube(bb, op, out, tg, true);
-    const uint64_t w1 = static_cast<uint64_t>(tg.ow - 1), h1 = static_cast<uint64_t>(tg.oh - 1),
-                   c1 = static_cast<uint64_t>(tg.kn - 1);  // the DPU_RDMA operand cube below
-    const float inf = std::numeric_limits<float>::infinity();
-    const bool clip = op.act == Act::Clip;
-    const float lo = clip ? op.clip_lo_f : (op.act == Act::Relu ? 0.f : -inf);
-    const float hi = clip ? op.clip_hi_f : inf;
-    const bool relu = lo == 0.f, relux = relu && hi < inf;
-    const bool bn_max = !relu && lo > -inf, ew_min = !relu && hi < inf;
+    const FloatClamp k = float_clamp(op);
+    const float lo = k.lo, hi = k.hi;
+    const bool relu = k.relu, relux = k.relux, bn_max = k.bn_max;
     bb.write_fields("DPU_BS_CFG", {{"BS_BYPASS", 0},
                                    {"BS_ALU_BYPASS", 0},
                                    {"BS_ALU_ALGO", en::AluAlgo::ADD},
@@ -256,34 +283,8 @@ void emit_dpu_i2f(BodyBuilder& bb, const ConvOp& op, const DeviceTensor& out, co
     bb.write("DPU_BN_ALU_CFG", bn_max ? f32_bits(std::ldexp(lo, fo.exp)) : 0u);
     bb.write_fields("DPU_BN_MUL_CFG", {{"BN_MUL_SRC", 0}, {"BN_MUL_SHIFT_VALUE", 0}, {"BN_MUL_OPERAND", fo.post}});
     bb.write("DPU_BN_RELUX_CMP_VALUE", relux ? f32_bits(hi) : 0u);
-    if (ew_min) {
-        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 0},
-                                       {"EW_OP_BYPASS", 0},
-                                       {"EW_OP_TYPE", 0},
-                                       {"EW_OP_SRC", 0},
-                                       {"EW_ALU_ALGO", en::AluAlgo::MIN},
-                                       {"EW_LUT_BYPASS", 1},
-                                       {"EW_OP_CVT_BYPASS", 1},
-                                       {"EW_RELU_BYPASS", 1}});
-        bb.write("DPU_EW_OP_VALUE_0", f32_bits(hi));
-    } else {
-        bb.write_fields("DPU_EW_CFG", {{"EW_BYPASS", 1},
-                                       {"EW_OP_BYPASS", 1},
-                                       {"EW_LUT_BYPASS", 1},
-                                       {"EW_OP_CVT_BYPASS", 1},
-                                       {"EW_RELU_BYPASS", 1}});
-    }
-    bb.write("DPU_OUT_CVT_OFFSET", 0);
-    bb.write_fields("DPU_OUT_CVT_SCALE", {{"OUT_CVT_SCALE", 1}, {"FP32TOFP16_EN", 1}});
-    bb.write_fields("DPU_OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0}});
-    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_WIDTH", {{"WIDTH", w1}});
-    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_HEIGHT", {{"HEIGHT", h1}});
-    bb.write_fields("DPU_RDMA_RDMA_DATA_CUBE_CHANNEL", {{"CHANNEL", c1}});
-    bb.write_fields("DPU_RDMA_RDMA_BRDMA_CFG", {{"BRDMA_DATA_USE", en::DataUse::ALU_MUL}});
-    bb.write_addr("DPU_RDMA_RDMA_BS_BASE_ADDR", cs.bs[static_cast<size_t>(tg.g)]);
-    bb.write("DPU_RDMA_RDMA_NRDMA_CFG", 0);  // the BN multiplier is a register operand
-    bb.write_fields("DPU_RDMA_RDMA_ERDMA_CFG", {{"ERDMA_DISABLE", 1}});
-    bb.write_fields("DPU_RDMA_RDMA_FEATURE_MODE_CFG", {{"BURST_LEN", en::BurstLen::BURST_16}, {"MRDMA_DISABLE", 1}});
+    emit_float_ew(bb, k);
+    emit_float_out(bb, tg, cs, en::DataUse::ALU_MUL);  // the BN multiplier is a register operand
 }
 
 }  // namespace drv::rknpu::conv_detail
