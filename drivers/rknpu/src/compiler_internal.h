@@ -316,6 +316,9 @@ class Compiler {
     /// the end), produced by a node (not a graph input or output), not already placed in another
     /// buffer, not itself holding aliases, not listed twice.
     std::vector<ConcatPart> concat_parts(const ir::Node& n, const DeviceTensor& out);
+    /// The parts written in place become channel slices (aliases) of the concat output `y`; returns
+    /// how many inputs need a copy instead (int8 and fp16 Concat along channels).
+    size_t alias_in_place(const std::vector<ConcatPart>& parts, const std::string& y);
 
     bool concat(size_t i);
     /// A channel concat with an input starting inside an atom (ShuffleNet's 24 + 24 channels on a

@@ -501,16 +501,7 @@ bool Compiler::concat_f16(size_t i) {
         c_off += t.c;
     }
     if (c_off != out.c) unsupported("Concat channel sum differs from the output");
-    size_t copies = 0;
-    for (const auto& p : parts) {
-        if (!p.in_place) {
-            ++copies;
-            continue;
-        }
-        m_.tensors.at(p.name).alias_of = y;
-        aliased_.insert(p.name);
-        slice_off_[p.name] = p.c_off;
-    }
+    const size_t copies = alias_in_place(parts, y);
     Layer L = base_layer(i, "Concat", copies ? Unit::Npu : Unit::View);
     L.note = copies ? fmt::format("fp16: {} of {} inputs written in place, {} copies", parts.size() - copies,
                                   parts.size(), copies)

@@ -57,6 +57,20 @@ std::vector<Compiler::ConcatPart> Compiler::concat_parts(const ir::Node& n, cons
     return parts;
 }
 
+size_t Compiler::alias_in_place(const std::vector<ConcatPart>& parts, const std::string& y) {
+    size_t copies = 0;
+    for (const auto& p : parts) {
+        if (!p.in_place) {
+            ++copies;
+            continue;
+        }
+        m_.tensors.at(p.name).alias_of = y;
+        aliased_.insert(p.name);
+        slice_off_[p.name] = p.c_off;
+    }
+    return copies;
+}
+
 bool Compiler::concat(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const std::string y = n.outputs.at(0);
@@ -70,16 +84,7 @@ bool Compiler::concat(size_t i) {
     const std::vector<ConcatPart> parts = concat_parts(n, out);
     for (const auto& p : parts)
         if (p.c_off % out.c2 != 0) return concat_gather(i, parts, y);
-    size_t copies = 0;
-    for (const auto& p : parts) {
-        if (!p.in_place) {
-            ++copies;
-            continue;
-        }
-        m_.tensors.at(p.name).alias_of = y;
-        aliased_.insert(p.name);
-        slice_off_[p.name] = p.c_off;
-    }
+    const size_t copies = alias_in_place(parts, y);
     const size_t k = parts.size();
     Layer L = base_layer(i, "Concat", copies ? Unit::Npu : Unit::View);
     L.note = copies ? fmt::format("{} of {} inputs written in place, {} requantizing copies", k - copies, k, copies)
