@@ -488,6 +488,46 @@ NPUSIM_T512 void fused_avx512(const void* in_v, int8_t* out, uint64_t n, const D
 #endif
 
 #ifdef NPUSIM_X86_DISPATCH
+/// fused_avx512 for 16 lanes in the high-dword form (DpuBlocked::FusedHi, fused_hi): the 64-bit
+/// products x * M' + R' of the even and odd lanes keep only their high dwords, which VPBLENDMD
+/// puts back in lane order, so the shift by S - 32 and the clamp run on one int32 vector:
+/// floor(y / 2^S) = floor(floor(y / 2^32) / 2^(S - 32)) for the arithmetic shifts, and
+/// |y| < 2^62 keeps floor(y / 2^32) inside int32. Same values as fused_avx512.
+template <bool kI8In, bool kTwo>
+NPUSIM_T512 void fused_hi_avx512(const void* in_v, int8_t* out, uint64_t n, const DpuBlocked::FusedHi& F, int64_t S,
+                                 int64_t S1) {
+    const __m128i sh = _mm_cvtsi64_si128(S), sh1 = _mm_cvtsi64_si128(S1);
+    const auto* in32 = static_cast<const int32_t*>(in_v);
+    const auto* in8 = static_cast<const int8_t*>(in_v);
+    const __m512i Me = _mm512_loadu_si512(F.Me), Mo = _mm512_loadu_si512(F.Mo), Re = _mm512_loadu_si512(F.Re),
+                  Ro = _mm512_loadu_si512(F.Ro), Lo = _mm512_loadu_si512(F.lo), Hi = _mm512_loadu_si512(F.hi);
+    __m512i M1e = Me, M1o = Mo, R1e = Re, R1o = Ro, L1e = Re, L1o = Re, H1e = Re, H1o = Re;
+    if constexpr (kTwo) {
+        M1e = _mm512_loadu_si512(F.M1e), M1o = _mm512_loadu_si512(F.M1o), R1e = _mm512_loadu_si512(F.R1e);
+        R1o = _mm512_loadu_si512(F.R1o), L1e = _mm512_loadu_si512(F.L1e), L1o = _mm512_loadu_si512(F.L1o);
+        H1e = _mm512_loadu_si512(F.H1e), H1o = _mm512_loadu_si512(F.H1o);
+    }
+    for (uint64_t p = 0; p < n; ++p) {
+        __m512i x;
+        if constexpr (kI8In)
+            x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in8 + p * 16)));
+        else
+            x = _mm512_loadu_si512(in32 + p * kAccBlock);
+        __m512i xe = x, xo = _mm512_maskz_srli_epi64(kAll8, x, 32);
+        if constexpr (kTwo) {
+            xe = clamp64(sra64(add64(mul32(xe, M1e), R1e), sh1), L1e, H1e);
+            xo = clamp64(sra64(add64(mul32(xo, M1o), R1o), sh1), L1o, H1o);
+        }
+        const __m512i e = add64(mul32(xe, Me), Re), o = add64(mul32(xo, Mo), Ro);
+        __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_maskz_srli_epi64(kAll8, e, 32), o);
+        v = _mm512_maskz_sra_epi32(0xFFFF, v, sh);
+        v = _mm512_maskz_min_epi32(0xFFFF, _mm512_maskz_max_epi32(0xFFFF, v, Lo), Hi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p * 16), _mm512_maskz_cvtepi32_epi8(0xFFFF, v));
+    }
+}
+#endif
+
+#ifdef NPUSIM_X86_DISPATCH
 template <bool kI8In, bool kEwMem, bool kEwCvt, uint32_t kLanes, bool kS, bool kU>
 BodyFn pick512(int bn, bool ew) {
     if (bn == 0) return ew ? body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, true, kS, kU> : body_avx512<kI8In, kEwMem, kEwCvt, kLanes, 0, false, kS, kU>;
@@ -550,6 +590,8 @@ bool dpu_blocked_ok(const DpuConfig& d) {
 namespace {
 
 /// DpuBlocked's constants for a configuration dpu_blocked_ok admits.
+void fuse_hi(DpuBlocked::Prepared& t);
+
 std::shared_ptr<const DpuBlocked::Prepared> prepare(const DpuConfig& d, const DpuOperands& ops) {
     auto t = std::make_shared<DpuBlocked::Prepared>();
     const uint32_t C = d.c;
@@ -625,7 +667,37 @@ std::shared_ptr<const DpuBlocked::Prepared> prepare(const DpuConfig& d, const Dp
             t->fused = t->two_stage ? fuse_lane2(t->lane[sf], j, k, f)
                                     : fuse_lane(t->lane[sf], j, k, f.M[j], f.R[j], f.lo[j], f.hi[j]);
         }
+    if (t->fused && t->lanes == 16) fuse_hi(*t);
     return t;
+}
+
+/// Prepared::fused_hi from fused_lane: with S = fused_shift >= 32 the constants as they are and a
+/// shift of S - 32 after the high dword; with S < 32, M and R scaled by 2^(32 - S) (the same
+/// floor((x * M + R) / 2^S)) where M' stays inside int32 (VPMULDQ's operand) and |R'| <= 2^61, so
+/// that |x * M' + R'| < 2^62 for any int32 x. Left empty when a lane does not fit.
+void fuse_hi(DpuBlocked::Prepared& t) {
+    const int64_t S = t.fused_shift;
+    if (S < 0 || S > 62) return;
+    const int up = S < 32 ? static_cast<int>(32 - S) : 0;
+    std::vector<DpuBlocked::FusedHi> hi(t.surfaces);
+    for (uint32_t sf = 0; sf < t.surfaces; ++sf) {
+        const DpuBlocked::Fused& f = t.fused_lane[sf];
+        DpuBlocked::FusedHi& h = hi[sf];
+        for (uint32_t j = 0; j < 16; ++j) {
+            const int64_t M = f.M[j] * (int64_t{1} << up);  // |f.M| <= 2^30 (fuse_lane): no overflow before the check
+            if (M < INT32_MIN || M > INT32_MAX || f.lo[j] < INT32_MIN || f.hi[j] > INT32_MAX) return;
+            const int64_t lim = (int64_t{1} << 61) >> up;
+            if (f.R[j] > lim || f.R[j] < -lim) return;
+            const int64_t R = f.R[j] * (int64_t{1} << up);
+            const uint32_t i = j / 2;
+            (j % 2 ? h.Mo : h.Me)[i] = M, (j % 2 ? h.Ro : h.Re)[i] = R;
+            h.lo[j] = static_cast<int32_t>(f.lo[j]), h.hi[j] = static_cast<int32_t>(f.hi[j]);
+            (j % 2 ? h.M1o : h.M1e)[i] = f.M1[j], (j % 2 ? h.R1o : h.R1e)[i] = f.R1[j];
+            (j % 2 ? h.L1o : h.L1e)[i] = f.lo1[j], (j % 2 ? h.H1o : h.H1e)[i] = f.hi1[j];
+        }
+    }
+    t.fused_hi = std::move(hi);
+    t.hi_shift = S < 32 ? 0 : S - 32;
 }
 
 /// Bound of the DPU constants cache per thread.
@@ -658,7 +730,8 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
     if (!t_) {
         t_ = prepare(d, ops);
         cache.insert(params, {bs, bn, ew}, t_,
-                     sizeof(Prepared) + t_->lane.size() * sizeof(Lanes) + t_->fused_lane.size() * sizeof(Fused));
+                     sizeof(Prepared) + t_->lane.size() * sizeof(Lanes) + t_->fused_lane.size() * sizeof(Fused) +
+                         t_->fused_hi.size() * sizeof(FusedHi));
     }
 }
 
@@ -673,9 +746,14 @@ void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint
     const BodyFn fn = pick(img != nullptr, t.lanes, t.ew_mem, t.ew_cvt, t.bn_mode, t.ew_used, t.k.msh != 0,
                            t.k.scale == 1 && t.k.shift <= 30);
     using FusedFn = void (*)(const void*, int8_t*, uint64_t, const Fused&, int64_t, int64_t);
+    using FusedHiFn = void (*)(const void*, int8_t*, uint64_t, const FusedHi&, int64_t, int64_t);
     FusedFn ffn = nullptr;
+    FusedHiFn hfn = nullptr;
 #ifdef NPUSIM_X86_DISPATCH
-    if (t.fused && t.two_stage)
+    if (!t.fused_hi.empty())
+        hfn = img ? (t.two_stage ? fused_hi_avx512<true, true> : fused_hi_avx512<true, false>)
+                  : (t.two_stage ? fused_hi_avx512<false, true> : fused_hi_avx512<false, false>);
+    else if (t.fused && t.two_stage)
         ffn = img ? (t.lanes == 16 ? fused_avx512<true, 16, true> : fused_avx512<true, 8, true>)
                   : (t.lanes == 16 ? fused_avx512<false, 16, true> : fused_avx512<false, 8, true>);
     else if (t.fused)
@@ -689,7 +767,8 @@ void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint
                              : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);
         auto* dst = reinterpret_cast<int8_t*>(out[sf].data() + p0 * atom);
         const auto* e = t.ew_mem ? reinterpret_cast<const int8_t*>(ops_.ew.data() + sf * t.ew_surf + p0 * atom) : nullptr;
-        if (ffn) ffn(in, dst, n, t.fused_lane[sf], t.fused_shift, t.k.msh);
+        if (hfn) hfn(in, dst, n, t.fused_hi[sf], t.hi_shift, t.k.msh);
+        else if (ffn) ffn(in, dst, n, t.fused_lane[sf], t.fused_shift, t.k.msh);
         else fn(in, e, dst, n, t.lane[sf], t.k);
         const uint32_t valid = std::min(lanes, d_.c - ch0);  // padding channels of the last atom are zero
         if (valid < lanes)

@@ -50,6 +50,16 @@ public:
         int64_t M1[16], R1[16], lo1[16], hi1[16];
     };
 
+    /// Fused for 16-lane atoms in the AVX-512 kernel's order, when the last map's shift S is at
+    /// least 32 after a pre-scale (fused_hi): the product lanes' high dwords are
+    /// floor((x * M' + R') / 2^32), shifted by S - 32 and clamped in int32. Even lanes (0, 2, ..)
+    /// first: e[i] = lane 2i, o[i] = lane 2i + 1.
+    struct FusedHi {
+        int64_t Me[8], Mo[8], Re[8], Ro[8];
+        int32_t lo[16], hi[16];
+        int64_t M1e[8], M1o[8], R1e[8], R1o[8], L1e[8], L1o[8], H1e[8], H1o[8];
+    };
+
     /// The task's constants, a function of the DPU fields and the BS / BN (and per-channel EW)
     /// operand bytes alone, shared through the engine cache (engine_cache.h).
     struct Prepared {
@@ -64,6 +74,10 @@ public:
         bool two_stage = false;  ///< ... after the BS map of its own (a BS shift)
         int64_t fused_shift = 0;
         std::vector<Fused> fused_lane;
+        /// fused_lane in the high-dword form (16 lanes only; empty when a lane's constants do not
+        /// fit it), with its right shift after the high dword.
+        std::vector<FusedHi> fused_hi;
+        int64_t hi_shift = 0;
     };
 
 private:

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "npu/rknpu/block_timing.h"
+#include "npu/rknpu/buffer_pool.h"
 #include "npu/rknpu/conv_engine.h"
 #include "npu/rknpu/conv_timing.h"
 #include "npu/rknpu/dpu_engine.h"
@@ -459,9 +460,12 @@ std::vector<std::vector<uint8_t>> execute_task_impl(const TaskPlan& plan, std::v
             if (hooks->conv_dpu(c, ops, dops, out)) return finish(plan, out, c.dpu.out, c.atom);
             return finish(plan, conv_dpu_cube(c, ops, dops.bn, dops.ew), c.dpu.out, c.atom);
         }
-        if (fast_ppu(plan) && !c.dpu.transpose)  // the DPU writes its surfaces straight (fast int8 path inside)
-            return finish_surfaces(plan, run_conv_surfaces(c, ops, gather(plan, reads, kBnOperands),
-                                                           gather(plan, reads, kEwCube)));
+        if (fast_ppu(plan) && !c.dpu.transpose) {  // the DPU writes its surfaces straight (fast int8 path inside)
+            std::vector<uint8_t> bn = gather(plan, reads, kBnOperands), ew = gather(plan, reads, kEwCube);
+            Surfaces s = run_conv_surfaces(c, ops, bn, ew);
+            recycle(ops.feature, ew);  // spent: the next task's reads and outputs reuse the memory
+            return finish_surfaces(plan, std::move(s));
+        }
         return finish(plan, conv_dpu_cube(c, ops, gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)), c.dpu.out,
                       c.atom);
     }
@@ -476,9 +480,11 @@ std::vector<std::vector<uint8_t>> execute_task_impl(const TaskPlan& plan, std::v
             return finish(plan, out, d.out, d.atom);
         }
         if (dpu_fast_ok(d) && !reference_engines() && fast_ppu(plan)) {
-            const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),
-                                  gather(plan, reads, kEwCube)};
-            return finish_surfaces(plan, run_dpu_int_image(d, gather(plan, reads, kDpuInput), ops));
+            DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands), gather(plan, reads, kEwCube)};
+            std::vector<uint8_t> in = gather(plan, reads, kDpuInput);
+            Surfaces s = run_dpu_int_image(d, in, ops);
+            recycle(in, ops.ew);
+            return finish_surfaces(plan, std::move(s));
         }
         const Cube in = unpack_cube(gather(plan, reads, kDpuInput), d.w, d.h, d.c, d.src_prec, d.atom);
         const DpuOperands ops{gather(plan, reads, kBsOperands), gather(plan, reads, kBnOperands),

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace npu::rknpu {
@@ -19,5 +20,13 @@ std::vector<uint8_t> zeroed_buffer(size_t n);
 std::vector<uint8_t> overwritten_buffer(size_t n);
 /// Keep the buffers' memory for zeroed_buffer (up to the pool's bound); `bufs` is left empty.
 void recycle_buffers(std::vector<std::vector<uint8_t>>& bufs);
+/// recycle_buffers for single buffers (a task's spent reads); each is left empty.
+template <class... B>
+void recycle(B&... bufs) {
+    std::vector<std::vector<uint8_t>> v;
+    v.reserve(sizeof...(B));
+    (v.push_back(std::move(bufs)), ...);
+    recycle_buffers(v);
+}
 
 }  // namespace npu::rknpu
