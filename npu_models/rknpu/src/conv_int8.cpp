@@ -648,9 +648,10 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     a_ = a, b_ = packed_->b.data(), wsum_ = packed_->s.data();
 }
 
-void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
+void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc, uint32_t b0, uint32_t b1) const {
     const ConvConfig& c = c_;
     if (c.depthwise) {
+        b0 = 0, b1 = blocks_;
         const auto* f = reinterpret_cast<const int8_t*>(ops_.feature.data());
         const auto* w = reinterpret_cast<const int8_t*>(ops_.weights.data());
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -668,25 +669,25 @@ void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc) const {
         AView av;
         av.base = a_, av.koff = koff_.data(), av.out_w = c.out_w, av.row_step = row_step_, av.col_step = col_step_;
         const uint64_t blk = n * kAccBlock;
-        uint32_t pn = 0;
+        uint32_t pn = b0;
 #if defined(__x86_64__)
         if (use_vnni()) {
             using Fn = void (*)(const AView&, uint64_t, const int8_t*, uint64_t, const int32_t*, uint64_t, uint64_t, int32_t*);
             const Fn two = bw_ == 16 ? gemm_vnni<16, 2> : bw_ == 8 ? gemm_vnni<8, 2> : gemm_vnni<4, 2>;
             const Fn one = bw_ == 16 ? gemm_vnni<16, 1> : bw_ == 8 ? gemm_vnni<8, 1> : gemm_vnni<4, 1>;
-            for (; pn + 2 <= blocks_; pn += 2) two(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-            if (pn < blocks_) one(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
-            pn = blocks_;
+            for (; pn + 2 <= b1; pn += 2) two(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            if (pn < b1) one(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
+            pn = b1;
         }
 #endif
-        for (; pn < blocks_; ++pn) {
+        for (; pn < b1; ++pn) {
             const auto fn = bw_ == 16 ? gemm_panel_portable<16> : bw_ == 8 ? gemm_panel_portable<8> : gemm_panel_portable<4>;
             fn(av, K_, b_ + pn * panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
         }
     }
     if (c.clip_truncate) {  // CORE_CLIP_TRUNCATE: shifted right (half up) and saturated to 32 bits
-        const uint64_t total = static_cast<uint64_t>(blocks_) * n * kAccBlock;
-        for (uint64_t i = 0; i < total; ++i)
+        const uint64_t total = static_cast<uint64_t>(b1) * n * kAccBlock;
+        for (uint64_t i = static_cast<uint64_t>(b0) * n * kAccBlock; i < total; ++i)
             acc[i] = static_cast<int32_t>(num::saturate(
                 num::mul_shift(acc[i], 1, static_cast<int>(c.clip_truncate), num::Rounding::HalfUp), INT32_MIN, INT32_MAX));
     }

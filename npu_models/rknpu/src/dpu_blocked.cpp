@@ -735,13 +735,21 @@ DpuBlocked::DpuBlocked(const DpuConfig& d, const DpuOperands& ops) : d_(d), ops_
     }
 }
 
-void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const { sweep(acc, nullptr, p0, n, out); }
-
-void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
-    sweep(nullptr, img, 0, static_cast<uint64_t>(d_.w) * d_.h, out);
+void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const {
+    sweep(acc, nullptr, p0, n, out, 0, t_->surfaces);
 }
 
-void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const {
+void DpuBlocked::run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out, uint32_t b0, uint32_t b1) const {
+    const uint32_t per = kAccBlock / t_->lanes;  // surfaces per accumulator block
+    sweep(acc, nullptr, p0, n, out, std::min(b0 * per, t_->surfaces), std::min(b1 * per, t_->surfaces));
+}
+
+void DpuBlocked::run_image(const uint8_t* img, Surfaces& out) const {
+    sweep(nullptr, img, 0, static_cast<uint64_t>(d_.w) * d_.h, out, 0, t_->surfaces);
+}
+
+void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out, uint32_t sf0,
+                       uint32_t sf1) const {
     const Prepared& t = *t_;
     const BodyFn fn = pick(img != nullptr, t.lanes, t.ew_mem, t.ew_cvt, t.bn_mode, t.ew_used, t.k.msh != 0,
                            t.k.scale == 1 && t.k.shift <= 30);
@@ -761,7 +769,7 @@ void DpuBlocked::sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint
                   : (t.lanes == 16 ? fused_avx512<false, 16, false> : fused_avx512<false, 8, false>);
 #endif
     const uint32_t atom = d_.atom, lanes = t.lanes;
-    for (uint32_t sf = 0; sf < t.surfaces; ++sf) {
+    for (uint32_t sf = sf0; sf < sf1; ++sf) {
         const uint32_t ch0 = sf * lanes;
         const void* in = img ? static_cast<const void*>(img + sf * n * atom)
                              : static_cast<const void*>(acc + (ch0 / kAccBlock) * n * kAccBlock + ch0 % kAccBlock);

@@ -32,6 +32,8 @@ public:
     /// Pixels [p0, p0 + n) of every surface: `acc` holds those n pixels in blocks (block stride
     /// n * 16 int32); writes out[s][(p0 + p) * atom + j].
     void run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out) const;
+    /// run for the output channels [16 b0, 16 b1) only: the accumulator blocks [b0, b1).
+    void run(const int32_t* acc, uint64_t p0, uint64_t n, Surfaces& out, uint32_t b0, uint32_t b1) const;
     /// The whole cube from the MRDMA's compact int8 NC1HWC2 image (d.src_prec Int8).
     void run_image(const uint8_t* img, Surfaces& out) const;
 
@@ -81,7 +83,8 @@ public:
     };
 
 private:
-    void sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out) const;
+    void sweep(const int32_t* acc, const uint8_t* img, uint64_t p0, uint64_t n, Surfaces& out, uint32_t sf0,
+               uint32_t sf1) const;
     const DpuConfig& d_;
     const DpuOperands& ops_;
     std::shared_ptr<const Prepared> t_;
