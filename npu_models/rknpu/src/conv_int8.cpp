@@ -435,13 +435,47 @@ struct DwPadded {
     const uint8_t* base = nullptr;
     uint64_t row_bytes = 0;    ///< Wp * 16
     uint64_t plane_bytes = 0;  ///< Hp * Wp * 16
+    const int8_t* wq = nullptr;     ///< DwQuadsView::wq
+    const int32_t* corr = nullptr;  ///< DwQuadsView::corr
 };
+
+/// DwQuadsView::wq / corr from the canonical depthwise weights ([tap][in_c], s8): a quad's four
+/// taps' 16-channel rows in one vector, put in channel order by the VPERMB of the input quads.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void dw_weight_quads(
+    const ConvConfig& c, const int8_t* wts, uint32_t nq, std::vector<int8_t>& wq, std::vector<int32_t>& corr) {
+    const uint32_t kh = c.kernel_h, kw = c.kernel_w, groups = (c.out_c + 15) / 16;
+    wq.resize(static_cast<size_t>(groups) * kh * nq * 64);
+    corr.resize(static_cast<size_t>(groups) * 16);
+    alignas(64) uint8_t idx[64];
+    for (uint32_t ch = 0; ch < 16; ++ch)
+        for (uint32_t j = 0; j < 4; ++j) idx[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
+    const __m512i perm = _mm512_load_si512(idx);
+    for (uint32_t g = 0; g < groups; ++g) {
+        __m512i sum = _mm512_setzero_si512();
+        for (uint32_t ky = 0; ky < kh; ++ky)
+            for (uint32_t q = 0; q < nq; ++q) {
+                __m512i rows = _mm512_setzero_si512();
+                for (uint32_t j = 0; j < 4; ++j) {
+                    const uint32_t kx = 4 * q + j;
+                    if (kx >= kw) break;  // taps past the kernel: weight 0
+                    const __m128i r = _mm_loadu_si128(
+                        reinterpret_cast<const __m128i*>(wts + (static_cast<uint64_t>(ky) * kw + kx) * c.in_c + 16 * g));
+                    rows = _mm512_mask_broadcast_i32x4(rows, static_cast<__mmask16>(0xF << (4 * j)), r);
+                }
+                const __m512i v = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, perm, rows);
+                _mm512_storeu_si512(wq.data() + ((static_cast<size_t>(g) * kh + ky) * nq + q) * 64, v);
+                sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(static_cast<char>(0x80)), v);
+            }
+        _mm512_storeu_si512(corr.data() + 16 * g, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
+    }
+}
 
 template <uint32_t kNq>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise16_quads(
     const ConvConfig& c, const DwPadded& pd, const int8_t* wts, uint64_t p0, uint64_t n, int32_t* acc) {
     constexpr uint32_t kMaxRows = 8;
-    const uint32_t kh = c.kernel_h, kw = c.kernel_w, sx = c.stride_x;
+    const uint32_t kh = c.kernel_h, sx = c.stride_x;
+    (void)wts;
     alignas(64) uint8_t idx[64];
     for (uint32_t ch = 0; ch < 16; ++ch)
         for (uint32_t j = 0; j < 4; ++j) idx[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
@@ -449,19 +483,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
     for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += 16) {
         // Weight quads per kernel row (s8: w[ky][4q + j][c] in byte 4c + j), and -128 sum w.
         __m512i w[kMaxRows][kNq];
-        __m512i corr = _mm512_setzero_si512();
+        const int8_t* wg = pd.wq + static_cast<uint64_t>(ch0 / 16) * kh * kNq * 64;
         for (uint32_t ky = 0; ky < kh; ++ky)
-            for (uint32_t q = 0; q < kNq; ++q) {
-                alignas(64) int8_t b[64] = {};
-                for (uint32_t ch = 0; ch < 16; ++ch)
-                    for (uint32_t j = 0; j < 4; ++j) {
-                        const uint32_t kx = 4 * q + j;
-                        if (kx < kw) b[4 * ch + j] = wts[(static_cast<uint64_t>(ky) * kw + kx) * c.in_c + ch0 + ch];
-                    }
-                w[ky][q] = _mm512_load_si512(b);
-                corr = _mm512_dpbusd_epi32(corr, _mm512_set1_epi8(static_cast<char>(0x80)), w[ky][q]);
-            }
-        corr = _mm512_sub_epi32(_mm512_setzero_si512(), corr);
+            for (uint32_t q = 0; q < kNq; ++q) w[ky][q] = _mm512_loadu_si512(wg + (ky * kNq + q) * 64);
+        const __m512i corr = _mm512_loadu_si512(pd.corr + ch0);
         int32_t* dst = acc + (ch0 / kAccBlock) * n * kAccBlock;
         const uint8_t* plane = pd.base + static_cast<uint64_t>(ch0 / 16) * pd.plane_bytes;
         // Runs of output pixels within one row: the kernel rows' addresses once per run.
@@ -577,7 +602,9 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
             thread_local std::vector<uint8_t> dw_buf;
             uint8_t* a = scratch(dw_buf, static_cast<uint64_t>(groups) * Hp * Wp * 16);
             build_padded(c, ops.feature.data(), a, 16, groups, Hp, Wp);
-            quads_ = std::make_shared<DwQuadsView>(DwQuadsView{a, Wp * 16, Hp * Wp * 16, nq});
+            auto q = std::make_shared<DwQuadsView>(DwQuadsView{a, Wp * 16, Hp * Wp * 16, nq, {}, {}});
+            dw_weight_quads(c, reinterpret_cast<const int8_t*>(ops.weights.data()), nq, q->wq, q->corr);
+            quads_ = std::move(q);
         }
 #endif
         return;
@@ -656,7 +683,7 @@ void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc, uint32_t b0, uint32
         const auto* w = reinterpret_cast<const int8_t*>(ops_.weights.data());
 #if defined(__x86_64__) && defined(__GNUC__)
         if (quads_) {
-            const DwPadded pd{quads_->base, quads_->row_bytes, quads_->plane_bytes};
+            const DwPadded pd{quads_->base, quads_->row_bytes, quads_->plane_bytes, quads_->wq.data(), quads_->corr.data()};
             if (quads_->nq == 1) depthwise16_quads<1>(c, pd, w, p0, n, acc);
             else depthwise16_quads<2>(c, pd, w, p0, n, acc);
         } else

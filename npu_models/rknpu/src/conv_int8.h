@@ -38,6 +38,10 @@ struct DwQuadsView {
     const uint8_t* base = nullptr;
     uint64_t row_bytes = 0, plane_bytes = 0;
     uint32_t nq = 1;
+    /// The weight quads, once per task: [group][kernel row][quad][channel][4 taps] (s8, taps past
+    /// kernel_w zero), and per channel -128 x the sum of its weights (the accumulators' start).
+    std::vector<int8_t> wq;
+    std::vector<int32_t> corr;
 };
 
 /// One task's accumulators, pixel range by pixel range.

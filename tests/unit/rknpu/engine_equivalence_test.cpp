@@ -366,6 +366,54 @@ TEST(ConvEquivalence, BlockedInt8ConvWithTheFusedDpuMatchesOnEachIsaAndGemmKerne
     });
 }
 
+TEST(ConvEquivalence, BlockedDepthwiseAccumulatorsReachTheOutputExactly) {
+    // The depthwise paths of the blocked conv (the AVX-512 tap quads with their weight quads and
+    // -128 sum w start, the direct loops) with values small enough that every accumulator is an
+    // int8 output: all DPU stages bypassed, so an accumulator off by one is an output off by one
+    // (a random requantization hides most of those). Several 16-channel groups, 2..8 taps per
+    // row, strides 1 and 2, padding with a non-zero pad value.
+    on_each_isa([] {
+        Rng r(53);
+        for (int t = 0; t < 200; ++t) {
+            const uint32_t atom = r.coin(80) ? 16 : 8;
+            ConvCase k = random_conv(r, Precision::Int8, true, atom);
+            ConvConfig& c = k.c;
+            c.in_c = c.in_c_real = static_cast<uint32_t>(r.in(1, 5)) * 16;
+            c.out_c = c.kernels = r.coin() ? c.in_c : static_cast<uint32_t>(r.in(1, c.in_c));
+            c.in_w = static_cast<uint32_t>(r.in(4, 20)), c.in_h = static_cast<uint32_t>(r.in(3, 12));
+            c.kernel_w = static_cast<uint32_t>(r.in(2, 8)), c.kernel_h = static_cast<uint32_t>(r.in(1, 4));
+            c.stride_x = static_cast<uint32_t>(r.in(1, 2)), c.stride_y = static_cast<uint32_t>(r.in(1, 2));
+            c.dilation_x = 1, c.dilation_y = static_cast<uint32_t>(r.coin(80) ? 1 : 2);
+            c.pad_left = static_cast<uint32_t>(r.in(0, c.kernel_w - 1)), c.pad_top = static_cast<uint32_t>(r.in(0, c.kernel_h - 1));
+            const int64_t eff_h = (c.kernel_h - 1) * int64_t{c.dilation_y} + 1;
+            const int64_t max_w = (int64_t{c.in_w} + 2 * c.pad_left - c.kernel_w) / c.stride_x + 1;
+            const int64_t max_h = (int64_t{c.in_h} + 2 * c.pad_top - eff_h) / c.stride_y + 1;
+            if (max_w < 1 || max_h < 1) continue;
+            c.out_w = static_cast<uint32_t>(max_w), c.out_h = static_cast<uint32_t>(max_h);
+            c.pad_value = static_cast<int32_t>(r.in(-1, 1)), c.clip_truncate = 0;
+            const uint64_t taps = uint64_t{c.kernel_w} * c.kernel_h;
+            // |sum| <= 32 taps x 1 x 3 < 128 (inputs and pad value in -1..1, weights in -3..3):
+            // every accumulator is its own int8 output.
+            k.ops.feature = r.bytes(cube_bytes(c.in_w, c.in_h, c.in_c, Precision::Int8, atom));
+            for (auto& b : k.ops.feature) b = static_cast<uint8_t>(static_cast<int8_t>(b % 3) - 1);
+            k.ops.weights = r.bytes(taps * c.in_c);
+            for (auto& b : k.ops.weights) b = static_cast<uint8_t>(static_cast<int8_t>(b % 7) - 3);
+            c.dpu = random_dpu(r, c.out_w, c.out_h, c.out_c, atom, true);
+            c.dpu.out = Precision::Int8;
+            c.dpu.bs.bypass = c.dpu.bn.bypass = c.dpu.ew.bypass = true;
+            c.dpu.out_cvt_scale = 1, c.dpu.out_cvt_shift = 0, c.dpu.out_cvt_offset = 0;
+            const DpuOperands ops = random_operands(r, c.dpu);
+            k.ops.bias = ops.bs, k.bn = ops.bn, k.ew = ops.ew;
+            const auto fast = concat(run_conv_surfaces(c, k.ops, k.bn, k.ew));
+            set_reference_engines(true);
+            const auto ref = run_conv(c, k.ops, k.bn, k.ew);
+            set_reference_engines(false);
+            ASSERT_EQ(fast, ref) << "trial " << t << " " << c.in_c << "x" << c.in_w << "x" << c.in_h << " -> " << c.out_c
+                                 << " k" << c.kernel_w << "x" << c.kernel_h << " s" << c.stride_x << c.stride_y;
+        }
+    });
+}
+
 /// The requantizing conv's DPU (lower_conv.cpp: bias + M1 in BS without a shift, M2 >> S2 in BN,
 /// OUT_CVT scale 1 and shift S3, ReLU / ReLUX in BS or BN, an EW constant) with random constants
 /// around it: the sweep that folds a lane into one multiply, shift and clamp takes these.
