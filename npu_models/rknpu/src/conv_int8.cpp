@@ -253,10 +253,13 @@ __attribute__((target("avx512f,avx512vnni"), always_inline)) inline __m512i dpbu
 
 /// kNp (1 or 2) panels of 16 kernels over pixels [p0, p0 + n): VPDPBUSD of the broadcast pixel
 /// bytes (u8) against the weight panels (s8); acc0 = the first panel's block (n * 16 int32 apart).
-template <uint32_t kBw, int kNp>
+/// kFlip: the pixel bytes are the signed input (s8), flipped to u8 (x ^ 0x80 = x + 128) as they
+/// are broadcast; else they are the flipped copy already.
+template <uint32_t kBw, int kNp, bool kFlip>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AView& A, uint64_t K, const int8_t* B,
                                                                     uint64_t panel_bytes, const int32_t* wsum,
                                                                     uint64_t p0, uint64_t n, int32_t* acc0) {
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
     constexpr uint32_t kQ = kBw / 4;
     const uint64_t KB = K / kBw, blk = n * kAccBlock;
     const __m512i m128 = _mm512_set1_epi32(-128);
@@ -289,7 +292,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemm_vnni(const AVie
                 for (int i = 0; i < kMr; ++i) {
                     int32_t x;
                     std::memcpy(&x, ar[i] + off + 4 * t, 4);
-                    const __m512i av = _mm512_set1_epi32(x);
+                    __m512i av = _mm512_set1_epi32(x);
+                    if constexpr (kFlip) av = _mm512_xor_si512(av, flip);
                     c0[i] = dpbusd_acc(c0[i], av, w0);
                     if (kNp > 1) c1[i] = dpbusd_acc(c1[i], av, w1);
                 }
@@ -625,8 +629,18 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
     thread_local std::vector<uint8_t> a_buf, w_buf;
     const uint64_t Hp = static_cast<uint64_t>(c.out_h - 1) * c.stride_y + static_cast<uint64_t>(c.kernel_h - 1) * c.dilation_y + 1;
     const uint64_t Wp = static_cast<uint64_t>(c.out_w - 1) * c.stride_x + static_cast<uint64_t>(c.kernel_w - 1) * c.dilation_x + 1;
-    uint8_t* a = scratch(a_buf, c1s * Hp * Wp * bw_);
-    build_padded(c, ops.feature.data(), a, bw_, c1s, Hp, Wp);
+    // The padded input is the input itself (no padding, every row and column read, all channels):
+    // the VNNI GEMM flips the pixel bytes as it broadcasts them, so no flipped copy is made.
+    const bool direct = use_vnni() && engine_isa() == EngineIsa::Avx512 && bw_ == c.atom && c1s * bw_ == c.in_c &&
+                        c.pad_left == 0 && c.pad_top == 0 && Hp == c.in_h && Wp == c.in_w &&
+                        ops.feature.size() >= c1s * Hp * Wp * bw_;
+    const uint8_t* a = ops.feature.data();
+    flip_ = direct;
+    if (!direct) {
+        uint8_t* padded = scratch(a_buf, c1s * Hp * Wp * bw_);
+        build_padded(c, ops.feature.data(), padded, bw_, c1s, Hp, Wp);
+        a = padded;
+    }
     koff_.resize(K_ / bw_);
     for (uint64_t t = 0; t < taps; ++t)
         for (uint32_t c1 = 0; c1 < c1s; ++c1)
@@ -700,8 +714,10 @@ void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc, uint32_t b0, uint32
 #if defined(__x86_64__)
         if (use_vnni()) {
             using Fn = void (*)(const AView&, uint64_t, const int8_t*, uint64_t, const int32_t*, uint64_t, uint64_t, int32_t*);
-            const Fn two = bw_ == 16 ? gemm_vnni<16, 2> : bw_ == 8 ? gemm_vnni<8, 2> : gemm_vnni<4, 2>;
-            const Fn one = bw_ == 16 ? gemm_vnni<16, 1> : bw_ == 8 ? gemm_vnni<8, 1> : gemm_vnni<4, 1>;
+            const Fn two = flip_ ? (bw_ == 16 ? gemm_vnni<16, 2, true> : bw_ == 8 ? gemm_vnni<8, 2, true> : gemm_vnni<4, 2, true>)
+                                 : (bw_ == 16 ? gemm_vnni<16, 2, false> : bw_ == 8 ? gemm_vnni<8, 2, false> : gemm_vnni<4, 2, false>);
+            const Fn one = flip_ ? (bw_ == 16 ? gemm_vnni<16, 1, true> : bw_ == 8 ? gemm_vnni<8, 1, true> : gemm_vnni<4, 1, true>)
+                                 : (bw_ == 16 ? gemm_vnni<16, 1, false> : bw_ == 8 ? gemm_vnni<8, 1, false> : gemm_vnni<4, 1, false>);
             for (; pn + 2 <= b1; pn += 2) two(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
             if (pn < b1) one(av, K_, b_ + pn * panel, panel, wsum_ + pn * kAccBlock, p0, n, acc + pn * blk);
             pn = b1;

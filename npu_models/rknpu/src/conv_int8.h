@@ -64,6 +64,7 @@ private:
     uint64_t P_ = 0, K_ = 0;
     uint32_t blocks_ = 0, bw_ = 16;
     const uint8_t* a_ = nullptr;  ///< the padded input, [c1][Hp][Wp][bw] bytes, top bit flipped (u8)
+    bool flip_ = false;           ///< a_ is the input itself (not flipped): the VNNI GEMM flips as it reads
     std::vector<uint64_t> koff_;  ///< per k block (tap, c1): its offset in a_
     uint64_t row_step_ = 0, col_step_ = 0;  ///< a_ offset per output row / column
     std::shared_ptr<const PackedWeights> packed_;  ///< from the engine cache or packed for this task
