@@ -296,6 +296,24 @@ def matmul_two():
     return p.output(y, p.vals[a] @ p.vals[b])
 
 
+def channel_shuffle():
+    """ShuffleNet's channel shuffle as torch.onnx exports torchvision's channel_shuffle (view, transpose(1, 2),
+    view), each tensor Q -> DQ with its input's parameters (quantize_static's data movement)."""
+    p = Probe()
+    x = p.input("x", (1, C, H, W))
+    v = p.vals[x]
+    r5 = p.node("Reshape", [x, p.init("s5", np.array([1, 2, C // 2, H, W], np.int64))], ["r5"], name="probe_view")
+    base = x[:-3]
+
+    def same(t):
+        p.node("QuantizeLinear", [t, base + "_s", base + "_z"], [t + "_q"])
+        return p.node("DequantizeLinear", [t + "_q", base + "_s", base + "_z"], [t + "_dq"])
+
+    t5 = p.node("Transpose", [same(r5)], ["t5"], name="probe_transpose", perm=[0, 2, 1, 3, 4])
+    y = p.node("Reshape", [same(t5), p.init("s4", np.array([1, C, H, W], np.int64))], ["probe_f"], name="probe")
+    return p.output(y, v.reshape(1, 2, C // 2, H, W).transpose(0, 2, 1, 3, 4).reshape(1, C, H, W), x)
+
+
 def gather():
     return unary("Gather", lambda v: v[:, [0, 3, 5]], extra=[ints("idx", [0, 3, 5])], same=True, axis=1)()
 
@@ -388,6 +406,7 @@ PROBES = {
     "prelu_channel": unary("PRelu", lambda v: np.where(v > 0, v, 0.2 * v), extra=[("sl", np.full((C, 1, 1), 0.2, np.float32))]),
     "leakyrelu": unary("LeakyRelu", lambda v: np.where(v > 0, v, 0.1 * v), alpha=0.1),
     "reshape_flat": unary("Reshape", lambda v: v.reshape(1, C), shape=(1, C, 1, 1), extra=[ints("shp", [1, C])], same=True),
+    "channel_shuffle": channel_shuffle,
     "reshape_4d": unary("Reshape", lambda v: v.reshape(1, C // 2, 2 * H, W), extra=[ints("shp", [1, C // 2, 2 * H, W])], same=True),
     "resize_nearest": resize("nearest", "half_pixel"),
     "resize_nearest_asymmetric": resize("nearest", "asymmetric", nearest_mode="floor"),

@@ -130,6 +130,7 @@ class Builder {
     void remove_identity();
     void views_as_reshape();
     void exmatmul_operands();
+    void channel_shuffle();
     void layer_norm();
     void activations();
     void gemm_as_conv();
@@ -487,6 +488,54 @@ void Builder::exmatmul_operands() {
     }
 }
 
+// The channel shuffle of ShuffleNet (PyTorch's channel_shuffle: view [1,g,C/g,H,W], transpose(1, 2),
+// view [1,C,H,W]) as the one channel permutation it is: a Gather along axis 1 with constant indices,
+// output channel c g + k = input channel k C/g + c. ASSUMPTION (not public): RKNN's graph optimiser
+// turns the rank-5 Reshape / Transpose / Reshape into one rank-4 op the same way (A-SHUFFLE in
+// drivers/rknpu/COMPILER.md); its single ops keep their rank-4 rules.
+void Builder::channel_shuffle() {
+    auto prod = producers();
+    const auto cons = consumers();
+    auto only = [&](const std::string& v, size_t reader) {
+        auto c = cons.find(v);
+        return c != cons.end() && c->second.size() == 1 && c->second[0] == reader && !graph_output(v);
+    };
+    auto shape = [&](const std::string& v) {
+        const ir::Value* x = g_.find_value(v);
+        return x ? x->shape : std::vector<int64_t>{};
+    };
+    for (size_t i = 0; i < w_.size(); ++i) {
+        ir::Node& n = w_[i].node;
+        if (w_[i].dead || !n.domain.empty() || n.op_type != "Reshape" || n.inputs.empty() || n.outputs.size() != 1) continue;
+        auto t = prod.find(n.input(0));
+        if (t == prod.end() || !only(n.input(0), i)) continue;
+        const ir::Node& tr = w_[t->second].node;
+        if (tr.op_type != "Transpose" || !tr.domain.empty() ||
+            tr.attrs.get_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
+            continue;
+        auto r = prod.find(tr.input(0));
+        if (r == prod.end() || !only(tr.input(0), t->second)) continue;
+        const ir::Node& r1 = w_[r->second].node;
+        if (r1.op_type != "Reshape" || !r1.domain.empty() || r1.inputs.empty()) continue;
+        const auto s4 = shape(r1.input(0)), s5 = shape(tr.input(0)), y = shape(n.outputs[0]);
+        if (s4.size() != 4 || s5.size() != 5 || y != s4 || s4[0] != 1 || s5[0] != 1 || s5[1] * s5[2] != s4[1] ||
+            s5[3] != s4[2] || s5[4] != s4[3])
+            continue;
+        const std::string x = r1.input(0);
+        const std::string what = "channel shuffle (Reshape / Transpose / Reshape) as one channel permutation (Gather, axis 1)";
+        const size_t rt = t->second, rr = r->second;
+        absorb(rr, i, what, false);
+        absorb(rt, i, what, false);
+        note(w_[i], what);
+        const std::string idx = new_value(n.name + "/shuffle_indices", num::DType::I64, {s4[1]}, {}, true);
+        n.op_type = "Gather";
+        n.inputs = {x, idx};
+        n.attrs = num::Attributes();
+        n.attrs.set("axis", int64_t{1});
+        prod = producers();
+    }
+}
+
 // The layer norm PyTorch exports before opset 17 (torch.nn.LayerNorm / hand-written over axis 1):
 // (x - ReduceMean(x)) / Sqrt(ReduceMean(Pow(x - ReduceMean(x), 2)) + eps), both ReduceMeans over
 // the same axes -> LayerNormalization (the seed's exNorm, axes [1] or [1,2,3] read as axis 1), the
@@ -654,6 +703,7 @@ VendorGraph Builder::build() {
     remove_identity();
     views_as_reshape();
     exmatmul_operands();
+    channel_shuffle();
     layer_norm();
     activations();
     gemm_as_conv();

@@ -446,6 +446,9 @@ class Compiler {
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
     // ---- sequence operators (model_compiler_seq.cpp, issue 15) ----
     bool gather_node(size_t i);  ///< int8 Gather, constant indices: selection conv / PPU row copies
+    /// The channel shuffle Reshape [1,g,C/g,H,W] -> Transpose (0,2,1,3,4) -> Reshape [1,C,H,W] at
+    /// its first Reshape: one int8 channel permutation, a 1x1 selection conv (A-SHUFFLE).
+    bool channel_shuffle_node(size_t i);
     /// The exMatMul pattern a Reshape / Transpose node i starts (QLinearMatMul of A [1,K,1,N] through
     /// Reshape [1,K,N] + Transpose (0,2,1) and B [1,K,1,M] through Reshape [1,K,M]): one NPU layer
     /// at the pattern's first node, the CNA reading A as run-time weights (lower_matmul.cpp).

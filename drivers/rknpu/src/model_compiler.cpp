@@ -333,7 +333,7 @@ bool Compiler::classify_npu(size_t i) {
     if ((op == "QLinearSub" || op == "QLinearMax" || op == "QLinearMin") && n.domain == "npusim") return add(i);
     if (op == "QLinearConcat" && n.domain == "com.microsoft") return concat(i);
     if (op == "MaxPool") return maxpool(i);
-    if (op == "Reshape" && n.domain.empty() && exmatmul_node(i)) return true;
+    if (op == "Reshape" && n.domain.empty() && (exmatmul_node(i) || channel_shuffle_node(i))) return true;
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")
         return row_major_view(i) || flatten_gemm(i) || view(i);
     if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && n.domain == "com.microsoft") return lut_unit(i);

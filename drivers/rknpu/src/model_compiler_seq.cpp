@@ -129,6 +129,65 @@ bool Compiler::gather_node(size_t i) {
     return true;
 }
 
+bool Compiler::channel_shuffle_node(size_t i) {
+    const auto& nodes = g_.nodes();
+    auto single = [&](const std::string& v) -> int {
+        const auto c = g_.consumers(v);
+        const bool out = std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
+        return c.size() == 1 && !out ? static_cast<int>(c[0]) : -1;
+    };
+    const ir::Node& r1 = nodes[i];
+    if (r1.outputs.size() != 1 || r1.inputs.empty()) return false;
+    const auto s4 = g_.value(r1.input(0)).shape, s5 = g_.value(r1.outputs[0]).shape;
+    if (s4.size() != 4 || s5.size() != 5 || s4[0] != 1 || s5[0] != 1 || s5[1] < 1 || s5[2] < 1 ||
+        s5[1] * s5[2] != s4[1] || s5[3] != s4[2] || s5[4] != s4[3])
+        return false;
+    const int t = single(r1.outputs[0]);
+    if (t < 0 || nodes[static_cast<size_t>(t)].op_type != "Transpose" || !nodes[static_cast<size_t>(t)].domain.empty() ||
+        ir::attr_ints(nodes[static_cast<size_t>(t)].attrs, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
+        return false;
+    const int r2 = single(nodes[static_cast<size_t>(t)].outputs.at(0));
+    if (r2 < 0 || nodes[static_cast<size_t>(r2)].op_type != "Reshape" || !nodes[static_cast<size_t>(r2)].domain.empty() ||
+        nodes[static_cast<size_t>(r2)].outputs.size() != 1 || g_.value(nodes[static_cast<size_t>(r2)].outputs[0]).shape != s4)
+        return false;
+    for (const int k : {static_cast<int>(i), t, r2}) {
+        const ir::Node& n = nodes[static_cast<size_t>(k)];
+        if (forced_cpu(n) || checker_cpu_.count(n.name) || (k != static_cast<int>(i) && consumed_.count(static_cast<size_t>(k))))
+            return false;
+    }
+    const std::string x = r1.input(0), y = nodes[static_cast<size_t>(r2)].outputs[0];
+    if (!is_q8(g_.value(x).dtype) || !is_q8(g_.value(y).dtype)) return false;
+    DeviceTensor& in = dev_q(x);
+    if (in.row_major) return false;
+    DeviceTensor& out = dev_q(y);
+    if (in.scale != out.scale || in.zp != out.zp) unsupported("the channel shuffle changes the quantization");
+    // Output channel j = c * g + k (c < C/g, k < g) is input channel k * (C/g) + c.
+    const int64_t g = s5[1], cg = s5[2];
+    std::vector<int64_t> idx(static_cast<size_t>(g * cg));
+    for (int64_t j = 0; j < g * cg; ++j) idx[static_cast<size_t>(j)] = (j % g) * cg + j / g;
+    ConvOp op;
+    op.name = nodes[static_cast<size_t>(r2)].name;
+    op.in_c = in.c, op.out_c = out.c;
+    op.w_scales = {1.f};
+    op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
+    Layer L = base_layer(static_cast<size_t>(r2), "ChannelShuffle", Unit::Npu);
+    L.inputs = {x};
+    L.in_shape = shape_of(x);
+    std::vector<size_t> ir;
+    for (const int k : {static_cast<int>(i), t, r2})
+        for (size_t m : g_.members(static_cast<size_t>(k))) ir.push_back(m);
+    std::sort(ir.begin(), ir.end());
+    L.ir_nodes = ir;
+    L.note = fmt::format("channel shuffle of {} groups: a {}-channel permutation by a 1x1 selection convolution "
+                         "(0/1 weights, exact; A-SHUFFLE)", g, out.c);
+    for (const int k : {t, r2}) consumed_.insert(static_cast<size_t>(k));
+    push_conv(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
+        o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
+        for (size_t k = 0; k < idx.size(); ++k) o.weights[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1;
+    });
+    return true;
+}
+
 bool Compiler::exmatmul_node(size_t i) {
     const auto& nodes = g_.nodes();
     auto single = [&](const std::string& v) -> int {

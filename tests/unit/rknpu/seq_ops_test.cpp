@@ -314,3 +314,91 @@ TEST(SeqOps, ExMatMulFp16) {
         check_matmul_f16(soc, {20, 16, 16, false, true});
     }
 }
+
+/// ShuffleNet's channel shuffle as torch.onnx exports torchvision's channel_shuffle (view [1,g,C/g,
+/// H,W], transpose(1, 2), view [1,C,H,W]) in onnxruntime's QDQ form (every tensor Q -> DQ with its
+/// input's parameters, as quantize_static gives a Reshape / Transpose): x [1,8,H,W] -> Q -> 3x3 conv
+/// to C channels -> c (uint8), then the shuffle -> s. With `spatial`, the Transpose swaps H and W
+/// instead (perm (0,1,2,4,3)): not a channel permutation, so no shuffle layer may be made of it.
+drv::ir::Graph shuffle_graph(int C, int g, int H, int W, bool spatial) {
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, 8, H, W});
+    b.qdq("x", "xq", "xf", "x", 0.02f, kU8, 120);
+    b.dq_weight("w", {C, 8, 3, 3}, ramp(static_cast<size_t>(C) * 8 * 9, -90, 90, 5), 0.004f, "wf");
+    auto& cv = b.node("Conv", {"xf", "wf"}, {"cf"}, "conv");
+    test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
+    b.init_f32("c_s", {}, {0.05f});
+    b.init_int("c_z", kU8, {}, {131});
+    auto qdq = [&](const std::string& v) {
+        b.node("QuantizeLinear", {v, "c_s", "c_z"}, {v + "_q"});
+        b.node("DequantizeLinear", {v + "_q", "c_s", "c_z"}, {v + "_d"});
+        return v + "_d";
+    };
+    const std::string c = qdq("cf");
+    b.init_i64("s5", {5}, {1, g, C / g, H, W});
+    b.init_i64("s4", {4}, {1, C, H, W});
+    b.node("Reshape", {c, "s5"}, {"r5"}, "shuffle_view");
+    auto& tr = b.node("Transpose", {qdq("r5")}, {"t5"}, "shuffle_transpose");
+    test_onnx::ModelBuilder::attr_ints(tr, "perm", spatial ? std::vector<int64_t>{0, 1, 2, 4, 3} : std::vector<int64_t>{0, 2, 1, 3, 4});
+    if (spatial) b.init_i64("s4t", {4}, {1, C, W, H});
+    b.node("Reshape", {qdq("t5"), spatial ? "s4t" : "s4"}, {"s"}, "shuffle");
+    b.node("Identity", {qdq("s")}, {"y"});
+    b.output("y");
+    drv::importer::ImportOptions o;
+    o.qdq = drv::importer::QdqMode::Rewrite;
+    const std::string bytes = b.bytes();
+    return drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), o, "shuffle.onnx");
+}
+
+void check_shuffle(const char* soc_name, int C, int g, int H, int W) {
+    const hw::SocProfile soc = hw::load_named_profile(soc_name);
+    const drv::ir::Graph gr = shuffle_graph(C, g, H, W, false);
+    const CompiledModel m = compile_model(gr, soc);
+    for (const auto& problem : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << ": " << problem;
+    const std::string what = fmt::format("{} C {} g {} {}x{}", soc_name, C, g, H, W);
+    const Layer* sh = nullptr;
+    for (const auto& L : m.layers) {
+        if (L.name == "shuffle") sh = &L;
+        // The view and the Transpose are inside the shuffle's layer, not layers of their own.
+        EXPECT_TRUE(L.name != "shuffle_view" && L.name != "shuffle_transpose") << what << ": " << L.name << " " << L.op;
+    }
+    ASSERT_NE(sh, nullptr) << what;
+    std::cout << "[shuffle " << what << "] " << sh->op << " tasks " << sh->tasks.size() << ": " << sh->note << "\n";
+    ASSERT_EQ(sh->unit, Unit::Npu) << what << ": " << sh->note;
+    EXPECT_EQ(sh->op, "ChannelShuffle");
+    EXPECT_EQ(sh->ir_nodes.size(), 3u) << what;  // Reshape, Transpose, Reshape
+    std::map<std::string, num::Tensor> in;
+    in["x"] = drv::ref::random_input(gr.value("x"), 21, 0);
+    const auto ref = sim::reference_values(gr, in);
+    sim::DirectOptions d;
+    d.isolated_reference = &ref;
+    const sim::DirectResult r = sim::run_direct(m, soc, in, d);
+    bool seen = false;
+    for (const auto& lc : r.layers)
+        if (m.layers[lc.layer].name == "shuffle") {
+            seen = true;
+            EXPECT_TRUE(lc.diff.exact()) << what << ": " << lc.diff.str();  // a permutation moves bytes
+        }
+    EXPECT_TRUE(seen) << what;
+    // End to end: the permuted conv output, channel j = channel (j mod g) C/g + j / g (the reference
+    // executor runs the three nodes); the conv's own ties aside, the same values.
+    const sim::DirectResult e = sim::run_direct(m, soc, in);
+    const auto want = drv::ref::execute(gr, in);
+    const sim::TensorDiff df = sim::compare_tensors(e.outputs.at("y"), want.at("y"));
+    EXPECT_LE(df.max_abs, 0.05 + 1e-6) << what << ": " << df.str();
+
+    // Not a shuffle: H and W swapped by the Transpose stay where the vendor rules put them.
+    const drv::ir::Graph sp = shuffle_graph(C, g, H, W, true);
+    const CompiledModel ms = compile_model(sp, soc);
+    for (const auto& L : ms.layers) EXPECT_NE(L.op, "ChannelShuffle") << what << " (spatial transpose)";
+}
+
+// 48 channels in 2 groups (three 16-channel atoms, six 8-channel ones), ShuffleNetV2's 24 (an atom
+// and a half on rk3588), 96 in 4 groups.
+TEST(SeqOps, ChannelShuffleAsOnePermutation) {
+    for (const char* soc : {"rk3588", "rk3566"}) {
+        check_shuffle(soc, 48, 2, 6, 7);
+        check_shuffle(soc, 24, 2, 5, 9);
+        check_shuffle(soc, 96, 4, 4, 4);
+    }
+}
