@@ -326,13 +326,14 @@ Surfaces conv_blocked_surfaces(const ConvConfig& c, const ConvOperands& ops, uin
         int32_t* acc = scratch(acc_buf, static_cast<size_t>(g.blocks()) * detail::kAccBlock * std::min(P, kChunkPixels));
         for (uint64_t p0 = 0; p0 < P; p0 += kChunkPixels) {
             const uint64_t n = std::min(kChunkPixels, P - p0);
-            if (g.depthwise()) {
+            if (!g.by_blocks()) {
                 g.run(p0, n, acc);
                 dpu.run(acc, p0, n, out);
                 continue;
             }
-            // Two blocks at a time (the GEMM's panel pair): their accumulators (2 x 16 x 96 int32,
-            // 12 KiB) are still in the L1 cache when the sweep reads them.
+            // Two blocks at a time (the GEMM's panel pair; 32 depthwise channels): their
+            // accumulators (2 x 16 x 96 int32, 12 KiB) are still in the L1 cache when the sweep
+            // reads them.
             for (uint32_t b = 0; b < g.blocks(); b += 2) {
                 const uint32_t b1 = std::min(b + 2, g.blocks());
                 g.run(p0, n, acc, b, b1);

@@ -476,7 +476,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
 
 template <uint32_t kNq>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise16_quads(
-    const ConvConfig& c, const DwPadded& pd, const int8_t* wts, uint64_t p0, uint64_t n, int32_t* acc) {
+    const ConvConfig& c, const DwPadded& pd, const int8_t* wts, uint64_t p0, uint64_t n, int32_t* acc, uint32_t ch_begin,
+    uint32_t ch_end) {
     constexpr uint32_t kMaxRows = 8;
     const uint32_t kh = c.kernel_h, sx = c.stride_x;
     (void)wts;
@@ -484,7 +485,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
     for (uint32_t ch = 0; ch < 16; ++ch)
         for (uint32_t j = 0; j < 4; ++j) idx[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
     const __m512i perm = _mm512_load_si512(idx);
-    for (uint32_t ch0 = 0; ch0 < c.out_c; ch0 += 16) {
+    for (uint32_t ch0 = ch_begin; ch0 < ch_end; ch0 += 16) {
         // Weight quads per kernel row (s8: w[ky][4q + j][c] in byte 4c + j), and -128 sum w.
         __m512i w[kMaxRows][kNq];
         const int8_t* wg = pd.wq + static_cast<uint64_t>(ch0 / 16) * kh * kNq * 64;
@@ -692,14 +693,15 @@ ConvBlocked::ConvBlocked(const ConvConfig& c, const ConvOperands& ops, uint32_t 
 void ConvBlocked::run(uint64_t p0, uint64_t n, int32_t* acc, uint32_t b0, uint32_t b1) const {
     const ConvConfig& c = c_;
     if (c.depthwise) {
-        b0 = 0, b1 = blocks_;
+        if (!quads_) b0 = 0, b1 = blocks_;
         const auto* f = reinterpret_cast<const int8_t*>(ops_.feature.data());
         const auto* w = reinterpret_cast<const int8_t*>(ops_.weights.data());
 #if defined(__x86_64__) && defined(__GNUC__)
         if (quads_) {
             const DwPadded pd{quads_->base, quads_->row_bytes, quads_->plane_bytes, quads_->wq.data(), quads_->corr.data()};
-            if (quads_->nq == 1) depthwise16_quads<1>(c, pd, w, p0, n, acc);
-            else depthwise16_quads<2>(c, pd, w, p0, n, acc);
+            const uint32_t ch0 = b0 * kAccBlock, ch1 = std::min(b1 * kAccBlock, c.out_c);
+            if (quads_->nq == 1) depthwise16_quads<1>(c, pd, w, p0, n, acc, ch0, ch1);
+            else depthwise16_quads<2>(c, pd, w, p0, n, acc, ch0, ch1);
         } else
 #endif
         {

@@ -51,10 +51,11 @@ public:
     /// Output pixels [p0, p0 + n) into acc (blocks of 16 channels, block stride n * 16 int32;
     /// ceil(out_c / 16) blocks), CORE_CLIP_TRUNCATE applied.
     void run(uint64_t p0, uint64_t n, int32_t* acc) const { run(p0, n, acc, 0, blocks_); }
-    /// run for the blocks [b0, b1) only (a GEMM; a depthwise conv runs all of them): acc keeps the
-    /// whole layout, block b at acc + b * n * 16.
+    /// run for the blocks [b0, b1) only (a GEMM or the depthwise tap quads; the other depthwise
+    /// paths run all of them, see by_blocks): acc keeps the whole layout, block b at acc + b * n * 16.
     void run(uint64_t p0, uint64_t n, int32_t* acc, uint32_t b0, uint32_t b1) const;
-    bool depthwise() const { return c_.depthwise; }
+    /// run(.., b0, b1) computes the blocks [b0, b1) alone.
+    bool by_blocks() const { return !c_.depthwise || quads_ != nullptr; }
     uint64_t pixels() const { return P_; }
     uint32_t blocks() const { return blocks_; }
 
