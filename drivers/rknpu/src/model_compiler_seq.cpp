@@ -156,11 +156,13 @@ bool Compiler::channel_shuffle_node(size_t i) {
             return false;
     }
     const std::string x = r1.input(0), y = nodes[static_cast<size_t>(r2)].outputs[0];
-    if (!is_q8(g_.value(x).dtype) || !is_q8(g_.value(y).dtype)) return false;
-    DeviceTensor& in = dev_q(x);
+    // The fp16 path moves fp16 elements (1.0 weights: one product per output, exact).
+    const bool f16 = opts_.fp16 && g_.value(x).dtype == num::DType::F32 && g_.value(y).dtype == num::DType::F32;
+    if (!f16 && (!is_q8(g_.value(x).dtype) || !is_q8(g_.value(y).dtype))) return false;
+    DeviceTensor& in = f16 ? dev_f16(x) : dev_q(x);
     if (in.row_major) return false;
-    DeviceTensor& out = dev_q(y);
-    if (in.scale != out.scale || in.zp != out.zp) unsupported("the channel shuffle changes the quantization");
+    DeviceTensor& out = f16 ? dev_f16(y) : dev_q(y);
+    if (!f16 && (in.scale != out.scale || in.zp != out.zp)) unsupported("the channel shuffle changes the quantization");
     // Output channel j = c * g + k (c < C/g, k < g) is input channel k * (C/g) + c.
     const int64_t g = s5[1], cg = s5[2];
     std::vector<int64_t> idx(static_cast<size_t>(g * cg));
@@ -178,9 +180,18 @@ bool Compiler::channel_shuffle_node(size_t i) {
         for (size_t m : g_.members(static_cast<size_t>(k))) ir.push_back(m);
     std::sort(ir.begin(), ir.end());
     L.ir_nodes = ir;
-    L.note = fmt::format("channel shuffle of {} groups: a {}-channel permutation by a 1x1 selection convolution "
-                         "(0/1 weights, exact; A-SHUFFLE)", g, out.c);
+    L.note = fmt::format("{}channel shuffle of {} groups: a {}-channel permutation by a 1x1 selection convolution "
+                         "(0/1 weights, exact; A-SHUFFLE)", f16 ? "fp16; " : "", g, out.c);
     for (const int k : {t, r2}) consumed_.insert(static_cast<size_t>(k));
+    if (f16) {
+        op.fp16 = true;
+        push_conv_f16(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
+            o.weights_f.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0.f);
+            for (size_t k = 0; k < idx.size(); ++k)
+                o.weights_f[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1.f;
+        });
+        return true;
+    }
     push_conv(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
         o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
         for (size_t k = 0; k < idx.size(); ++k) o.weights[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1;

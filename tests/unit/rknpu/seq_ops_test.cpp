@@ -402,3 +402,68 @@ TEST(SeqOps, ChannelShuffleAsOnePermutation) {
         check_shuffle(soc, 96, 4, 4, 4);
     }
 }
+
+namespace {
+
+/// shuffle_graph's float form (no Q / DQ), compiled with CompileOptions::fp16: the channel shuffle
+/// moves fp16 elements, so every value is the reference's rounded to fp16 (the conv before it is
+/// the fp16 path's own conv).
+void check_shuffle_f16(const char* soc_name, int C, int g, int H, int W) {
+    test_onnx::ModelBuilder b(13);
+    b.input("x", kF32, {1, 8, H, W});
+    std::vector<float> wf;
+    for (int v : ramp(static_cast<size_t>(C) * 8 * 9, -90, 90, 5)) wf.push_back(0.004f * static_cast<float>(v));
+    b.init_f32("w", {C, 8, 3, 3}, wf);
+    auto& cv = b.node("Conv", {"x", "w"}, {"c"}, "conv");
+    test_onnx::ModelBuilder::attr_ints(cv, "pads", {1, 1, 1, 1});
+    b.init_i64("s5", {5}, {1, g, C / g, H, W});
+    b.init_i64("s4", {4}, {1, C, H, W});
+    b.node("Reshape", {"c", "s5"}, {"r5"}, "shuffle_view");
+    auto& tr = b.node("Transpose", {"r5"}, {"t5"}, "shuffle_transpose");
+    test_onnx::ModelBuilder::attr_ints(tr, "perm", {0, 2, 1, 3, 4});
+    b.node("Reshape", {"t5", "s4"}, {"s"}, "shuffle");
+    b.node("Identity", {"s"}, {"y"});
+    b.output("y");
+    const std::string bytes = b.bytes();
+    const drv::ir::Graph gr = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), {}, "shuffle_f32.onnx");
+    const hw::SocProfile soc = hw::load_named_profile(soc_name);
+    CompileOptions o;
+    o.fp16 = true;
+    const CompiledModel m = compile_model(gr, soc, o);
+    for (const auto& problem : verify_tiling(m, soc)) ADD_FAILURE() << soc_name << ": " << problem;
+    const std::string what = fmt::format("fp16 {} C {} g {}", soc_name, C, g);
+    const Layer* sh = nullptr;
+    for (const auto& L : m.layers)
+        if (L.name == "shuffle") sh = &L;
+    ASSERT_NE(sh, nullptr) << what;
+    ASSERT_EQ(sh->unit, Unit::Npu) << what << ": " << sh->note;
+    EXPECT_EQ(sh->op, "ChannelShuffle");
+    std::map<std::string, num::Tensor> in;
+    in["x"] = drv::ref::random_input(gr.value("x"), 22, 0);
+    const auto ref = sim::reference_values(gr, in);
+    sim::DirectOptions d;
+    d.isolated_reference = &ref;
+    const sim::DirectResult r = sim::run_direct(m, soc, in, d);
+    bool seen = false;
+    for (const auto& lc : r.layers) {
+        if (m.layers[lc.layer].name != "shuffle") continue;
+        seen = true;
+        // The device input is the conv's fp16 output; a permutation adds no error: each value is
+        // the reference's (the same fp16 input, permuted) to fp16's half ulp at most.
+        double ref_max = 0;
+        const num::Tensor& want = ref.at("s");
+        for (size_t k = 0; k < want.numel(); ++k) ref_max = std::max(ref_max, std::abs(static_cast<double>(want.data<float>()[k])));
+        EXPECT_LE(lc.diff.max_abs, ref_max * 0x1p-11) << what << ": " << lc.diff.str();
+        EXPECT_TRUE(lc.diff.same_shape) << what;
+    }
+    EXPECT_TRUE(seen) << what;
+}
+
+}  // namespace
+
+TEST(SeqOps, ChannelShuffleFp16) {
+    for (const char* soc : {"rk3588", "rk3566"}) {
+        check_shuffle_f16(soc, 48, 2, 6, 7);
+        check_shuffle_f16(soc, 24, 2, 5, 9);
+    }
+}
