@@ -70,6 +70,15 @@ class Builder {
                     if (!in.empty()) c[in].push_back(i);
         return c;
     }
+    /// `reader` is the one node reading v, which is not a graph output.
+    bool sole_reader(const std::map<std::string, std::vector<size_t>>& cons, const std::string& v, size_t reader) const {
+        auto c = cons.find(v);
+        return c != cons.end() && c->second.size() == 1 && c->second[0] == reader && !graph_output(v);
+    }
+    std::vector<int64_t> shape_of(const std::string& v) const {
+        const ir::Value* x = g_.find_value(v);
+        return x ? x->shape : std::vector<int64_t>{};
+    }
     bool graph_output(const std::string& v) const {
         return std::find(src_.outputs().begin(), src_.outputs().end(), v) != src_.outputs().end();
     }
@@ -455,14 +464,8 @@ void Builder::activations() {
 void Builder::exmatmul_operands() {
     auto prod = producers();
     const auto cons = consumers();
-    auto only = [&](const std::string& v, size_t reader) {
-        auto c = cons.find(v);
-        return c != cons.end() && c->second.size() == 1 && c->second[0] == reader && !graph_output(v);
-    };
-    auto shape = [&](const std::string& v) {
-        const ir::Value* x = g_.find_value(v);
-        return x ? x->shape : std::vector<int64_t>{};
-    };
+    auto only = [&](const std::string& v, size_t reader) { return sole_reader(cons, v, reader); };
+    auto shape = [&](const std::string& v) { return shape_of(v); };
     auto reshape_of_4d = [&](const std::string& v3, size_t reader, int& at) {  // Reshape [1,C,1,W] -> [1,C,W]
         auto p = prod.find(v3);
         if (p == prod.end() || w_[p->second].node.op_type != "Reshape" || !only(v3, reader)) return false;
@@ -496,14 +499,8 @@ void Builder::exmatmul_operands() {
 void Builder::channel_shuffle() {
     auto prod = producers();
     const auto cons = consumers();
-    auto only = [&](const std::string& v, size_t reader) {
-        auto c = cons.find(v);
-        return c != cons.end() && c->second.size() == 1 && c->second[0] == reader && !graph_output(v);
-    };
-    auto shape = [&](const std::string& v) {
-        const ir::Value* x = g_.find_value(v);
-        return x ? x->shape : std::vector<int64_t>{};
-    };
+    auto only = [&](const std::string& v, size_t reader) { return sole_reader(cons, v, reader); };
+    auto shape = [&](const std::string& v) { return shape_of(v); };
     for (size_t i = 0; i < w_.size(); ++i) {
         ir::Node& n = w_[i].node;
         if (w_[i].dead || !n.domain.empty() || n.op_type != "Reshape" || n.inputs.empty() || n.outputs.size() != 1) continue;

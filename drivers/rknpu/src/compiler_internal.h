@@ -446,6 +446,10 @@ class Compiler {
     bool global_maxpool_node(size_t i);  ///< int8 GlobalMaxPool: PPU max pool over the whole image
     // ---- sequence operators (model_compiler_seq.cpp, issue 15) ----
     bool gather_node(size_t i);  ///< int8 Gather, constant indices: selection conv / PPU row copies
+    /// The layer L as a 1x1 selection conv from x to y (device tensors already made): output
+    /// channel k = input channel idx[k], exact (int8 or fp16).
+    void push_selection_conv(Layer L, const std::string& name, const std::string& x, const std::string& y,
+                             const std::vector<int64_t>& idx, bool f16);
     /// The channel shuffle Reshape [1,g,C/g,H,W] -> Transpose (0,2,1,3,4) -> Reshape [1,C,H,W] at
     /// its first Reshape: one int8 channel permutation, a 1x1 selection conv (A-SHUFFLE).
     bool channel_shuffle_node(size_t i);

@@ -45,6 +45,30 @@ std::vector<std::array<int, 3>> index_runs(const std::vector<int64_t>& idx) {
 
 }  // namespace
 
+void Compiler::push_selection_conv(Layer L, const std::string& name, const std::string& x, const std::string& y,
+                                   const std::vector<int64_t>& idx, bool f16) {
+    const DeviceTensor &in = m_.tensors.at(x), &out = m_.tensors.at(y);
+    // out channel k = in channel idx[k]: a 1x1 convolution with one weight 1 per kernel, w_scale 1
+    // and equal in/out quantization (one product per output, exact; fp16: 1.0 weights).
+    ConvOp op;
+    op.name = name;
+    op.in_c = in.c, op.out_c = out.c;
+    op.w_scales = {1.f};
+    op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
+    if (f16) {
+        op.fp16 = true;
+        push_conv_f16(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
+            o.weights_f.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0.f);
+            for (size_t k = 0; k < idx.size(); ++k) o.weights_f[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1.f;
+        });
+        return;
+    }
+    push_conv(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
+        o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
+        for (size_t k = 0; k < idx.size(); ++k) o.weights[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1;
+    });
+}
+
 bool Compiler::gather_node(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     const ir::Value& xv = g_.value(n.input(0));
@@ -67,30 +91,10 @@ bool Compiler::gather_node(size_t i) {
     if (in.row_major) unsupported("Gather of a row-major tensor");
     const std::string x = n.input(0), y = n.outputs[0];
     if (axis == 1) {
-        // out channel k = in channel idx[k]: a 1x1 convolution with one weight 1 per kernel,
-        // w_scale 1 and equal in/out quantization (one product per output, exact).
-        ConvOp op;
-        op.name = n.name;
-        op.in_c = in.c, op.out_c = out.c;
-        op.w_scales = {1.f};
-        op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
         Layer L = base_layer(i, "Gather", Unit::Npu);
         L.note = fmt::format("{}{} channels picked by a 1x1 selection convolution (0/1 weights, exact)",
                              f16 ? "fp16; " : "", out.c);
-        if (f16) {
-            op.fp16 = true;
-            push_conv_f16(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
-                o.weights_f.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0.f);
-                for (size_t k = 0; k < idx.size(); ++k)
-                    o.weights_f[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1.f;
-            });
-            return true;
-        }
-        push_conv(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
-            o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
-            for (size_t k = 0; k < idx.size(); ++k)
-                o.weights[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1;
-        });
+        push_selection_conv(std::move(L), n.name, x, y, idx, f16);
         return true;
     }
     // H: the PPU writes compact rows, so a run of rows is a window of the output; W: only when the
@@ -167,11 +171,6 @@ bool Compiler::channel_shuffle_node(size_t i) {
     const int64_t g = s5[1], cg = s5[2];
     std::vector<int64_t> idx(static_cast<size_t>(g * cg));
     for (int64_t j = 0; j < g * cg; ++j) idx[static_cast<size_t>(j)] = (j % g) * cg + j / g;
-    ConvOp op;
-    op.name = nodes[static_cast<size_t>(r2)].name;
-    op.in_c = in.c, op.out_c = out.c;
-    op.w_scales = {1.f};
-    op.in_scale = in.scale, op.out_scale = out.scale, op.in_zp = in.zp, op.out_zp = out.zp;
     Layer L = base_layer(static_cast<size_t>(r2), "ChannelShuffle", Unit::Npu);
     L.inputs = {x};
     L.in_shape = shape_of(x);
@@ -183,19 +182,7 @@ bool Compiler::channel_shuffle_node(size_t i) {
     L.note = fmt::format("{}channel shuffle of {} groups: a {}-channel permutation by a 1x1 selection convolution "
                          "(0/1 weights, exact; A-SHUFFLE)", f16 ? "fp16; " : "", g, out.c);
     for (const int k : {t, r2}) consumed_.insert(static_cast<size_t>(k));
-    if (f16) {
-        op.fp16 = true;
-        push_conv_f16(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
-            o.weights_f.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0.f);
-            for (size_t k = 0; k < idx.size(); ++k)
-                o.weights_f[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1.f;
-        });
-        return true;
-    }
-    push_conv(std::move(L), std::move(op), x, y, [idx](ConvOp& o) {
-        o.weights.assign(static_cast<size_t>(o.out_c) * static_cast<size_t>(o.in_c), 0);
-        for (size_t k = 0; k < idx.size(); ++k) o.weights[k * static_cast<size_t>(o.in_c) + static_cast<size_t>(idx[k])] = 1;
-    });
+    push_selection_conv(std::move(L), nodes[static_cast<size_t>(r2)].name, x, y, idx, f16);
     return true;
 }
 

@@ -430,6 +430,28 @@ bool fuse_lane2(const DpuBlocked::Lanes& L, uint32_t j, const DpuBlocked::Scalar
 /// add R, shift, clamp to [lo, hi] (inside int8), and the two halves interleave back into one
 /// int32 vector narrowed by VPMOVDB (values inside int8: the same bytes). 8-lane atoms: one int64
 /// vector in lane order.
+/// The first map of a two-stage lane (fuse_lane2) in even / odd int64 lanes.
+struct FirstMap {
+    __m512i Me, Mo, Re, Ro, Le, Lo, He, Ho;
+};
+
+/// Pixel p's 16 lanes (int32 accumulators, or int8 image bytes) as even / odd int64 lanes (the low
+/// dwords hold the values; VPMULDQ reads them), through the first map when kTwo.
+template <bool kI8In, bool kTwo>
+NPUSIM_T512 inline void even_odd_lanes(const void* in_v, uint64_t p, const FirstMap& f, __m128i sh1, __m512i& xe,
+                                       __m512i& xo) {
+    __m512i x;
+    if constexpr (kI8In)
+        x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(in_v) + p * 16)));
+    else
+        x = _mm512_loadu_si512(static_cast<const int32_t*>(in_v) + p * kAccBlock);
+    xe = x, xo = _mm512_maskz_srli_epi64(kAll8, x, 32);
+    if constexpr (kTwo) {
+        xe = clamp64(sra64(add64(mul32(xe, f.Me), f.Re), sh1), f.Le, f.He);
+        xo = clamp64(sra64(add64(mul32(xo, f.Mo), f.Ro), sh1), f.Lo, f.Ho);
+    }
+}
+
 template <bool kI8In, uint32_t kLanes, bool kTwo>
 NPUSIM_T512 void fused_avx512(const void* in_v, int8_t* out, uint64_t n, const DpuBlocked::Fused& F, int64_t S, int64_t S1) {
     const __m128i sh = _mm_cvtsi64_si128(S), sh1 = _mm_cvtsi64_si128(S1);
@@ -449,20 +471,11 @@ NPUSIM_T512 void fused_avx512(const void* in_v, int8_t* out, uint64_t n, const D
             ae[i] = F.M1[2 * i], ao[i] = F.M1[2 * i + 1], be[i] = F.R1[2 * i], bo[i] = F.R1[2 * i + 1];
             ce[i] = F.lo1[2 * i], co[i] = F.lo1[2 * i + 1], de[i] = F.hi1[2 * i], dd[i] = F.hi1[2 * i + 1];
         }
-        const __m512i M1e = _mm512_loadu_si512(ae), M1o = _mm512_loadu_si512(ao), R1e = _mm512_loadu_si512(be),
-                      R1o = _mm512_loadu_si512(bo), L1e = _mm512_loadu_si512(ce), L1o = _mm512_loadu_si512(co),
-                      H1e = _mm512_loadu_si512(de), H1o = _mm512_loadu_si512(dd);
+        const FirstMap f1{_mm512_loadu_si512(ae), _mm512_loadu_si512(ao), _mm512_loadu_si512(be), _mm512_loadu_si512(bo),
+                          _mm512_loadu_si512(ce), _mm512_loadu_si512(co), _mm512_loadu_si512(de), _mm512_loadu_si512(dd)};
         for (uint64_t p = 0; p < n; ++p) {
-            __m512i x;
-            if constexpr (kI8In)
-                x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in8 + p * 16)));
-            else
-                x = _mm512_loadu_si512(in32 + p * kAccBlock);
-            __m512i xe = x, xo = _mm512_maskz_srli_epi64(kAll8, x, 32);
-            if constexpr (kTwo) {
-                xe = clamp64(sra64(add64(mul32(xe, M1e), R1e), sh1), L1e, H1e);
-                xo = clamp64(sra64(add64(mul32(xo, M1o), R1o), sh1), L1o, H1o);
-            }
+            __m512i xe, xo;
+            even_odd_lanes<kI8In, kTwo>(in_v, p, f1, sh1, xe, xo);
             const __m512i e = clamp64(sra64(add64(mul32(xe, Me), Re), sh), Le, He);
             const __m512i o = clamp64(sra64(add64(mul32(xo, Mo), Ro), sh), Lo, Ho);
             const __m512i v = _mm512_mask_blend_epi32(0xAAAA, e, _mm512_maskz_slli_epi64(kAll8, o, 32));
@@ -497,27 +510,13 @@ template <bool kI8In, bool kTwo>
 NPUSIM_T512 void fused_hi_avx512(const void* in_v, int8_t* out, uint64_t n, const DpuBlocked::FusedHi& F, int64_t S,
                                  int64_t S1) {
     const __m128i sh = _mm_cvtsi64_si128(S), sh1 = _mm_cvtsi64_si128(S1);
-    const auto* in32 = static_cast<const int32_t*>(in_v);
-    const auto* in8 = static_cast<const int8_t*>(in_v);
     const __m512i Me = _mm512_loadu_si512(F.Me), Mo = _mm512_loadu_si512(F.Mo), Re = _mm512_loadu_si512(F.Re),
                   Ro = _mm512_loadu_si512(F.Ro), Lo = _mm512_loadu_si512(F.lo), Hi = _mm512_loadu_si512(F.hi);
-    __m512i M1e = Me, M1o = Mo, R1e = Re, R1o = Ro, L1e = Re, L1o = Re, H1e = Re, H1o = Re;
-    if constexpr (kTwo) {
-        M1e = _mm512_loadu_si512(F.M1e), M1o = _mm512_loadu_si512(F.M1o), R1e = _mm512_loadu_si512(F.R1e);
-        R1o = _mm512_loadu_si512(F.R1o), L1e = _mm512_loadu_si512(F.L1e), L1o = _mm512_loadu_si512(F.L1o);
-        H1e = _mm512_loadu_si512(F.H1e), H1o = _mm512_loadu_si512(F.H1o);
-    }
+    const FirstMap f1{_mm512_loadu_si512(F.M1e), _mm512_loadu_si512(F.M1o), _mm512_loadu_si512(F.R1e), _mm512_loadu_si512(F.R1o),
+                      _mm512_loadu_si512(F.L1e), _mm512_loadu_si512(F.L1o), _mm512_loadu_si512(F.H1e), _mm512_loadu_si512(F.H1o)};
     for (uint64_t p = 0; p < n; ++p) {
-        __m512i x;
-        if constexpr (kI8In)
-            x = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(in8 + p * 16)));
-        else
-            x = _mm512_loadu_si512(in32 + p * kAccBlock);
-        __m512i xe = x, xo = _mm512_maskz_srli_epi64(kAll8, x, 32);
-        if constexpr (kTwo) {
-            xe = clamp64(sra64(add64(mul32(xe, M1e), R1e), sh1), L1e, H1e);
-            xo = clamp64(sra64(add64(mul32(xo, M1o), R1o), sh1), L1o, H1o);
-        }
+        __m512i xe, xo;
+        even_odd_lanes<kI8In, kTwo>(in_v, p, f1, sh1, xe, xo);
         const __m512i e = add64(mul32(xe, Me), Re), o = add64(mul32(xo, Mo), Ro);
         __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_maskz_srli_epi64(kAll8, e, 32), o);
         v = _mm512_maskz_sra_epi32(0xFFFF, v, sh);
