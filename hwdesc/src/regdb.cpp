@@ -6,8 +6,10 @@
 
 #include <array>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace hw::rknpu {
 
@@ -33,13 +35,23 @@ const OffsetIndex& offset_table(Generation g) {
     return t[static_cast<size_t>(g)];
 }
 
-const std::map<std::string, const RegInfo*>& name_table(Generation g) {
-    static const std::array<std::map<std::string, const RegInfo*>, kGenerationCount> t = [] {
-        std::array<std::map<std::string, const RegInfo*>, kGenerationCount> all;
+// Hashed by name, keys viewing the names kept beside them: a lookup by string_view allocates
+// nothing (the decoders look fields up by name for every task).
+struct NameTable {
+    std::deque<std::string> names;
+    std::unordered_map<std::string_view, const RegInfo*> by_name;
+    void add(std::string n, const RegInfo* r) {
+        names.push_back(std::move(n));
+        by_name[names.back()] = r;
+    }
+};
+const NameTable& name_table(Generation g) {
+    static const std::array<NameTable, kGenerationCount> t = [] {
+        std::array<NameTable, kGenerationCount> all;
         for (int gi = 0; gi < kGenerationCount; ++gi)
             for (const RegInfo& r : kTables[gi]) {
-                all[gi][std::string(r.block_name) + "." + r.name] = &r;
-                all[gi][std::string(r.block_name) + "_" + r.name] = &r;
+                all[gi].add(std::string(r.block_name) + "." + r.name, &r);
+                all[gi].add(std::string(r.block_name) + "_" + r.name, &r);
             }
         return all;
     }();
@@ -69,12 +81,12 @@ const RegInfo* find_reg(uint16_t offset, Generation g) {
 }
 const RegInfo* find_reg(uint16_t offset) { return find_reg(offset, Generation::RK3588); }
 
-const RegInfo* find_reg(const std::string& name, Generation g) {
-    const auto& m = name_table(g);
+const RegInfo* find_reg(std::string_view name, Generation g) {
+    const auto& m = name_table(g).by_name;
     auto it = m.find(name);
     return it == m.end() ? nullptr : it->second;
 }
-const RegInfo* find_reg(const std::string& name) { return find_reg(name, Generation::RK3588); }
+const RegInfo* find_reg(std::string_view name) { return find_reg(name, Generation::RK3588); }
 
 const BlockInfo* block_at(uint16_t offset) {
     for (const BlockInfo& b : kBlocks)
@@ -91,7 +103,7 @@ const BlockInfo* block_of_target(uint32_t target) {
 
 const BlockInfo& block_info(Block b) { return kBlocks[static_cast<int>(b)]; }
 
-const FieldInfo* find_field(const RegInfo& reg, const std::string& name) {
+const FieldInfo* find_field(const RegInfo& reg, std::string_view name) {
     for (int i = 0; i < reg.field_count; ++i)
         if (name == reg.fields[i].name) return &reg.fields[i];
     return nullptr;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "hw/rknpu_regs.h"
 
@@ -33,15 +34,15 @@ RegTable reg_table(Generation g);
 const RegInfo* find_reg(uint16_t offset);
 const RegInfo* find_reg(uint16_t offset, Generation g);
 /// The register named "BLOCK.REG" or "BLOCK_REG", or nullptr.
-const RegInfo* find_reg(const std::string& name);
-const RegInfo* find_reg(const std::string& name, Generation g);
+const RegInfo* find_reg(std::string_view name);
+const RegInfo* find_reg(std::string_view name, Generation g);
 /// The block whose 4 KiB window contains offset, or nullptr.
 const BlockInfo* block_at(uint16_t offset);
 /// The block of a one-hot regcmd target id (flags in the low byte ignored), or nullptr.
 const BlockInfo* block_of_target(uint32_t target);
 const BlockInfo& block_info(Block b);
 /// Field by name within a register, or nullptr.
-const FieldInfo* find_field(const RegInfo& reg, const std::string& name);
+const FieldInfo* find_field(const RegInfo& reg, std::string_view name);
 /// The enum a field's values are named by, or nullptr.
 const EnumInfo* field_enum(const FieldInfo& f);
 /// Field `field` of register `reg` on generation g; throws std::logic_error when absent (a
