@@ -2,11 +2,26 @@
 #include "hw/rknpu_layout.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace hw::rknpu {
 
 namespace {
-hw::Field cna(Generation g, const char* reg, const char* field) { return field_of(g, reg, field); }
+/// field_of for this file's string literals, remembered by their addresses (the decoders ask for
+/// the same few fields for every task; a literal's address names its text for the whole run).
+hw::Field cna(Generation g, const char* reg, const char* field) {
+    struct Entry {
+        Generation g;
+        const char *reg, *field;
+        hw::Field f;
+    };
+    thread_local std::vector<Entry> seen;
+    for (const Entry& e : seen)
+        if (e.g == g && e.reg == reg && e.field == field) return e.f;
+    const hw::Field f = field_of(g, reg, field);
+    seen.push_back({g, reg, field, f});
+    return f;
+}
 constexpr uint32_t kFourRows = 4;  ///< A-SURF: the surface step counts from four rows on
 }  // namespace
 
