@@ -443,6 +443,19 @@ struct DwPadded {
     const int32_t* corr = nullptr;  ///< DwQuadsView::corr
 };
 
+/// The VPERMB index that turns four consecutive 16-byte pixels into the 16 channels' tap quads:
+/// byte 4c + j of the result is byte 16j + c of the source.
+struct QuadPerm {
+    alignas(64) uint8_t b[64];
+};
+constexpr QuadPerm make_quad_perm() {
+    QuadPerm p{};
+    for (uint32_t ch = 0; ch < 16; ++ch)
+        for (uint32_t j = 0; j < 4; ++j) p.b[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
+    return p;
+}
+constexpr QuadPerm kQuadPerm = make_quad_perm();
+
 /// DwQuadsView::wq / corr from the canonical depthwise weights ([tap][in_c], s8): a quad's four
 /// taps' 16-channel rows in one vector, put in channel order by the VPERMB of the input quads.
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void dw_weight_quads(
@@ -450,10 +463,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
     const uint32_t kh = c.kernel_h, kw = c.kernel_w, groups = (c.out_c + 15) / 16;
     wq.resize(static_cast<size_t>(groups) * kh * nq * 64);
     corr.resize(static_cast<size_t>(groups) * 16);
-    alignas(64) uint8_t idx[64];
-    for (uint32_t ch = 0; ch < 16; ++ch)
-        for (uint32_t j = 0; j < 4; ++j) idx[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
-    const __m512i perm = _mm512_load_si512(idx);
+    const __m512i perm = _mm512_load_si512(kQuadPerm.b);
     for (uint32_t g = 0; g < groups; ++g) {
         __m512i sum = _mm512_setzero_si512();
         for (uint32_t ky = 0; ky < kh; ++ky)
@@ -481,10 +491,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
     constexpr uint32_t kMaxRows = 8;
     const uint32_t kh = c.kernel_h, sx = c.stride_x;
     (void)wts;
-    alignas(64) uint8_t idx[64];
-    for (uint32_t ch = 0; ch < 16; ++ch)
-        for (uint32_t j = 0; j < 4; ++j) idx[4 * ch + j] = static_cast<uint8_t>(16 * j + ch);
-    const __m512i perm = _mm512_load_si512(idx);
+    const __m512i perm = _mm512_load_si512(kQuadPerm.b);
     for (uint32_t ch0 = ch_begin; ch0 < ch_end; ch0 += 16) {
         // Weight quads per kernel row (s8: w[ky][4q + j][c] in byte 4c + j), and -128 sum w.
         __m512i w[kMaxRows][kNq];
