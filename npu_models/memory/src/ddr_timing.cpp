@@ -24,8 +24,11 @@ DdrTimingModel::DdrTimingModel(double peak_bytes_per_s, double efficiency, doubl
 }
 
 uint64_t DdrTimingModel::transfer_ps(uint64_t bytes) const {
+    if (bytes == last_bytes_) return last_ps_;
     // Rounded up: a partial picosecond still occupies the channel.
-    return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * 1e12 / bytes_per_s_));
+    last_ps_ = static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * 1e12 / bytes_per_s_));
+    last_bytes_ = bytes;
+    return last_ps_;
 }
 
 uint64_t DdrTimingModel::access(uint64_t start_ps, uint64_t bytes, bool is_write) {

@@ -42,6 +42,9 @@ class DdrTimingModel {
     uint64_t write_latency_ps_;
     uint64_t busy_until_ps_ = 0;
     DdrStats stats_;
+    /// transfer_ps of the last size asked (a DMA asks for its 4 KiB bursts over and over): the same
+    /// value without the division.
+    mutable uint64_t last_bytes_ = ~uint64_t{0}, last_ps_ = 0;
 };
 
 }  // namespace npu::memory
