@@ -410,6 +410,7 @@ PROBES = {
     "reshape_4d": unary("Reshape", lambda v: v.reshape(1, C // 2, 2 * H, W), extra=[ints("shp", [1, C // 2, 2 * H, W])], same=True),
     "resize_nearest": resize("nearest", "half_pixel"),
     "resize_nearest_asymmetric": resize("nearest", "asymmetric", nearest_mode="floor"),
+    "resize_nearest_asymmetric_round": resize("nearest", "asymmetric", (3, 3), nearest_mode="round_prefer_floor"),
     "resize_bilinear": resize("linear", "half_pixel"),
     "resize_bilinear_x4": resize("linear", "half_pixel", (4, 4)),
     "resize_bilinear_align_corners": resize("linear", "align_corners"),

@@ -140,6 +140,7 @@ class Builder {
     void views_as_reshape();
     void exmatmul_operands();
     void channel_shuffle();
+    void nearest_resize_modes();
     void layer_norm();
     void activations();
     void gemm_as_conv();
@@ -533,6 +534,34 @@ void Builder::channel_shuffle() {
     }
 }
 
+// A nearest Resize by integer factors as PyTorch exports nn.Upsample / F.interpolate (mode
+// nearest: coordinate_transformation_mode asymmetric, nearest_mode floor) picks input floor(o / s),
+// exactly what half_pixel with round_prefer_floor picks: with o = q s + r (0 <= r < s),
+// (o + 0.5) / s - 0.5 = q + (2r + 1 - s) / (2s), whose fraction lies strictly inside (-1/2, 1/2),
+// so it rounds to q. The Resize is the seed's mode with other attribute spellings; ASSUMPTION (not
+// public, A-NEAREST in drivers/rknpu/COMPILER.md): RKNN's converter treats it so (its model zoo
+// runs PyTorch-exported YOLOv5 / YOLOv8, whose upsamples are these, on the NPU).
+void Builder::nearest_resize_modes() {
+    const int64_t opset = src_.opset("");
+    for (auto& w : w_) {
+        ir::Node& n = w.node;
+        if (w.dead || !n.domain.empty() || n.op_type != "Resize" || n.inputs.empty() || n.outputs.size() != 1) continue;
+        if (opset < 11 || n.attrs.get_string("mode", "nearest") != "nearest") continue;
+        if (n.attrs.get_string("coordinate_transformation_mode", "half_pixel") != "asymmetric" ||
+            n.attrs.get_string("nearest_mode", "round_prefer_floor") != "floor")
+            continue;
+        const auto in = shape_of(n.input(0)), out = shape_of(n.outputs[0]);
+        if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1]) continue;
+        bool integer = true;
+        for (size_t d = 2; d < 4; ++d) integer = integer && in[d] > 0 && out[d] >= in[d] && out[d] % in[d] == 0;
+        if (!integer) continue;
+        n.attrs.set("coordinate_transformation_mode", std::string("half_pixel"));
+        n.attrs.set("nearest_mode", std::string("round_prefer_floor"));
+        note(w, "nearest Resize by integer factors: asymmetric / floor picks the pixels half_pixel / round_prefer_floor "
+                "picks (the seed's mode)");
+    }
+}
+
 // The layer norm PyTorch exports before opset 17 (torch.nn.LayerNorm / hand-written over axis 1):
 // (x - ReduceMean(x)) / Sqrt(ReduceMean(Pow(x - ReduceMean(x), 2)) + eps), both ReduceMeans over
 // the same axes -> LayerNormalization (the seed's exNorm, axes [1] or [1,2,3] read as axis 1), the
@@ -701,6 +730,7 @@ VendorGraph Builder::build() {
     views_as_reshape();
     exmatmul_operands();
     channel_shuffle();
+    nearest_resize_modes();
     layer_norm();
     activations();
     gemm_as_conv();

@@ -35,7 +35,10 @@ using test_onnx::ramp;
 ///   Slice channels 3..11                 -> su       (1x1 selection conv)
 ///   Resize nearest x2 (half_pixel)       -> r2       (DPU copies, scratch)
 ///   Resize nearest x3 rows x2 cols (pytorch_half_pixel) -> r3
-///   Resize nearest x2 asymmetric / floor -> r4 (CPU: the seed's Resize rule)
+///   Resize nearest x2 asymmetric / floor (PyTorch's nn.Upsample export) -> r4 (the same pixels as
+///                                        half_pixel: the vendor view's rewrite, DPU copies)
+///   Resize nearest x3 rows x2 cols asymmetric / round_prefer_floor -> r5 (CPU: the seed's Resize
+///                                        rule; row o picks round(o / 3), not the seed's pixel)
 ///   Concat axis 2 [c, c rows 0..3] to another scale -> ch (requantizing DPU copies)
 ///   Concat axis 3 [c, c cols 0..5], c's quantization -> cw (DPU copies into notched rows)
 ///   AveragePool 3x3/2 pad 1 (count_include_pad) -> ap, 2x2/2 -> a2 (depthwise convs)
@@ -114,12 +117,18 @@ drv::ir::Graph move_graph(int H, int W) {
     test_onnx::ModelBuilder::attr_string(r3, "coordinate_transformation_mode", "pytorch_half_pixel");
     qas("r3f", "r3");
     dq("r3", "c", "y_r3");
-    // asymmetric / floor (what the seed does not list): the vendor rule's CPU fallback.
+    // asymmetric / floor, as torch.onnx exports nn.Upsample(scale_factor=2, mode="nearest"): the
+    // attributes the seed does not list, picking the pixels of the ones it does (A-NEAREST).
     auto& r4 = b.node("Resize", {data("r4_in"), "roi", "sc2"}, {"r4f"}, "resize4");
     test_onnx::ModelBuilder::attr_string(r4, "coordinate_transformation_mode", "asymmetric");
     test_onnx::ModelBuilder::attr_string(r4, "nearest_mode", "floor");
     qas("r4f", "r4");
     dq("r4", "c", "y_r4");
+    // asymmetric / round_prefer_floor by 3: other pixels than the seed's mode, the vendor rule's CPU fallback.
+    auto& r5 = b.node("Resize", {data("r5_in"), "roi", "sc3"}, {"r5f"}, "resize5");
+    test_onnx::ModelBuilder::attr_string(r5, "coordinate_transformation_mode", "asymmetric");
+    qas("r5f", "r5");
+    dq("r5", "c", "y_r5");
     // Concat along H (requantizing: another scale) and W (same quantization) of c and a slice of c.
     slice("top", {0}, {3}, {2}, {});
     slice("left", {0}, {5}, {3}, {});
@@ -159,7 +168,7 @@ drv::ir::Graph move_graph(int H, int W) {
     b.node("GlobalMaxPool", {data("gb_in")}, {"gbf"}, "gmaxpool_big");
     qas("gbf", "gb");
     dq("gb", "c", "y_gb");
-    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_ch", "y_cw", "y_cr", "y_ap", "y_a2",
+    for (const char* o : {"y_add", "y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_r5", "y_ch", "y_cw", "y_cr", "y_ap", "y_a2",
                           "y_gm", "y_gb"})
         b.output(o);
     drv::importer::ImportOptions o;
@@ -190,7 +199,8 @@ void check_soc(const char* soc_name, int H, int W) {
     const std::map<std::string, Unit> want{{"split", Unit::View},   {"slice_s1", Unit::View}, {"sc", Unit::View},
                                            {"sw", Unit::Npu},       {"su", Unit::Npu},        {"resize2", Unit::Npu},
                                            {"resize3", Unit::Npu},  {"add", Unit::Npu},      {"st", Unit::Cpu},
-                                           {"resize4", Unit::Cpu},  {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu},
+                                           {"resize4", Unit::Npu},  {"resize5", Unit::Cpu},
+                                           {"concat_h", Unit::Npu}, {"concat_w", Unit::Npu},
                                            {"concat_wq", Unit::Npu},
                                            {"avgpool3", Unit::Npu}, {"avgpool2", Unit::Npu},
                                            {"corner", Unit::Npu},   {"gmaxpool", Unit::Npu},  {"gmaxpool_big", Unit::Cpu}};
@@ -221,11 +231,11 @@ void check_soc(const char* soc_name, int H, int W) {
             EXPECT_LE(c.diff.max_diff, 1) << soc_name << " " << L.name;
         }
     }
-    EXPECT_EQ(checked, 9u) << soc_name;
+    EXPECT_EQ(checked, 10u) << soc_name;
     // End to end: the outputs fed only by data movement equal the reference exactly.
     const sim::DirectResult e = sim::run_direct(m, soc, in);
     const auto want_out = drv::ref::execute(g, in);
-    for (const char* name : {"y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4"}) {
+    for (const char* name : {"y_sc", "y_sw", "y_st", "y_su", "y_r2", "y_r3", "y_r4", "y_r5"}) {
         // The conv before may differ by 1 LSB (0.05) at a rounding tie; the moves add nothing.
         const sim::TensorDiff df = sim::compare_tensors(e.outputs.at(name), want_out.at(name));
         EXPECT_LE(df.max_abs, 0.05 + 1e-6) << soc_name << " " << name << ": " << df.str();
