@@ -304,3 +304,83 @@ TEST_F(CalibrationFiles, BadDataIsACalibrationErrorNamingTheFile) {
 }
 
 }  // namespace
+
+namespace {
+/// x -> Conv+Relu -> ConvTranspose 2x2 stride 2 (weights [Cin, Cout, 2, 2], as PyTorch's
+/// nn.ConvTranspose2d exports them) -> Relu -> ConvTranspose (group 2) -> y: a DB / U-Net style
+/// upsampling head.
+std::string deconv_model() {
+    std::mt19937 rng(5);
+    ModelBuilder b;
+    b.input("x", kF, {1, 3, 6, 6});
+    b.init_f32("w1", {8, 3, 3, 3}, randn(rng, 8 * 27, 0.3f));
+    b.init_f32("b1", {8}, randn(rng, 8, 0.1f));
+    b.init_f32("wt", {8, 6, 2, 2}, randn(rng, 8 * 6 * 4, 0.3f));
+    b.init_f32("bt", {6}, randn(rng, 6, 0.1f));
+    b.init_f32("wg", {6, 2, 2, 2}, randn(rng, 6 * 2 * 4, 0.3f));
+    auto& c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+    ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c1"}, {"r1"}, "relu1");
+    auto& t = b.node("ConvTranspose", {"r1", "wt", "bt"}, {"t1"}, "deconv");
+    ModelBuilder::attr_ints(t, "kernel_shape", {2, 2});
+    ModelBuilder::attr_ints(t, "strides", {2, 2});
+    b.node("Relu", {"t1"}, {"r2"}, "relu2");
+    auto& g = b.node("ConvTranspose", {"r2", "wg"}, {"y"}, "deconv_grouped");
+    ModelBuilder::attr_ints(g, "kernel_shape", {2, 2});
+    ModelBuilder::attr_ints(g, "strides", {2, 2});
+    ModelBuilder::attr_int(g, "group", 3);
+    b.output("y");
+    return b.bytes();
+}
+}  // namespace
+
+TEST(QuantizerConvTranspose, WeightsPerOutputChannelAlongAxisOne) {
+    const ir::Graph fg = import(deconv_model(), importer::QdqMode::Keep);
+    const quant::CalibrationSet cal = quant::seeded_calibration(fg, 13);
+    const quant::QuantizeResult r = quant::quantize_model(fg, cal, {});
+    const ir::Graph& q = r.qdq;
+    // The ungrouped ConvTranspose is quantized (its Relu removed into it); the grouped one, whose
+    // axis 1 holds Cout / group channels, stays float.
+    ASSERT_EQ(r.float_nodes.size(), 1u);
+    EXPECT_NE(r.float_nodes[0].find("deconv_grouped"), std::string::npos) << r.float_nodes[0];
+    const ir::Node* wdq = writer_of(q, "wt_DequantizeLinear_Output");
+    ASSERT_NE(wdq, nullptr);
+    EXPECT_EQ(wdq->attrs.get_int("axis", -1), 1);
+    const num::Tensor& wq = *q.value(wdq->input(0)).data;
+    const num::Tensor& ws = *q.value(wdq->input(1)).data;
+    ASSERT_EQ(ws.numel(), 6u);  // one scale per output channel
+    // Symmetric per output channel: each channel's largest |w| reaches 127 (w[ci][co][kh][kw]).
+    for (int64_t co = 0; co < 6; ++co) {
+        int amax = 0;
+        for (int64_t ci = 0; ci < 8; ++ci)
+            for (int64_t k = 0; k < 4; ++k) amax = std::max(amax, std::abs(int{wq.data<int8_t>()[(ci * 6 + co) * 4 + k]}));
+        EXPECT_EQ(amax, 127) << co;
+    }
+    const ir::Node* bdq = writer_of(q, "bt_DequantizeLinear_Output");
+    ASSERT_NE(bdq, nullptr);
+    const num::Tensor& bs = *q.value(bdq->input(1)).data;
+    const float xs = qparams(q, "r1").first;
+    for (size_t c = 0; c < 6; ++c) EXPECT_EQ(bs.data<float>()[c], xs * ws.data<float>()[c]) << c;
+    // The QDQ unit the RKNPU compiler takes as its integer ConvTranspose (onnxruntime's form: DQ on
+    // the activation and the weights, Q on the output), and the integer model computes what the
+    // float one does.
+    quant::PipelineOptions po;
+    po.accuracy = false;
+    const quant::QuantizedModel m = quant::quantize_graph(fg, "t", po);
+    int units = 0;
+    for (const ir::Node& n : m.folded.nodes()) {
+        if (n.op_type != "ConvTranspose" || n.name != "deconv") continue;
+        const ir::Node* x = writer_of(m.folded, n.input(0));
+        const ir::Node* w = writer_of(m.folded, n.input(1));
+        const auto readers = m.folded.consumers(n.outputs.at(0));
+        ASSERT_EQ(readers.size(), 1u);
+        units += x && x->op_type == "DequantizeLinear" && w && w->op_type == "DequantizeLinear" &&
+                 m.folded.nodes()[readers[0]].op_type == "QuantizeLinear";
+    }
+    EXPECT_EQ(units, 1);
+    const auto want = ref::execute(fg, cal.samples[0]);
+    const auto got = ref::execute(m.folded, cal.samples[0]);
+    quant::Similarity s;
+    s.add(want.at("y").data<float>(), got.at("y").data<float>(), static_cast<size_t>(want.at("y").numel()));
+    EXPECT_GT(s.cosine(), 0.99);
+}

@@ -67,7 +67,7 @@ NodePlan classify(const ir::Graph& g, const ir::Node& n) {
     if (!n.domain.empty()) return floating("domain " + n.domain);
     const std::string& op = n.op_type;
     if (n.outputs.empty() || !is_act(g, n.outputs[0])) return floating("output is not float");
-    if (op == "Conv" || op == "Gemm" || op == "MatMul") {
+    if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") {
         if (!is_act(g, n.input(0))) return floating("data input is not a float activation");
         const num::Tensor* w = f32_const(g, n.input(1));
         if (op == "MatMul" && !w && is_act(g, n.input(1))) {
@@ -76,10 +76,14 @@ NodePlan classify(const ir::Graph& g, const ir::Node& n) {
             return p;
         }
         if (!w) return floating("weight is not a float constant");
-        if (op == "Conv" && w->rank() < 3) return floating("weight rank");
-        if (op != "Conv" && w->rank() != 2) return floating("weight is not a matrix");
+        const bool conv = op == "Conv" || op == "ConvTranspose";
+        if (conv && w->rank() < 3) return floating("weight rank");
+        if (!conv && w->rank() != 2) return floating("weight is not a matrix");
+        // ConvTranspose weights are [Cin, Cout / group, k...]: the output channels along axis 1, all
+        // of them only without groups (RKNN-Toolkit2 quantizes deconvolutions per channel alike).
+        if (op == "ConvTranspose" && ir::attr_int(n.attrs, "group", 1) != 1) return floating("grouped ConvTranspose");
         const bool tb = op == "Gemm" && ir::attr_int(n.attrs, "transB", 0) != 0;
-        const int64_t channels = op == "Conv" ? w->dim(0) : tb ? w->dim(0) : w->dim(1);
+        const int64_t channels = op == "Conv" ? w->dim(0) : op == "ConvTranspose" ? w->dim(1) : tb ? w->dim(0) : w->dim(1);
         if (op == "Gemm" &&
             (ir::attr_float(n.attrs, "alpha", 1.f) != 1.f || ir::attr_float(n.attrs, "beta", 1.f) != 1.f))
             return floating("alpha or beta is not 1");
@@ -90,7 +94,7 @@ NodePlan classify(const ir::Graph& g, const ir::Node& n) {
         }
         p.kind = Kind::Weighted;
         p.data_inputs = {0};
-        p.weight_axis = op == "Conv" ? 0 : tb ? 0 : 1;
+        p.weight_axis = op == "Conv" ? 0 : op == "ConvTranspose" ? 1 : tb ? 0 : 1;
         return p;
     }
     if (op == "Add" || op == "Mul") {
