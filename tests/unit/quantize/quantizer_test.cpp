@@ -384,3 +384,28 @@ TEST(QuantizerConvTranspose, WeightsPerOutputChannelAlongAxisOne) {
     s.add(want.at("y").data<float>(), got.at("y").data<float>(), static_cast<size_t>(want.at("y").numel()));
     EXPECT_GT(s.cosine(), 0.99);
 }
+
+TEST(QuantizerActivations, LutFunctionsAreQuantizedSoTheDataMovementAfterThemIsToo) {
+    // MobileNetV3's head as PyTorch exports it: Conv -> HardSwish -> Flatten -> Gemm. The HardSwish
+    // gets its own Q -> DQ, so the Flatten (data movement) is quantized with it and nothing is left
+    // in float; a HardSigmoid reading a conv (the squeeze-excite gate) alike.
+    std::mt19937 rng(9);
+    ModelBuilder b;
+    b.input("x", kF, {1, 4, 1, 1});
+    b.init_f32("w", {6, 4, 1, 1}, randn(rng, 24, 0.5f));
+    b.init_f32("wg", {3, 6}, randn(rng, 18, 0.5f));
+    b.node("Conv", {"x", "w"}, {"c"}, "conv");
+    b.node("HardSwish", {"c"}, {"h"}, "hswish");
+    b.node("Flatten", {"h"}, {"f"}, "flatten");
+    ModelBuilder::attr_int(b.node("Gemm", {"f", "wg"}, {"g"}, "fc"), "transB", 1);
+    auto& hs = b.node("HardSigmoid", {"g"}, {"y"}, "gate");
+    ModelBuilder::attr_float(hs, "alpha", 1.0f / 6);
+    b.output("y");
+    const ir::Graph fg = import(b.bytes(), importer::QdqMode::Keep);
+    const quant::CalibrationSet cal = quant::seeded_calibration(fg, 3);
+    const quant::QuantizeResult r = quant::quantize_model(fg, cal, {});
+    EXPECT_TRUE(r.float_nodes.empty()) << r.float_nodes.front();
+    const ir::Graph& q = r.qdq;
+    for (const char* t : {"h", "g"}) EXPECT_NE(writer_of(q, std::string(t) + "_QuantizeLinear_Output"), nullptr) << t;
+    EXPECT_EQ(qparams(q, "f"), qparams(q, "h"));  // the Flatten shares its input's parameters
+}

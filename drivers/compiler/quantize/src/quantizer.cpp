@@ -32,7 +32,13 @@ bool is_f32(const ir::Graph& g, const std::string& name) { return is_act(g, name
 
 const std::set<std::string> kDirect{"MaxPool",   "Reshape", "Flatten", "Transpose", "Squeeze",
                                     "Unsqueeze", "Slice",   "Gather",  "Identity",  "Resize"};
-const std::set<std::string> kUnary{"GlobalAveragePool", "AveragePool", "LeakyRelu", "Sigmoid", "BatchNormalization"};
+/// Quantized with their own output parameters. Besides onnxruntime's QLinear ops (LeakyRelu,
+/// Sigmoid), the element-wise functions the NPU runs as one DPU LUT (HardSwish, HardSigmoid, Tanh,
+/// Elu, Softplus): RKNN-Toolkit2 quantizes them as it quantizes every op it runs on the NPU, and left
+/// float they would keep float the data movement after them (MobileNetV3's head: HardSwish ->
+/// Flatten -> Gemm).
+const std::set<std::string> kUnary{"GlobalAveragePool", "AveragePool", "LeakyRelu", "Sigmoid", "BatchNormalization",
+                                   "HardSwish",         "HardSigmoid", "Tanh",      "Elu",     "Softplus"};
 
 /// Clip bounds (opset >= 11: constant inputs 1/2; earlier: attributes); false when not constant.
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, Clamp& c) {
