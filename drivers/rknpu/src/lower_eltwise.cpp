@@ -219,6 +219,15 @@ bool binary_prologue(const std::string& name, const DeviceTensor& a, const Devic
         real_windows(split, out);
         return true;
     }
+    // A per-channel operand ([1,C,1,1], the ERDMA's one value per channel) does not depend on the
+    // pixels: the input and the output read as flat surfaces, the operand as it is (squeeze-excite
+    // on 8-byte atoms with an odd H x W: one task instead of one per surface).
+    if (per_channel(b, out))
+        if (auto v = flat_views({&a, &out}); v && per_channel(b, (*v)[1])) {
+            split = lower(name, (*v)[0], b, (*v)[1], arena, soc, core);
+            real_windows(split, out);
+            return true;
+        }
     if (channel_groups(a).size() > 1) {
         for (const auto& [c0, c] : channel_groups(a)) {
             auto t = lower(name, channels(a, c0, c), channels(b, c0, c), channels(out, c0, c), arena, soc, core);

@@ -419,6 +419,12 @@ TEST(ActModel, PerChannelBroadcastAddMulOnTheEwOperand) {
                 // float one: differences only at rounding ties.
                 EXPECT_LE(d.max_diff, 1) << label << " " << socn << ": " << d.str();
                 EXPECT_LE(static_cast<double>(d.off_by_one), 0.01 * static_cast<double>(d.values)) << label;
+                // rk3566: 9 x 11 pixels of 8-byte atoms leave surfaces of 792 bytes in 800 (a notch the
+                // 16-byte MRDMA units cannot express); the per-channel operand does not depend on the
+                // pixels, so the input and output are read as flat surfaces: one task, not one per surface.
+                if (k.s == std::vector<int64_t>{1, 20, 1, 1} && std::string(socn) == "rk3566") {
+                    EXPECT_EQ(L->tasks.size(), 1u) << label;
+                }
                 std::cout << fmt::format("[act] {:<28} {} {:<5} NPU {} tasks {}: {}\n", label, socn, mask, L->op,
                                          L->tasks.size(), d.str());
             }
