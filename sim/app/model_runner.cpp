@@ -78,16 +78,15 @@ void Runner::upload(const rk::DeviceTensor& t, const num::Tensor& x) {
 }
 
 void Runner::run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Tensor>& env,
-                               const std::function<num::Tensor(const std::string&)>& get) {
+                               const std::function<const num::Tensor&(const std::string&)>& get) {
     const auto& nodes = m_.graph.nodes();
     for (size_t ni : L.ir_nodes) {
         const drv::ir::Node& n = nodes.at(ni);
-        std::deque<num::Tensor> held;  // values fetched from the device; stable addresses
-        std::vector<num::Tensor> out = drv::ref::run_node(m_.graph, n, [&](const std::string& in) {
+        // Inputs by reference (the image input is 600 KB of floats: no copy per inference).
+        std::vector<num::Tensor> out = drv::ref::run_node(m_.graph, n, [&](const std::string& in) -> const num::Tensor* {
             auto it = env.find(in);
             if (it != env.end()) return &it->second;
-            held.push_back(get(in));
-            return &held.back();
+            return &get(in);
         });
         for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
             if (n.outputs[k].empty()) continue;
@@ -97,21 +96,17 @@ void Runner::run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Te
     }
 }
 
-num::Tensor Runner::host_value(const std::string& name) {
+const num::Tensor& Runner::host_value(const std::string& name) {
     const drv::ir::Value& v = m_.graph.value(name);
     if (v.is_constant()) return *v.data;
     auto it = host_env_.find(name);
     if (it != host_env_.end()) return it->second;
     auto dt = m_.tensors.find(name);
-    if (dt != m_.tensors.end()) {
-        num::Tensor x = download(dt->second);
-        host_env_[name] = x;
-        return x;
-    }
+    if (dt != m_.tensors.end()) return host_env_[name] = download(dt->second);
     auto p = producer_.find(name);
     if (p == producer_.end() || m_.layers[p->second].unit == rk::Unit::Npu)
         throw std::runtime_error(fmt::format("value '{}' is neither on the host nor a device tensor", name));
-    run_nodes_on_host(m_.layers[p->second], host_env_, [&](const std::string& n) { return host_value(n); });
+    run_nodes_on_host(m_.layers[p->second], host_env_, [&](const std::string& n) -> const num::Tensor& { return host_value(n); });
     it = host_env_.find(name);
     if (it == host_env_.end()) throw std::runtime_error(fmt::format("value '{}' was not produced by its layer", name));
     return it->second;
@@ -135,7 +130,7 @@ void Runner::snapshot_views() {
             for (const std::string& out : L.outputs) snapshot_[out] = download(m_.tensors.at(out));
         } else {
             std::map<std::string, num::Tensor> env;
-            run_nodes_on_host(L, env, [&](const std::string& n) { return snapshot_.at(n); });
+            run_nodes_on_host(L, env, [&](const std::string& n) -> const num::Tensor& { return snapshot_.at(n); });
             for (const std::string& out : L.outputs)
                 if (env.count(out)) snapshot_[out] = env.at(out);
         }
@@ -242,7 +237,7 @@ void Runner::run_cpu_step(size_t si) {
         for (size_t ni : L.ir_nodes) cost += host_node_ps(soc_, m_.graph, m_.graph.nodes().at(ni));
         if (full_) {
             std::map<std::string, num::Tensor> env;
-            run_nodes_on_host(L, env, [&](const std::string& n) { return host_value(n); });
+            run_nodes_on_host(L, env, [&](const std::string& n) -> const num::Tensor& { return host_value(n); });
             for (auto& [name, t] : env) {
                 auto dt = m_.tensors.find(name);
                 if (dt != m_.tensors.end()) upload(dt->second, t);

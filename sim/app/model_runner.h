@@ -82,8 +82,10 @@ class Runner {
     void run_npu_step(size_t si, rk::Driver& drvr);
     void run_cpu_step(size_t si);
     void run_nodes_on_host(const rk::Layer& L, std::map<std::string, num::Tensor>& env,
-                           const std::function<num::Tensor(const std::string&)>& get);
-    num::Tensor host_value(const std::string& name);
+                           const std::function<const num::Tensor&(const std::string&)>& get);
+    /// A value the host holds or fetches (a constant, a host result, a device tensor downloaded
+    /// once); the reference stays valid while host_env_ keeps the entry.
+    const num::Tensor& host_value(const std::string& name);
     num::Tensor download(const rk::DeviceTensor& t);
     void upload(const rk::DeviceTensor& t, const num::Tensor& x);
     void snapshot_views();
