@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target: the compile-cache file parser (drv/rknpu/model_cache.h, `npusim run
+// libFuzzer target: the compile-cache file parser (compiler/rknpu/model_cache.h, `npusim run
 // --compile-cache`). Each input goes through check_cache_file (under the key its own header
 // names, so that mutations reach the length and checksum checks) and, past the checksum that
 // random mutations rarely satisfy, straight through decode_compiled_model. Every input must load
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "drv/rknpu/model_cache.h"
+#include "compiler/rknpu/model_cache.h"
 #include "numerics/limits.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include <typeinfo>
 
 #include "compiler/onnx/onnx_importer.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "numerics/limits.h"
 

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "compiler/model_loader.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 
 int main(int argc, char** argv) {

@@ -30,7 +30,7 @@
 #include "trace/regcmd_disasm.h"
 #include "hw/regdb.h"
 #include "app/report.h"
-#include "drv/rknpu/check_placement.h"
+#include "compiler/rknpu/check_placement.h"
 #include "checker/cli.h"
 #include "compiler/onnx/onnx_importer.h"
 #include "compiler/ref/reference.h"

@@ -14,7 +14,7 @@
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "direct/direct_exec.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "numerics/npy.h"
 

@@ -28,7 +28,7 @@
 #include "../resnet50_layers.h"
 #include "app/replay.h"
 #include "drv/regcmd/builder.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "compiler/rknpu/conv_lowering.h"
 #include "hw/profile.h"
 #include "hw/regcmd.h"
 #include "npu/rknpu/conv_engine.h"
@@ -152,9 +152,10 @@ int main(int argc, char** argv) {
         L.bias.resize(static_cast<size_t>(l.cout));
         for (auto& b : L.bias) b = db(rng);
         const auto low = drv::rknpu::lower_conv(L, soc);
-        constexpr uint32_t kIn = 0x1000000, kW = 0x4000000, kB = 0x6000000, kOut = 0x7000000;
+        constexpr uint32_t kIn = 0x1000000, kC = 0x4000000, kOut = 0x7000000;
         drv::regcmd::Builder b;
-        drv::rknpu::emit_conv_task(L, low, {kIn, kW, kB, kOut}, b);
+        drv::rknpu::emit_conv_task(L, low, {kIn, kC, kOut}, b);  // one task: the inflated CBUF holds the layer
+        const uint32_t mask = low.tasks.front().meta.enable_mask;
         npu::rknpu::RegFile rf;
         for (uint64_t w : b.words()) {
             const auto c = hw::rknpu::RegCmd::decode(w);
@@ -162,7 +163,7 @@ int main(int argc, char** argv) {
         }
         Task t;
         t.cls = layer_class(l);
-        t.plan = npu::rknpu::plan_task(rf, hw::rknpu::kConvOpEnableMask, soc);
+        t.plan = npu::rknpu::plan_task(rf, mask, soc);
         if (!t.plan.faults.empty()) {
             std::fprintf(stderr, "layer %zu: %s\n", tasks.size(), t.plan.faults.front().message.c_str());
             return 1;
@@ -171,17 +172,16 @@ int main(int argc, char** argv) {
         for (auto& v : x) v = static_cast<int8_t>(d8(rng));
         const std::vector<uint8_t> img = drv::rknpu::pack_input(L, low, x);
         for (const auto& r : t.plan.reads) {
-            const std::vector<uint8_t>* src = r.addr >= kB ? &low.bias : (r.addr >= kW ? &low.weights : &img);
-            const uint64_t base = r.addr >= kB ? kB : (r.addr >= kW ? kW : kIn);
+            const std::vector<uint8_t>* src = r.addr >= kC ? &low.constants : &img;
+            const uint64_t base = r.addr >= kC ? kC : kIn;
             t.reads.emplace_back(src->begin() + static_cast<std::ptrdiff_t>(r.addr - base),
                                  src->begin() + static_cast<std::ptrdiff_t>(r.addr - base + r.bytes));
         }
         t.macs = t.plan.macs;
         sim::RawJob job;
         job.addr = 0x8000000;
-        job.words = drv::regcmd::link_tasks({b.words()}, 0x8000000, soc.npu.pc_data_amount_scale.value,
-                                            hw::rknpu::kConvOpEnableMask);
-        job.preload = {{kIn, img}, {kW, low.weights}, {kB, low.bias}};
+        job.words = drv::regcmd::link_tasks({b.words()}, 0x8000000, soc.npu.pc_data_amount_scale.value, mask);
+        job.preload = {{kIn, img}, {kC, low.constants}};
         uint64_t out_bytes = 0;
         for (const auto& w : t.plan.writes) out_bytes = std::max(out_bytes, w.addr + w.bytes - kOut);
         job.readback = {{kOut, out_bytes}};

@@ -14,7 +14,7 @@
 
 #include "app/replay.h"
 #include "drv/regcmd/builder.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "compiler/rknpu/conv_lowering.h"
 #include "hw/regcmd.h"
 
 int sc_main(int, char*[]) { return 0; }
@@ -33,15 +33,15 @@ int main(int argc, char** argv) {
     L.weights.assign(16 * 16 * 9, 3);
     L.bias.assign(16, 0);
     const auto low = drv::rknpu::lower_conv(L, soc);
-    constexpr uint64_t kIn = 0x1000000, kW = 0x1010000, kB = 0x1020000, kOut = 0x1030000, kCmd = 0x2000000;
+    constexpr uint64_t kIn = 0x1000000, kC = 0x1010000, kOut = 0x1030000, kCmd = 0x2000000;
     drv::regcmd::Builder b;
-    drv::rknpu::emit_conv_task(L, low, {uint32_t(kIn), uint32_t(kW), uint32_t(kB), uint32_t(kOut)}, b);
+    drv::rknpu::emit_conv_task(L, low, {uint32_t(kIn), uint32_t(kC), uint32_t(kOut)}, b);  // one task
     const long per_kick = 4000;
     sim::RawJob job;
     job.addr = kCmd;
     job.words = drv::regcmd::link_tasks(std::vector<std::vector<uint64_t>>(per_kick, b.words()), kCmd,
-                                        soc.npu.pc_data_amount_scale.value, hw::rknpu::kConvOpEnableMask);
-    job.preload = {{kIn, std::vector<uint8_t>(low.input_bytes, 1)}, {kW, low.weights}, {kB, low.bias}};
+                                        soc.npu.pc_data_amount_scale.value, low.tasks.front().meta.enable_mask);
+    job.preload = {{kIn, std::vector<uint8_t>(low.input_bytes, 1)}, {kC, low.constants}};
     std::vector<sim::RawJob> jobs;
     for (long done = 0; done < total; done += per_kick) {
         jobs.push_back(job);

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 
 #include "checker/spec_db.h"
-#include "drv/rknpu/model_cache.h"
+#include "compiler/rknpu/model_cache.h"
 
 namespace sim {
 

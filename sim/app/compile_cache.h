@@ -2,7 +2,7 @@
 // `npusim run --compile-cache DIR` (issue 25): the compiled model of an NPU model run is stored in
 // DIR under a key of everything the compilation depends on, and a later run with the same key
 // loads it instead of importing and compiling the model. The file format is
-// drv/rknpu/model_cache.h; a file that cannot be used (damaged, truncated, another format or key)
+// compiler/rknpu/model_cache.h; a file that cannot be used (damaged, truncated, another format or key)
 // is a miss with a one-line warning, and the run compiles afresh and stores the file again.
 #pragma once
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 
 namespace sim {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "drv/regcmd/builder.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "compiler/rknpu/conv_lowering.h"
 #include "drv/rknpu/driver.h"
 #include "hal_sim/sim_hal.h"
 #include "numerics/requant.h"
@@ -127,15 +127,15 @@ struct CoreJob {
     std::vector<int8_t> result;
 };
 
-/// Place one copy of the layer in DMA memory and build its task (host thread, through the HAL).
+/// Place one copy of the layer in DMA memory and build its tasks (host thread, through the HAL): the
+/// model compiler's conv lowering (compiler/rknpu/conv_lowering.h), its tasks linked into one chain.
 CoreJob prepare_job(SimHal& hal, const ExampleData& d, const drv::rknpu::LoweredConv& low, int core,
-                    RunResult& r, bool sram) {
+                    RunResult& r, bool sram, int pc_scale) {
     CoreJob job;
     job.core = core;
     const drv::Placement act = sram ? drv::Placement::TrySram : drv::Placement::Ddr;
     const auto bin = hal.bo_create(low.input_bytes, 64, act);
-    const auto bw = hal.bo_create(low.weights.size(), 64);
-    const auto bb = hal.bo_create(low.bias.size(), 64);
+    const auto bc = hal.bo_create(low.constants.size(), 64);
     job.out = hal.bo_create(low.output_bytes, 64, act);
     if (sram)
         r.notes.push_back(fmt::format("core {}: input at 0x{:x}, output at 0x{:x} ({})", core, bin.dma_addr,
@@ -143,26 +143,34 @@ CoreJob prepare_job(SimHal& hal, const ExampleData& d, const drv::rknpu::Lowered
                                       hal.is_sram(bin) && hal.is_sram(job.out) ? "both in NBUF" : "NBUF absent or full: DDR used"));
     const std::vector<uint8_t> packed = drv::rknpu::pack_input(d.layer, low, d.input);
     hal.bo_write(bin, 0, packed.data(), packed.size());
-    hal.bo_write(bw, 0, low.weights.data(), low.weights.size());
-    hal.bo_write(bb, 0, low.bias.data(), low.bias.size());
-    drv::regcmd::Builder b;
-    const drv::rknpu::ConvAddresses addr{static_cast<uint32_t>(bin.dma_addr), static_cast<uint32_t>(bw.dma_addr),
-                                         static_cast<uint32_t>(bb.dma_addr), static_cast<uint32_t>(job.out.dma_addr)};
-    drv::rknpu::emit_conv_task(d.layer, low, addr, b);
-    const uint32_t regcfg = static_cast<uint32_t>(b.size());
-    b.end_task(0, 0, hw::rknpu::kConvOpEnableMask);
-    b.align(8);  // 64-byte aligned task blocks, as the open driver lays them out
-    const auto breg = hal.bo_create(b.size() * 8, 64);
-    hal.bo_write(breg, 0, b.words().data(), b.size() * 8);
+    hal.bo_write(bc, 0, low.constants.data(), low.constants.size());
+    const drv::rknpu::ConvAddresses addr{static_cast<uint32_t>(bin.dma_addr), static_cast<uint32_t>(bc.dma_addr),
+                                         static_cast<uint32_t>(job.out.dma_addr)};
+    std::vector<std::vector<uint64_t>> bodies;
+    const uint32_t mask = low.tasks.front().meta.enable_mask;
+    for (size_t t = 0; t < low.tasks.size(); ++t) {
+        if (low.tasks[t].meta.enable_mask != mask)
+            throw std::logic_error("conv example: the layer's tasks enable different blocks");
+        bodies.push_back(drv::rknpu::conv_task_words(low, t, addr));
+    }
+    // The chain's size first (link_tasks pads every task to 64 bytes), then its address.
+    std::vector<size_t> starts;
+    const size_t entries = drv::regcmd::link_tasks(bodies, 0, pc_scale, mask, &starts).size();
+    const auto breg = hal.bo_create(entries * 8, 64);
+    const std::vector<uint64_t> words = drv::regcmd::link_tasks(bodies, breg.dma_addr, pc_scale, mask, &starts);
+    hal.bo_write(breg, 0, words.data(), words.size() * 8);
     if (r.regcmd.empty()) {
-        r.regcmd = b.words();
+        r.regcmd = words;
         r.regcmd_addr = breg.dma_addr;
     }
-    drv::rknpu::Task task;
-    task.regcmd_addr = breg.dma_addr;
-    task.regcfg_amount = regcfg;
-    task.enable_mask = hw::rknpu::kConvOpEnableMask;
-    job.tasks.push_back(task);
+    for (size_t t = 0; t < bodies.size(); ++t) {
+        drv::rknpu::Task task;
+        task.regcmd_addr = breg.dma_addr + starts[t] * 8;
+        task.regcfg_amount = static_cast<uint32_t>(bodies[t].size());
+        task.int_mask = low.tasks[t].meta.int_mask;
+        task.enable_mask = mask;
+        job.tasks.push_back(task);
+    }
     return job;
 }
 
@@ -241,7 +249,7 @@ RunResult run_conv_example(const hw::SocProfile& soc, const ConvExampleSpec& spe
         drv::rknpu::CoreConfig cc{soc.npu.core_count.value, soc.npu.pc_data_amount_scale.value,
                                   soc.npu.pc_task_number_bits.value, soc.npu.pc_task_status_offset.value};
         drv::rknpu::Driver drvr(hal, cc);
-        for (int c : cores) jobs.push_back(prepare_job(hal, d, low, c, r, tensors_in_sram));
+        for (int c : cores) jobs.push_back(prepare_job(hal, d, low, c, r, tensors_in_sram, soc.npu.pc_data_amount_scale.value));
         for (CoreJob& j : jobs) drvr.kick(j.core, j.tasks, j.sub);
         for (CoreJob& j : jobs) {
             if (!j.sub.error.empty()) continue;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Whole-model runs on the simulated RKNPU SoC (issue 6): a CompiledModel (drv/rknpu/model.h) is
+// Whole-model runs on the simulated RKNPU SoC (issue 6): a CompiledModel (compiler/rknpu/model.h) is
 // placed in one DMA arena, relocated, and its steps are executed in order - NPU steps through the
 // kernel driver (one PC-mode kick per core, then a wait on each), CPU steps on the host with the
 // reference operator library, timed by the profile's host cost model. Outputs are compared with
@@ -15,7 +15,7 @@
 
 #include "app/compile_cache.h"
 #include "app/conv_example.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "npu/tlm/rknpu_core.h"
 #include "numerics/tensor.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "numerics/tensor.h"
 

@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "sha256.h"
 #include "yaml_json.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""One-operator probe models for the lowering contract (drivers/rknpu/COMPILER.md, "Operator contract").
+"""One-operator probe models for the lowering contract (drivers/compiler/rknpu/COMPILER.md, "Operator contract").
 
 Each probe is a small graph in the form onnxruntime's quantize_static (QDQ format, uint8 activations,
 per-channel int8 weights, int32 biases) writes it: the graph input -> QuantizeLinear ->

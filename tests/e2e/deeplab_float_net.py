@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""A float DeepLabV3+-style graph for the fp16 data-movement figures of drivers/rknpu/COMPILER.md ("Data
+"""A float DeepLabV3+-style graph for the fp16 data-movement figures of drivers/compiler/rknpu/COMPILER.md ("Data
 movement", fp16): stride-2 convs, an ASPP branch Pad + dilated conv, bilinear x2, Concat along W and H,
 Gather along W / H / C, bilinear x4. usage: deeplab_float_net.py OUT.onnx"""
 import sys

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""The lowering contract (issue 15) is machine-checked: drivers/rknpu/COMPILER.md's "Operator contract"
+"""The lowering contract (issue 15) is machine-checked: drivers/compiler/rknpu/COMPILER.md's "Operator contract"
 table, between the markers `<!-- contract:begin -->` and `<!-- contract:end -->`, has one or more rows
 per operator of the RK3588 table (drivers/compiler/specs/rknn_v2.3.2_rk3588.json, seed 001 section 3.2):
 

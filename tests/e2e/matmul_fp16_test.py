@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""exMatMul on the fp16 path (issue 15, assumption A-EXMM in drivers/rknpu/COMPILER.md "Sequence
+"""exMatMul on the fp16 path (issue 15, assumption A-EXMM in drivers/compiler/rknpu/COMPILER.md "Sequence
 operators"): the float sequence nets of tools/zoo/make_zoo_seq.py with attention (kws_convattn,
 crnn) run with `npusim run -p rk3588 | rk3566` (full mode: a float model runs in fp16). Asserts:
 exit 0, every Q^T K MatMul one NPU exMatMul layer, `npusim check` giving those MatMul nodes the

@@ -12,7 +12,7 @@
 #include "app/model_run.h"
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 
 namespace {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Pad mode reflect and edge end to end (issue 15; drivers/rknpu/COMPILER.md, "Pad reflect / edge"):
+"""Pad mode reflect and edge end to end (issue 15; drivers/compiler/rknpu/COMPILER.md, "Pad reflect / edge"):
 one-Pad models, int8 in the QDQ form onnxruntime's quantize_static writes (DQ -> Pad -> Q with the
 input's quantization) and float (the fp16 path), run with `npusim run -p rk3588 | rk3566` (full mode)
 and with onnxruntime (tests/oracle/run_ort.js). Asserts: exit 0; the Pad in one NPU layer where the

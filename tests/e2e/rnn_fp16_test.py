@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Recurrent layers on the fp16 path (issue 15, assumption A-RNN in drivers/rknpu/COMPILER.md):
+"""Recurrent layers on the fp16 path (issue 15, assumption A-RNN in drivers/compiler/rknpu/COMPILER.md):
 float ONNX LSTM / GRU models (sequence length 1 and > 1, forward / reverse / bidirectional, with and
 without initial states, GRU linear_before_reset 0 and 1, an input size that is not a whole number
 of fp16 atoms) run with `npusim run -p rk3588 | rk3566` (full mode, fp16). Asserts: exit 0 (npusim's own

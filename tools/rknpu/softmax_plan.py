@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Numerics of the planned int8 Softmax mapping (A-SOFTMAX, drivers/rknpu/COMPILER.md) against
+"""Numerics of the planned int8 Softmax mapping (A-SOFTMAX, drivers/compiler/rknpu/COMPILER.md) against
 onnxruntime's QLinearSoftmax kernel (uint8 in, y_scale 1/256, zero point 0), on random rows.
 
 The plan, per row of D codes x (integers only, as the DPU / CNA would compute it):

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "drv/regcmd/builder.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "../../unit/rknpu/mesa_conv.h"
 #include "hw/regcmd.h"
 #include "hw/regdb.h"
 
@@ -23,11 +23,11 @@ ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks, int channels) {
     L.bias.assign(size_t(channels), 100);
     std::vector<int8_t> x(size_t(channels) * 8 * 8);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
-    const auto low = drv::rknpu::lower_conv(L, soc);
+    const auto low = mesa_conv::lower(L, soc);
     std::vector<std::vector<uint64_t>> bodies;
     for (int t = 0; t < tasks; ++t) {
         drv::regcmd::Builder b;
-        drv::rknpu::emit_conv_task(
+        mesa_conv::emit(
             L, low, {uint32_t(kInput), uint32_t(kWeights), uint32_t(kBias), uint32_t(kOutput + 0x1000u * t)}, b);
         bodies.push_back(b.words());
         }
@@ -36,7 +36,7 @@ ValidConv make_valid_conv(const hw::SocProfile& soc, int tasks, int channels) {
     v.job.words = drv::regcmd::link_tasks(bodies, kRegcmd, soc.npu.pc_data_amount_scale.value,
                                           hw::rknpu::kConvOpEnableMask);
     for (int t = 0; t < tasks; ++t) v.job.readback.push_back({kOutput + 0x1000u * t, kOutputBytes * size_t(channels) / 16});
-    const auto packed = drv::rknpu::pack_input(L, low, x);
+    const auto packed = mesa_conv::pack_input(L, low, x);
     v.job.preload = {{kInput, packed}, {kWeights, low.weights}, {kBias, low.bias}};
     return v;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Seed-000 rules re-read against the seed text (issue 21; drivers/checker/tools/specgen/gen_mslite.py
+// Seed-000 rules re-read against the seed text (issue 21; drivers/compiler/checker/tools/specgen/gen_mslite.py
 // REREAD): each pair is a configuration the text allows and one it refuses, the limit quoted from
 // 000_56048b4cdc8af632.txt.
 #include "check_test_util.h"

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
-// The conv path without SystemC: driver lowering -> regcmd -> register file -> decode/validate ->
-// functional engine, compared with a direct convolution + QuantizeLinear written here.
+// The conv path without SystemC: a single-conv regcmd stream -> register file -> decode/validate ->
+// functional engine, compared with a direct convolution + QuantizeLinear written here. The stream
+// comes from the Mesa-style single-task fixture (mesa_conv.h) and, for the layer the bundled example
+// runs, from the model compiler's conv lowering (drv::rknpu::lower_conv: tiled into several tasks).
 #include <cmath>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "drv/regcmd/builder.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "block_harness.h"
+#include "compiler/rknpu/conv_lowering.h"
+#include "mesa_conv.h"
 #include "drv/rknpu/driver.h"
 #include "hw/profile.h"
 #include "hw/regcmd.h"
@@ -69,10 +73,10 @@ TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
     std::vector<int8_t> x(size_t(sh.in_c) * sh.hw * sh.hw);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
 
-    const auto low = drv::rknpu::lower_conv(L, soc);
+    const auto low = mesa_conv::lower(L, soc);
     drv::regcmd::Builder b;
-    const drv::rknpu::ConvAddresses addr{0x1000, 0x200000, 0x300000, 0x400000};
-    drv::rknpu::emit_conv_task(L, low, addr, b);
+    const mesa_conv::Addresses addr{0x1000, 0x200000, 0x300000, 0x400000};
+    mesa_conv::emit(L, low, addr, b);
     b.end_task(0, 0, hw::rknpu::kConvOpEnableMask);
     npu::rknpu::RegFile rf;
     for (uint64_t w : b.words()) {
@@ -85,10 +89,10 @@ TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
     EXPECT_EQ(cfg.out_w, uint32_t(L.out_w()));
     EXPECT_EQ(cfg.feature_addr, addr.input);
     // The engines compute on kernel-major weights: unpack the CNA's weight blocks the driver wrote.
-    npu::rknpu::ConvOperands ops{drv::rknpu::pack_input(L, low, x),
+    npu::rknpu::ConvOperands ops{mesa_conv::pack_input(L, low, x),
                                  npu::rknpu::canonical_weights(cfg, low.weights, cfg.out_c, cfg.in_c), low.bias};
     const auto img = npu::rknpu::run_conv(cfg, ops);
-    const auto got = drv::rknpu::unpack_output(L, low, img);
+    const auto got = mesa_conv::unpack_output(L, low, img);
     const auto want = direct_conv(L, x);
     ASSERT_EQ(got.size(), want.size());
     size_t off_by_one = 0;
@@ -118,6 +122,49 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvPath,
                                     std::to_string(s.stride) + "_p" + std::to_string(s.pad) + "_d" +
                                     std::to_string(s.dil) + (s.relu ? "_relu" : "");
                          });
+
+// The single-conv front door (what `npusim run LAYER.json` runs) is the model compiler's conv
+// lowering: a layer whose input (128 x 56 x 56 = 392 KiB) or weights (256 x 3 x 3 x 256 = 576 KiB)
+// exceed the 384 KiB CBUF is tiled into row bands / kernel groups, every task runs on the engines
+// from DMA memory, and the output matches the direct convolution within 1 LSB.
+TEST(ConvPathCompiler, SingleLayerIsTiledByTheModelCompilerAndMatches) {
+    const hw::SocProfile soc = hw::load_named_profile("rk3588");
+    for (const Shape sh : {Shape{128, 56, 16, 1, 1, 0, 1, true}, Shape{256, 8, 256, 3, 1, 1, 1, false}}) {
+        std::mt19937 rng(99 + sh.in_c);
+        drv::rknpu::ConvLayer L;
+        L.in_c = sh.in_c, L.in_h = L.in_w = sh.hw, L.out_c = sh.out_c;
+        L.kernel_h = L.kernel_w = sh.k;
+        L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = sh.pad;
+        L.relu = sh.relu;
+        L.in_scale = 0.04f, L.in_zp = -9, L.w_scale = 0.01f, L.out_zp = 4;
+        L.out_scale = float(L.in_scale * L.w_scale * std::sqrt(double(sh.in_c) * sh.k * sh.k) * 5400.0 / 40.0);
+        L.weights.resize(size_t(sh.out_c) * sh.in_c * sh.k * sh.k);
+        for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
+        L.bias.resize(size_t(sh.out_c));
+        for (auto& b : L.bias) b = int(rng() % 4001) - 2000;
+        std::vector<int8_t> x(size_t(sh.in_c) * sh.hw * sh.hw);
+        for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+        EXPECT_THROW(mesa_conv::lower(L, soc), std::invalid_argument);  // one task cannot hold it
+
+        const auto low = drv::rknpu::lower_conv(L, soc);
+        ASSERT_GT(low.tasks.size(), 1u) << sh.in_c;
+        const drv::rknpu::ConvAddresses addr{0x10000, 0x100000, 0x400000};
+        blk::Memory mem;
+        mem.put(addr.input, drv::rknpu::pack_input(L, low, x));
+        mem.put(addr.constants, low.constants);
+        for (size_t t = 0; t < low.tasks.size(); ++t) {
+            drv::regcmd::Builder b;
+            b.append(drv::rknpu::conv_task_words(low, t, addr));
+            blk::run_task(blk::replay(b), low.tasks[t].meta.enable_mask, mem, soc);
+        }
+        const auto got = drv::rknpu::unpack_output(L, low, mem.get(addr.output, low.output_bytes));
+        const auto want = direct_conv(L, x);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_LE(std::abs(int(got[i]) - int(want[i])), 1) << "element " << i;
+        drv::regcmd::Builder one;
+        EXPECT_THROW(drv::rknpu::emit_conv_task(L, low, addr, one), std::invalid_argument);
+    }
+}
 
 TEST(ConvValidate, FlagsTooManyCbufBanks) {
     const hw::SocProfile soc = hw::load_named_profile("rk3588");

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "block_harness.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "mesa_conv.h"
 #include "npu/rknpu/conv_timing.h"
 #include "numerics/requant.h"
 
@@ -235,15 +235,15 @@ TEST(ConvResidual, ConvPlusEltwiseAddFromMemoryMatchesDirectReference) {
     const auto r = blk::random_i8(size_t(L.out_c) * 64, rng);
     const float sr = 0.05f;
     const int zr = 9;
-    const auto low = drv::rknpu::lower_conv(L, blk::soc());
-    const drv::rknpu::ConvAddresses addr{kIn, kW, kBias, kOut};
+    const auto low = mesa_conv::lower(L, blk::soc());
+    const mesa_conv::Addresses addr{kIn, kW, kBias, kOut};
     blk::Memory mem;
-    mem.put(addr.input, drv::rknpu::pack_input(L, low, x));
+    mem.put(addr.input, mesa_conv::pack_input(L, low, x));
     mem.put(addr.weights, low.weights);
     mem.put(addr.bias, low.bias);
     mem.put(0x70000, blk::pack_i(r, L.out_c, 8, 8));
     drv::regcmd::Builder b;
-    drv::rknpu::emit_conv_task(L, low, addr, b);
+    mesa_conv::emit(L, low, addr, b);
     // (r - zr) * sr / (sx * sw) in the accumulator domain: a 16-bit scale with a 7-bit shift.
     const double k = double(sr) / (double(L.in_scale) * L.w_scale);
     b.write_fields("DPU_BS_CFG", {{"BS_ALU_ALGO", 2}, {"BS_ALU_SRC", 1}, {"BS_RELU_BYPASS", 1}, {"BS_MUL_BYPASS", 1}});

@@ -65,7 +65,7 @@ DpuConfig random_dpu(Rng& r, uint32_t w, uint32_t h, uint32_t c, uint32_t atom, 
     d.bn = random_stage(r, false);
     if (simple) {
         // BN: bypassed, or the requantizing conv's second multiplier (bias + M1 >> S1 in BS,
-        // M2 >> S2 in BN; drivers/rknpu/src/lower_conv.cpp).
+        // M2 >> S2 in BN; drivers/compiler/rknpu/src/lower_conv.cpp).
         d.bn.bypass = r.coin(50);
         d.bn.alu_algo = 2;
         d.bn.mul_prelu = false;

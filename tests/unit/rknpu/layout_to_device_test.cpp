@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <random>
 
-#include "drv/rknpu/lower.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/lower.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "hw/regcmd.h"
 #include "npu/rknpu/reg_file.h"

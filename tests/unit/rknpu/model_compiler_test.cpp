@@ -17,8 +17,8 @@
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "direct/direct_exec.h"
-#include "drv/rknpu/lower.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/lower.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 
 namespace {

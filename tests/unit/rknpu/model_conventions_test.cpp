@@ -16,7 +16,7 @@
 #include "compiler/model_loader.h"
 #include "compiler/ref/reference.h"
 #include "direct/direct_exec.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include "compiler/onnx/onnx_importer.h"
 #include "compiler/ref/reference.h"
 #include "direct/direct_exec.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "onnx_builder.h"
 

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "drv/regcmd/builder.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "mesa_conv.h"
 #include "hw/regcmd.h"
 #include "hw/regdb.h"
 #include "npu/rknpu/pc.h"
@@ -63,14 +63,14 @@ std::vector<uint64_t> conv_stream(FlatMem& mem, int tasks, std::vector<size_t>* 
     for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
     std::vector<int8_t> x(16 * 8 * 8);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
-    const auto low = drv::rknpu::lower_conv(L, soc());
+    const auto low = mesa_conv::lower(L, soc());
     std::vector<std::vector<uint64_t>> bodies;
     for (int t = 0; t < tasks; ++t) {
         drv::regcmd::Builder b;
-        drv::rknpu::emit_conv_task(L, low, {uint32_t(kIn), uint32_t(kW), uint32_t(kBias), uint32_t(kOut + 0x1000u * t)}, b);
+        mesa_conv::emit(L, low, {uint32_t(kIn), uint32_t(kW), uint32_t(kBias), uint32_t(kOut + 0x1000u * t)}, b);
         bodies.push_back(b.words());
     }
-    mem.put(kIn, drv::rknpu::pack_input(L, low, x));
+    mem.put(kIn, mesa_conv::pack_input(L, low, x));
     mem.put(kW, low.weights);
     mem.put(kBias, low.bias);
     return drv::regcmd::link_tasks(bodies, kRegcmd, soc().npu.pc_data_amount_scale.value, kConvOpEnableMask, starts);

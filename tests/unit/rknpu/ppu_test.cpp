@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "block_harness.h"
-#include "drv/rknpu/conv_lowering.h"
+#include "mesa_conv.h"
 #include "npu/rknpu/block_timing.h"
 #include "npu/rknpu/conv_engine.h"
 
@@ -227,14 +227,14 @@ TEST(PpuChained, ConvThenAveragePoolOnTheFly) {
     L.bias.assign(size_t(L.out_c), 100);
     std::vector<int8_t> x(size_t(L.in_c) * L.in_h * L.in_w);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
-    const auto low = drv::rknpu::lower_conv(L, blk::soc());
-    const drv::rknpu::ConvAddresses addr{0x10000, 0x20000, 0x30000, kDpuDst};
+    const auto low = mesa_conv::lower(L, blk::soc());
+    const mesa_conv::Addresses addr{0x10000, 0x20000, 0x30000, kDpuDst};
     blk::Memory mem;
-    mem.put(addr.input, drv::rknpu::pack_input(L, low, x));
+    mem.put(addr.input, mesa_conv::pack_input(L, low, x));
     mem.put(addr.weights, low.weights);
     mem.put(addr.bias, low.bias);
     drv::regcmd::Builder b;
-    drv::rknpu::emit_conv_task(L, low, addr, b);
+    mesa_conv::emit(L, low, addr, b);
     const Pool p{0, 2, 2, 0};
     emit_ppu(b, 10, 10, 24, p, static_cast<uint32_t>(L.out_zp), false, false);
     const uint32_t mask = en::CNA | en::CORE | en::DPU | en::DPU_RDMA | en::PPU;
@@ -273,15 +273,15 @@ TEST(PpuChained, FastAndReferenceEnginesWriteTheSameBytes) {
     L.bias.assign(size_t(L.out_c), -300);
     std::vector<int8_t> x(size_t(L.in_c) * L.in_h * L.in_w);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
-    const auto low = drv::rknpu::lower_conv(L, blk::soc());
-    const drv::rknpu::ConvAddresses addr{0x10000, 0x20000, 0x30000, kDpuDst};
+    const auto low = mesa_conv::lower(L, blk::soc());
+    const mesa_conv::Addresses addr{0x10000, 0x20000, 0x30000, kDpuDst};
     for (const uint64_t mode : {2u, 0u}) {
         EXPECT_TRUE(both([&](blk::Memory& mem) {
-            mem.put(addr.input, drv::rknpu::pack_input(L, low, x));
+            mem.put(addr.input, mesa_conv::pack_input(L, low, x));
             mem.put(addr.weights, low.weights);
             mem.put(addr.bias, low.bias);
             drv::regcmd::Builder b;
-            drv::rknpu::emit_conv_task(L, low, addr, b);
+            mesa_conv::emit(L, low, addr, b);
             b.write_fields("DPU_FEATURE_MODE_CFG", {{"BURST_LEN", 15}, {"OUTPUT_MODE", mode}});
             emit_ppu(b, 11, 11, 24, Pool{0, 3, 2, 1}, static_cast<uint32_t>(L.out_zp), false, false);
             const uint32_t mask = en::CNA | en::CORE | en::DPU | en::DPU_RDMA | en::PPU;

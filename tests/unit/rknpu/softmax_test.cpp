@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Issue 15, block level: Softmax on the fp16 path (model_compiler_softmax.cpp, assumption
-// A-SOFTMAX-F16 in drivers/rknpu/COMPILER.md). Along W, per row of H: the PPU max over the row (one
+// A-SOFTMAX-F16 in drivers/compiler/rknpu/COMPILER.md). Along W, per row of H: the PPU max over the row (one
 // window, or the row seen as an a x b grid), the EW minus of that per-channel scalar, the float-path
 // LUT of exp, a depthwise conv of ones for the sum and the EW div. Along C: a max tree (EW max of
 // channel halves: views or 0/1 selection convs), 1x1 broadcast convs, minus, exp, a 1x1 sum conv,
@@ -21,7 +21,7 @@
 #include "compiler/onnx/onnx_importer.h"
 #include "compiler/ref/reference.h"
 #include "direct/direct_exec.h"
-#include "drv/rknpu/model.h"
+#include "compiler/rknpu/model.h"
 #include "hw/profile.h"
 #include "onnx_builder.h"
 

@@ -45,6 +45,8 @@ class Builder {
     void end_task(uint32_t next_regcmd_addr, uint32_t next_amount, uint32_t enable_mask);
     /// Pad with NOP entries to a multiple of `entries` (tasks are fetched in whole units).
     void align(size_t entries);
+    /// Append entries another builder produced (a task body built elsewhere, already encoded).
+    void append(const std::vector<uint64_t>& entries) { words_.insert(words_.end(), entries.begin(), entries.end()); }
 
     const std::vector<uint64_t>& words() const { return words_; }
     size_t size() const { return words_.size(); }
