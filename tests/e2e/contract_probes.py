@@ -60,6 +60,18 @@ class Probe:
         self.init(name, v)
         return self.qdq(name, v, name + "c")
 
+    def weight_const(self, name, v):
+        """A constant input of Add / Mul as quantize_static writes an initializer input with its default
+        types: a weight, int8 symmetric per tensor, behind its DequantizeLinear (uint8 activations:
+        onnxruntime runs the unit in float)."""
+        v = np.asarray(v, np.float32)
+        s = np.float32(max(float(np.abs(v).max()), 1e-8) / 127.0)
+        self.init(name + "_wq", np.clip(np.round(v / s), -127, 127).astype(np.int8))
+        self.init(name + "_ws", np.array(s, np.float32))
+        self.init(name + "_wz", np.array(0, np.int8))
+        self.vals[name + "_w"] = (np.clip(np.round(v / s), -127, 127) * s).astype(np.float32)
+        return self.node("DequantizeLinear", [name + "_wq", name + "_ws", name + "_wz"], [name + "_w"])
+
     def weights(self, name, w, axis=0):
         """Per-channel symmetric int8 weights along `axis` (Conv 0, ConvTranspose 1)."""
         wm = np.moveaxis(w, axis, 0)
@@ -205,7 +217,9 @@ def binary(op, fv, bshape, const=False, act=None):
     def build():
         p = Probe()
         a = p.input("a", (1, C, H, W))
-        if const:
+        if const == "weight":
+            b = p.weight_const("b", p.rng.uniform(0.5, 1.5, bshape))
+        elif const:
             b = p.const("b", p.rng.uniform(0.5, 1.5, bshape))
         else:
             b = p.input("b", bshape)
@@ -433,6 +447,11 @@ for _bc in ("same", "bc11", "bc1w"):
     PROBES["sub_" + _bc] = binary("Sub", np.subtract, BC[_bc])
     PROBES["max_" + _bc] = binary("Max", np.maximum, BC[_bc])
     PROBES["min_" + _bc] = binary("Min", np.minimum, BC[_bc])
+# A [1,C,1,1] constant: int8 as a weight (quantize_static's default types; onnxruntime runs the unit
+# in float) or behind Q/DQ of the activation's type (onnxruntime forms QLinearAdd / QLinearMul).
+for _op, _f in (("add", np.add), ("mul", np.multiply), ("sub", np.subtract)):
+    PROBES[_op + "_const_bc11"] = binary(_op.capitalize(), _f, BC["bc11"], const="weight")
+    PROBES[_op + "_constq_bc11"] = binary(_op.capitalize(), _f, BC["bc11"], const=True)
 PROBES["add_scalar"] = binary("Add", np.add, (), const=True)
 PROBES["mul_scalar"] = binary("Mul", np.multiply, (), const=True)
 PROBES["sub_scalar"] = binary("Sub", np.subtract, (), const=True)

@@ -258,6 +258,119 @@ TEST(ActModel, ActivationsAndScalarEltwiseOnTheDpuLut) {
     EXPECT_GT(npu_cases, 0u);
 }
 
+// Element-wise ops by a per-channel constant (model_compiler_affine.cpp). onnxruntime's
+// quantize_static with its default types (uint8 activations, int8 weights) writes the constant as
+// an int8 initializer with its DequantizeLinear; its QDQ binary-op rule needs one type for both
+// inputs and the output, so onnxruntime runs these units in float and a LayerNorm's gamma / beta,
+// a layer scale or an input normalisation stayed on the CPU. A uint8 constant with uint8
+// activations is the QLinearMul onnxruntime forms, with the constant as its B. Each runs as the
+// DPU per-channel affine task, within 1 LSB of the float reference (one rounding on the DPU, half
+// up, where onnxruntime rounds its float32 result half to even: scales of no decimal pattern keep
+// exact ties rare).
+TEST(ActModel, PerChannelConstantEltwiseAsTheDpuAffineTask) {
+    using MB = test_onnx::ModelBuilder;
+    constexpr int32_t kS8 = ::onnx::TensorProto::INT8;
+    auto qconst_c = [](MB& b, const std::string& name, int32_t type, std::vector<int64_t> shape, int zp, float s,
+                       uint32_t seed) {
+        std::vector<int32_t> codes(20);
+        for (auto& c : codes) c = static_cast<int>((seed = seed * 1664525u + 1013904223u) >> 25) - (type == kU8 ? 0 : 64);
+        b.init_int(name + "_c", type, shape, codes);
+        b.init_f32(name + "_s", {}, {s});
+        b.init_int(name + "_z", type, {}, {zp});
+        b.node("DequantizeLinear", {name + "_c", name + "_s", name + "_z"}, {name});
+    };
+    struct PCase {
+        std::string label;
+        Body body;
+        float ys;
+        int yz;
+        std::string layer_op;
+    };
+    const std::vector<PCase> cs = {
+        {"Mul by [1,C,1,1] int8 (layer scale, LayerNorm gamma)",
+         [&](MB& b) {
+             qconst_c(b, "g", kS8, {1, 20, 1, 1}, 0, 0.0213f, 3);
+             b.node("Mul", {"xf", "g"}, {"af"}, "act");
+         },
+         0.0513f, 120, "Mul"},
+        {"Add [1,C,1,1] int8 (LayerNorm beta)",
+         [&](MB& b) {
+             qconst_c(b, "k", kS8, {1, 20, 1, 1}, 0, 0.0283f, 5);
+             b.node("Add", {"k", "xf"}, {"af"}, "act");
+         },
+         0.0531f, 128, "Add"},
+        // The seed's Add takes 4-D inputs: a [C,1,1] constant is a vendor-rule CPU op.
+        {"Add [C,1,1] int8 (seed: rank 4)",
+         [&](MB& b) {
+             qconst_c(b, "k", kS8, {20, 1, 1}, 0, 0.03f, 5);
+             b.node("Add", {"xf", "k"}, {"af"}, "act");
+         },
+         0.05f, 128, ""},
+        {"Sub [1,C,1,1] int8 minus x",
+         [&](MB& b) {
+             qconst_c(b, "k", kS8, {1, 20, 1, 1}, 0, 0.0291f, 7);
+             b.node("Sub", {"k", "xf"}, {"af"}, "act");
+         },
+         0.0527f, 128, "Sub"},
+        {"Mul by [1,C,1,1] int8 -> Relu",
+         [&](MB& b) {
+             qconst_c(b, "g", kS8, {1, 20, 1, 1}, 0, 0.0197f, 9);
+             b.node("Mul", {"xf", "g"}, {"m"}, "act");
+             b.node("Relu", {"m"}, {"af"}, "relu");
+         },
+         0.0307f, 0, "Mul"},
+        {"Div by a float [1,C,1,1] (input normalisation)",
+         [&](MB& b) {
+             std::vector<float> d(20);
+             for (size_t k = 0; k < d.size(); ++k) d[k] = 0.213f + 0.0517f * static_cast<float>(k);
+             b.init_f32("d", {1, 20, 1, 1}, d);
+             b.node("Div", {"xf", "d"}, {"af"}, "act");
+         },
+         0.1037f, 128, "Div"},
+        {"Mul by [1,C,1,1] uint8 (QLinearMul with a constant B)",
+         [&](MB& b) {
+             qconst_c(b, "g", kU8, {1, 20, 1, 1}, 128, 0.0221f, 11);
+             b.node("Mul", {"xf", "g"}, {"af"}, "act");
+         },
+         0.0509f, 120, "Mul"},
+    };
+    for (const PCase& k : cs) {
+        const drv::ir::Graph g = act_graph(13, k.body, k.ys, k.yz);
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 23, 0);
+        for (size_t i = 0; i < in["x"].numel(); ++i) in["x"].data<float>()[i] *= 6.5f;
+        const auto ref = sim::reference_values(g, in);
+        for (const char* socn : {"rk3588", "rk3566"}) {
+            const hw::SocProfile soc = hw::load_named_profile(socn);
+            const CompiledModel m = compile_model(g, soc);
+            for (const auto& p : verify_tiling(m, soc)) ADD_FAILURE() << k.label << " " << socn << ": " << p;
+            std::vector<const Layer*> compute;
+            for (const auto& L : m.layers)
+                if (L.op != "QuantizeLinear" && L.op != "DequantizeLinear") compute.push_back(&L);
+            ASSERT_EQ(compute.size(), 1u) << k.label << " " << socn << ": one layer, the constant's DQ folded into it";
+            const Layer& act = *compute[0];
+            if (k.layer_op.empty()) {
+                EXPECT_EQ(act.unit, Unit::Cpu) << k.label;
+                EXPECT_EQ(act.cpu_reason, CpuReason::VendorRule) << k.label << ": " << act.note;
+                std::cout << fmt::format("[affine] {:<52} {} CPU: {}\n", k.label, socn, act.note);
+                continue;
+            }
+            ASSERT_EQ(act.unit, Unit::Npu) << k.label << " " << socn << ": " << act.op << " " << act.note;
+            EXPECT_EQ(act.op, k.layer_op) << k.label;
+            sim::DirectOptions o;
+            o.isolated_reference = &ref;
+            const sim::DirectResult r = sim::run_direct(m, soc, in, o);
+            ASSERT_EQ(r.layers.size(), 1u) << k.label;
+            const sim::TensorDiff& d = r.layers[0].diff;
+            EXPECT_EQ(d.values, 20u * 9 * 11) << k.label;
+            EXPECT_LE(d.max_diff, 1) << k.label << " " << socn << ": " << d.str();
+            EXPECT_LE(d.off_by_one * 50, d.values) << k.label << " " << socn << ": " << d.str();  // ties only: < 2 %
+            std::cout << fmt::format("[affine] {:<52} {} NPU {:<4} tasks {}: {}\n", k.label, socn, act.op,
+                                     act.tasks.size(), d.str());
+        }
+    }
+}
+
 /// x [1,20,9,11] -> Q -> DQ -> Conv 3x3 (20 -> 32, or depthwise 20 -> 20) -> Q -> DQ -> act -> Q -> DQ -> y,
 /// the act written by `body` from "cf" (the conv output's float view) to "af".
 drv::ir::Graph conv_act_graph(bool depthwise, const std::function<void(test_onnx::ModelBuilder&)>& body) {

@@ -74,6 +74,12 @@ class UnitGraph {
     /// onnxruntime's float-output QGemm; attribute npusim_float_out, the bias float or int32).
     bool fuse_float_out(size_t i, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
                         std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how);
+    /// An Add / Sub / Mul / Div that onnxruntime runs in float between a DequantizeLinear of an
+    /// activation and the DequantizeLinear (per tensor, one reader) of a constant with more than one
+    /// value: that DequantizeLinear folded into a float constant (extra_), so that the compiler sees
+    /// the op by a constant (Compiler::const_affine) and no CPU layer computes the constant.
+    bool fold_const_dq(size_t i, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
+                       std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how);
 };
 
 /// Provisional base of the activation region while lowering (above any initialised offset).
@@ -342,6 +348,15 @@ class Compiler {
 
     /// DequantizeLinear -> BatchNormalization -> QuantizeLinear as one per-channel affine task.
     bool bn(size_t i);
+    /// DequantizeLinear -> Add / Sub / Mul / Div by a per-channel constant ([1,C,1,1], [C,1,1];
+    /// a float initializer or the DequantizeLinear of an int8 / uint8 one) -> [Relu / Clip] ->
+    /// QuantizeLinear, which onnxruntime runs in float (its QDQ binary-op rule needs the constant's
+    /// type to be the activation's: uint8 activations with int8 weights, quantize_static's default,
+    /// miss it), as the per-channel affine task (model_compiler_affine.cpp).
+    bool const_affine(size_t i);
+    /// QLinearAdd / QLinearMul with a constant per-channel or scalar operand (the QOperator format,
+    /// or onnxruntime's fusion where the types matched): the same affine task.
+    bool const_affine_qlinear(size_t i);
 
     // ---- the fp16 path (model_compiler_fp16.cpp, CompileOptions::fp16) -------------------
 

@@ -337,7 +337,7 @@ bool Compiler::classify_npu(size_t i) {
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")
         return row_major_view(i) || flatten_gemm(i) || view(i);
     if ((op == "QLinearSigmoid" || op == "QLinearLeakyRelu") && n.domain == "com.microsoft") return lut_unit(i);
-    if (op == "DequantizeLinear") return bn(i) || lut_region(i) || prelu_node(i) || requant_node(i);
+    if (op == "DequantizeLinear") return bn(i) || const_affine(i) || lut_region(i) || prelu_node(i) || requant_node(i);
     if (op == "Slice" && n.domain.empty()) return slice_node(i);
     if (op == "Split" && n.domain.empty()) return split_node(i);
     if (op == "Resize" && n.domain.empty()) return resize_node(i);

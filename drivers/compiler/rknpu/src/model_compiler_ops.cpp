@@ -514,6 +514,7 @@ bool Compiler::gap(size_t i) {
 bool Compiler::add(size_t i) {
     const ir::Node& n = g_.nodes()[i];
     if (lut_unit(i)) return true;  // by a scalar constant: a table (lower_act.cpp)
+    if (const_affine_qlinear(i)) return true;  // by another constant: the affine task
     std::string a = n.input(0), b = n.input(3);
     const std::string y = n.outputs.at(0);
     // [1,C,1,1] against [1,C,H,W] (squeeze-excite): the EW operand per channel (either side; both

@@ -122,6 +122,8 @@ UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
         if (is_q(rn[i])) fuse(i, claimed, fused, unit, how);
     for (size_t i = 0; i < rn.size(); ++i)
         if (!claimed[i]) fuse_float_out(i, claimed, fused, unit, how);
+    for (size_t i = 0; i < rn.size(); ++i)
+        if (!claimed[i]) fold_const_dq(i, claimed, fused, unit, how);
     for (size_t i = 0; i < rn.size(); ++i) {
         if (auto f = fused.find(i); f != fused.end()) {
             nodes_.push_back(f->second);
@@ -520,6 +522,57 @@ int UnitGraph::producer(const std::string& v) const {
 std::vector<size_t> UnitGraph::consumers(const std::string& v) const {
     auto it = consumers_.find(v);
     return it == consumers_.end() ? std::vector<size_t>{} : it->second;
+}
+
+bool UnitGraph::fold_const_dq(size_t i, std::vector<bool>& claimed, std::map<size_t, ir::Node>& fused,
+                              std::map<size_t, std::vector<size_t>>& unit, std::map<size_t, std::string>& how) {
+    const auto& rn = ref_.nodes();
+    const ir::Node& op = rn[i];
+    if (!op.domain.empty() || op.inputs.size() != 2 || op.outputs.size() != 1 ||
+        (op.op_type != "Add" && op.op_type != "Sub" && op.op_type != "Mul" && op.op_type != "Div"))
+        return false;
+    auto dq_of = [&](const std::string& v) -> int {
+        auto it = producer_.find(v);
+        if (it == producer_.end() || claimed[it->second] || !is_dq(rn[it->second])) return -1;
+        return static_cast<int>(it->second);
+    };
+    for (size_t k = 0; k < 2; ++k) {
+        const int d = dq_of(op.input(k)), a = dq_of(op.input(1 - k));
+        if (d < 0 || a < 0) continue;
+        const ir::Node& dq = rn[static_cast<size_t>(d)];
+        const ir::Value* cv = ref_.find_value(dq.input(0));
+        const ir::Value* av = ref_.find_value(rn[static_cast<size_t>(a)].input(0));
+        const ir::Value* ov = ref_.find_value(dq.outputs.at(0));
+        auto u = uses_.find(op.input(k));
+        if (!cv || !cv->is_constant() || !is_q8(cv->dtype) || !av || av->is_constant() || !ov ||
+            !per_tensor(ref_, dq) || u == uses_.end() || u->second != 1 || cv->data->numel() < 2)
+            continue;
+        num::QuantParams qp;
+        if (!ir::quant_params_of(ref_, dq, 0, qp) || qp.scale.size() != 1 || qp.zero_point.size() != 1) continue;
+        const num::Tensor& q = *cv->data;
+        num::Tensor t(num::DType::F32, q.shape());
+        float* out = t.data<float>();
+        for (size_t e = 0; e < q.numel(); ++e) {
+            const int32_t code = q.dtype() == num::DType::U8 ? int32_t{q.data<uint8_t>()[e]} : int32_t{q.data<int8_t>()[e]};
+            out[e] = static_cast<float>(code - qp.zero_point[0]) * qp.scale[0];  // DequantizeLinear in float32
+        }
+        ir::Value c;
+        c.name = dq.outputs.at(0) + "/npusim_const";
+        c.dtype = num::DType::F32;
+        c.shape = ov->shape;
+        c.shape_known = true;
+        c.data = std::move(t);
+        ir::Node f = op;
+        f.inputs[k] = c.name;
+        extra_.emplace(c.name, std::move(c));
+        claimed[static_cast<size_t>(d)] = claimed[i] = true;
+        unit[i] = {std::min(static_cast<size_t>(d), i), std::max(static_cast<size_t>(d), i)};
+        how[i] = "DequantizeLinear of a constant folded into a float constant (onnxruntime runs the " + op.op_type +
+                 " in float)";
+        fused[i] = std::move(f);
+        return true;
+    }
+    return false;
 }
 
 ir::Graph UnitGraph::checker_graph() const {
