@@ -348,6 +348,12 @@ class Compiler {
 
     /// DequantizeLinear -> BatchNormalization -> QuantizeLinear as one per-channel affine task.
     bool bn(size_t i);
+    /// The end of a DQ -> op unit whose op is chain.back(): Relu / Clip readers of its output (one
+    /// each, appended to `chain`, narrowing [lo, hi]), then the QuantizeLinear(s) reading the result
+    /// (`qs`: one, or several of one quantization, TensorRT style; outputs 1.. alias the first).
+    /// Throws the vendor rule's reason for a chain node the checker sends to the CPU; false when
+    /// the nodes are not of that shape.
+    bool act_q_tail(std::vector<size_t>& chain, float& lo, float& hi, std::vector<size_t>& qs);
     /// DequantizeLinear -> Add / Sub / Mul / Div by a per-channel constant ([1,C,1,1], [C,1,1];
     /// a float initializer or the DequantizeLinear of an int8 / uint8 one) -> [Relu / Clip] ->
     /// QuantizeLinear, which onnxruntime runs in float (its QDQ binary-op rule needs the constant's

@@ -95,36 +95,13 @@ bool Compiler::const_affine(size_t i) {
         per_channel_values(cv, g_.value(op.input(static_cast<size_t>(1 - xi))).shape, xv->shape[1], false);
     if (c.empty() || g_.value(op.outputs[0]).shape != xv->shape) return false;
     // Relu / Clip after it (one reader each), as integer output bounds, then its QuantizeLinear(s).
-    std::vector<size_t> chain{i, c1[0]};
+    std::vector<size_t> chain{i, c1[0]}, qs;
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-    std::string v = op.outputs.at(0);
-    for (auto r = g_.consumers(v); r.size() == 1 && !is_output(v) && r[0] > chain.back();) {
-        const ir::Node& a = g_.nodes()[r[0]];
-        if (!a.domain.empty() || (a.op_type != "Relu" && a.op_type != "Clip") || a.input(0) != v) break;
-        if (!clamp_of(g_.ref(), a, lo, hi)) return false;
-        chain.push_back(r[0]);
-        v = a.outputs.at(0);
-        r = g_.consumers(v);
-    }
-    const auto qs = g_.consumers(v);
-    if (qs.empty() || is_output(v)) return false;
-    for (size_t k : qs) {
-        const ir::Node& qk = g_.nodes()[k];
-        if (qk.op_type != "QuantizeLinear" || !qk.domain.empty() || qk.input(0) != v || k <= chain.back()) return false;
-    }
+    if (!act_q_tail(chain, lo, hi, qs)) return false;
     const ir::Node& q = g_.nodes()[qs[0]];
     const std::string y = q.outputs.at(0);
-    if (!is_q8(g_.value(y).dtype)) return false;
-    for (size_t k = 1; k < chain.size(); ++k)
-        if (auto it = checker_cpu_.find(g_.nodes()[chain[k]].name); it != checker_cpu_.end()) unsupported(it->second);
     const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
     const int32_t yz = scalar_zp(g_, q, 2);
-    for (size_t k = 1; k < qs.size(); ++k) {
-        const ir::Node& qk = g_.nodes()[qs[k]];
-        if (g_.value(qk.outputs.at(0)).dtype != g_.value(y).dtype || scalar_scale(g_, qk, 1) != ys ||
-            scalar_zp(g_, qk, 2) != yz)
-            return false;
-    }
     std::vector<double> mul, addv;
     if (!affine_of(op.op_type, xi, c, xs, ys, mul, addv)) return false;
     dev(x, xs, scalar_zp(g_, dq, 2));

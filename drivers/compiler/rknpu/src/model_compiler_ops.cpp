@@ -715,6 +715,41 @@ bool Compiler::maxpool(size_t i) {
     return true;
 }
 
+bool Compiler::act_q_tail(std::vector<size_t>& chain, float& lo, float& hi, std::vector<size_t>& qs) {
+    auto is_output = [&](const std::string& v) {
+        return std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
+    };
+    const size_t first = chain.size();
+    std::string v = g_.nodes()[chain.back()].outputs.at(0);
+    for (auto r = g_.consumers(v); r.size() == 1 && !is_output(v) && r[0] > chain.back();) {
+        const ir::Node& a = g_.nodes()[r[0]];
+        if (!a.domain.empty() || (a.op_type != "Relu" && a.op_type != "Clip") || a.input(0) != v) break;
+        if (!clamp_of(g_.ref(), a, lo, hi)) return false;
+        chain.push_back(r[0]);
+        v = a.outputs.at(0);
+        r = g_.consumers(v);
+    }
+    qs = g_.consumers(v);
+    if (qs.empty() || is_output(v)) return false;
+    for (size_t k : qs) {
+        const ir::Node& qk = g_.nodes()[k];
+        if (qk.op_type != "QuantizeLinear" || !qk.domain.empty() || qk.input(0) != v || k <= chain.back()) return false;
+    }
+    for (size_t k = first - 1; k < chain.size(); ++k)
+        if (auto it = checker_cpu_.find(g_.nodes()[chain[k]].name); it != checker_cpu_.end()) unsupported(it->second);
+    const ir::Node& q = g_.nodes()[qs[0]];
+    if (!is_q8(g_.value(q.outputs.at(0)).dtype)) return false;
+    const float ys = scalar_scale(g_, q, 1);
+    const int32_t yz = scalar_zp(g_, q, 2);
+    for (size_t k = 1; k < qs.size(); ++k) {
+        const ir::Node& qk = g_.nodes()[qs[k]];
+        if (g_.value(qk.outputs.at(0)).dtype != g_.value(q.outputs.at(0)).dtype || scalar_scale(g_, qk, 1) != ys ||
+            scalar_zp(g_, qk, 2) != yz)
+            return false;
+    }
+    return true;
+}
+
 bool Compiler::bn(size_t i) {
     const ir::Node& dq = g_.nodes()[i];
     const std::string x = dq.input(0), f = dq.outputs.at(0);
@@ -729,38 +764,13 @@ bool Compiler::bn(size_t i) {
     // Relu / Clip between the BatchNormalization and its QuantizeLinear (one reader each), which
     // onnxruntime keeps when the Q's range does not make them redundant (TensorRT-style symmetric
     // int8): exact integer output bounds, Q(clip(v)) = clamp(Q(v), Q(lo), Q(hi)).
-    std::vector<size_t> chain{i, c1[0]};
+    std::vector<size_t> chain{i, c1[0]}, qs;
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-    std::string v = bnn.outputs.at(0);
-    for (auto c = g_.consumers(v); c.size() == 1 && !is_output(v) && c[0] > chain.back();) {
-        const ir::Node& a = g_.nodes()[c[0]];
-        if (!a.domain.empty() || (a.op_type != "Relu" && a.op_type != "Clip") || a.input(0) != v) break;
-        if (!clamp_of(g_.ref(), a, lo, hi)) return false;
-        chain.push_back(c[0]);
-        v = a.outputs.at(0);
-        c = g_.consumers(v);
-    }
-    // Its QuantizeLinear: one, or several of the same parameters (one input quantizer per consumer,
-    // TensorRT style); outputs 1.. alias the first.
-    const auto qs = g_.consumers(v);
-    if (qs.empty() || is_output(v)) return false;
-    for (size_t k : qs) {
-        const ir::Node& qk = g_.nodes()[k];
-        if (qk.op_type != "QuantizeLinear" || qk.input(0) != v || k <= chain.back()) return false;
-    }
+    if (!act_q_tail(chain, lo, hi, qs)) return false;
     const ir::Node& q = g_.nodes()[qs[0]];
-    for (size_t k = 1; k < chain.size(); ++k)
-        if (auto it = checker_cpu_.find(g_.nodes()[chain[k]].name); it != checker_cpu_.end()) unsupported(it->second);
     const std::string y = q.outputs.at(0);
-    if (!is_q8(g_.value(y).dtype)) return false;
     const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
     const int32_t yz = scalar_zp(g_, q, 2);
-    for (size_t k = 1; k < qs.size(); ++k) {
-        const ir::Node& qk = g_.nodes()[qs[k]];
-        if (g_.value(qk.outputs.at(0)).dtype != g_.value(y).dtype || scalar_scale(g_, qk, 1) != ys ||
-            scalar_zp(g_, qk, 2) != yz)
-            return false;
-    }
     const DeviceTensor& in = dev(x, xs, scalar_zp(g_, dq, 2));
     dev(y, ys, yz);
     for (size_t k = 1; k < qs.size(); ++k) dev(g_.nodes()[qs[k]].outputs.at(0), ys, yz).alias_of = y;
