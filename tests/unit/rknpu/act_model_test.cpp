@@ -371,6 +371,79 @@ TEST(ActModel, PerChannelConstantEltwiseAsTheDpuAffineTask) {
     }
 }
 
+// auto_pad as TensorFlow-style exports write it (tf2onnx / keras2onnx: Conv and MaxPool with
+// auto_pad SAME_UPPER, stride 2 on an even input: the extra pad row and column at the end). Seed
+// 001 puts no constraint on a Convolution's auto_pad, so the RKNPU compiler's unit graph reads
+// explicit pads (ir::make_pads_explicit) and the conv goes to the NPU (it was an "auto_pad is not
+// lowered" CPU layer), within 1 LSB of the reference node that keeps auto_pad; MaxPool accepts only
+// NOTSET (RK3588 3.2.44, RK3566 3.1.43), so it stays a vendor-rule CPU layer.
+TEST(ActModel, AutoPadConvOnTheNpuMaxPoolByTheVendorRule) {
+    using MB = test_onnx::ModelBuilder;
+    for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+        MB b(13);
+        // Conv outputs 6 columns wide (SAME: ceil(12 / 2); VALID: (13 - 3) / 2 + 1): RK3566's 8-byte
+        // atoms then keep the MaxPool's rows 16-byte aligned (PPU strides are in 16-byte units).
+        const int C = 16, K = 24, W = std::string(mode) == "VALID" ? 13 : 12;
+        b.input("x", kF32, {1, C, 10, W});
+        requant(b, "x", "xf", 0.03f, 128);
+        std::vector<int32_t> w(static_cast<size_t>(K) * C * 9);
+        uint32_t seed = 5;
+        for (auto& v : w) v = static_cast<int>((seed = seed * 1664525u + 1013904223u) >> 25) - 64;
+        b.init_int("w", ::onnx::TensorProto::INT8, {K, C, 3, 3}, w);
+        b.init_f32("w_s", {}, {0.0031f});
+        b.init_int("w_z", ::onnx::TensorProto::INT8, {}, {0});
+        b.node("DequantizeLinear", {"w", "w_s", "w_z"}, {"wf"});
+        auto& cv = b.node("Conv", {"xf", "wf"}, {"c"}, "conv");
+        MB::attr_string(cv, "auto_pad", mode);
+        MB::attr_ints(cv, "strides", {2, 2});
+        requant(b, "c", "cf", 0.043f, 121);
+        auto& mp = b.node("MaxPool", {"cf"}, {"m"}, "pool");
+        MB::attr_string(mp, "auto_pad", mode);
+        MB::attr_ints(mp, "kernel_shape", {3, 3});
+        MB::attr_ints(mp, "strides", {2, 2});
+        requant(b, "m", "y", 0.043f, 121);
+        b.output("y");
+        drv::importer::ImportOptions io;
+        io.qdq = drv::importer::QdqMode::Rewrite;
+        const std::string bytes = b.bytes();
+        const drv::ir::Graph g = drv::importer::import_onnx_bytes(bytes.data(), bytes.size(), io, "auto_pad.onnx");
+        std::map<std::string, num::Tensor> in;
+        in["x"] = drv::ref::random_input(g.value("x"), 9, 0);
+        for (size_t i = 0; i < in["x"].numel(); ++i) in["x"].data<float>()[i] *= 3.5f;
+        const auto ref = sim::reference_values(g, in);
+        for (const char* socn : {"rk3588", "rk3566"}) {
+            const hw::SocProfile soc = hw::load_named_profile(socn);
+            const CompiledModel m = compile_model(g, soc);
+            for (const auto& p : verify_tiling(m, soc)) ADD_FAILURE() << mode << " " << socn << ": " << p;
+            size_t npu = 0, pool_cpu = 0;
+            for (const auto& L : m.layers) {
+                if (L.op == "QuantizeLinear" || L.op == "DequantizeLinear") continue;
+                if (L.op == "MaxPool") {
+                    EXPECT_EQ(L.unit, Unit::Cpu) << mode << " " << socn;
+                    EXPECT_EQ(L.cpu_reason, CpuReason::VendorRule) << mode << " " << socn << ": " << L.note;
+                    EXPECT_NE(L.note.find("auto_pad"), std::string::npos) << L.note;
+                    pool_cpu += 1;
+                    continue;
+                }
+                EXPECT_EQ(L.unit, Unit::Npu) << mode << " " << socn << ": " << L.op << " " << L.note;
+                npu += L.unit == Unit::Npu;
+            }
+            EXPECT_EQ(npu, 1u) << mode << " " << socn;
+            EXPECT_EQ(pool_cpu, 1u) << mode << " " << socn;
+            sim::DirectOptions o;
+            o.isolated_reference = &ref;
+            const sim::DirectResult r = sim::run_direct(m, soc, in, o);
+            ASSERT_EQ(r.layers.size(), 1u) << mode;
+            for (const auto& lc : r.layers) {
+                EXPECT_LE(lc.diff.max_diff, 1) << mode << " " << socn << ": " << lc.diff.str();
+                EXPECT_TRUE(lc.diff.same_shape) << mode;
+                std::cout << fmt::format("[auto_pad] {:<10} {} {:<12} {}\n", mode, socn, m.layers[lc.layer].op,
+                                         lc.diff.str());
+            }
+        }
+    }
+}
+
 /// x [1,20,9,11] -> Q -> DQ -> Conv 3x3 (20 -> 32, or depthwise 20 -> 20) -> Q -> DQ -> act -> Q -> DQ -> y,
 /// the act written by `body` from "cf" (the conv output's float view) to "af".
 drv::ir::Graph conv_act_graph(bool depthwise, const std::function<void(test_onnx::ModelBuilder&)>& body) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "shape_internal.h"
 
@@ -285,6 +286,45 @@ std::vector<std::string> shape_rule_ops() {
     std::vector<std::string> out;
     for (const auto& [k, r] : shape::rules()) out.push_back(k);
     return out;
+}
+
+bool make_pads_explicit(const Graph& g, Node& n) {
+    // ONNX's auto_pad: SAME_UPPER / SAME_LOWER pad the input so that out = ceil(in / stride):
+    // total = max(0, (out - 1) stride + (k - 1) dilation + 1 - in), SAME_UPPER with the odd one at
+    // the end (begin = total / 2), SAME_LOWER at the beginning; VALID pads nothing. ConvTranspose's
+    // auto_pad is defined on its output and is left as it is.
+    static const std::set<std::string> kOps{"Conv", "QLinearConv", "ConvInteger", "MaxPool", "AveragePool", "LpPool"};
+    const bool ms = n.domain == "com.microsoft" && n.op_type == "QLinearConv";
+    if ((!n.domain.empty() && !ms) || !kOps.count(n.op_type)) return false;
+    const std::string mode = attr_string(n.attrs, "auto_pad", "NOTSET");
+    if (mode != "SAME_UPPER" && mode != "SAME_LOWER" && mode != "VALID") return false;
+    const Value* x = n.has_input(0) ? g.find_value(n.input(0)) : nullptr;
+    if (!x || !x->shape_known || x->shape.size() < 3) return false;
+    const size_t sp = x->shape.size() - 2;
+    std::vector<int64_t> k = attr_ints(n.attrs, "kernel_shape", {});
+    if (k.empty()) {
+        const size_t w_idx = n.op_type == "QLinearConv" ? 3 : 1;
+        const Value* w = n.op_type != "MaxPool" && n.op_type != "AveragePool" && n.op_type != "LpPool" && n.has_input(w_idx)
+                             ? g.find_value(n.input(w_idx))
+                             : nullptr;
+        if (!w || !w->shape_known || w->shape.size() != sp + 2) return false;
+        k.assign(w->shape.begin() + 2, w->shape.end());
+    }
+    const std::vector<int64_t> st = attr_ints(n.attrs, "strides", std::vector<int64_t>(sp, 1));
+    const std::vector<int64_t> dl = attr_ints(n.attrs, "dilations", std::vector<int64_t>(sp, 1));
+    if (k.size() != sp || st.size() != sp || dl.size() != sp) return false;
+    std::vector<int64_t> pads(2 * sp, 0);
+    for (size_t i = 0; i < sp && mode != "VALID"; ++i) {
+        const int64_t in = x->shape[i + 2];
+        if (in <= 0 || st[i] <= 0 || dl[i] <= 0 || k[i] <= 0) return false;
+        const int64_t out = (in + st[i] - 1) / st[i];
+        const int64_t total = std::max<int64_t>(0, (out - 1) * st[i] + (k[i] - 1) * dl[i] + 1 - in);
+        pads[i] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+        pads[i + sp] = total - pads[i];
+    }
+    n.attrs.set("pads", pads);
+    n.attrs.set("auto_pad", std::string("NOTSET"));
+    return true;
 }
 
 void infer_shapes(Graph& g) {

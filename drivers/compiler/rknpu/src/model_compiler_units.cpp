@@ -9,6 +9,7 @@
 // Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) since Q is monotonic.
 #include "compiler/ir/qdq.h"
 #include "compiler_internal.h"
+#include "compiler/ir/shape_inference.h"
 
 namespace drv::rknpu::compiler_detail {
 
@@ -134,6 +135,13 @@ UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
             members_.push_back({i});
             rewrites_.push_back({});
         }
+        // A convolution's auto_pad (seed 001 puts no constraint on it; MaxPool / AveragePool accept
+        // only NOTSET, which the checker keeps): the checker and the lowerings read explicit pads,
+        // the reference nodes keep auto_pad (the same computation).
+        const std::string& t = nodes_.back().op_type;
+        if ((fused.count(i) || !claimed[i]) && (t == "Conv" || t == "QLinearConv" || t == "ConvInteger") &&
+            ir::make_pads_explicit(ref_, nodes_.back()))
+            rewrites_.back().push_back("auto_pad " + ir::attr_string(rn[i].attrs, "auto_pad", "") + " as explicit pads");
     }
     index();
 }

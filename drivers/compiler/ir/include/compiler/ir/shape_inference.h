@@ -16,6 +16,14 @@ namespace drv::ir {
 /// Called by the importers after --input-shape overrides are applied.
 void infer_shapes(Graph& g);
 
+/// Rewrites node n's ONNX auto_pad SAME_UPPER / SAME_LOWER / VALID (Conv, QLinearConv,
+/// ConvInteger, MaxPool, AveragePool, LpPool: TensorFlow-style exports, tf2onnx / keras2onnx) as
+/// explicit `pads` with auto_pad NOTSET: the same computation by the ONNX definition, so that a
+/// toolchain that reads explicit pads sees one form (the RKNPU compiler's unit graph; not the
+/// graph itself: MindSpore Lite Micro refuses auto_pad, seed 000). Needs the input shapes in g
+/// (after infer_shapes); false when n is not such a node or a shape is unknown.
+bool make_pads_explicit(const Graph& g, Node& n);
+
 /// Whether infer_shapes() has a rule for op_type in domain ("" = ai.onnx).
 bool has_shape_rule(const std::string& op_type, const std::string& domain);
 
