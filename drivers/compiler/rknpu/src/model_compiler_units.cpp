@@ -138,9 +138,9 @@ UnitGraph::UnitGraph(const ir::Graph& ref) : ref_(ref) {
         // A convolution's auto_pad (seed 001 puts no constraint on it; MaxPool / AveragePool accept
         // only NOTSET, which the checker keeps): the checker and the lowerings read explicit pads,
         // the reference nodes keep auto_pad (the same computation).
+        if (!fused.count(i) && claimed[i]) continue;  // a member of another node's unit: nothing pushed
         const std::string& t = nodes_.back().op_type;
-        if ((fused.count(i) || !claimed[i]) && (t == "Conv" || t == "QLinearConv" || t == "ConvInteger") &&
-            ir::make_pads_explicit(ref_, nodes_.back()))
+        if ((t == "Conv" || t == "QLinearConv" || t == "ConvInteger") && ir::make_pads_explicit(ref_, nodes_.back()))
             rewrites_.back().push_back("auto_pad " + ir::attr_string(rn[i].attrs, "auto_pad", "") + " as explicit pads");
     }
     index();
