@@ -45,6 +45,11 @@ check "missing model: one-line error naming it" "[ \$(wc -l <'$T/e') -eq 1 ] && 
 echo '{"in_c": 16, "kernel": 40}' >"$T/bad.json"
 "$NPUSIM" run "$T/bad.json" >"$T/o" 2>"$T/e"; rc=$?
 check "bad layer file: exit 2 naming the key" "[ $rc -eq 2 ] && grep -q \"'kernel' must be an integer in \\[1, 31\\]\" '$T/e'"
+# A layer whose input (128 x 56 x 56 = 392 KiB) exceeds the 384 KiB CBUF: the single-conv path is
+# the model compiler's conv lowering, which tiles it into row bands (it used to be refused).
+echo '{"name": "big3x3", "in_c": 128, "in_h": 56, "in_w": 56, "out_c": 128, "kernel": 3, "pad": 1}' >"$T/big.json"
+"$NPUSIM" run "$T/big.json" >"$T/o" 2>&1; rc=$?
+check "a layer beyond the CBUF is tiled into several tasks, bit-exact" "[ $rc -eq 0 ] && grep -Eq '^big3x3 .* 0 +[2-9] ' '$T/o' && grep -q 'max |diff| 0 -> bit-exact' '$T/o'"
 "$NPUSIM" run --mode timing >"$T/o" 2>&1; rc=$?
 check "timing mode runs and reports cycles" "[ $rc -eq 0 ] && grep -q 'mode timing' '$T/o'"
 "$NPUSIM" run --dump-regcmd "$T/conv.bin" >/dev/null 2>&1
