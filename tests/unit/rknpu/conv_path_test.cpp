@@ -51,12 +51,10 @@ std::vector<int8_t> direct_conv(const drv::rknpu::ConvLayer& L, const std::vecto
     return y;
 }
 
-class ConvPath : public ::testing::TestWithParam<Shape> {};
-
-TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
-    const Shape sh = GetParam();
-    const hw::SocProfile soc = hw::load_named_profile("rk3588");
-    std::mt19937 rng(1234 + sh.in_c * 7 + sh.k);
+/// A layer of shape `sh` with random int8 weights, int32 biases and input `x` (zero points in_zp /
+/// out_zp; the output scale puts one accumulator standard deviation at ~40 LSB).
+drv::rknpu::ConvLayer random_layer(const Shape& sh, int32_t in_zp, int32_t out_zp, std::mt19937& rng,
+                                   std::vector<int8_t>& x) {
     drv::rknpu::ConvLayer L;
     L.in_c = sh.in_c, L.in_h = L.in_w = sh.hw, L.out_c = sh.out_c;
     L.kernel_h = L.kernel_w = sh.k;
@@ -64,14 +62,25 @@ TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
     L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = sh.pad;
     L.dilation_h = L.dilation_w = sh.dil;
     L.relu = sh.relu;
-    L.in_scale = 0.04f, L.in_zp = 5, L.w_scale = 0.01f, L.out_zp = -7;
+    L.in_scale = 0.04f, L.in_zp = in_zp, L.w_scale = 0.01f, L.out_zp = out_zp;
     L.out_scale = float(L.in_scale * L.w_scale * std::sqrt(double(sh.in_c) * sh.k * sh.k) * 5400.0 / 40.0);
     L.weights.resize(size_t(sh.out_c) * sh.in_c * sh.k * sh.k);
     for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
     L.bias.resize(size_t(sh.out_c));
     for (auto& b : L.bias) b = int(rng() % 4001) - 2000;
-    std::vector<int8_t> x(size_t(sh.in_c) * sh.hw * sh.hw);
+    x.resize(size_t(sh.in_c) * sh.hw * sh.hw);
     for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+    return L;
+}
+
+class ConvPath : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ConvPath, MatchesDirectConvolutionWithinOneLsb) {
+    const Shape sh = GetParam();
+    const hw::SocProfile soc = hw::load_named_profile("rk3588");
+    std::mt19937 rng(1234 + sh.in_c * 7 + sh.k);
+    std::vector<int8_t> x;
+    const drv::rknpu::ConvLayer L = random_layer(sh, 5, -7, rng, x);
 
     const auto low = mesa_conv::lower(L, soc);
     drv::regcmd::Builder b;
@@ -131,19 +140,8 @@ TEST(ConvPathCompiler, SingleLayerIsTiledByTheModelCompilerAndMatches) {
     const hw::SocProfile soc = hw::load_named_profile("rk3588");
     for (const Shape sh : {Shape{128, 56, 16, 1, 1, 0, 1, true}, Shape{256, 8, 256, 3, 1, 1, 1, false}}) {
         std::mt19937 rng(99 + sh.in_c);
-        drv::rknpu::ConvLayer L;
-        L.in_c = sh.in_c, L.in_h = L.in_w = sh.hw, L.out_c = sh.out_c;
-        L.kernel_h = L.kernel_w = sh.k;
-        L.pad_top = L.pad_left = L.pad_bottom = L.pad_right = sh.pad;
-        L.relu = sh.relu;
-        L.in_scale = 0.04f, L.in_zp = -9, L.w_scale = 0.01f, L.out_zp = 4;
-        L.out_scale = float(L.in_scale * L.w_scale * std::sqrt(double(sh.in_c) * sh.k * sh.k) * 5400.0 / 40.0);
-        L.weights.resize(size_t(sh.out_c) * sh.in_c * sh.k * sh.k);
-        for (auto& w : L.weights) w = static_cast<int8_t>(int(rng() % 255) - 127);
-        L.bias.resize(size_t(sh.out_c));
-        for (auto& b : L.bias) b = int(rng() % 4001) - 2000;
-        std::vector<int8_t> x(size_t(sh.in_c) * sh.hw * sh.hw);
-        for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+        std::vector<int8_t> x;
+        const drv::rknpu::ConvLayer L = random_layer(sh, -9, 4, rng, x);
         EXPECT_THROW(mesa_conv::lower(L, soc), std::invalid_argument);  // one task cannot hold it
 
         const auto low = drv::rknpu::lower_conv(L, soc);
