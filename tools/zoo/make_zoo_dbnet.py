@@ -99,7 +99,11 @@ def dbnet(size=320, seed=3):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    # An option is not an output path; the size is a positive integer.
+    if len(sys.argv) not in (2, 3) or sys.argv[1].startswith("-") or (len(sys.argv) == 3 and not sys.argv[2].isdigit()):
         print(__doc__, file=sys.stderr)
         return 2
     onnx.save(dbnet(int(sys.argv[2]) if len(sys.argv) == 3 else 320), sys.argv[1])

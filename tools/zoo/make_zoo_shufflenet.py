@@ -182,8 +182,12 @@ class FxNet:
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.stderr.write(__doc__.split("usage: ")[1])
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    # An option is not an output path (an earlier `--help` wrote a model named "--help").
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.stderr.write("usage: " + __doc__.split("usage: ")[1] + "\n")
         return 2
     save(FxNet().build(), sys.argv[1])
     return 0
