@@ -354,6 +354,13 @@ class Compiler {
     /// Throws the vendor rule's reason for a chain node the checker sends to the CPU; false when
     /// the nodes are not of that shape.
     bool act_q_tail(std::vector<size_t>& chain, float& lo, float& hi, std::vector<size_t>& qs);
+    /// The layer of a DQ (node i) -> op -> [Relu / Clip] -> Q(s) unit (chain and qs from act_q_tail)
+    /// as lower_affine_op's per-channel affine task `task_op` (mul / addv in output LSB units, the
+    /// activation's [lo, hi] as integer bounds); `note` gets the activations (" -> Relu" ...).
+    void push_affine_layer(size_t i, const std::string& layer_op, const std::string& task_op, std::vector<size_t> chain,
+                           const std::vector<size_t>& qs, const std::string& x, float lo, float hi,
+                           std::vector<double> mul, std::vector<double> addv,
+                           const std::function<std::string(const std::string&)>& note);
     /// DequantizeLinear -> Add / Sub / Mul / Div by a per-channel constant ([1,C,1,1], [C,1,1];
     /// a float initializer or the DequantizeLinear of an int8 / uint8 one) -> [Relu / Clip] ->
     /// QuantizeLinear, which onnxruntime runs in float (its QDQ binary-op rule needs the constant's

@@ -98,41 +98,15 @@ bool Compiler::const_affine(size_t i) {
     std::vector<size_t> chain{i, c1[0]}, qs;
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (!act_q_tail(chain, lo, hi, qs)) return false;
-    const ir::Node& q = g_.nodes()[qs[0]];
-    const std::string y = q.outputs.at(0);
-    const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
-    const int32_t yz = scalar_zp(g_, q, 2);
+    const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, g_.nodes()[qs[0]], 1);
     std::vector<double> mul, addv;
     if (!affine_of(op.op_type, xi, c, xs, ys, mul, addv)) return false;
-    dev(x, xs, scalar_zp(g_, dq, 2));
-    dev(y, ys, yz);
-    for (size_t k = 1; k < qs.size(); ++k) dev(g_.nodes()[qs[k]].outputs.at(0), ys, yz).alias_of = y;
-    const bool u8 = g_.value(y).dtype == num::DType::U8;
-    const int32_t clip_lo = device_bound(lo, ys, yz, u8), clip_hi = device_bound(hi, ys, yz, u8);
-    Layer L = base_layer(i, op.op_type, Unit::Npu);
-    L.out_shape = shape_of(y);
-    L.outputs.clear();
-    std::string acts;
-    for (size_t k = 2; k < chain.size(); ++k) acts += " -> " + g_.nodes()[chain[k]].op_type;
-    for (size_t k : qs) {
-        L.outputs.push_back(g_.nodes()[k].outputs.at(0));
-        chain.push_back(k);
-    }
-    L.ir_nodes = ref_nodes(chain);
-    L.note = fmt::format("DequantizeLinear -> {} by a per-channel constant{} -> QuantizeLinear (onnxruntime runs it in "
-                         "float) as a DPU per-channel affine task",
-                         op.op_type, acts);
-    for (size_t k = 1; k < chain.size(); ++k) consumed_.insert(chain[k]);
-    push_npu(
-        std::move(L),
-        [this, x, y, mul, addv, clip_lo, clip_hi, name = dq.name, what = op.op_type]() {
-            const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
-            return across_cores(ty.h, [&](int y0, int rows, int core) {
-                return lower_affine_op(name, what, rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv, clip_lo,
-                                       clip_hi, arena_, soc_, core);
-            });
-        },
-        true);
+    push_affine_layer(i, op.op_type, op.op_type, chain, qs, x, lo, hi, std::move(mul), std::move(addv),
+                      [&op](const std::string& acts) {
+                          return fmt::format("DequantizeLinear -> {} by a per-channel constant{} -> QuantizeLinear "
+                                             "(onnxruntime runs it in float) as a DPU per-channel affine task",
+                                             op.op_type, acts);
+                      });
     return true;
 }
 

@@ -767,15 +767,8 @@ bool Compiler::bn(size_t i) {
     std::vector<size_t> chain{i, c1[0]}, qs;
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (!act_q_tail(chain, lo, hi, qs)) return false;
-    const ir::Node& q = g_.nodes()[qs[0]];
-    const std::string y = q.outputs.at(0);
-    const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
-    const int32_t yz = scalar_zp(g_, q, 2);
+    const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, g_.nodes()[qs[0]], 1);
     const DeviceTensor& in = dev(x, xs, scalar_zp(g_, dq, 2));
-    dev(y, ys, yz);
-    for (size_t k = 1; k < qs.size(); ++k) dev(g_.nodes()[qs[k]].outputs.at(0), ys, yz).alias_of = y;
-    const bool u8 = g_.value(y).dtype == num::DType::U8;
-    const int32_t clip_lo = device_bound(lo, ys, yz, u8), clip_hi = device_bound(hi, ys, yz, u8);
     const float eps = ir::attr_float(bnn.attrs, "epsilon", 1e-5f);
     std::vector<std::vector<float>> prm;
     for (size_t k = 1; k <= 4; ++k) {
@@ -791,7 +784,30 @@ bool Compiler::bn(size_t i) {
         mul[c] = a * xs / ys;
         addv[c] = (prm[1][c] - a * prm[2][c]) / ys;
     }
-    Layer L = base_layer(i, "BatchNorm", Unit::Npu);
+    push_affine_layer(i, "BatchNorm", "batchnorm", chain, qs, x, lo, hi, std::move(mul), std::move(addv),
+                      [](const std::string& acts) {
+                          return "DequantizeLinear -> BatchNormalization" + acts +
+                                 " -> QuantizeLinear as a DPU per-channel affine task" +
+                                 (acts.empty() ? "" : " (the activation as integer output bounds)");
+                      });
+    return true;
+}
+
+void Compiler::push_affine_layer(size_t i, const std::string& layer_op, const std::string& task_op,
+                                 std::vector<size_t> chain, const std::vector<size_t>& qs, const std::string& x,
+                                 float lo, float hi, std::vector<double> mul, std::vector<double> addv,
+                                 const std::function<std::string(const std::string&)>& note) {
+    const ir::Node& dq = g_.nodes()[i];
+    const ir::Node& q = g_.nodes()[qs[0]];
+    const std::string y = q.outputs.at(0);
+    const float xs = scalar_scale(g_, dq, 1), ys = scalar_scale(g_, q, 1);
+    const int32_t yz = scalar_zp(g_, q, 2);
+    dev(x, xs, scalar_zp(g_, dq, 2));
+    dev(y, ys, yz);
+    for (size_t k = 1; k < qs.size(); ++k) dev(g_.nodes()[qs[k]].outputs.at(0), ys, yz).alias_of = y;
+    const bool u8 = g_.value(y).dtype == num::DType::U8;
+    const int32_t clip_lo = device_bound(lo, ys, yz, u8), clip_hi = device_bound(hi, ys, yz, u8);
+    Layer L = base_layer(i, layer_op, Unit::Npu);
     L.out_shape = shape_of(y);
     L.outputs.clear();
     std::string acts;
@@ -801,20 +817,18 @@ bool Compiler::bn(size_t i) {
         chain.push_back(k);
     }
     L.ir_nodes = ref_nodes(chain);
-    L.note = "DequantizeLinear -> BatchNormalization" + acts + " -> QuantizeLinear as a DPU per-channel affine task" +
-             (acts.empty() ? "" : " (the activation as integer output bounds)");
+    L.note = note(acts);
     for (size_t k = 1; k < chain.size(); ++k) consumed_.insert(chain[k]);
     push_npu(
         std::move(L),
-        [this, x, y, mul, addv, clip_lo, clip_hi, name = dq.name]() {
+        [this, x, y, mul = std::move(mul), addv = std::move(addv), clip_lo, clip_hi, name = dq.name, task_op]() {
             const DeviceTensor &tx = m_.tensors.at(x), &ty = m_.tensors.at(y);
             return across_cores(ty.h, [&](int y0, int rows, int core) {
-                return lower_affine_op(name, "batchnorm", rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv,
-                                       clip_lo, clip_hi, arena_, soc_, core);
+                return lower_affine_op(name, task_op, rows_of(tx, y0, rows), rows_of(ty, y0, rows), mul, addv, clip_lo,
+                                       clip_hi, arena_, soc_, core);
             });
         },
         true);
-    return true;
 }
 
 }  // namespace drv::rknpu::compiler_detail
